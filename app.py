@@ -1,0 +1,121 @@
+"""Video benchmark explorer: one Gradio app, three tabs (window search, cloze, impact).
+
+`python app.py` starts the UI; `python app.py eval|run ...` are the batch commands. This module only
+parses the command line and assembles the tabs; importing it loads no model and touches no network.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+ROOT = Path(__file__).resolve().parent
+TITLE = "Video benchmark explorer"
+# (tab label, UI module, CLI module)
+TABS = [
+    ("Window search", "components.window_search.ui", "components.window_search.cli"),
+    ("Cloze", "components.cloze.ui", "components.cloze.cli"),
+    ("Impact", "components.impact.ui", "components.impact.cli"),
+]
+INTRO = """\
+# Video benchmark explorer
+- **Window search** — find a moment in a full-length movie when a near-identical moment exists elsewhere, with [Agentic Window Search](https://arxiv.org/abs/2610.23910) (CoM2-Bench): every candidate window is checked statement by statement.
+- **Cloze** — pick the true missing middle of a video among four candidates, as a person or as a Video-LLM, scored like [TempCloze](https://arxiv.org/abs/2609.01515).
+- **Impact** — find when a person is hit in a movie clip and where on the body, on a 3D body ([HAPACT](https://arxiv.org/abs/2610.22895)).
+"""
+
+
+def default_data_dir() -> Path:
+    return Path(os.environ.get("APP_DATA_DIR") or ROOT / "data")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="app.py", description=__doc__.split("\n\n")[0],
+        epilog="Without a subcommand the UI starts. Environment variables: see README.md.")
+    parser.add_argument("--host", default=os.environ.get("APP_HOST", "127.0.0.1"),
+                        help="address to serve the UI on (default 127.0.0.1; 0.0.0.0 on a Space)")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("APP_PORT", "7860")),
+                        help="port for the UI (default 7860)")
+    parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
+    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
+                        help="data directory with grounding/, cloze/, impact/ (default ./data or $APP_DATA_DIR)")
+    parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
+                        help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
+                             "| replay:<trace.jsonl> (default baseline)")
+    commands = parser.add_subparsers(dest="command", metavar="{eval,run}")
+    eval_parser = commands.add_parser("eval", help="score prediction/result files (prints metrics)")
+    eval_sub = eval_parser.add_subparsers(dest="target", metavar="TARGET")
+    run_parser = commands.add_parser("run", help="run a backend over a data set (resumable)")
+    run_sub = run_parser.add_subparsers(dest="target", metavar="TARGET")
+    eval_parser.set_defaults(func=lambda args: _print_help(eval_parser))
+    run_parser.set_defaults(func=lambda args: _print_help(run_parser))
+    for _, _, cli_module in TABS:
+        cli = importlib.import_module(cli_module)
+        cli.add_eval_parsers(eval_sub)
+        cli.add_run_parsers(run_sub)
+    return parser
+
+
+def _print_help(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def build_app(data_dir: Path, backend: str = "baseline"):
+    """Assemble the three tabs under one shared Model panel."""
+    import gradio as gr
+
+    from components.settings.session import SessionSettings
+    from components.settings.ui import build_settings_panel
+    from components.ui_common import TabContext
+
+    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        gr.Markdown(INTRO, elem_id="app-intro")
+        settings = build_settings_panel(SessionSettings(backend=backend))
+        ctx = TabContext(data_dir=Path(data_dir), settings=settings)
+        with gr.Tabs(elem_id="app-tabs"):
+            for label, ui_module, _ in TABS:
+                with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):
+                    importlib.import_module(ui_module).build_tab(ctx)
+    return demo
+
+
+def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
+    from components.theme import CSS, THEME
+
+    demo = build_app(args.data_dir, args.backend)
+    demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
+    allowed = [str(Path(args.data_dir).resolve())]
+    return demo.launch(server_name=args.host, server_port=args.port, share=args.share,
+                       theme=THEME, css=CSS, allowed_paths=allowed,
+                       max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
+                       prevent_thread_lock=prevent_thread_lock, show_error=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        launch(args)
+        return 0
+    from backends.errors import BackendError
+    from components.errors import UserError
+
+    try:
+        return int(args.func(args) or 0)
+    except (UserError, BackendError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

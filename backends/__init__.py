@@ -1,0 +1,1 @@
+"""Model backends: interface (`base`), registry (`registry`), implementations, record/replay."""

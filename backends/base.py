@@ -1,0 +1,134 @@
+"""The model interface every tab depends on.
+
+A vision-language model answers an ordered list of chat messages whose content interleaves text
+and PIL images. Embedding models turn texts and images into unit vectors. Tabs import only this
+module and `backends.registry`; they never import a concrete backend.
+"""
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence, Union
+
+if TYPE_CHECKING:  # keep PIL/numpy out of `python app.py --help`
+    import numpy as np
+    from PIL import Image
+
+Content = Union[str, "Image.Image"]
+
+
+@dataclass
+class Message:
+    """One chat message. `content` is text and images in the order the model must see them."""
+
+    role: str  # "system" | "user" | "assistant"
+    content: list[Content]
+
+    @classmethod
+    def text(cls, role: str, text: str) -> "Message":
+        return cls(role=role, content=[text])
+
+    def num_images(self) -> int:
+        return sum(1 for part in self.content if not isinstance(part, str))
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_tokens: int = 512
+    stop: tuple[str, ...] | None = None
+
+    def as_dict(self) -> dict:
+        return {"temperature": self.temperature, "top_p": self.top_p,
+                "max_tokens": self.max_tokens, "stop": list(self.stop) if self.stop else None}
+
+
+@dataclass
+class GenerationRequest:
+    messages: list[Message]
+    params: GenerationParams = field(default_factory=GenerationParams)
+    task: str = ""  # e.g. "aws.inspect", "cloze.answer"; recorded in traces
+    ref: str = ""   # e.g. a query id or stem; recorded in traces
+    #: set by the UI's Stop button; backends check it and stop generating (not part of trace keys)
+    cancel: "threading.Event | None" = field(default=None, repr=False, compare=False)
+
+    def num_images(self) -> int:
+        return sum(m.num_images() for m in self.messages)
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class GenerationResult:
+    """A model's answer. A failure is a result with `error` set and `text` empty, never a sentinel."""
+
+    text: str
+    backend: str
+    model: str
+    latency_s: float = 0.0
+    usage: Usage | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class VLMBackend(ABC):
+    """A vision-language model. Subclasses implement `generate`; batching has a default."""
+
+    #: short backend kind: "baseline", "openai", "hf", "replay"
+    kind: str = ""
+    #: most images one request may carry (None: no cap known)
+    max_images: int | None = None
+
+    @property
+    @abstractmethod
+    def backend_id(self) -> str:
+        """Stable id such as ``openai:gpt-4o`` used in results and traces (never holds secrets)."""
+
+    @property
+    def model(self) -> str:
+        return self.backend_id.split(":", 1)[-1]
+
+    @property
+    def is_baseline(self) -> bool:
+        """True for the offline baseline: tabs then use their no-model solver."""
+        return False
+
+    @abstractmethod
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        """Answer one request. Transport failures after bounded retries come back as
+        `GenerationResult(error=...)`; a request with too many images raises `TooManyImagesError`."""
+
+    def generate_batch(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
+        return [self.generate(r) for r in requests]
+
+    def close(self) -> None:  # pragma: no cover - optional
+        pass
+
+
+class EmbeddingBackend(ABC):
+    """Embeds texts (and, where supported, images) into L2-normalised float32 vectors."""
+
+    @property
+    @abstractmethod
+    def backend_id(self) -> str: ...
+
+    @abstractmethod
+    def embed_texts(self, texts: Sequence[str]) -> "np.ndarray":
+        """Shape (len(texts), dim), unit rows."""
+
+    def embed_images(self, images: Sequence["Image.Image"]) -> "np.ndarray":
+        raise NotImplementedError(f"{self.backend_id} embeds text only; choose an image-text "
+                                  "embedding model (CLIP/SigLIP) to embed frames")
+
+    @property
+    def supports_images(self) -> bool:
+        return False

@@ -1,0 +1,113 @@
+"""Resumable, concurrent batch runs shared by the `run` subcommands (pure; no gradio).
+
+Results are appended to a JSONL file as each item finishes (flushed and fsynced), so a killed run
+loses at most the items in flight; a rerun skips every key already in the file.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Callable, Iterable, TypeVar
+
+T = TypeVar("T")
+
+
+def append_jsonl(path: str | Path, record: dict, *, lock: threading.Lock | None = None) -> None:
+    """Append one JSON line and make it durable before returning."""
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if lock:
+        lock.acquire()
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+    finally:
+        if lock:
+            lock.release()
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Read a JSONL file, ignoring a torn last line (a crash mid-write) and blank lines."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    records = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
+def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dict],
+                  out_path: str | Path, concurrency: int = 1, desc: str = "items",
+                  key_field: str = "qid", progress: bool = True,
+                  on_result: Callable[[dict], None] | None = None) -> dict[str, int]:
+    """Run `work` on every item whose key is not yet in `out_path`; append each result there.
+
+    `work` returns a dict record; `key_field` is set to the item's key if missing. Returns counts
+    {"done": new results, "skipped": already present, "failed": work raised}.
+    """
+    done_keys = {str(r.get(key_field)) for r in read_jsonl(out_path)}
+    todo = [item for item in items if key(item) not in done_keys]
+    counts = {"done": 0, "skipped": 0, "failed": 0}
+    counts["skipped"] = len(done_keys)
+    lock = threading.Lock()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(todo), desc=desc, unit="item")
+
+    def finish(item: T, fut: Future) -> None:
+        try:
+            record = fut.result()
+        except Exception as exc:  # a failed item is reported and left for the next run
+            counts["failed"] += 1
+            if bar is not None:
+                bar.write(f"{key(item)}: {exc}")
+        else:
+            record.setdefault(key_field, key(item))
+            append_jsonl(out_path, record, lock=lock)
+            counts["done"] += 1
+            if on_result:
+                on_result(record)
+        if bar is not None:
+            bar.update(1)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        pending: dict[Future, T] = {}
+        queue = list(todo)
+        while queue or pending:
+            while queue and len(pending) < max(1, concurrency):
+                item = queue.pop(0)
+                pending[pool.submit(work, item)] = item
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                finish(pending.pop(fut), fut)
+    if bar is not None:
+        bar.close()
+    return counts
+
+
+def load_json(path: str | Path, what: str = "file") -> Any:
+    """Read JSON with a clear DataFormatError for missing or malformed files."""
+    from components.errors import DataFormatError
+
+    path = Path(path)
+    if not path.exists():
+        raise DataFormatError(f"{what} not found: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"{path} is not valid JSON ({exc})") from None

@@ -1,0 +1,1 @@
+"""The shared "Model" settings panel: which backend a session uses (pure part in `session`)."""

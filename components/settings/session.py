@@ -1,0 +1,61 @@
+"""Per-session backend settings (pure; no gradio). The UI keeps `SessionSettings.to_state()` in a
+`gr.State`; handlers call `backend_for(state)`. The API key lives only in that session state: it is
+never logged, traced, exported or shown."""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from backends.base import VLMBackend
+from backends.registry import ApiSettings, resolve
+
+
+@dataclass
+class SessionSettings:
+    backend: str = "baseline"
+    base_url: str = ""
+    api_key: str = ""
+    max_frames: int = 32  # frames per window/clip a tab may send (tabs cap it further by paper rules)
+    record: bool = False  # record this session's model calls to a trace
+    trace_path: str = ""  # where the trace goes when record is on
+
+    def to_state(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_state(cls, state: dict | None) -> "SessionSettings":
+        state = dict(state or {})
+        known = {k: state[k] for k in cls.__dataclass_fields__ if k in state}
+        return cls(**known)
+
+    def __repr__(self) -> str:
+        return (f"SessionSettings(backend={self.backend!r}, base_url={self.base_url!r}, "
+                f"api_key={'***' if self.api_key else ''!r}, max_frames={self.max_frames}, "
+                f"record={self.record})")
+
+
+def default_settings() -> SessionSettings:
+    return SessionSettings(backend=os.environ.get("APP_BACKEND", "baseline"))
+
+
+def trace_dir() -> Path:
+    path = Path(os.environ.get("APP_TRACE_DIR") or Path(tempfile.gettempdir()) / "video-bench-traces")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
+    """The backend this session chose (raises BackendError with a readable message)."""
+    settings = state if isinstance(state, SessionSettings) else SessionSettings.from_state(state)
+    api = ApiSettings(base_url=settings.base_url or None, api_key=settings.api_key or None)
+    record_to = settings.trace_path or None if settings.record else None
+    return resolve(settings.backend, api=api, record_to=record_to)
+
+
+def badge(state: dict | None) -> str:
+    s = SessionSettings.from_state(state)
+    where = f" @ {s.base_url}" if s.base_url and s.backend.startswith("openai:") else ""
+    rec = " · recording" if s.record else ""
+    return f"Model: {s.backend}{where}{rec}"

@@ -1,0 +1,43 @@
+"""Small helpers shared by the tab UIs (the only shared module that imports gradio)."""
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import gradio as gr
+
+from backends.errors import BackendError
+from components.errors import UserError
+
+
+@dataclass
+class TabContext:
+    """What app.py hands each tab's `build_tab`."""
+
+    data_dir: Path
+    settings: gr.State  # value: SessionSettings.to_state() dict; read it with settings.session.backend_for
+
+
+def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn UserError / BackendError raised in a handler into one readable gr.Error."""
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def gen_wrapper(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except (UserError, BackendError) as exc:
+                raise gr.Error(str(exc), print_exception=False) from None
+        return gen_wrapper
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (UserError, BackendError) as exc:
+            raise gr.Error(str(exc), print_exception=False) from None
+
+    return wrapper

@@ -1,0 +1,1 @@
+"""Deterministic example-data generator (`python -m examples.generate --out data`)."""

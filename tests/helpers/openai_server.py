@@ -1,0 +1,133 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 for tests: scripted answers and faults.
+
+    with ScriptedOpenAIServer(["first answer", {"status": 429, "headers": {"Retry-After": "1"}},
+                               "second answer"]) as server:
+        backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-test"))
+
+Each script entry is consumed by one POST to /v1/chat/completions (or /v1/embeddings):
+  - str: a normal completion whose message content is that string;
+  - {"content": str, "delay": s}: answer after sleeping s seconds (use for timeouts);
+  - {"status": int, "body": str|dict, "headers": {...}}: an error response;
+  - {"malformed": True}: a 200 whose body is not JSON;
+  - {"empty_choices": True}: a 200 with "choices": [];
+  - {"drop": True}: close the connection without answering.
+A callable script is called with the parsed request body and returns one such entry.
+When a list script runs out, the last entry is repeated. `server.requests` holds every parsed body.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+class ScriptedOpenAIServer:
+    def __init__(self, script: list[Any] | Callable[[dict], Any], *, embed_dim: int = 8):
+        self.script = script
+        self.embed_dim = embed_dim
+        self.requests: list[dict] = []
+        self.headers_seen: list[dict] = []
+        self._lock = threading.Lock()
+        self._index = 0
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # -- script -------------------------------------------------------------------------------
+    def _next(self, body: dict) -> Any:
+        if callable(self.script):
+            return self.script(body)
+        with self._lock:
+            entry = self.script[min(self._index, len(self.script) - 1)]
+            self._index += 1
+        return entry
+
+    @property
+    def url(self) -> str:
+        assert self._httpd is not None
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "ScriptedOpenAIServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def _send(self, status: int, payload: bytes, headers: dict | None = None,
+                      ctype: str = "application/json"):
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, str(v))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self):
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [
+                        {"id": "test-model", "object": "model"}]}).encode())
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {"_raw": raw.decode("utf-8", "replace")}
+                with server._lock:
+                    server.requests.append(body)
+                    server.headers_seen.append(dict(self.headers))
+                entry = server._next(body)
+                if isinstance(entry, str):
+                    entry = {"content": entry}
+                if entry.get("delay"):
+                    time.sleep(float(entry["delay"]))
+                if entry.get("drop"):
+                    self.close_connection = True
+                    try:
+                        self.connection.shutdown(2)
+                    except OSError:
+                        pass
+                    return
+                if "status" in entry:
+                    err = entry.get("body", {"error": {"message": f"scripted {entry['status']}"}})
+                    payload = err.encode() if isinstance(err, str) else json.dumps(err).encode()
+                    self._send(int(entry["status"]), payload, entry.get("headers"))
+                    return
+                if entry.get("malformed"):
+                    self._send(200, b"{this is not json")
+                    return
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    inputs = body.get("input", [])
+                    inputs = [inputs] if isinstance(inputs, str) else inputs
+                    data = []
+                    for i, text in enumerate(inputs):
+                        vec = [float((hash(str(text)) >> (4 * k)) % 17 + 1) for k in range(server.embed_dim)]
+                        data.append({"object": "embedding", "index": i, "embedding": vec})
+                    self._send(200, json.dumps({"object": "list", "data": data, "model": body.get("model"),
+                                                "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode())
+                    return
+                choices = [] if entry.get("empty_choices") else [{
+                    "index": 0, "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": entry.get("content", "")}}]
+                self._send(200, json.dumps({
+                    "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "test-model"), "choices": choices,
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                }).encode())
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
