@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="app.py", description=__doc__.split("\n\n")[0],
         epilog="Without a subcommand the UI starts. Environment variables: see README.md.")
-    parser.add_argument("--host", default=os.environ.get("APP_HOST", "127.0.0.1"),
+    parser.add_argument("--host", default=os.environ.get("APP_HOST") or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
                         help="address to serve the UI on (default 127.0.0.1; 0.0.0.0 on a Space)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("APP_PORT", "7860")),
                         help="port for the UI (default 7860)")
@@ -86,16 +86,27 @@ def build_app(data_dir: Path, backend: str = "baseline"):
     return demo
 
 
+def ensure_example_data(data_dir: Path) -> None:
+    """On a Hugging Face Space (SPACE_ID set) generate the example data on first start."""
+    if not os.environ.get("SPACE_ID"):
+        return
+    from examples.generate import generate_all
+
+    generate_all(Path(data_dir))
+
+
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.theme import CSS, THEME
 
+    ensure_example_data(args.data_dir)
     demo = build_app(args.data_dir, args.backend)
     demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
     allowed = [str(Path(args.data_dir).resolve())]
-    return demo.launch(server_name=args.host, server_port=args.port, share=args.share,
-                       theme=THEME, css=CSS, allowed_paths=allowed,
-                       max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
-                       prevent_thread_lock=prevent_thread_lock, show_error=True)
+    demo.launch(server_name=args.host, server_port=args.port, share=args.share,
+                theme=THEME, css=CSS, allowed_paths=allowed,
+                max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
+                prevent_thread_lock=prevent_thread_lock, show_error=True, quiet=prevent_thread_lock)
+    return demo
 
 
 def main(argv: list[str] | None = None) -> int:

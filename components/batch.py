@@ -111,3 +111,5 @@ def load_json(path: str | Path, what: str = "file") -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataFormatError(f"{path} is not valid JSON ({exc})") from None
+    except OSError as exc:  # a folder, or no permission
+        raise DataFormatError(f"{what} {path} cannot be read ({exc.strerror}); give a JSON file.") from None

@@ -15,15 +15,23 @@ os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "tests" / ".cache"
-GENERATOR_FILES = {"grounding": "examples/movie.py", "cloze": "examples/cloze_data.py",
-                   "impact": "examples/impact_clips.py"}
+# What each part's bytes depend on: its generator, the tab logic it reuses and the media layer.
+GENERATOR_FILES = {"grounding": ["examples/movie.py"],
+                   "cloze": ["examples/cloze_data.py", "components/cloze/build.py",
+                             "components/cloze/intervals.py"],
+                   "impact": ["examples/impact_clips.py", "components/impact/body.py",
+                              "components/impact/render.py"]}
+SHARED_FILES = ["components/media/clips.py", "components/media/frames.py"]
 
 
 def _example_part(part: str) -> Path:
     from examples.generate import generate_part, is_complete
 
-    source = (ROOT / GENERATOR_FILES[part]).read_bytes()
-    digest = hashlib.sha256(source).hexdigest()[:12]
+    digest = hashlib.sha256()
+    for rel in GENERATOR_FILES[part] + SHARED_FILES:
+        path = ROOT / rel
+        digest.update(path.read_bytes() if path.exists() else b"")
+    digest = digest.hexdigest()[:12]
     root = CACHE / f"examples-{part}-{digest}"
     if not is_complete(root, part):
         generate_part(part, root)

@@ -1,13 +1,155 @@
-"""Disk cache keyed by file identity + parameters. (SKELETON: media helper implements.)"""
+"""Disk cache keyed by file identity + parameters.
+
+Layout under the root (default: $APP_CACHE_DIR or ~/.cache/video-bench-explorer):
+    frames/<key>/index.json + 000000.jpg ...   (get_or_compute_frames; JPEG q=92)
+    arrays/<key>.npy                           (get_or_compute_array)
+    json/<key>.json                            (get_or_compute_json)
+Every entry is written to a temporary name in the same directory and renamed into place, so a
+crash never leaves a half-written entry under the final name; an entry that fails to load
+(corrupt, partial, missing files) is recomputed and replaced.
+"""
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from components.media.frames import Frame
+
+_MIB = 1024 * 1024
+CACHE_VERSION = 1
+JPEG_QUALITY = 92
 
 
-def default_cache_dir() -> Path: ...
+def default_cache_dir() -> Path:
+    env = os.environ.get("APP_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "video-bench-explorer"
+
+
 def file_identity(path: str | Path) -> str:
     """size, mtime and sha256 of the first and last MiB -> hex digest."""
+    p = Path(path)
+    st = p.stat()
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        head = fh.read(_MIB)
+        if st.st_size > _MIB:
+            fh.seek(max(_MIB, st.st_size - _MIB))
+            tail = fh.read(_MIB)
+        else:
+            tail = b""
+    h.update(f"{st.st_size}:{st.st_mtime_ns}:".encode())
+    h.update(hashlib.sha256(head).digest())
+    h.update(hashlib.sha256(tail).digest())
+    return h.hexdigest()
 
 
 class DiskCache:
-    def __init__(self, root: str | Path | None = None): ...
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_cache_dir()
+
+    @staticmethod
+    def key(path: str | Path, /, **params: Any) -> str:
+        """Key over the file identity and the parameters (JSON, sorted keys)."""
+        blob = json.dumps({"v": CACHE_VERSION, "file": file_identity(path), "params": params},
+                          sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:40]
+
+    # -- frames ----------------------------------------------------------------------------------
+    def get_or_compute_frames(self, video_path: str | Path, params: dict,
+                              compute: Callable[[], Iterable[Frame]]) -> list[Frame]:
+        """Frames from the cache, or `compute()` stored as JPEG (q=92) + index.json."""
+        final = self.root / "frames" / self.key(video_path, kind="frames", **params)
+        cached = _load_frames(final)
+        if cached is not None:
+            return cached
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+        try:
+            entries = []
+            for i, frame in enumerate(compute()):
+                name = f"{i:06d}.jpg"
+                frame.image.convert("RGB").save(tmp / name, format="JPEG", quality=JPEG_QUALITY)
+                entries.append({"file": name, "time": frame.time, "index": frame.index})
+            (tmp / "index.json").write_text(json.dumps({"frames": entries}))
+            if final.exists():
+                shutil.rmtree(final, ignore_errors=True)
+            try:
+                os.replace(tmp, final)
+            except OSError:  # another process stored the same entry first: keep theirs
+                shutil.rmtree(tmp, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        # Return what a later cache hit returns (decoded JPEGs), so hits and misses agree; the
+        # computed frames are not kept meanwhile, so peak memory is one copy of the frames.
+        loaded = _load_frames(final)
+        if loaded is None:
+            raise OSError(f"frame cache entry {final} could not be read back after writing it")
+        return loaded
+
+    # -- arrays ----------------------------------------------------------------------------------
+    def get_or_compute_array(self, path: str | Path, params: dict,
+                             compute: Callable[[], Any]) -> Any:
+        """np.ndarray from the cache (.npy), or `compute()` stored atomically."""
+        import numpy as np
+
+        final = self.root / "arrays" / f"{self.key(path, kind='array', **params)}.npy"
+        if final.exists():
+            try:
+                return np.load(final, allow_pickle=False)
+            except Exception:  # noqa: BLE001 - corrupt entry: recompute
+                pass
+        value = np.asarray(compute())
+        self._atomic_write(final, lambda fh: np.save(fh, value, allow_pickle=False))
+        return value
+
+    # -- json ------------------------------------------------------------------------------------
+    def get_or_compute_json(self, path: str | Path, params: dict, compute: Callable[[], Any]) -> Any:
+        final = self.root / "json" / f"{self.key(path, kind='json', **params)}.json"
+        if final.exists():
+            try:
+                return json.loads(final.read_text())["value"]
+            except Exception:  # noqa: BLE001 - corrupt entry: recompute
+                pass
+        value = compute()
+        data = json.dumps({"value": value}).encode()
+        self._atomic_write(final, lambda fh: fh.write(data))
+        return json.loads(data)["value"]
+
+    @staticmethod
+    def _atomic_write(final: Path, write: Callable[[Any], Any]) -> None:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=final.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                write(fh)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def _load_frames(entry: Path) -> list[Frame] | None:
+    from PIL import Image
+
+    index = entry / "index.json"
+    if not index.is_file():
+        return None
+    try:
+        items = json.loads(index.read_text())["frames"]
+        frames = []
+        for item in items:
+            with Image.open(entry / item["file"]) as im:
+                im.load()
+                image = im.convert("RGB")
+            frames.append(Frame(image=image, time=float(item["time"]), index=int(item["index"])))
+        return frames
+    except Exception:  # noqa: BLE001 - corrupt / partial entry: caller recomputes
+        return None

@@ -17,7 +17,7 @@ class SessionSettings:
     backend: str = "baseline"
     base_url: str = ""
     api_key: str = ""
-    max_frames: int = 32  # frames per window/clip a tab may send (tabs cap it further by paper rules)
+    max_frames: int = 192  # cap on frames per request; each tab applies its paper's own count below it
     record: bool = False  # record this session's model calls to a trace
     trace_path: str = ""  # where the trace goes when record is on
 

@@ -61,6 +61,7 @@ class InspectStep:
     raw: str = ""                          # model text (kept always; the only output when unparsed)
     parse_error: str | None = None         # set when retries ran out and the step became REJECT
     num_frames: int = 0
+    frames_dropped: int = 0                # frames left out to respect the backend's image cap
 
 
 @dataclass

@@ -5,6 +5,9 @@ through the same code path as a real checkpoint. Its output is noise: assert beh
 """
 from __future__ import annotations
 
+import os
+import shutil
+import threading
 from pathlib import Path
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>",
@@ -50,7 +53,26 @@ def build_tiny_tokenizer():
 
 
 def build_tiny_qwen25vl(path: Path) -> Path:
-    """Build, save and return a folder holding a ~0.2 M-parameter Qwen2.5-VL (random weights)."""
+    """Build, save and return a folder holding a ~0.2 M-parameter Qwen2.5-VL (random weights).
+
+    Written to a temporary folder first and renamed, so a reader never sees half a model (test
+    sessions of several people may build it at the same time)."""
+    path = Path(path)
+    if (path / "config.json").exists():
+        return path
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    _write_tiny_qwen25vl(tmp)
+    try:
+        if path.exists() and not (path / "config.json").exists():
+            shutil.rmtree(path, ignore_errors=True)  # left over from an interrupted build
+        os.replace(tmp, path)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+def _write_tiny_qwen25vl(path: Path) -> Path:
     import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil

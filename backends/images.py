@@ -1,0 +1,42 @@
+"""Images for API requests: downscaled JPEG data URLs (never full-size PNG frames)."""
+from __future__ import annotations
+
+import base64
+import io
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+DEFAULT_MAX_SIDE = 1024
+JPEG_QUALITY = 85
+
+
+def api_image_max_side() -> int:
+    """Longest side sent to an API: env APP_API_IMAGE_MAX_SIDE, else 1024."""
+    value = os.environ.get("APP_API_IMAGE_MAX_SIDE", "").strip()
+    return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_SIDE
+
+
+def downscale(image: "Image.Image", max_side: int) -> "Image.Image":
+    """RGB copy whose longest side is at most `max_side` (aspect ratio kept; never upscaled)."""
+    from PIL import Image
+
+    rgb = image.convert("RGB")
+    width, height = rgb.size
+    longest = max(width, height)
+    if longest <= max_side:
+        return rgb
+    scale = max_side / longest
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    return rgb.resize(size, Image.Resampling.BICUBIC, reducing_gap=3.0)  # fast for big frames
+
+
+def jpeg_data_url(image: "Image.Image", max_side: int | None = None,
+                  quality: int = JPEG_QUALITY) -> str:
+    """`data:image/jpeg;base64,...` of the image downscaled to `max_side` (default from env)."""
+    small = downscale(image, max_side or api_image_max_side())
+    buf = io.BytesIO()
+    small.save(buf, format="JPEG", quality=quality)
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")

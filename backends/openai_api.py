@@ -1,0 +1,250 @@
+"""OpenAI-compatible chat API (OpenAI, vLLM, SGLang, ...) with our own bounded retries.
+
+Frames go out as downscaled JPEG data URLs. Transport failures (429, 5xx, timeouts, dropped
+connections, empty or malformed bodies) are retried with exponential backoff that honours
+`Retry-After`; when attempts run out the call returns `GenerationResult(error=...)`.
+"""
+from __future__ import annotations
+
+import email.utils
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+from backends.base import GenerationRequest, GenerationResult, Message, Usage, VLMBackend
+from backends.errors import BackendError, GenerationStopped, TooManyImagesError
+from backends.images import jpeg_data_url
+from backends.registry import ApiSettings
+
+T = TypeVar("T")
+
+#: phrases a server uses when a request carries too many images / tokens for the model
+_TOO_MANY_IMAGES_HINTS = ("too many images", "at most", "image limit", "images per",
+                          "context length", "context_length", "maximum context", "too long",
+                          "too large", "request entity",
+                          "max_model_len", "maximum number of images")
+_KEY_HINT = "set OPENAI_API_KEY or paste a key in the Model panel"
+
+
+class _Retryable(Exception):
+    """A failure worth another attempt (message is one readable sentence)."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int = 3
+    base_delay_s: float = 1.0
+    max_delay_s: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before attempt `attempt + 1` (attempt counts from 0)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(self.max_delay_s, retry_after)
+        return min(self.max_delay_s, self.base_delay_s * (2 ** attempt))
+
+
+def _sleep(seconds: float, cancel: threading.Event | None) -> None:
+    if cancel is not None:
+        if cancel.wait(seconds):
+            raise GenerationStopped("Generation was stopped.")
+    else:
+        time.sleep(seconds)
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise GenerationStopped("Generation was stopped.")
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return float(millis) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def server_message(error: Exception) -> str:
+    """The server's own error text, short, from an openai APIStatusError."""
+    body = getattr(error, "body", None)
+    message = None
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else str(inner)
+    elif isinstance(body, str):
+        message = body
+    message = " ".join(str(message or getattr(error, "message", "") or error).split())
+    return message[:300]
+
+
+def call_with_retries(fn: Callable[[], T], *, label: str, policy: RetryPolicy,
+                      secret: str | None, cancel: threading.Event | None = None,
+                      on_bad_request: Callable[[str], bool] | None = None) -> T:
+    """Run `fn` (one HTTP call) with bounded retries. Raises BackendError with a readable message
+    when attempts run out or the server refuses for good; never includes the key.
+
+    `on_bad_request(server_text)` sees 400/413/422 answers: it may raise (e.g. TooManyImagesError)
+    or return True to try again at once with changed arguments."""
+    import openai
+
+    last = "no attempt was made"
+    attempts = policy.max_retries + 1
+    for attempt in range(attempts):
+        _check_cancel(cancel)
+        retry_after = None
+        try:
+            return fn()
+        except _Retryable as exc:
+            last, retry_after = str(exc), exc.retry_after
+        except openai.APIStatusError as exc:
+            status, text = exc.status_code, server_message(exc)
+            if status == 401:
+                raise BackendError(_scrub(f"{label}: the server refused the API key (HTTP 401: "
+                                          f"{text}); {_KEY_HINT}.", secret)) from None
+            if status == 429 or status >= 500 or status == 408:
+                last = f"HTTP {status}: {text}"
+                retry_after = parse_retry_after(
+                    exc.response.headers if exc.response is not None else None)
+            else:
+                if (status in (400, 413, 422) and on_bad_request is not None
+                        and on_bad_request(text) and attempt + 1 < attempts):
+                    last = f"HTTP {status}: {text}"
+                    continue
+                raise BackendError(_scrub(f"{label}: HTTP {status}: {text}".rstrip(".") + ".",
+                                          secret)) from None
+        except openai.APITimeoutError:
+            last = "the request timed out"
+        except openai.APIConnectionError as exc:
+            last = f"connection failed ({' '.join(str(exc.__cause__ or exc).split())[:200]})"
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            last = f"the server sent a malformed response ({type(exc).__name__})"
+        if attempt + 1 < attempts:
+            _sleep(policy.delay(attempt, retry_after), cancel)
+    raise BackendError(_scrub(f"{label} failed after {attempts} attempt(s): {last}.", secret))
+
+
+def _scrub(text: str, secret: str | None) -> str:
+    if secret and secret != "EMPTY" and secret in text:
+        text = text.replace(secret, "***")
+    return text
+
+
+def make_client(settings: ApiSettings):
+    import openai
+
+    return openai.OpenAI(base_url=settings.base_url, api_key=settings.api_key or "EMPTY",
+                         timeout=settings.timeout_s, max_retries=0)
+
+
+def to_openai_messages(messages: list[Message], max_side: int | None = None) -> list[dict]:
+    """Our messages in OpenAI chat format; a text-only message becomes a plain string."""
+    out = []
+    for message in messages:
+        if all(isinstance(p, str) for p in message.content):
+            out.append({"role": message.role, "content": "".join(message.content)})
+            continue
+        parts = []
+        for part in message.content:
+            if isinstance(part, str):
+                parts.append({"type": "text", "text": part})
+            else:
+                parts.append({"type": "image_url",
+                              "image_url": {"url": jpeg_data_url(part, max_side)}})
+        out.append({"role": message.role, "content": parts})
+    return out
+
+
+class OpenAIBackend(VLMBackend):
+    kind = "openai"
+
+    def __init__(self, model: str, settings: ApiSettings | None = None,
+                 policy: RetryPolicy | None = None):
+        self._model = model
+        self.settings = (settings or ApiSettings()).resolved()
+        self.max_images = self.settings.max_images
+        self.policy = policy or RetryPolicy(max_retries=self.settings.max_retries)
+        self._client = make_client(self.settings)
+        self._use_max_completion_tokens = False
+
+    @property
+    def backend_id(self) -> str:
+        return f"openai:{self._model}"
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def _too_many(self, sent: int, reason: str) -> TooManyImagesError:
+        return TooManyImagesError(
+            f"{self.backend_id} {reason}; this request carried {sent} image(s). Use fewer frames "
+            "(lower the frame budget) or raise the per-request image limit in the Model panel.",
+            limit=self.max_images, sent=sent)
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        sent = request.num_images()
+        if self.max_images is not None and sent > self.max_images:
+            raise self._too_many(sent, f"accepts at most {self.max_images} image(s) per request")
+        _check_cancel(request.cancel)
+        messages = to_openai_messages(request.messages)
+        params = request.params
+
+        def on_bad_request(text: str) -> bool:
+            lower = text.lower()
+            if "max_completion_tokens" in lower and not self._use_max_completion_tokens:
+                self._use_max_completion_tokens = True  # newer OpenAI models reject max_tokens
+                return True
+            if sent and any(hint in lower for hint in _TOO_MANY_IMAGES_HINTS):
+                raise self._too_many(sent, f"refused the request as too large ({text})")
+            return False
+
+        def once():
+            kwargs: dict[str, Any] = {"model": self._model, "messages": messages,
+                                      "temperature": params.temperature, "top_p": params.top_p}
+            tokens_key = "max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"
+            kwargs[tokens_key] = params.max_tokens
+            if params.stop:
+                kwargs["stop"] = list(params.stop)
+            response = self._client.chat.completions.create(**kwargs)
+            if isinstance(response, str) or not getattr(response, "choices", None):
+                raise _Retryable("the server answered with no choices")
+            return response
+
+        start = time.monotonic()
+        try:
+            response = call_with_retries(once, label=self.backend_id, policy=self.policy,
+                                         secret=self.settings.api_key, cancel=request.cancel,
+                                         on_bad_request=on_bad_request)
+        except (TooManyImagesError, GenerationStopped):
+            raise
+        except BackendError as exc:
+            return GenerationResult(text="", backend=self.backend_id, model=self._model,
+                                    latency_s=time.monotonic() - start, error=str(exc))
+        choice = response.choices[0]
+        usage = getattr(response, "usage", None)
+        return GenerationResult(
+            text=(choice.message.content or "") if choice.message else "",
+            backend=self.backend_id, model=self._model,
+            latency_s=time.monotonic() - start,
+            usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", None),
+                        completion_tokens=getattr(usage, "completion_tokens", None))
+            if usage else None)
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,156 @@
+"""Building a TempCloze instance from any video, by the released generation rules:
+gap 20-40% of T inside the middle 50%, accepted when the mean Farneback flow inside it is > 1.0
+(up to 3 tries), then the nine distractors (intervals.py) cut with components.media."""
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from components.cloze.intervals import Interval, distractor_intervals, duration_problem, sample_gap
+from components.errors import MediaError, UserError
+
+FLOW_THRESHOLD = 1.0
+FLOW_HEIGHT = 256
+GAP_TRIES = 3
+FLOW_PAIRS = 8   # consecutive-frame pairs sampled evenly inside the gap (the released code's
+                 # frame stride is not documented; 8 pairs keep this fast on long gaps)
+
+
+@dataclass
+class GapChoice:
+    gap: Interval | None
+    flow: float | None
+    tries: list[dict] = field(default_factory=list)  # {"gap": [s, e], "flow": f, "accepted": bool}
+
+    @property
+    def reasons(self) -> list[str]:
+        return [f"try {i + 1}: gap {t['gap'][0]:.2f}-{t['gap'][1]:.2f} s, mean flow {t['flow']:.2f} "
+                f"{'>' if t['accepted'] else '<='} {FLOW_THRESHOLD}" for i, t in enumerate(self.tries)]
+
+
+def farneback_magnitude(prev_rgb, next_rgb) -> float:
+    """Mean flow magnitude between two RGB arrays, after resizing to height 256 (upstream call)."""
+    import cv2
+    import numpy as np
+
+    def prep(a):
+        g = cv2.cvtColor(np.asarray(a), cv2.COLOR_RGB2GRAY)
+        h, w = g.shape
+        return cv2.resize(g, (max(1, round(w * FLOW_HEIGHT / h)), FLOW_HEIGHT))
+
+    flow = cv2.calcOpticalFlowFarneback(prep(prev_rgb), prep(next_rgb), None, 0.5, 3, 15, 3, 5, 1.2, 0)
+    mag = np.sqrt(flow[..., 0] ** 2 + flow[..., 1] ** 2)
+    return float(mag.mean())
+
+
+def mean_flow(video: str | Path, start: float, end: float, pairs: int = FLOW_PAIRS) -> float:
+    from components.media import open_video
+
+    src = open_video(video)
+    try:
+        info = src.info
+        first = max(0, int(start * info.fps))
+        last = min(info.num_frames - 2, int(end * info.fps))
+        if last <= first:
+            return 0.0
+        count = min(pairs, last - first)
+        starts = sorted({first + (i * (last - first)) // count for i in range(count)})
+        idx = sorted({i for s in starts for i in (s, s + 1)})
+        frames = {f.index: f.image for f in src.frames_at_indices(idx)}
+    finally:
+        src.close()
+    import numpy as np
+
+    mags = [farneback_magnitude(np.asarray(frames[s]), np.asarray(frames[s + 1]))
+            for s in starts if s in frames and s + 1 in frames]
+    return sum(mags) / len(mags) if mags else 0.0
+
+
+def choose_gap(video: str | Path, duration: float, rng: random.Random, *, flow_fn=mean_flow,
+               tries: int = GAP_TRIES) -> GapChoice:
+    choice = GapChoice(None, None)
+    for _ in range(tries):
+        gap = sample_gap(duration, rng)
+        flow = flow_fn(video, gap.start, gap.end)
+        ok = flow > FLOW_THRESHOLD
+        choice.tries.append({"gap": gap.as_list(2), "flow": flow, "accepted": ok})
+        if ok:
+            choice.gap, choice.flow = gap, flow
+            break
+    return choice
+
+
+def write_instance_clips(video: str | Path, folder: Path, gap: Interval, duration: float,
+                         rng: random.Random) -> dict[str, list[float]]:
+    """Write before/GT/after and S/, A/, C/ clips; returns each clip's source interval."""
+    from components.media import cut_clip, loop_segment, reorder_thirds, reverse_clip
+
+    gs, ge = gap.start, gap.end
+    iv = distractor_intervals(gs, ge, duration, rng)
+    for sub in ("S", "A", "C"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    cut_clip(video, 0.0, gs, folder / "before.mp4")
+    cut_clip(video, gs, ge, folder / "GT.mp4")
+    cut_clip(video, ge, duration, folder / "after.mp4")
+    for name in ("Early", "Late", "Wide"):
+        cut_clip(video, iv[name].start, iv[name].end, folder / "A" / f"{name}.mp4")
+    for name in ("Rand1", "Rand2", "Rand3"):
+        cut_clip(video, iv[name].start, iv[name].end, folder / "S" / f"{name}.mp4")
+    reverse_clip(folder / "GT.mp4", folder / "C" / "Reverse.mp4")
+    reorder_thirds(folder / "GT.mp4", folder / "C" / "Shuffle.mp4", (1, 2, 0))
+    loop_segment(video, iv["Loop"].start, iv["Loop"].end, 3, folder / "C" / "Loop.mp4")
+    return {name: v.as_list(3) for name, v in iv.items()}
+
+
+def build_instance(video: str | Path, out_root: str | Path, *, stem: str | None = None,
+                   gap: tuple[float, float] | None = None, seed: int = 0, check_flow: bool = True,
+                   flow_fn=mean_flow) -> dict:
+    """Make `out_root/choices/<stem>/...` from `video` and add its entry to `out_root/meta.json`.
+    An explicit `gap` skips the flow check. Raises UserError with the reasons when rejected."""
+    from components.media import open_video
+
+    video, out_root = Path(video), Path(out_root)
+    stem = stem or video.stem
+    src = open_video(video)
+    try:
+        duration = src.info.duration
+    finally:
+        src.close()
+    problem = duration_problem(duration)
+    if problem:
+        raise UserError(f"{video.name}: {problem}")
+    rng = random.Random(f"{seed}:{stem}")
+    tries: list[dict] = []
+    if gap is not None:
+        g = Interval(float(gap[0]), float(gap[1]))
+        if not 0 < g.start < g.end < duration:
+            raise UserError(f"{video.name}: the gap must satisfy 0 < start < end < {duration:.2f} s "
+                            f"(got {g.start}-{g.end}).")
+        flow = None
+    else:
+        choice = choose_gap(video, duration, rng, flow_fn=flow_fn) if check_flow else None
+        if choice is None:
+            g, flow = sample_gap(duration, rng), None
+        elif choice.gap is None:
+            raise UserError(f"{video.name} rejected: too little motion in every sampled gap "
+                            f"(needs mean Farneback flow > {FLOW_THRESHOLD}); "
+                            + "; ".join(choice.reasons))
+        else:
+            g, flow, tries = choice.gap, choice.flow, choice.tries
+    folder = out_root / "choices" / stem
+    intervals = write_instance_clips(video, folder, g, duration, rng)
+    entry = {"gap_start": round(g.start, 2), "gap_end": round(g.end, 2), "duration": round(duration, 3),
+             "seed": seed, "rng": f"random.Random('{seed}:{stem}')", "flow": flow,
+             "gap_tries": tries, "intervals": intervals}
+    meta_path = out_root / "meta.json"
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    meta[video.name] = entry
+    meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True))
+    return entry
+
+
+def check_clip(path: Path) -> None:
+    if not path.is_file() or path.stat().st_size == 0:
+        raise MediaError(f"{path} is missing or empty.")

@@ -1,0 +1,120 @@
+"""Command line: `eval cloze` (score an upstream result file or human-study files) and `run cloze`
+(answer a set with a backend, resumable). Same functions as the UI; heavy imports inside handlers."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_eval_parsers(eval_subparsers) -> None:
+    p = eval_subparsers.add_parser(
+        "cloze", help="score TempCloze results (upstream per-model result format)",
+        description="Score a TempCloze result file exactly like the released analysis: S, A, P, "
+                    "acc, 3/3..0/3, >=1, >=2, error sources; plus strict accuracy and parse rate.")
+    p.add_argument("--results", required=True, nargs="+", type=Path,
+                   help="result JSON (stem -> {S, A, C}); with --human, human-study JSONL files")
+    p.add_argument("--human", action="store_true",
+                   help="inputs are human-study JSONL files; a question is correct only if every "
+                        "annotator chose GT (the paper's Human row)")
+    p.add_argument("--json", action="store_true", help="print one JSON object (unrounded percentages)")
+    p.set_defaults(func=eval_handler)
+
+
+def add_run_parsers(run_subparsers) -> None:
+    p = run_subparsers.add_parser(
+        "cloze", help="answer TempCloze questions with a backend (resumable)",
+        description="Run a backend over a TempCloze set and write the upstream result file. "
+                    "A rerun with the same --out resumes where the last one stopped.")
+    p.add_argument("--data", required=True, type=Path, help="folder holding choices/ (or its parent)")
+    p.add_argument("--backend", default="baseline",
+                   help="baseline | openai:<model> | hf:<id or dir> | replay:<trace.jsonl>")
+    p.add_argument("--out", required=True, type=Path, help="result JSON to write")
+    p.add_argument("--set", default="all", help="set name from sets.json, or 'all' (default)")
+    p.add_argument("--dims", default="S,A,P", help="comma list of S, A, P (default S,A,P)")
+    p.add_argument("--seed", type=int, default=42, help="option-order seed (default 42)")
+    p.add_argument("--limit", type=int, default=None, help="answer at most this many questions")
+    p.add_argument("--concurrency", type=int, default=1, help="questions in flight at once")
+    p.add_argument("--edge", default="edge1", choices=["edge1", "edge4"],
+                   help="edge baseline variant when --backend baseline (default edge1)")
+    p.add_argument("--strict", action="store_true", help="stricter parsing (unwraps <A>, needs reason)")
+    p.add_argument("--retry-sleep", type=float, default=1.0,
+                   help="seconds before a retry, times the attempt number (default 1)")
+    p.add_argument("--base-url", default=None, help="OpenAI-compatible server (else OPENAI_BASE_URL)")
+    p.add_argument("--max-images", type=int, default=None, help="images one request may carry")
+    p.add_argument("--record", type=Path, default=None, help="record model calls to this trace")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run_handler)
+
+
+def _fmt(v) -> str:
+    return "  -  " if v is None else f"{v:6.2f}"
+
+
+def format_table(m: dict) -> str:
+    lines = ["            S       A       P     acc    >=1    >=2    3/3",
+             "score  " + " ".join(_fmt(m[k]) for k in ("S", "A", "P", "acc", ">=1", ">=2", "3/3")),
+             f"stems (all three valid): {m['stems']} · invalid entries skipped: "
+             f"{m['invalid_entries_skipped']} · parse rate: {_fmt(m['parse_rate']).strip()}%",
+             "strict (unparsed = wrong): " + " ".join(f"{k} {_fmt(m['strict'][k]).strip()}"
+                                                     for k in ("S", "A", "P", "acc")),
+             "2/3 " + _fmt(m["2/3"]).strip() + " · 1/3 " + _fmt(m["1/3"]).strip()
+             + " · 0/3 " + _fmt(m["0/3"]).strip()]
+    for dim, shares in m["error_source"].items():
+        lines.append(f"error source {dim}: " + ", ".join(f"{k} {_fmt(v).strip()}" for k, v in shares.items()))
+    if "mixed" in m:
+        mx = m["mixed"]
+        lines.append(f"Mixed: acc {_fmt(mx['acc']).strip()} over {mx['questions']} · error share "
+                     + ", ".join(f"{k} {_fmt(v).strip()}" for k, v in mx["error_share"].items()))
+    return "\n".join(lines)
+
+
+def load_results_file(path: Path) -> dict:
+    from components.batch import load_json
+    from components.cloze.scoring import check_results
+
+    return check_results(load_json(path, "result file"), str(path))
+
+
+def eval_handler(args: argparse.Namespace) -> int:
+    from components.cloze.human import load_study_files
+    from components.cloze.scoring import human_results, score_results
+    from components.errors import UserError
+
+    if args.human:
+        missing = [str(p) for p in args.results if not Path(p).exists()]
+        if missing:
+            raise UserError(f"human-study file not found: {', '.join(missing)}")
+        results = human_results(load_study_files(args.results))
+    else:
+        if len(args.results) != 1:
+            raise UserError("--results takes one result file (several only with --human).")
+        results = load_results_file(args.results[0])
+    metrics = score_results(results)
+    print(json.dumps(metrics) if args.json else format_table(metrics))
+    return 0
+
+
+def run_handler(args: argparse.Namespace) -> int:
+    from backends.registry import ApiSettings, resolve
+    from components.cloze.layout import load_dataset
+    from components.cloze.questions import build_set
+    from components.cloze.runner import run_set
+    from components.cloze.scoring import score_results
+    from components.cloze.solver import solver_for
+
+    ds = load_dataset(args.data)
+    dims = [d.strip() for d in args.dims.split(",") if d.strip()]
+    qs = build_set(ds, args.set, dims, seed=args.seed, limit=args.limit)
+    for why in qs.skipped:
+        print(f"skipped: {why}")
+    backend = resolve(args.backend, api=ApiSettings(base_url=args.base_url, max_images=args.max_images),
+                      record_to=args.record)
+    solver = solver_for(backend, edge_variant=args.edge, strict=args.strict,
+                        retry_sleep=args.retry_sleep)
+    out = run_set(solver, ds, qs.questions, args.out, concurrency=args.concurrency,
+                  progress=not args.no_progress)
+    c = out["counts"]
+    print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
+    print(format_table(score_results(out["results"])))
+    return 0 if not c["failed"] else 1

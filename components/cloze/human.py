@@ -1,0 +1,178 @@
+"""Human-baseline study: per-annotator JSONL records (upstream record format + our keys), resume
+from the file, redo, export, optional push to a Hugging Face dataset repository.
+
+Every answer is appended, flushed and fsynced (components.batch.append_jsonl) before the UI
+confirms it; the state (answered questions, next question, redo counts) is derived from the file."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import threading
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from components.batch import append_jsonl, read_jsonl
+from components.cloze.layout import ClozeDataset
+from components.cloze.questions import DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set, \
+    schedule_seed_for
+from components.errors import UserError
+
+ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+DISPLAY_MODES = ("frames", "video")
+ANSWER_FLOWS = ("immediate", "select_then_submit")
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def sanitise_annotator(value: str | None) -> str:
+    """A pseudonymous id usable as a file name: 1-64 of [A-Za-z0-9_-]."""
+    value = (value or "").strip()
+    if not ANNOTATOR_RE.fullmatch(value):
+        raise UserError("Annotator id must be 1-64 letters, digits, '_' or '-' (a pseudonym such as "
+                        f"'anon-17'); got {value[:40]!r}.")
+    return value
+
+
+def study_dir(data_dir: str | Path | None = None) -> Path:
+    env = os.environ.get("APP_HUMAN_STUDY_DIR")
+    if env:
+        return Path(env)
+    if data_dir is None:
+        raise UserError("Set APP_HUMAN_STUDY_DIR or a data directory for human-study files.")
+    return Path(data_dir) / "cloze" / "human_study"
+
+
+def annotator_file(folder: str | Path, annotator: str) -> Path:
+    return Path(folder) / f"{sanitise_annotator(annotator)}.jsonl"
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(str(path.resolve()), threading.Lock())
+
+
+def study_questions(ds: ClozeDataset, set_name: str, seed: int = DEFAULT_SEED,
+                    dims=("S", "A", "C")) -> QuestionSet:
+    """The study app's order: task list shuffled with the SHA-256 schedule seed, options with
+    Random(f"{seed}:{stem}:{dim}:options")."""
+    return build_set(ds, set_name, dims, seed=seed, rule=ORDER_HUMAN, shuffle_tasks=True)
+
+
+def latest_records(records: list[dict]) -> dict[tuple[str, str], dict]:
+    """Latest record per (stem, dim): a redo replaces the earlier answer."""
+    out: dict[tuple[str, str], dict] = {}
+    for rec in records:
+        if "stem" in rec and "dim" in rec:
+            out[(rec["stem"], rec["dim"])] = rec
+    return out
+
+
+@dataclass
+class Progress:
+    answered: dict[tuple[str, str], dict] = field(default_factory=dict)
+    next_index: int | None = None  # first unanswered question; None when all are done
+
+    def answered_count(self, questions: list[Question]) -> int:
+        return sum(1 for q in questions if (q.stem, q.dim) in self.answered)
+
+
+def load_progress(path: str | Path, questions: list[Question]) -> Progress:
+    answered = latest_records(read_jsonl(path))
+    nxt = next((i for i, q in enumerate(questions) if (q.stem, q.dim) not in answered), None)
+    return Progress(answered, nxt)
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def record_answer(path: str | Path, q: Question, *, task_index: int, answer: str, annotator: str,
+                  session: str, set_name: str, order_seed: int, display_mode: str, answer_flow: str,
+                  elapsed_sec: float, blind: bool = False) -> dict:
+    """Append one answer durably and return the record (upstream keys first, then ours)."""
+    path = Path(path)
+    answer = (answer or "").strip().upper()
+    if answer not in q.option_map:
+        raise UserError(f"Choose one of A, B, C, D (got {answer!r}).")
+    with _lock_for(path):
+        prior = sum(1 for r in read_jsonl(path) if r.get("stem") == q.stem and r.get("dim") == q.dim)
+        rec = {"task_index": task_index, "stem": q.stem, "dim": q.dim, "answer": answer,
+               "expected": q.expected, "correct": answer == q.expected, "option_map": q.option_map,
+               "display_mode": display_mode, "answer_flow": answer_flow,
+               "elapsed_sec": round(float(elapsed_sec), 2),
+               "answered_at_utc": datetime.now(timezone.utc).isoformat(), "redo_count": prior,
+               "annotator": annotator, "session": session, "set": set_name,
+               "order_seed": order_seed, "task_order_seed": schedule_seed_for(order_seed, set_name),
+               "option_order_rule": 'Random(f"{seed}:{stem}:{dim}:options")',
+               "chosen": q.option_map[answer], "backend": "human", "blind": blind}
+        append_jsonl(path, rec)
+    return rec
+
+
+def export_records(records: list[dict], fmt: str = "json") -> str:
+    """Latest record per question, as JSON text or CSV text (option_map as JSON in one cell)."""
+    latest = list(latest_records(records).values())
+    if fmt == "json":
+        return json.dumps(latest, indent=1, ensure_ascii=False)
+    if fmt != "csv":
+        raise UserError(f"Unknown export format {fmt!r}; use json or csv.")
+    keys: list[str] = []
+    for rec in latest:
+        keys += [k for k in rec if k not in keys]
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=keys)
+    writer.writeheader()
+    for rec in latest:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (dict, list)) else v for k, v in rec.items()})
+    return buf.getvalue()
+
+
+def load_study_files(paths) -> list[dict]:
+    """Records of several annotator files; an annotator id missing in a record comes from the name."""
+    out = []
+    for p in paths:
+        p = Path(p)
+        for rec in read_jsonl(p):
+            rec.setdefault("annotator", p.stem)
+            out.append(rec)
+    return out
+
+
+# ---- optional push to a Hugging Face dataset repository ---------------------------------------
+@dataclass
+class HubPush:
+    """Pushes the study folder with huggingface_hub.CommitScheduler when APP_HUMAN_STUDY_REPO is
+    set. Nothing is imported or contacted until `start()`."""
+
+    repo_id: str
+    folder: Path
+    every_minutes: float = 5.0
+    path_in_repo: str = "human_study"
+    scheduler: object | None = None
+
+    @classmethod
+    def from_env(cls, folder: str | Path) -> "HubPush | None":
+        repo = os.environ.get("APP_HUMAN_STUDY_REPO", "").strip()
+        return cls(repo, Path(folder)) if repo else None
+
+    def scheduler_kwargs(self) -> dict:
+        return {"repo_id": self.repo_id, "repo_type": "dataset", "folder_path": str(self.folder),
+                "path_in_repo": self.path_in_repo, "every": self.every_minutes,
+                "allow_patterns": ["*.jsonl"]}
+
+    @property
+    def started(self) -> bool:
+        return self.scheduler is not None
+
+    def start(self):
+        if self.scheduler is None:
+            from huggingface_hub import CommitScheduler
+
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self.scheduler = CommitScheduler(**self.scheduler_kwargs())
+        return self.scheduler

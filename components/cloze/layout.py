@@ -1,0 +1,190 @@
+"""The released on-disk layout: `choices/<stem>/{before,GT,after}.mp4`, `S/`, `A/`, `C/` and
+`meta.json` (tempcloze-upstream.md). Also safe extraction of an uploaded zip."""
+from __future__ import annotations
+
+import json
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from components.errors import DataFormatError, UserError
+
+#: result-file / folder key of each dimension; the paper calls "C" Progression (P)
+DIM_FOLDERS = {"S": "S", "A": "A", "C": "C"}
+DIM_CLIPS = {"S": ("Rand1", "Rand2", "Rand3"), "A": ("Early", "Late", "Wide"),
+             "C": ("Reverse", "Shuffle", "Loop")}
+CONTEXT_CLIPS = ("before", "GT", "after")
+PAPER_DIM = {"S": "S", "A": "A", "C": "P", "Mixed": "Mixed"}
+
+
+def dim_key(name: str) -> str:
+    """Accept the paper's names (S, A, P) and the folder names (S, A, C); return S | A | C | Mixed."""
+    key = name.strip()
+    if key.upper() == "P":
+        return "C"
+    if key.lower() == "mixed":
+        return "Mixed"
+    if key.upper() in DIM_FOLDERS:
+        return key.upper()
+    raise UserError(f"Unknown dimension '{name}'; use S, A, P (folder C) or Mixed.")
+
+
+def clip_dim(clip: str) -> str | None:
+    """Which dimension a distractor clip belongs to (GT -> None)."""
+    for dim, names in DIM_CLIPS.items():
+        if clip in names:
+            return dim
+    return None
+
+
+def clip_relpath(clip: str) -> str:
+    """'GT' -> 'GT.mp4', 'Wide' -> 'A/Wide.mp4'."""
+    dim = clip_dim(clip)
+    return f"{clip}.mp4" if dim is None else f"{DIM_FOLDERS[dim]}/{clip}.mp4"
+
+
+@dataclass
+class Instance:
+    """One stem: its folder, its clips found on disk and its meta entry (if any)."""
+
+    stem: str
+    folder: Path
+    meta: dict = field(default_factory=dict)
+
+    def clip_path(self, clip: str) -> Path:
+        return self.folder / clip_relpath(clip)
+
+    def missing(self, clips) -> list[str]:
+        return [c for c in clips if not self.clip_path(c).is_file() or self.clip_path(c).stat().st_size == 0]
+
+    def available_dims(self) -> list[str]:
+        if self.missing(CONTEXT_CLIPS):
+            return []
+        return [d for d, names in DIM_CLIPS.items() if not self.missing(names)]
+
+    def problems(self) -> list[str]:
+        out = []
+        gone = self.missing(CONTEXT_CLIPS)
+        if gone:
+            out.append(f"{self.stem}: missing or empty {', '.join(clip_relpath(c) for c in gone)}")
+        for dim, names in DIM_CLIPS.items():
+            lost = self.missing(names)
+            if lost:
+                out.append(f"{self.stem}: dimension {PAPER_DIM[dim]} unavailable, missing "
+                           f"{', '.join(clip_relpath(c) for c in lost)}")
+        return out
+
+
+@dataclass
+class ClozeDataset:
+    root: Path                      # folder holding choices/ (and meta.json, sets.json)
+    instances: dict[str, Instance]  # stem -> instance, sorted by stem
+    meta: dict
+    sets: dict
+
+    def instance(self, stem: str) -> Instance:
+        if stem not in self.instances:
+            raise UserError(f"Stem '{stem}' is not in {self.root / 'choices'}.")
+        return self.instances[stem]
+
+    def problems(self) -> list[str]:
+        return [p for inst in self.instances.values() for p in inst.problems()]
+
+
+def find_root(path: str | Path) -> Path:
+    """The folder holding choices/: `path` itself, `path/cloze`, or one level below."""
+    path = Path(path)
+    for cand in (path, path / "cloze"):
+        if (cand / "choices").is_dir():
+            return cand
+    if path.is_dir():
+        for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+            if (sub / "choices").is_dir():
+                return sub
+    raise UserError(f"No TempCloze data in {path}: expected a 'choices/<stem>/' folder "
+                    "(before.mp4, GT.mp4, after.mp4, S/, A/, C/) there or in a sub-folder.")
+
+
+def load_meta(root: Path) -> dict:
+    path = root / "meta.json"
+    if not path.exists():
+        return {}
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"{path} is not valid JSON ({exc}).") from None
+    if not isinstance(meta, dict):
+        raise DataFormatError(f"{path} must map a video file name to {{gap_start, gap_end}}.")
+    for name, entry in meta.items():
+        if not isinstance(entry, dict) or "gap_start" not in entry or "gap_end" not in entry:
+            raise DataFormatError(f"{path}: record '{name}' needs keys 'gap_start' and 'gap_end'.")
+    return meta
+
+
+def load_sets(root: Path) -> dict:
+    path = root / "sets.json"
+    if not path.exists():
+        return {}
+    try:
+        sets = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"{path} is not valid JSON ({exc}).") from None
+    if not isinstance(sets, dict):
+        raise DataFormatError(f"{path} must be an object: set name -> list of stems or mixed items.")
+    return sets
+
+
+def load_dataset(path: str | Path) -> ClozeDataset:
+    root = find_root(path)
+    meta = load_meta(root)
+    by_stem = {Path(name).stem: entry for name, entry in meta.items()}
+    instances = {}
+    for folder in sorted((root / "choices").iterdir()):
+        if folder.is_dir() and not folder.name.startswith("."):
+            instances[folder.name] = Instance(folder.name, folder, by_stem.get(folder.name, {}))
+    if not instances:
+        raise UserError(f"{root / 'choices'} is empty: add one folder per stem "
+                        "(before.mp4, GT.mp4, after.mp4, S/, A/, C/).")
+    return ClozeDataset(root, instances, meta, load_sets(root))
+
+
+# ---- zip upload ------------------------------------------------------------------------------
+MAX_ZIP_FILES = 20_000
+MAX_ZIP_BYTES = 4 * 1024 ** 3
+
+
+def safe_extract_zip(zip_path: str | Path, dest: str | Path, *, max_files: int = MAX_ZIP_FILES,
+                     max_bytes: int = MAX_ZIP_BYTES) -> Path:
+    """Extract after checking every name: no absolute paths, no '..', no links, bounded size."""
+    zip_path, dest = Path(zip_path), Path(dest)
+    try:
+        zf = zipfile.ZipFile(zip_path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise UserError(f"{zip_path.name} is not a readable zip file ({exc}).") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > max_files:
+            raise UserError(f"{zip_path.name} holds {len(infos)} entries; the limit is {max_files}.")
+        total = 0
+        for info in infos:
+            name = info.filename
+            pure = PurePosixPath(name.replace("\\", "/"))
+            if name.startswith(("/", "\\")) or pure.is_absolute() or ":" in pure.parts[0] \
+                    or ".." in pure.parts:
+                raise UserError(f"{zip_path.name}: refusing unsafe entry name '{name}' "
+                                "(absolute path or '..'); re-create the zip with relative paths.")
+            mode = (info.external_attr >> 16) & 0o170000
+            if mode == 0o120000:
+                raise UserError(f"{zip_path.name}: refusing symbolic link '{name}'.")
+            total += info.file_size
+            if total > max_bytes:
+                raise UserError(f"{zip_path.name} expands to more than {max_bytes // 1024 ** 2} MiB; "
+                                "upload a smaller set or point the data directory at it instead.")
+        dest.mkdir(parents=True, exist_ok=True)
+        root = dest.resolve()
+        for info in infos:
+            target = (dest / info.filename).resolve()
+            if root not in target.parents and target != root:
+                raise UserError(f"{zip_path.name}: entry '{info.filename}' escapes the target folder.")
+        zf.extractall(dest)
+    return dest

@@ -1,0 +1,125 @@
+"""Running a solver over a question set: results in the upstream per-model format, resumable
+(sidecar JSONL via components.batch; R.json rewritten atomically after every answer)."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import tempfile
+import threading
+from pathlib import Path
+from typing import Callable, Iterable
+
+from components.batch import append_jsonl, read_jsonl, run_resumable
+from components.cloze.layout import ClozeDataset
+from components.cloze.questions import Question, question_with_order
+from components.cloze.scoring import order_sensitivity
+from components.cloze.solver import ClozeSolver
+from components.errors import DataFormatError, MediaError
+
+
+def sidecar_path(out_path: str | Path) -> Path:
+    out_path = Path(out_path)
+    return out_path.with_name(out_path.name + ".progress.jsonl")
+
+
+def records_to_results(records: Iterable[dict]) -> dict:
+    """Sidecar records ({"key", "stem", "dim", ...}) -> {stem: {dim: entry}}; later records win."""
+    out: dict = {}
+    for rec in records:
+        entry = {k: v for k, v in rec.items() if k not in ("key", "stem", "dim")}
+        out.setdefault(rec["stem"], {})[rec["dim"]] = entry
+    return out
+
+
+def write_json_atomic(path: str | Path, obj) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(obj, fh, indent=1, ensure_ascii=False)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def answer_safely(solver: ClozeSolver, ds: ClozeDataset, q: Question) -> dict:
+    """One record; a broken clip becomes a recorded error (never a guessed answer)."""
+    try:
+        rec = solver.answer(ds.instance(q.stem), q)
+    except MediaError as exc:
+        rec = {"correct": False, "answer": None, "expected": q.expected, "reason": "",
+               "option_map": q.option_map, "backend": solver.name, "raw": "", "parsed": False,
+               "error": f"media: {exc}"}
+    return {"key": q.key, "stem": q.stem, "dim": q.dim, **rec}
+
+
+def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], out_path: str | Path,
+            *, concurrency: int = 1, progress: bool = True,
+            on_result: Callable[[dict], None] | None = None) -> dict:
+    """Answer every question not yet answered in the sidecar; rewrite `out_path` after each
+    answer. Returns counts and the results."""
+    out_path = Path(out_path)
+    side = sidecar_path(out_path)
+    if out_path.exists() and not side.exists():
+        # resume from a results file written by an earlier run (or upstream) without a sidecar
+        try:
+            prior = json.loads(out_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(f"{out_path} is not valid JSON ({exc}); move it away to start over.") from None
+        for stem, dims in prior.items():
+            for dim, entry in dims.items():
+                append_jsonl(side, {"key": f"{stem}:{dim}", "stem": stem, "dim": dim, **entry})
+    lock = threading.Lock()
+    results = records_to_results(read_jsonl(side))
+
+    def done(rec: dict) -> None:
+        with lock:
+            entry = {k: v for k, v in rec.items() if k not in ("key", "stem", "dim")}
+            results.setdefault(rec["stem"], {})[rec["dim"]] = entry
+            write_json_atomic(out_path, results)
+        if on_result:
+            on_result(rec)
+
+    counts = run_resumable(questions, key=lambda q: q.key, work=lambda q: answer_safely(solver, ds, q),
+                           out_path=side, concurrency=concurrency, desc="cloze questions",
+                           key_field="key", progress=progress, on_result=done)
+    with lock:
+        write_json_atomic(out_path, results)
+    return {"counts": counts, "results": results}
+
+
+def distinct_orders(q: Question, k: int) -> list[tuple[str, ...]]:
+    """k different option orders: the question's own, then seeded shuffles of it (seed:stem:dim:order:j)."""
+    orders = [q.options]
+    j = 1
+    while len(orders) < min(k, 24):
+        opts = list(q.options)
+        random.Random(f"{q.seed}:{q.stem}:{q.dim}:order:{j}").shuffle(opts)
+        if tuple(opts) not in orders:
+            orders.append(tuple(opts))
+        j += 1
+    return orders
+
+
+def run_orders(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], k: int = 4,
+               on_step: Callable[[int, int], None] | None = None) -> dict:
+    """Each question under k candidate orders -> FR, CFR, Range, Disp (paper Table 4)."""
+    runs: dict[str, list[tuple[bool, str | None]]] = {}
+    records: dict[str, list[dict]] = {}
+    total = len(questions) * k
+    step = 0
+    for q in questions:
+        for order in distinct_orders(q, k):
+            rec = answer_safely(solver, ds, question_with_order(q, order))
+            pick = rec["option_map"].get(rec["answer"]) if rec.get("answer") else None
+            runs.setdefault(q.key, []).append((bool(rec["correct"]), pick))
+            records.setdefault(q.key, []).append(rec)
+            step += 1
+            if on_step:
+                on_step(step, total)
+    return {"metrics": order_sensitivity(runs), "runs": runs, "records": records}

@@ -1,0 +1,98 @@
+"""HAPACT Table 7 prompts for generation-based temporal localization, one variant per backend family.
+
+- "open"   (Qwen3-VL / InternVL-3.5): intervals in seconds as [[start, end], ...];
+- "gemini" (Gemini 3.1 Pro): [[MM:SS.SSS, MM:SS.SSS], ...];
+- "gpt"    (GPT-4o / GPT-5.4): "The event happens in x1 - y1 seconds; ...", every frame preceded by
+  its "Frame at 2.375s:" label.
+The texts live verbatim in assets/prompts/hapact_temporal_<style>.txt.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+from backends.base import Message
+
+if TYPE_CHECKING:
+    from components.media import Frame
+
+PROMPT_DIR = Path(__file__).resolve().parents[2] / "assets" / "prompts"
+STYLES = ("open", "gemini", "gpt")
+#: A.6.2: "the remaining models received up to 192 frames"
+MAX_FRAMES = 192
+
+
+@lru_cache(maxsize=None)
+def prompt_template(style: str) -> str:
+    if style not in STYLES:
+        raise ValueError(f"Unknown prompt style '{style}'; choose one of {', '.join(STYLES)}.")
+    return (PROMPT_DIR / f"hapact_temporal_{style}.txt").read_text(encoding="utf-8").strip()
+
+
+def style_for_backend(backend_id: str, override: str | None = None) -> str:
+    """Pick the Table 7 variant from the model name ("gemini" -> gemini; gpt/o1/o3/o4 -> gpt)."""
+    if override and override != "auto":
+        if override not in STYLES:
+            raise ValueError(f"Unknown prompt style '{override}'; choose auto, {', '.join(STYLES)}.")
+        return override
+    model = backend_id.split(":", 1)[-1].lower()
+    name = model.rsplit("/", 1)[-1]
+    if "gemini" in model:
+        return "gemini"
+    if "gpt" in model or re.match(r"^o[134](?:$|[-_.])", name):
+        return "gpt"
+    return "open"
+
+
+def render_prompt(style: str, query: str) -> str:
+    return prompt_template(style).replace("{query}", query.strip())
+
+
+def frame_label(style: str, t: float) -> str:
+    """The timestamp text placed before each frame (frames carry their start time i/fps)."""
+    if style == "gpt":
+        return f"Frame at {t:.3f}s:"
+    if style == "gemini":
+        minutes, rest = divmod(t, 60.0)
+        return f"{int(minutes):02d}:{rest:06.3f}"
+    return f"{t:.3f}s"
+
+
+def build_messages(style: str, query: str, frames: "Sequence[Frame]") -> list[Message]:
+    """One user message. GPT style: prompt, then "Frame at X.XXXs:" + frame pairs (the prompt says
+    "Each frame is preceded by its timestamp"). Open/Gemini styles: the timestamped frames stand for
+    the video, followed by the prompt (video first, question last, as those models take a video)."""
+    prompt = render_prompt(style, query)
+    content: list = []
+    if style == "gpt":
+        content.append(prompt)
+    for frame in frames:
+        content.append(frame_label(style, frame.time))
+        content.append(frame.image)
+    if style != "gpt":
+        content.append(prompt)
+    return [Message(role="user", content=content)]
+
+
+def sample_count(total_frames: int, *, backend_max_images: int | None = None,
+                 session_max_frames: int | None = None, cap: int = MAX_FRAMES) -> int:
+    """How many frames to send: up to 192, fewer if the backend or the session allows fewer; a clip
+    shorter than the request just uses all its frames (A.6.2)."""
+    limits = [cap, total_frames]
+    if backend_max_images:
+        limits.append(int(backend_max_images))
+    if session_max_frames:
+        limits.append(int(session_max_frames))
+    return max(0, min(limits))
+
+
+def uniform_indices(total_frames: int, n: int) -> list[int]:
+    """n frame indices (0-based) spread uniformly, each the centre of one of n equal bins;
+    all frames when n >= total."""
+    if n >= total_frames:
+        return list(range(total_frames))
+    if n <= 0:
+        return []
+    return [min(total_frames - 1, int((i + 0.5) * total_frames / n)) for i in range(n)]

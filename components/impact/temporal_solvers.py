@@ -1,0 +1,221 @@
+"""Temporal impact localizers: a model-backed one (Table 7 prompts) and a motion-energy baseline.
+
+Both answer `localize(item) -> TemporalPrediction` for an ImpactItem (clip path, query, fps,
+num_frames). `make_temporal_solver(backend)` picks the baseline when `backend.is_baseline`.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Protocol, Sequence
+
+from backends.base import GenerationParams, GenerationRequest, VLMBackend
+from backends.errors import TooManyImagesError
+from components.impact.intervals import NONE, OK, UNPARSED, parse_intervals
+from components.impact.temporal_prompt import build_messages, sample_count, style_for_backend, \
+    uniform_indices
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from components.impact.annotations import ImpactItem
+
+log = logging.getLogger(__name__)
+
+BASELINE_METHOD = "motion-energy baseline (no model)"
+
+
+@dataclass
+class TemporalPrediction:
+    qid: str
+    windows: list[list[float]]  # [start_s, end_s, score], ranked
+    status: str  # "ok" | "none" | "unparsed" | "error"
+    method: str
+    raw: str = ""
+    attempts: list[str] = field(default_factory=list)
+    prompt_style: str | None = None
+    num_frames_sent: int = 0
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_record(self) -> dict:
+        """QVHighlights prediction line plus what produced it (raw text, status, method)."""
+        record = {"qid": self.qid, "pred_relevant_windows": self.windows}
+        extra = asdict(self)
+        extra.pop("qid")
+        extra.pop("windows")
+        record.update(extra)
+        return record
+
+
+class TemporalSolver(Protocol):
+    method: str
+
+    def localize(self, item: "ImpactItem") -> TemporalPrediction: ...
+
+
+# -- model-backed --------------------------------------------------------------------------------
+
+class ModelTemporalSolver:
+    """Uniformly samples up to 192 frames, asks the Table 7 prompt of the backend's family, parses
+    the answer; malformed answers are asked again at most `max_retries` times, then kept raw."""
+
+    def __init__(self, backend: VLMBackend, *, style: str | None = None,
+                 max_frames: int | None = None, max_retries: int = 2, max_side: int = 448,
+                 params: GenerationParams | None = None):
+        self.backend = backend
+        self.style = style_for_backend(backend.backend_id, style)
+        self.max_frames = max_frames
+        self.max_retries = max(0, int(max_retries))
+        self.max_side = max_side
+        self.params = params or GenerationParams(temperature=0.0, max_tokens=256)
+        self.method = f"{backend.backend_id} (Table 7, {self.style} prompt)"
+
+    def _frames(self, item: "ImpactItem", limit: int | None):
+        from components.media import open_video
+
+        source = open_video(item.video)
+        try:
+            total = source.info.num_frames
+            n = sample_count(total, backend_max_images=limit or self.backend.max_images,
+                             session_max_frames=self.max_frames)
+            return source.frames_at_indices(uniform_indices(total, n), max_side=self.max_side)
+        finally:
+            source.close()
+
+    def localize(self, item: "ImpactItem", cancel=None) -> TemporalPrediction:
+        frames = self._frames(item, None)
+        pred = TemporalPrediction(qid=item.qid, windows=[], status=UNPARSED, method=self.method,
+                                  prompt_style=self.style, num_frames_sent=len(frames))
+        attempts_left = 1 + self.max_retries
+        stepped_down = False
+        while attempts_left > 0:
+            request = GenerationRequest(messages=build_messages(self.style, item.query, frames),
+                                        params=self.params, task="impact.temporal", ref=item.qid,
+                                        cancel=cancel)
+            try:
+                result = self.backend.generate(request)
+            except TooManyImagesError as exc:
+                if stepped_down or not exc.limit:
+                    raise
+                stepped_down = True  # the server told us its cap: resend with that many frames
+                frames = self._frames(item, exc.limit)
+                pred.num_frames_sent = len(frames)
+                continue
+            attempts_left -= 1
+            if not result.ok:
+                pred.status, pred.error = "error", result.error
+                return pred
+            pred.attempts.append(result.text)
+            pred.raw = result.text
+            parsed = parse_intervals(result.text, duration=item.duration, fps=item.fps)
+            if parsed.status != UNPARSED:
+                pred.status = parsed.status
+                pred.windows = parsed.windows()
+                pred.notes = parsed.notes
+                return pred
+            log.info("impact temporal %s: unparsed answer (%d tries left)", item.qid, attempts_left)
+        return pred  # kept raw, counted as unparsed, never guessed
+
+
+# -- motion-energy baseline --------------------------------------------------------------------------
+
+def motion_energy(grey: "np.ndarray") -> "np.ndarray":
+    """Mean absolute difference to the previous frame, per frame (frame 0 gets 0). grey: (T, H, W)."""
+    import numpy as np
+
+    grey = np.asarray(grey, dtype=np.float32)
+    energy = np.zeros(len(grey), dtype=np.float32)
+    if len(grey) > 1:
+        energy[1:] = np.abs(np.diff(grey, axis=0)).mean(axis=(1, 2))
+    return energy
+
+
+def impact_candidates(energy: "np.ndarray", fps: float, *, k: float = 3.0, min_width: int = 3,
+                      max_width: int = 8, top: int = 10, min_relative: float = 0.0) -> list[list[float]]:
+    """Peaks of motion energy above median + k·MAD, each grown over its run of above-threshold
+    frames (then padded to at least `min_width` frames, at most `max_width`), ranked by peak height.
+    Peaks below `min_relative` x the highest peak may be dropped (off by default: up to 10
+    candidates feed the AP, as the reference keeps the top 10).
+    Returns [start_s, end_s, score] with 0-based frame j covering [j/fps, (j+1)/fps]."""
+    import numpy as np
+
+    energy = np.asarray(energy, dtype=np.float64)
+    n = len(energy)
+    if n < 2:
+        return []
+    body = energy[1:]  # frame 0 has no previous frame
+    median = float(np.median(body))
+    mad = float(np.median(np.abs(body - median)))
+    threshold = median + k * max(mad, 1e-6 * max(1.0, float(body.max())))
+    above = energy > threshold
+    above[0] = False
+    peaks = [i for i in range(1, n) if above[i] and energy[i] >= energy[i - 1]
+             and (i + 1 >= n or energy[i] >= energy[i + 1])]
+    peaks.sort(key=lambda i: -energy[i])
+    peak_max = float(energy[peaks[0]]) if peaks else 1.0
+    peaks = [i for i in peaks if energy[i] >= min_relative * peak_max]
+    covered = np.zeros(n, dtype=bool)
+    out: list[list[float]] = []
+    for p in peaks:
+        if covered[p]:
+            continue
+        lo = hi = p
+        while lo - 1 >= 1 and above[lo - 1] and hi - lo + 1 < max_width:
+            lo -= 1
+        while hi + 1 < n and above[hi + 1] and hi - lo + 1 < max_width:
+            hi += 1
+        while hi - lo + 1 < min_width:
+            if lo > 0:
+                lo -= 1
+            if hi - lo + 1 < min_width and hi < n - 1:
+                hi += 1
+            if lo == 0 and hi == n - 1:
+                break
+        covered[lo:hi + 1] = True
+        out.append([lo / fps, (hi + 1) / fps, float(energy[p]) / peak_max])
+        if len(out) >= top:
+            break
+    return out
+
+
+class MotionEnergyBaseline:
+    """No model: impact candidates from frame differences of downscaled grey frames."""
+
+    method = BASELINE_METHOD
+
+    def __init__(self, *, k: float = 3.0, side: int = 64):
+        self.k = k
+        self.side = side
+
+    def grey_frames(self, item: "ImpactItem") -> "np.ndarray":
+        import numpy as np
+
+        from components.media import open_video
+
+        source = open_video(item.video)
+        try:
+            total = source.info.num_frames
+            frames = source.frames_at_indices(list(range(total)), max_side=self.side)
+        finally:
+            source.close()
+        return np.stack([np.asarray(f.image.convert("L"), dtype=np.float32) for f in frames])
+
+    def localize(self, item: "ImpactItem", cancel=None) -> TemporalPrediction:
+        energy = motion_energy(self.grey_frames(item))
+        windows = [w for w in impact_candidates(energy, item.fps, k=self.k)
+                   if w[0] < item.duration]
+        windows = [[w[0], min(w[1], item.duration), w[2]] for w in windows]
+        return TemporalPrediction(qid=item.qid, windows=windows, status=OK if windows else NONE,
+                                  method=self.method, num_frames_sent=len(energy))
+
+
+def make_temporal_solver(backend: VLMBackend, *, style: str | None = None,
+                         max_frames: int | None = None, max_retries: int = 2) -> TemporalSolver:
+    if backend.is_baseline:
+        return MotionEnergyBaseline()
+    return ModelTemporalSolver(backend, style=style, max_frames=max_frames, max_retries=max_retries)
+
+
+def windows_from_records(records: Sequence[dict]) -> dict[str, list[list[float]]]:
+    return {str(r["qid"]): r.get("pred_relevant_windows", []) for r in records}

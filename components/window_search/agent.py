@@ -1,0 +1,275 @@
+"""Agentic Window Search: Algorithm 1 (Appendix D.1), cascaded inspection with bounded expansion.
+
+`agentic_window_search` mirrors the pseudocode line by line (the "# k:" comments are its line
+numbers). A solver (solvers.py) answers the three roles; everything else here makes no model call.
+
+Budget: at most K(M+1) Inspect calls, one Decompose and at most one Select, i.e. K(M+1) + 2 model
+calls, plus at most `max_retries` re-asks of each malformed reply (counted in trace.calls).
+
+Decisions where the paper is silent (see also prompts.py):
+- Select is skipped when exactly one candidate was rejected (it is the only choice; K = 1).
+- A Select reply that stays unreadable falls back to the first rejected candidate in retrieval
+  order (the Movie RAG choice), recorded in trace.errors; nothing is chosen at random.
+- A failed Decompose falls back to the query itself as the single statement and an empty cast.
+- Text-only solvers receive no frames (nothing is decoded for them).
+- A backend failure (an error result after the backend's own transport retries) ends the search:
+  trace.errors names it and trace.window stays None.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Protocol, Sequence
+
+from backends.errors import BackendError, GenerationStopped
+from components.errors import UserError
+from components.window_search.solvers import CastOption, InspectContext, InspectOutcome, \
+    Observation, RefOption, SelectCandidate, WindowSolver
+from components.window_search.prompts import cast_ref_label
+from components.window_search.types import CandidateTrace, Chunk, InspectStep, SearchTrace
+
+
+# -- what the agent needs from the movie and the character memory -------------------------------
+class MovieView(Protocol):
+    movie_id: str
+    duration: float
+
+    def frames(self, start: float, end: float, fps: float = 1.0,
+               cap: int | None = None) -> list:  # list[components.media.Frame]
+        ...
+
+    def cues(self, start: float, end: float) -> list:  # list[components.media.Cue]
+        ...
+
+
+class ReferenceLike(Protocol):
+    ref_id: str
+    image: str
+    time: float | None
+
+
+class CharacterLike(Protocol):
+    char_id: str
+    display_name: str
+    names: list[str]
+    references: Sequence[ReferenceLike]
+
+
+class CharacterMemoryView(Protocol):
+    def match_characters(self, query: str) -> Sequence[CharacterLike]: ...
+
+    def load_reference_image(self, ref: ReferenceLike) -> Any: ...  # PIL.Image | None
+
+
+class _Stopped(Exception):
+    pass
+
+
+# -- helpers that make no model call -----------------------------------------------------------
+def match_characters(query: str, memory: CharacterMemoryView | None) -> list[CastOption]:
+    """MatchCharacters (line 1): name lookup in memory, numbered [C1].. for the Decompose prompt."""
+    if memory is None:
+        return []
+    options = []
+    for i, ch in enumerate(memory.match_characters(query)):
+        cid = f"C{i + 1}"
+        refs = []
+        for j, ref in enumerate(ch.references):
+            try:
+                image = memory.load_reference_image(ref)
+            except Exception:  # noqa: BLE001 - an unreadable reference is simply not shown
+                image = None
+            refs.append(RefOption(label=cast_ref_label(cid, j), ref_id=getattr(ref, "ref_id", None),
+                                  image_path=str(ref.image) if getattr(ref, "image", None) else None,
+                                  time=getattr(ref, "time", None), image=image))
+        options.append(CastOption(cid=cid, char_id=ch.char_id, display_name=ch.display_name,
+                                  names=list(ch.names), refs=refs))
+    return options
+
+
+def clamp_window(start: float, end: float, duration: float) -> tuple[float, float]:
+    s = min(max(0.0, float(start)), duration)
+    return s, min(max(s, float(end)), duration)
+
+
+def expand_window(W: tuple[float, float], h: InspectContext, side: str,
+                  requested: float | None, delta_max: float, movie: MovieView,
+                  max_new_frames: int, with_frames: bool) -> tuple[tuple[float, float],
+                                                                  InspectContext, Observation]:
+    """ExpandWindow (line 18): reveal min(request, delta_max) seconds on one side, clamped to the
+    movie, and append the NEW band's frames (at most max_new_frames, 1 fps) and cues to h."""
+    step = min(requested if requested is not None else delta_max, delta_max)
+    if side == "left":
+        new_start = max(0.0, W[0] - step)
+        band, W_new = (new_start, W[0]), (new_start, W[1])
+    else:
+        new_end = min(movie.duration, W[1] + step)
+        band, W_new = (W[1], new_end), (W[0], new_end)
+    applied = round(band[1] - band[0], 6)
+    frames = movie.frames(band[0], band[1], fps=1.0, cap=max_new_frames) \
+        if with_frames and applied > 0 else []
+    frames = list(frames)[:max_new_frames]
+    seen = {(c.start, c.end, c.text) for c in h.cues()}
+    cues = [c for c in (movie.cues(band[0], band[1]) if applied > 0 else [])
+            if (c.start, c.end, c.text) not in seen]
+    obs = Observation(kind="expansion", window=W_new, band=band, frames=frames, cues=cues,
+                      side=side, requested=requested, applied=applied, applied_cap=delta_max)
+    h.observations.append(obs)
+    return W_new, h, obs
+
+
+def _reasoning(step: InspectStep) -> str:
+    if step.parse_error:
+        return f"(unparsed reply) {step.raw[:300]}"
+    checks = "; ".join(f"{c.sid} {c.status}" + (f": {c.note}" if c.note else "")
+                       for c in step.checks)
+    text = " ".join(t for t in (checks + "." if checks else "", step.summary) if t)
+    return text[:600]
+
+
+# -- Algorithm 1 --------------------------------------------------------------------------------
+def agentic_window_search(query: str, ranked: list[Chunk], movie: MovieView,
+                          memory: CharacterMemoryView | None, solver: WindowSolver, *,
+                          K: int = 5, M: int = 3, delta_max: float = 30.0,
+                          max_new_frames: int = 32, frame_cap: int | None = None,
+                          on_update: Callable[[SearchTrace], None] | None = None,
+                          stop: threading.Event | None = None,
+                          qid: str | None = None) -> SearchTrace:
+    """Cascaded Inspection with Bounded Expansion for one query; returns the full trace, whose
+    `window` is W for the downstream localizer (None if stopped or the backend failed)."""
+    if not query or not query.strip():
+        raise UserError("The query is empty: type a description of the moment to find.")
+    if not ranked:
+        raise UserError("No ranked chunks to inspect: run retrieval for this movie first.")
+    if K < 1 or M < 0 or delta_max <= 0 or max_new_frames < 1:
+        raise UserError(f"Invalid search budget K={K}, M={M}, delta_max={delta_max}, "
+                        f"max_new_frames={max_new_frames}: need K >= 1, M >= 0, delta_max > 0.")
+    t0 = time.monotonic()
+    candidates = [Chunk(c.index, c.start, c.end, c.score, c.rank if c.rank is not None else r)
+                  for r, c in enumerate(ranked[:K], 1)]
+    trace = SearchTrace(query=query, qid=qid, backend=solver.backend_id, chunks=candidates,
+                        text_only_baseline=solver.is_text_only)
+    with_frames = not solver.is_text_only
+
+    def update() -> None:
+        trace.elapsed_s = time.monotonic() - t0
+        if on_update is not None:
+            on_update(trace)
+
+    def check_stop() -> None:
+        if stop is not None and stop.is_set():
+            raise _Stopped
+
+    def count(role: str, attempts: int) -> None:
+        trace.calls[role] += 1
+        trace.calls["retries"] += max(0, attempts - 1)
+
+    try:
+        P = match_characters(query, memory)                                  # 1: name lookup
+        trace.matched_characters = [o.char_id for o in P]
+        check_stop()
+        dec = solver.decompose(query, P, stop=stop, ref=qid or "")           # 2: single call
+        count("decompose", dec.attempts)
+        D, R = dec.statements, dec.ref_images
+        trace.statements, trace.cast, trace.decompose_raw = D, dec.cast, dec.raw
+        if dec.error:
+            trace.errors.append(dec.error)
+        update()
+        H: list[tuple[tuple[float, float], InspectContext, CandidateTrace, InspectOutcome]] = []  # 3
+        for r, C_r in enumerate(candidates, 1):                              # 4: retrieval order
+            ct = CandidateTrace(rank=r, chunk=C_r)
+            trace.candidates.append(ct)
+            W = clamp_window(C_r.start, C_r.end, movie.duration)             # 5
+            h = InspectContext(query=query, statements=D, cast=dec.cast, ref_images=R, chunk=C_r,
+                               rank=r, duration=movie.duration, M=M, delta_max=delta_max)
+            h.observations.append(Observation(                               # 6
+                kind="initial", window=W, band=W,
+                frames=list(movie.frames(W[0], W[1], fps=1.0, cap=frame_cap)) if with_frames else [],
+                cues=list(movie.cues(W[0], W[1])), applied_cap=delta_max))
+            for n in range(M + 1):                                           # 7
+                check_stop()
+                o, h = solver.inspect(h, allow_expand=(n < M), stop=stop,    # 8
+                                      ref=qid or "")
+                count("inspect", o.attempts)
+                step = _record_step(n, W, o)
+                ct.steps.append(step)
+                ct.final_window = W
+                if n == M and step.decision == "EXPAND":                     # 9
+                    step.decision = "REJECT"                                 # 10
+                    step.converted_from_expand = True
+                if step.decision == "EMIT":                                  # 12
+                    ct.outcome = "accepted"
+                    trace.accepted_rank = r
+                    trace.window = W
+                    update()
+                    return trace                                             # 13
+                elif step.decision == "REJECT":                              # 14
+                    ct.outcome = "rejected"
+                    H.append((W, h, ct, o))                                  # 15
+                    update()
+                    break                                                    # 16
+                else:                                                        # 17
+                    W, h, obs = expand_window(W, h, o.reply.expand_direction,  # 18: new band only
+                                              o.reply.expand_seconds, delta_max, movie,
+                                              max_new_frames, with_frames)
+                    step.applied_seconds = obs.applied
+                    ct.final_window = W
+                    update()
+        W = _select(query, D, H, movie, solver, trace, stop, with_frames, count)  # 22
+        trace.window = W
+        update()
+        return trace                                                         # 23
+    except (_Stopped, GenerationStopped):
+        trace.stopped = True
+    except BackendError as e:
+        trace.errors.append(str(e))
+    update()
+    return trace
+
+
+def _record_step(n: int, W: tuple[float, float], o: InspectOutcome) -> InspectStep:
+    if o.reply is None:  # unparsed after retries: REJECT, raw kept
+        return InspectStep(n=n, window=W, checks=[], decision="REJECT", raw=o.raw,
+                           parse_error=o.error or "unparsed reply", num_frames=o.frames_sent,
+                           frames_dropped=o.frames_dropped)
+    rep = o.reply
+    return InspectStep(n=n, window=W, checks=rep.checks, decision=rep.decision,
+                       confidence=rep.confidence, summary=rep.cooccurrence,
+                       expand_side=rep.expand_direction if rep.decision == "EXPAND" else None,
+                       expand_seconds=rep.expand_seconds if rep.decision == "EXPAND" else None,
+                       raw=o.raw, num_frames=o.frames_sent, frames_dropped=o.frames_dropped)
+
+
+def _select(query, D, H, movie: MovieView, solver: WindowSolver, trace: SearchTrace,
+            stop, with_frames: bool, count) -> tuple[float, float]:
+    """Select (line 22) among the rejected candidates, from their final summaries, confidences and
+    midpoint frames."""
+    rejected = []
+    for i, (W, h, ct, o) in enumerate(H):
+        last = ct.steps[-1]
+        frame = None
+        if with_frames:
+            mid = (W[0] + W[1]) / 2.0
+            frames = movie.frames(mid, mid + 1.0, fps=1.0, cap=1)
+            frame = frames[0] if frames else None
+        rejected.append(SelectCandidate(
+            index=i, rank=ct.rank, chunk=ct.chunk, window=W, confidence=last.confidence,
+            reasoning=_reasoning(last), frame=frame, checks=list(last.checks),
+            score=o.reply.score if o.reply is not None else None))
+    if len(rejected) == 1:
+        chosen = 0
+    else:
+        if stop is not None and stop.is_set():
+            raise _Stopped
+        sel = solver.select(query, D, rejected, stop=stop, ref=trace.qid or "")
+        count("select", sel.attempts)
+        trace.select_raw = sel.raw
+        if sel.index is None:
+            chosen = 0
+            trace.errors.append(f"{sel.error}; fell back to the highest-ranked rejected candidate")
+        else:
+            chosen = sel.index
+    W, _, ct, _ = H[chosen]
+    ct.outcome = "selected"
+    trace.selected_rank = ct.rank
+    return W

@@ -1,0 +1,113 @@
+"""Grounding metrics (metrics.md; paper §2 and §5), pure functions.
+
+IoU of [s,e] and [s',e'] = |intersection| / |union| (durations); missing or invalid predictions
+score 0. mIoU and R@1@θ average over ALL queries of the annotation file; PairSuccess@θ is the share
+of ALL pairs whose two queries both reach IoU >= θ. Percentages 0-100, unrounded.
+
+Diagnostics (paper Table 2), when predictions carry the `window` handed to the localizer:
+- retrieval_miss: share of queries with a window whose window does not overlap the GT at all;
+- oracle_localizer_mIoU: mean over those queries of the IoU a localizer would reach by returning
+  exactly window ∩ GT, i.e. |W ∩ G| / |G| (the "†" upper bound of rows 3 and 8).
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+from components.window_search.annotations import GroundingAnnotations, Prediction, valid_interval
+
+THRESHOLDS = (0.3, 0.5, 0.7)
+METRIC_KEYS = ("mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5",
+               "PairSuccess@0.7", "num_queries", "num_pairs")
+
+
+def temporal_iou(pred: Sequence[float] | None, gt: Sequence[float] | None) -> float:
+    p, g = valid_interval(pred), valid_interval(gt)
+    if p is None or g is None:
+        return 0.0
+    inter = max(0.0, min(p[1], g[1]) - max(p[0], g[0]))
+    union = max(p[1], g[1]) - min(p[0], g[0])
+    return inter / union if union > 0 else 0.0
+
+
+def overlap(a: Sequence[float] | None, b: Sequence[float] | None) -> float:
+    a, b = valid_interval(a), valid_interval(b)
+    if a is None or b is None:
+        return 0.0
+    return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+def window_bound_iou(window: Sequence[float] | None, gt: Sequence[float]) -> float:
+    """IoU if the localizer returned window ∩ GT: |W ∩ G| / |G| (0 when they do not overlap)."""
+    g = valid_interval(gt)
+    if g is None:
+        return 0.0
+    return overlap(window, g) / (g[1] - g[0])
+
+
+def grounding_metrics(pairs: Iterable[tuple[str, Sequence[tuple[str, Sequence[float]]]]],
+                      predictions: Mapping[str, Sequence[float] | None]) -> dict:
+    """Core metrics. `pairs`: (pair_id, [(qid, gt interval), (qid, gt interval)]);
+    `predictions`: qid -> interval (None / absent = failure)."""
+    ious: list[float] = []
+    pair_hits = {t: 0 for t in THRESHOLDS}
+    n_pairs = 0
+    for _pid, queries in pairs:
+        n_pairs += 1
+        pair_ious = []
+        for qid, gt in queries:
+            iou = temporal_iou(predictions.get(qid), gt)
+            ious.append(iou)
+            pair_ious.append(iou)
+        for t in THRESHOLDS:
+            if pair_ious and all(i >= t for i in pair_ious):
+                pair_hits[t] += 1
+    n = len(ious)
+    out: dict = {"mIoU": 100.0 * sum(ious) / n if n else 0.0}
+    for t in THRESHOLDS:
+        out[f"R@1@{t}"] = 100.0 * sum(1 for i in ious if i >= t) / n if n else 0.0
+    for t in THRESHOLDS:
+        out[f"PairSuccess@{t}"] = 100.0 * pair_hits[t] / n_pairs if n_pairs else 0.0
+    out["num_queries"] = n
+    out["num_pairs"] = n_pairs
+    return out
+
+
+def evaluate(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction]) -> dict:
+    """formats.md keys; plus "diagnostics" when any prediction carries a window."""
+    pairs = [(p.pair_id, [(p.target.qid, p.target.interval), (p.confusable.qid, p.confusable.interval)])
+             for p in annotations.pairs]
+    intervals = {qid: pred.interval for qid, pred in predictions.items()}
+    out = grounding_metrics(pairs, intervals)
+    diag = window_diagnostics(annotations, predictions)
+    if diag is not None:
+        out["diagnostics"] = diag
+    return out
+
+
+def window_diagnostics(annotations: GroundingAnnotations,
+                       predictions: Mapping[str, Prediction]) -> dict | None:
+    with_window = [(q, predictions[q.qid].window) for q in annotations.queries
+                   if q.qid in predictions and predictions[q.qid].window is not None]
+    if not with_window:
+        return None
+    misses = sum(1 for q, w in with_window if overlap(w, q.interval) <= 0)
+    bounds = [window_bound_iou(w, q.interval) for q, w in with_window]
+    n = len(with_window)
+    return {"retrieval_miss": 100.0 * misses / n, "oracle_localizer_mIoU": 100.0 * sum(bounds) / n,
+            "num_with_window": n,
+            "missing_predictions": sum(1 for q in annotations.queries if q.qid not in predictions)}
+
+
+def format_table(metrics: dict) -> str:
+    """A readable table for the CLI (values rounded for display only)."""
+    lines = [f"{'metric':<22}{'value':>10}"]
+    for k in METRIC_KEYS:
+        v = metrics[k]
+        lines.append(f"{k:<22}{v:>10.2f}" if isinstance(v, float) else f"{k:<22}{v:>10}")
+    diag = metrics.get("diagnostics")
+    if diag:
+        lines.append("diagnostics (windows handed to the localizer)")
+        lines.append(f"{'retrieval miss %':<22}{diag['retrieval_miss']:>10.2f}")
+        lines.append(f"{'oracle-localizer mIoU':<22}{diag['oracle_localizer_mIoU']:>10.2f}")
+        lines.append(f"{'queries with window':<22}{diag['num_with_window']:>10}")
+    return "\n".join(lines)

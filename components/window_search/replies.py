@@ -1,0 +1,266 @@
+"""Parse the verifier's Decompose / Inspect / Select replies (Appendix G output formats).
+
+Pure functions. A reply that cannot be read raises `ReplyParseError` (the caller retries within a
+bound and then keeps the raw text as unparsed); nothing is ever guessed.
+
+Leniency, all deterministic:
+- JSON is found inside ``` fences, after leading prose, or inside <think> blocks' aftermath;
+  trailing commas, typographic quotes and Python literals (True/None, single quotes) are repaired.
+- statuses ("holds") are read case-insensitively; JSON booleans map to "true"/"false";
+  "cut off" / "cut-off" read as "cutoff".
+- decisions are EMIT / EXPAND / REJECT case-insensitively. "ACCEPT" is read as EMIT because the
+  paper states that "EMIT corresponds to acceptance" (Appendix G) and the Section 4 text names the
+  decision Accept; no other synonym is accepted.
+- confidence is a float clamped into [0, 1]; a value in (1, 100] is read as a percentage.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from components.window_search.types import Statement, StatementCheck
+
+
+class ReplyParseError(ValueError):
+    """The model's reply could not be read as the expected JSON object."""
+
+
+# -- JSON extraction ----------------------------------------------------------------------------
+_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+_QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
+                         "\u2018": "'", "\u2019": "'"})
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Every top-level {...} span, string-aware (braces inside JSON strings are ignored)."""
+    spans, depth, start, in_str, esc = [], 0, -1, False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            continue
+        if ch == '"' and depth > 0:
+            in_str = True
+        elif ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start:i + 1])
+    if depth > 0 and start >= 0:  # unterminated object (cut off by max_tokens): try closing it
+        spans.append(text[start:])
+    return spans
+
+
+def _loads(candidate: str) -> dict | None:
+    attempts = [candidate, candidate.translate(_QUOTES)]
+    attempts += [_TRAILING_COMMA.sub(r"\1", a) for a in attempts]
+    for a in attempts:
+        try:
+            value = json.loads(a)
+        except (json.JSONDecodeError, ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    # Python-literal style ({'a': True, 'b': None}); `null`/`true`/`false` mapped first.
+    py = re.sub(r"\bnull\b", "None", re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
+                                                                      attempts[-1])))
+    try:
+        value = ast.literal_eval(py)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def extract_json_object(text: str) -> dict:
+    """The first JSON object in a model reply, or ReplyParseError."""
+    if not isinstance(text, str) or not text.strip():
+        raise ReplyParseError("empty reply")
+    body = _THINK.sub("", text)
+    candidates: list[str] = []
+    for fenced in _FENCE.findall(body):
+        candidates += _balanced_objects(fenced)
+    candidates += _balanced_objects(body)
+    for cand in candidates:
+        value = _loads(cand)
+        if value is not None:
+            return value
+        if cand.count("{") > cand.count("}"):  # truncated: close the open braces/brackets
+            closed = cand + "]" * max(0, cand.count("[") - cand.count("]")) \
+                + "}" * (cand.count("{") - cand.count("}"))
+            value = _loads(closed)
+            if value is not None:
+                return value
+    raise ReplyParseError("no JSON object found in the reply" if not candidates
+                          else "the reply's JSON object could not be read")
+
+
+# -- Decompose ----------------------------------------------------------------------------------
+@dataclass
+class DecomposeReply:
+    statements: list[Statement]
+    cast: list[dict]  # {"char_id": "C1", "name": "...", "ref": "C1:r2"} as the model wrote them
+
+
+def parse_decompose(text: str) -> DecomposeReply:
+    obj = extract_json_object(text)
+    raw_statements = obj.get("statements")
+    if not isinstance(raw_statements, list) or not raw_statements:
+        raise ReplyParseError('missing or empty "statements" list')
+    statements: list[Statement] = []
+    for i, item in enumerate(raw_statements, 1):
+        if isinstance(item, str):
+            sid, stext = f"s{i}", item
+        elif isinstance(item, dict):
+            sid = str(item.get("id") or f"s{i}").strip()
+            stext = item.get("text") or item.get("statement") or ""
+        else:
+            raise ReplyParseError(f"statement {i} is neither an object nor a string")
+        stext = str(stext).strip()
+        if not stext or stext in ("…", "..."):
+            raise ReplyParseError(f"statement {i} has no text")
+        statements.append(Statement(sid=sid, text=stext))
+    if len({s.sid for s in statements}) != len(statements):  # duplicate ids: renumber in order
+        statements = [Statement(sid=f"s{i}", text=s.text) for i, s in enumerate(statements, 1)]
+    cast = obj.get("cast") or []
+    if not isinstance(cast, list):
+        raise ReplyParseError('"cast" is not a list')
+    return DecomposeReply(statements, [c for c in cast if isinstance(c, dict)])
+
+
+# -- Inspect ------------------------------------------------------------------------------------
+_STATUS = {"true": "true", "false": "false", "cutoff": "cutoff", "cut off": "cutoff",
+           "cut-off": "cutoff", "cut_off": "cutoff"}
+_DECISION = {"EMIT": "EMIT", "EXPAND": "EXPAND", "REJECT": "REJECT", "ACCEPT": "EMIT"}
+_SIDE = {"left": "left", "right": "right", "earlier": "left", "later": "right"}
+
+
+@dataclass
+class InspectReply:
+    checks: list[StatementCheck]
+    decision: str                      # EMIT | EXPAND | REJECT
+    confidence: float | None = None
+    cooccurrence: str = ""
+    expand_direction: str | None = None
+    expand_seconds: float | None = None  # None: not given (the agent then applies delta_max)
+    score: float | None = None           # set by the text-only baseline (mean similarity)
+    notes: list[str] = field(default_factory=list)
+
+
+def normalise_status(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    key = str(value).strip().strip(".").lower()
+    if key not in _STATUS:
+        raise ReplyParseError(f'unknown status {value!r} (expected "true", "false" or "cutoff")')
+    return _STATUS[key]
+
+
+def normalise_decision(value) -> str:
+    key = str(value or "").strip().strip(".\"'").upper()
+    if key not in _DECISION:
+        raise ReplyParseError(f'unknown decision {value!r} (expected "EMIT", "EXPAND" or "REJECT")')
+    return _DECISION[key]
+
+
+def parse_confidence(value) -> float | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise ReplyParseError(f"confidence {value!r} is not a number")
+    try:
+        c = float(str(value).strip().rstrip("%"))
+    except ValueError:
+        raise ReplyParseError(f"confidence {value!r} is not a number") from None
+    if c != c:  # NaN
+        raise ReplyParseError("confidence is NaN")
+    if 1.0 < c <= 100.0:
+        c /= 100.0
+    return min(1.0, max(0.0, c))
+
+
+def _seconds(value) -> float | None:
+    if value is None:
+        return None
+    m = re.search(r"-?\d+(?:\.\d+)?", str(value))
+    if not m:
+        raise ReplyParseError(f"expand_seconds {value!r} is not a number")
+    s = float(m.group(0))
+    if s <= 0:
+        raise ReplyParseError(f"expand_seconds {value!r} must be positive")
+    return s
+
+
+def parse_inspect(text: str, statement_ids: list[str] | None = None) -> InspectReply:
+    """Read an Inspect reply. `statement_ids` (the checklist) keeps only known ids, in reply order."""
+    obj = extract_json_object(text)
+    decision = normalise_decision(obj.get("decision"))
+    checks: list[StatementCheck] = []
+    notes: list[str] = []
+    raw_checks = obj.get("statements") or []
+    if not isinstance(raw_checks, list):
+        raise ReplyParseError('"statements" is not a list')
+    known = set(statement_ids or [])
+    for i, item in enumerate(raw_checks, 1):
+        if not isinstance(item, dict):
+            raise ReplyParseError(f"statement verdict {i} is not an object")
+        sid = str(item.get("id") or "").strip()
+        if known and sid not in known:
+            notes.append(f"ignored verdict for unknown statement id {sid!r}")
+            continue
+        checks.append(StatementCheck(sid=sid, status=normalise_status(item.get("holds")),
+                                     note=str(item.get("note") or "").strip()))
+    if known:
+        missing = [s for s in statement_ids if s not in {c.sid for c in checks}]
+        if missing:
+            notes.append(f"no verdict for {', '.join(missing)}")
+    direction = seconds = None
+    if decision == "EXPAND":
+        side = str(obj.get("expand_direction") or "").strip().lower()
+        if side not in _SIDE:
+            raise ReplyParseError(f'EXPAND needs "expand_direction" left or right, got '
+                                  f'{obj.get("expand_direction")!r}')
+        direction, seconds = _SIDE[side], _seconds(obj.get("expand_seconds"))
+    return InspectReply(checks=checks, decision=decision,
+                        confidence=parse_confidence(obj.get("confidence")),
+                        cooccurrence=str(obj.get("cooccurrence") or "").strip(),
+                        expand_direction=direction, expand_seconds=seconds, notes=notes)
+
+
+# -- Select -------------------------------------------------------------------------------------
+@dataclass
+class SelectReply:
+    index: int
+    reasoning: str = ""
+
+
+def parse_select(text: str, n: int) -> SelectReply:
+    """Read a Select reply; the index must name one of the `n` candidates (0-based)."""
+    try:
+        obj = extract_json_object(text)
+        value, reasoning = obj.get("selected_index"), str(obj.get("reasoning") or "")
+    except ReplyParseError:
+        m = re.search(r'"?selected_index"?\s*[:=]\s*"?(-?\d+)', text or "")
+        if not m:
+            raise
+        value, reasoning = m.group(1), ""
+    if isinstance(value, bool) or value is None:
+        raise ReplyParseError(f"selected_index {value!r} is not an integer")
+    try:
+        f = float(str(value).strip().strip("[]"))
+    except ValueError:
+        raise ReplyParseError(f"selected_index {value!r} is not an integer") from None
+    if not math.isfinite(f) or f != int(f) or not 0 <= int(f) < n:
+        raise ReplyParseError(f"selected_index {value!r} is not one of the {n} candidates (0-{n - 1})")
+    return SelectReply(index=int(f), reasoning=reasoning.strip())

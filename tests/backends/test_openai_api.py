@@ -1,0 +1,239 @@
+"""The API backend against a real local HTTP server: request shape, faults, retries, limits."""
+from __future__ import annotations
+
+import base64
+import io
+import threading
+import time
+
+import pytest
+from PIL import Image
+
+from backends.base import GenerationParams, GenerationRequest, Message
+from backends.errors import GenerationStopped, TooManyImagesError
+from backends.openai_api import RetryPolicy, parse_retry_after
+from backends.registry import ApiSettings, resolve
+from tests.backends.support import SECRET, api_backend
+
+
+def frame(width: int = 2000, height: int = 1000, shade: int = 90) -> Image.Image:
+    return Image.new("RGB", (width, height), (shade, 120, 200))
+
+
+def interleaved_request(num_images: int = 2, size: tuple[int, int] = (160, 80),
+                        **params) -> GenerationRequest:
+    content: list = []
+    for i in range(num_images):
+        content += [f"<{i}.0 seconds>", frame(*size, shade=20 * i)]
+    content.append("Which frame shows the door opening?")
+    return GenerationRequest(
+        messages=[Message.text("system", "You are a careful video analyst."),
+                  Message("user", content)],
+        params=GenerationParams(**params) if params else GenerationParams(), task="t", ref="r1")
+
+
+def auth_header(server, index: int = 0) -> str:
+    return {k.lower(): v for k, v in server.headers_seen[index].items()}["authorization"]
+
+
+def decode_data_url(url: str) -> Image.Image:
+    prefix = "data:image/jpeg;base64,"
+    assert url.startswith(prefix)
+    raw = base64.b64decode(url[len(prefix):])
+    assert raw[:3] == b"\xff\xd8\xff"  # JPEG magic
+    image = Image.open(io.BytesIO(raw))
+    assert image.format == "JPEG"
+    return image
+
+
+def test_request_shape_images_and_params(serve):
+    with serve(["The door opens at 1.0 s."]) as server:
+        backend = api_backend(server)
+        request = interleaved_request(2, (2000, 1000), temperature=0.2, top_p=0.9, max_tokens=64, stop=("###",))
+        result = backend.generate(request)
+    assert result.ok and result.text == "The door opens at 1.0 s."
+    assert result.backend == "openai:test-model" and result.model == "test-model"
+    assert result.usage.prompt_tokens == 11 and result.usage.completion_tokens == 7
+    assert result.latency_s > 0
+    body = server.requests[0]
+    assert body["model"] == "test-model"
+    assert (body["temperature"], body["top_p"], body["max_tokens"], body["stop"]) == \
+        (0.2, 0.9, 64, ["###"])
+    system, user = body["messages"]
+    assert system == {"role": "system", "content": "You are a careful video analyst."}
+    kinds = [part["type"] for part in user["content"]]
+    assert kinds == ["text", "image_url", "text", "image_url", "text"]
+    assert user["content"][0]["text"] == "<0.0 seconds>"
+    for part in user["content"][1::2][:2]:
+        assert decode_data_url(part["image_url"]["url"]).size == (1024, 512)  # 2000x1000 downscaled
+    assert auth_header(server) == f"Bearer {SECRET}"
+
+
+def test_image_side_from_environment(monkeypatch, serve):
+    monkeypatch.setenv("APP_API_IMAGE_MAX_SIDE", "256")
+    with serve(["ok"]) as server:
+        api_backend(server).generate(interleaved_request(1, (2000, 1000)))
+    url = server.requests[0]["messages"][1]["content"][1]["image_url"]["url"]
+    assert decode_data_url(url).size == (256, 128)
+
+
+def test_small_images_are_not_upscaled(serve):
+    with serve(["ok"]) as server:
+        api_backend(server).generate(GenerationRequest([Message("user", [frame(56, 40), "?"])]))
+    url = server.requests[0]["messages"][0]["content"][0]["image_url"]["url"]
+    assert decode_data_url(url).size == (56, 40)
+
+
+def test_too_many_images_raises_before_sending(serve):
+    with serve(["never"]) as server:
+        backend = api_backend(server, max_images=2)
+        with pytest.raises(TooManyImagesError) as info:
+            backend.generate(interleaved_request(3))
+    assert server.requests == []
+    assert (info.value.limit, info.value.sent) == (2, 3)
+    assert "at most 2" in str(info.value)
+
+
+@pytest.mark.parametrize("message", ["Too many images in the prompt: at most 8 per request",
+                                     "This model's maximum context length is 32768 tokens"])
+def test_server_refusing_size_maps_to_too_many_images(message, serve):
+    with serve([{"status": 400, "body": {"error": {"message": message}}}]) as server:
+        with pytest.raises(TooManyImagesError) as info:
+            api_backend(server).generate(interleaved_request(2))
+    assert len(server.requests) == 1  # a refusal for size is not retried
+    assert info.value.sent == 2
+
+
+def test_timeout_is_retried(serve):
+    with serve([{"content": "late", "delay": 1.5}, "in time"]) as server:
+        start = time.monotonic()
+        result = api_backend(server, timeout_s=0.4).generate(interleaved_request(1))
+        elapsed = time.monotonic() - start
+    assert result.ok and result.text == "in time"
+    assert len(server.requests) == 2
+    assert elapsed < 1.4  # did not wait for the slow answer
+
+
+def test_retry_after_is_honoured(serve):
+    times: list[float] = []
+    answers = [{"status": 429, "headers": {"Retry-After": "1"},
+                "body": {"error": {"message": "rate limited"}}}, "after the wait"]
+
+    def script(body):
+        times.append(time.monotonic())
+        return answers[len(times) - 1]
+
+    with serve(script) as server:
+        result = api_backend(server).generate(interleaved_request(1))
+    assert result.ok and result.text == "after the wait"
+    assert len(times) == 2
+    assert 0.95 <= times[1] - times[0] < 2.0  # backoff alone would have waited 0.05 s
+
+
+@pytest.mark.parametrize("fault", [{"status": 500}, {"status": 503}, {"malformed": True},
+                                   {"empty_choices": True}, {"drop": True}])
+def test_transient_fault_then_success(fault, serve):
+    with serve([fault, "recovered"]) as server:
+        result = api_backend(server).generate(interleaved_request(1))
+    assert result.ok and result.text == "recovered"
+    assert len(server.requests) == 2
+
+
+def test_exhausted_retries_give_readable_error_without_key(serve):
+    fault = {"status": 500, "body": {"error": {"message": "engine overloaded"}}}
+    with serve([fault]) as server:
+        result = api_backend(server).generate(interleaved_request(1))
+    assert not result.ok and result.text == ""
+    assert len(server.requests) == 3  # 1 + max_retries
+    assert "500" in result.error and "engine overloaded" in result.error
+    assert "3 attempt" in result.error
+    assert SECRET not in result.error
+    assert "\n" not in result.error
+
+
+@pytest.mark.parametrize("fault, words", [({"malformed": True}, "malformed"),
+                                          ({"empty_choices": True}, "no choices"),
+                                          ({"drop": True}, "connection")])
+def test_persistent_bad_bodies_become_error_results(fault, words, serve):
+    with serve([fault]) as server:
+        result = api_backend(server).generate(interleaved_request(1))
+    assert not result.ok and words in result.error
+    assert len(server.requests) == 3
+
+
+def test_missing_key_sends_empty_and_401_says_how_to_fix(serve):
+    with serve([{"status": 401, "body": {"error": {"message": "bad key"}}}]) as server:
+        result = api_backend(server, key=None).generate(interleaved_request(1))
+    assert auth_header(server) == "Bearer EMPTY"
+    assert len(server.requests) == 1  # a refused key is not retried
+    assert "401" in result.error and "OPENAI_API_KEY" in result.error and "Model panel" in result.error
+
+
+def test_cancel_before_sending(serve):
+    cancel = threading.Event()
+    cancel.set()
+    request = interleaved_request(1)
+    request.cancel = cancel
+    with serve(["never"]) as server:
+        with pytest.raises(GenerationStopped):
+            api_backend(server).generate(request)
+    assert server.requests == []
+
+
+def test_cancel_interrupts_backoff_sleep(serve):
+    cancel = threading.Event()
+    request = interleaved_request(1)
+    request.cancel = cancel
+    with serve([{"status": 429, "headers": {"Retry-After": "20"}}]) as server:
+        threading.Timer(0.3, cancel.set).start()
+        start = time.monotonic()
+        with pytest.raises(GenerationStopped):
+            api_backend(server).generate(request)
+    assert time.monotonic() - start < 3
+    assert len(server.requests) == 1
+
+
+def test_retry_delay_policy():
+    policy = RetryPolicy(max_retries=5, base_delay_s=1.0, max_delay_s=30.0)
+    assert [policy.delay(a, None) for a in range(6)] == [1, 2, 4, 8, 16, 30]
+    assert policy.delay(0, 7.0) == 7.0 and policy.delay(0, 300.0) == 30.0
+    assert parse_retry_after({"retry-after": "2"}) == 2.0
+    assert parse_retry_after({"retry-after-ms": "1500"}) == 1.5
+    assert parse_retry_after({}) is None
+    future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 10))
+    assert 8 <= parse_retry_after({"retry-after": future}) <= 10
+
+
+def test_registry_builds_api_backend_with_settings(serve):
+    with serve(["hello"]) as server:
+        backend = resolve("openai:test-model",
+                          api=ApiSettings(base_url=server.url, api_key=SECRET, max_images=4))
+        assert backend.backend_id == "openai:test-model" and backend.max_images == 4
+        assert SECRET not in repr(backend.settings)
+        result = backend.generate(GenerationRequest([Message.text("user", "hi")]))
+    assert result.text == "hello"
+    assert server.requests[0]["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_max_completion_tokens_fallback(serve):
+    refusal = {"status": 400, "body": {"error": {"message": "Unsupported parameter: 'max_tokens' "
+                                                 "is not supported with this model. Use "
+                                                 "'max_completion_tokens' instead."}}}
+
+    def script(body):
+        return refusal if "max_tokens" in body else "fine"
+
+    with serve(script) as server:
+        backend = api_backend(server)
+        assert backend.generate(interleaved_request(1, max_tokens=33)).text == "fine"
+        assert backend.generate(interleaved_request(1, max_tokens=33)).text == "fine"
+    assert [("max_tokens" in b, b.get("max_completion_tokens")) for b in server.requests] == \
+        [(True, None), (False, 33), (False, 33)]
+
+
+def test_client_error_is_not_retried(serve):
+    fault = {"status": 404, "body": {"error": {"message": "The model `nope` does not exist"}}}
+    with serve([fault]) as server:
+        result = api_backend(server, model="nope").generate(interleaved_request(1))
+    assert len(server.requests) == 1
+    assert result.error == "openai:nope: HTTP 404: The model `nope` does not exist."

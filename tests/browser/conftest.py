@@ -1,0 +1,66 @@
+"""Headless Chromium (the system browser) driven by Playwright against the live app."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.live_app import running_app
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def app_url(example_data_dir, tmp_path_factory):
+    import os
+
+    os.environ["APP_HUMAN_STUDY_DIR"] = str(tmp_path_factory.mktemp("human-study"))
+    with running_app(example_data_dir) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium not found at {CHROMIUM}; run scripts/install_system_deps.sh as root")
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000})
+        yield context
+        context.close()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def page(browser, app_url):
+    page = browser.new_page()
+    page.console_errors = []
+    page.on("console", lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
+    page.goto(app_url, wait_until="networkidle")
+    page.wait_for_selector("#app-tabs", timeout=60_000)
+    yield page
+    page.close()
+
+
+def snap(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def open_tab(page, label: str) -> None:
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_timeout(300)

@@ -1,0 +1,88 @@
+"""Building instances from a video: explicit and automatic gaps, rejections, clip contents."""
+import json
+import random
+
+import numpy as np
+import pytest
+
+from components.cloze.build import build_instance, choose_gap
+from components.cloze.intervals import distractor_intervals
+from components.errors import UserError
+from components.media import open_video
+from tests.cloze.conftest import write_video
+
+
+def _info(path):
+    src = open_video(path)
+    try:
+        return src.info
+    finally:
+        src.close()
+
+
+def _frame(path, index):
+    src = open_video(path)
+    try:
+        return np.asarray(src.frames_at_indices([index])[0].image, dtype=np.float32)
+    finally:
+        src.close()
+
+
+def test_explicit_gap_writes_every_clip_with_the_formula_lengths(tmp_path):
+    video = write_video(tmp_path / "v.mp4", 12.0)
+    entry = build_instance(video, tmp_path / "out", gap=(4.0, 7.0), seed=5)
+    assert (entry["gap_start"], entry["gap_end"], entry["seed"]) == (4.0, 7.0, 5)
+    folder = tmp_path / "out" / "choices" / "v"
+    n = lambda rel: _info(folder / rel).num_frames  # noqa: E731
+    fps = 24
+    assert n("before.mp4") == 4 * fps and n("GT.mp4") == 3 * fps and n("after.mp4") == 5 * fps
+    # D = 3: Early [2.5, 5.5], Late [5.5, 8.5], Wide [2.5, 8.5] (hand-computed)
+    assert n("A/Early.mp4") == 72 and n("A/Late.mp4") == 72 and n("A/Wide.mp4") == 144
+    assert n("C/Reverse.mp4") == 72 and n("C/Shuffle.mp4") == 72
+    assert n("C/Loop.mp4") == 3 * 24          # middle third [5, 6] repeated 3 times
+    assert entry["intervals"]["Early"] == [2.5, 5.5] and entry["intervals"]["Wide"] == [2.5, 8.5]
+    # the Rand intervals are the seeded ones
+    again = distractor_intervals(4.0, 7.0, 12.0, _rng_after_no_gap("5:v"))
+    assert entry["intervals"]["Rand1"] == again["Rand1"].as_list(3)
+    # Reverse starts where GT ends
+    assert np.abs(_frame(folder / "C/Reverse.mp4", 0) - _frame(folder / "GT.mp4", 71)).mean() < 4
+    meta = json.loads((tmp_path / "out" / "meta.json").read_text())
+    assert meta["v.mp4"]["gap_start"] == 4.0
+
+
+def _rng_after_no_gap(tag):
+    return random.Random(tag)
+
+
+def test_automatic_gap_is_rejected_on_a_still_video_with_reasons(tmp_path):
+    video = write_video(tmp_path / "still.mp4", 12.0, moving=False)
+    with pytest.raises(UserError) as err:
+        build_instance(video, tmp_path / "out")
+    msg = str(err.value)
+    assert "still.mp4" in msg and msg.count("try ") == 3 and "1.0" in msg
+    assert not (tmp_path / "out" / "choices" / "still").exists()
+
+
+def test_automatic_gap_with_motion_is_accepted_on_the_first_try():
+    calls = []
+
+    def fake_flow(video, s, e):
+        calls.append((s, e))
+        return 0.5 if len(calls) < 3 else 2.0
+
+    choice = choose_gap("v.mp4", 20.0, random.Random(1), flow_fn=fake_flow)
+    assert len(calls) == 3 and choice.gap is not None and choice.flow == 2.0
+    assert [t["accepted"] for t in choice.tries] == [False, False, True]
+
+
+@pytest.mark.parametrize("seconds", [6.0])
+def test_videos_outside_12_to_90_s_get_a_clear_message(tmp_path, seconds):
+    video = write_video(tmp_path / "short.mp4", seconds)
+    with pytest.raises(UserError, match="12-90 s"):
+        build_instance(video, tmp_path / "out")
+
+
+def test_bad_explicit_gap(tmp_path):
+    video = write_video(tmp_path / "v.mp4", 12.0)
+    with pytest.raises(UserError, match="gap"):
+        build_instance(video, tmp_path / "out", gap=(8.0, 20.0))

@@ -1,0 +1,76 @@
+"""`app.py eval cloze` and `app.py run cloze` through the real parser."""
+import json
+
+import pytest
+
+from app import build_parser
+from components.errors import UserError
+from tests.helpers.openai_server import ScriptedOpenAIServer
+
+
+def _run(argv):
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+def test_eval_prints_the_documented_json(cloze_examples, capsys):
+    assert _run(["eval", "cloze", "--results", str(cloze_examples / "results" / "edge1.json"), "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    for key in ("S", "A", "P", "acc", "3/3", "2/3", "1/3", "0/3", ">=1", ">=2", "stems",
+                "invalid_entries_skipped", "error_source", "strict", "parse_rate"):
+        assert key in m
+    assert set(m["error_source"]) == {"A", "P"}
+    assert set(m["error_source"]["A"]) == {"Early", "Late", "Wide"}
+    assert m["stems"] == 6 and m["invalid_entries_skipped"] == 0
+
+
+def test_eval_table_and_errors(tmp_path, capsys, cloze_examples):
+    assert _run(["eval", "cloze", "--results", str(cloze_examples / "results" / "edge1.json")]) == 0
+    assert "error source A" in capsys.readouterr().out
+    with pytest.raises(UserError, match="missing.json"):
+        _run(["eval", "cloze", "--results", str(tmp_path / "missing.json")])
+    (tmp_path / "bad.json").write_text("{oops")
+    with pytest.raises(UserError, match="bad.json"):
+        _run(["eval", "cloze", "--results", str(tmp_path / "bad.json")])
+
+
+def test_eval_human_files(tmp_path, capsys):
+    om = {"A": "GT", "B": "Early", "C": "Late", "D": "Wide"}
+    for who, ans in (("a1", "A"), ("a2", "D")):
+        (tmp_path / f"{who}.jsonl").write_text(json.dumps(
+            {"stem": "s", "dim": "A", "answer": ans, "option_map": om}) + "\n")
+    assert _run(["eval", "cloze", "--human", "--json", "--results",
+                 str(tmp_path / "a1.jsonl"), str(tmp_path / "a2.jsonl")]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["A"] == 0.0 and m["error_source"]["A"]["Wide"] == 100.0
+
+
+def test_run_baseline_resumes(cloze_examples, tmp_path, capsys):
+    out = tmp_path / "r.json"
+    base = ["run", "cloze", "--data", str(cloze_examples), "--backend", "baseline", "--out", str(out),
+            "--no-progress"]
+    assert _run(base + ["--limit", "2", "--dims", "S,P"]) == 0
+    first = json.loads(out.read_text())
+    assert sum(len(v) for v in first.values()) == 2
+    assert _run(base + ["--dims", "S,P"]) == 0
+    assert "2 already done" in capsys.readouterr().out
+    results = json.loads(out.read_text())
+    assert sum(len(v) for v in results.values()) == 12
+    assert all(set(v) == {"S", "C"} for v in results.values())
+    ref = json.loads((cloze_examples / "results" / "edge1.json").read_text())
+    for stem, dims in results.items():
+        for dim, entry in dims.items():
+            assert entry["answer"] == ref[stem][dim]["answer"]   # same baseline, same answers
+
+
+def test_run_with_an_api_model(cloze_examples, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "api.json"
+    with ScriptedOpenAIServer(['{"answer": "B", "reason": "r"}']) as server:
+        assert _run(["run", "cloze", "--data", str(cloze_examples), "--backend", "openai:test-model",
+                     "--base-url", server.url, "--out", str(out), "--limit", "2", "--dims", "A",
+                     "--retry-sleep", "0", "--concurrency", "2", "--no-progress"]) == 0
+        assert len(server.requests) == 2
+    res = json.loads(out.read_text())
+    entries = [d["A"] for d in res.values()]
+    assert len(entries) == 2 and all(e["answer"] == "B" and e["backend"] == "openai:test-model" for e in entries)

@@ -1,0 +1,126 @@
+"""HAPACT temporal metrics (reference/metrics.md), worked by hand."""
+from __future__ import annotations
+
+import pytest
+
+from components.impact.temporal_metrics import average_precision, evaluate_temporal, temporal_iou
+
+THR = (0.1, 0.2, 0.3, 0.4, 0.5)
+
+
+def gt(qid, *windows):
+    return {"qid": qid, "relevant_windows": [list(w) for w in windows]}
+
+
+def pred(qid, *windows):
+    return {"qid": qid, "pred_relevant_windows": [list(w) for w in windows]}
+
+
+def test_ap_with_several_gt_windows_worked_by_hand():
+    # GT: G1=[0,1], G2=[2,3], G3=[4,5]  (#GT = 3)
+    # P1=[0,1] s.9   IoU(G1)=1            -> TP, locks G1
+    # P2=[.1,1.1] s.8 IoU(G1)=.9/1.1=.818 but G1 locked; next GT by IoU is G2 with 0 < .3 -> FP
+    # P3=[2.5,3.5] s.7 IoU(G2)=.5/1.5=.333 >= .3 -> TP (at .4 it is an FP)
+    # P4=[6,7] s.6   IoU 0                -> FP
+    # t=.3: cumTP 1,1,2,2  cumFP 0,1,1,2 -> recall 1/3,1/3,2/3,2/3  precision 1,.5,2/3,.5
+    #   envelope with (0,0) prepended and (1,0) appended: p = 1,1,2/3,2/3,.5,0 over r = 0,1/3,1/3,2/3,2/3,1
+    #   AP = (1/3)*1 + (1/3)*(2/3) + (1/3)*0 = 5/9
+    # t=.4: cumTP 1,1,1,1 -> only the first step counts: AP = (1/3)*1 = 1/3
+    g = [[0, 1], [2, 3], [4, 5]]
+    # listed out of score order on purpose: AP sorts by score
+    p = [[2.5, 3.5, 0.7], [0, 1, 0.9], [6, 7, 0.6], [0.1, 1.1, 0.8]]
+    ap = average_precision(g, p, [0.3, 0.4])
+    assert ap[0] == pytest.approx(5 / 9)
+    assert ap[1] == pytest.approx(1 / 3)
+    result = evaluate_temporal([gt("q", *g)], [pred("q", *p)])
+    assert result["mAP@0.3"] == pytest.approx(100 * 5 / 9)
+
+
+def test_ap_keeps_the_first_ten_listed_predictions_only():
+    g = [[0, 1]]
+    misses = [[5 + i * 0.1, 5.05 + i * 0.1, 0.5] for i in range(10)]
+    hit_listed_eleventh = [0, 1, 0.99]
+    assert average_precision(g, misses + [hit_listed_eleventh], [0.3])[0] == 0.0
+    assert average_precision(g, [hit_listed_eleventh] + misses, [0.3])[0] == pytest.approx(1.0)
+
+
+def test_temporal_iou():
+    assert temporal_iou([0, 2], [1, 3]) == pytest.approx(1 / 3)
+    assert temporal_iou([0, 1], [2, 3]) == 0.0
+
+
+def perfect(qid, windows):
+    return pred(qid, *[[s, e, 1 - 0.1 * i] for i, (s, e) in enumerate(windows)])
+
+
+def test_g_map_groups_and_3plus_is_the_unweighted_mean_of_group_means():
+    three = [[0, 1], [2, 3], [4, 5]]
+    four = [[0, 1], [2, 3], [4, 5], [6, 7]]
+    gts = [gt("a3", *three), gt("b3", *three), gt("c4", *four), gt("d1", [0, 1]), gt("e2", [0, 1], [3, 4])]
+    preds = [perfect("a3", three),                  # AP 1 at every threshold
+             pred("b3", [9, 9.5, 0.9]),             # AP 0
+             perfect("c4", four),                   # AP 1
+             perfect("d1", [[0, 1]]),               # AP 1
+             pred("e2", [0, 1, 0.9], [8, 9, 0.5])]  # t: TP then FP -> p 1,.5 r .5,.5 -> AP .5
+    r = evaluate_temporal(gts, preds)
+    assert r["@1_tgt"] == pytest.approx(100.0)
+    assert r["@2_tgt"] == pytest.approx(50.0)
+    # group 3: (1 + 0)/2 = .5 ; group 4: 1 -> unweighted mean .75 (a per-query mean would be 2/3)
+    assert r["@3+tgt"] == pytest.approx(75.0)
+    # G-mAP = mean over all queries = (1 + 0 + 1 + 1 + .5) / 5
+    assert r["G-mAP"] == pytest.approx(100 * 3.5 / 5)
+    assert r["num_queries"] == 5
+
+
+def test_mr_at_k_excludes_queries_with_fewer_predictions_than_k():
+    gts = [gt("qA", [0, 1], [2, 3]), gt("qB", [0, 1], [2, 3], [4, 5]), gt("qC", [0, 1])]
+    preds = [pred("qA", [0, 1, 0.9], [2, 3, 0.8]),
+             pred("qB", [4, 5, 0.9]),                 # one prediction: out of mR@2 and mR@3
+             pred("qC", [3, 4, 0.9], [0, 1, 0.8])]    # top-1 misses
+    r = evaluate_temporal(gts, preds)
+    assert r["mR@1"] == pytest.approx(100 * 2 / 3)   # (1 + 1 + 0) / (1 + 1 + 1)
+    assert r["mR@2"] == pytest.approx(100.0)         # only qA: 2 / min(2, 2)
+    assert r["mR@3"] == 0.0                          # qB has 3 GT but 1 prediction: nobody left
+    assert r["mR@2_queries"] == 1
+
+
+def test_mr_matching_is_greedy_in_rank_order():
+    # P1 [.2,1.2] takes G1 (IoU .8/1.2 = .667); P2 [0,1] would fit G1 perfectly but it is taken,
+    # and G2 [1.2,2.2] has IoU 0 with P2 -> 1 match of 2 at every threshold
+    r = evaluate_temporal([gt("q", [0, 1], [1.2, 2.2])], [pred("q", [0.2, 1.2, 0.9], [0, 1, 0.8])])
+    assert r["mR@2"] == pytest.approx(50.0)
+
+
+def test_r1_at_03_uses_the_top_prediction():
+    gts = [gt("a", [1, 2]), gt("b", [1, 2]), gt("c", [1, 2], [5, 6])]
+    preds = [pred("a", [1.2, 2.2, 0.9]),           # IoU .8/1.2 = .667 -> hit
+             pred("b", [1.8, 2.8, 0.9], [1, 2, 0.5]),  # top IoU .2/1.8 = .11 -> miss
+             pred("c", [5.5, 6.5, 0.9])]           # vs second GT: .5/1.5 = .333 -> hit
+    r = evaluate_temporal(gts, preds)
+    assert r["R1@0.3"] == pytest.approx(100 * 2 / 3)
+
+
+def test_queries_without_a_prediction_line_are_left_out_but_empty_answers_count():
+    gts = [gt("a", [0, 1]), gt("b", [2, 3]), gt("c", [4, 5])]
+    r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0])])
+    assert r["mAP@0.3"] == pytest.approx(100.0) and r["num_queries"] == 1
+    assert r["queries_without_prediction"] == 2
+    r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0]), pred("b")])  # b answered "None"
+    assert r["mAP@0.3"] == pytest.approx(50.0) and r["R1@0.3"] == pytest.approx(50.0)
+    assert r["empty_predictions"] == 1
+
+
+def test_length_and_count_breakdowns():
+    fps = 24.0
+    short, middle, long = [0, 2 / fps], [1, 1 + 4 / fps], [3, 3 + 8 / fps]  # 2, 4, 8 frames
+    gts = [gt("q1", short, long), gt("q2", middle)]
+    preds = [pred("q1", [*long, 0.9]), pred("q2", [*middle, 0.9])]
+    r = evaluate_temporal(gts, preds, fps=fps)
+    # q1's short window alone (long dropped from the GT) is missed; q1's long window alone is found
+    assert r["by_length"]["short"]["mAP@0.3"] == 0.0
+    assert r["by_length"]["long"]["mAP@0.3"] == pytest.approx(100.0)
+    assert r["by_length"]["middle"]["mAP@0.3"] == pytest.approx(100.0)
+    assert r["by_length"]["short"]["num_queries"] == 1
+    # counts: q2 single (found), q1 multiple (1 of 2 found: p 1, r .5 -> AP .5)
+    assert r["by_count"]["single"]["mAP@0.3"] == pytest.approx(100.0)
+    assert r["by_count"]["multiple"]["mAP@0.3"] == pytest.approx(50.0)

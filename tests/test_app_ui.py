@@ -1,0 +1,82 @@
+"""The whole app, launched in-process and driven with gradio_client as a remote user would."""
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import pytest
+
+from tests.helpers.live_app import running_app
+from tests.helpers.openai_server import ScriptedOpenAIServer
+
+
+@pytest.fixture(scope="module")
+def app_url(example_data_dir, tmp_path_factory):
+    import os
+
+    os.environ["APP_HUMAN_STUDY_DIR"] = str(tmp_path_factory.mktemp("human"))
+    os.environ["APP_CLOZE_RUNS_DIR"] = str(tmp_path_factory.mktemp("runs"))
+    with running_app(example_data_dir) as url:
+        yield url
+
+
+def _config(url: str) -> dict:
+    with urllib.request.urlopen(url.rstrip("/") + "/config", timeout=30) as resp:
+        return json.loads(resp.read())
+
+
+def _component(config: dict, elem_id: str) -> dict:
+    for comp in config["components"]:
+        if comp.get("props", {}).get("elem_id") == elem_id:
+            return comp["props"]
+    raise AssertionError(f"no component with elem_id {elem_id!r}")
+
+
+def _choice_values(props: dict) -> list[str]:
+    return [c[1] if isinstance(c, (list, tuple)) else c for c in props.get("choices", [])]
+
+
+def test_three_tabs_exist_and_each_shows_its_example_data(app_url, example_data_dir):
+    config = _config(app_url)
+    labels = {c["props"].get("label") for c in config["components"] if c.get("type") in ("tab", "tabitem")}
+    assert {"Window search", "Cloze", "Impact"} <= labels
+    # Window search: the example annotation's queries are offered.
+    annotations = json.loads((example_data_dir / "grounding" / "annotations.json").read_text())
+    first_qid = annotations["pairs"][0]["target"]["qid"]
+    assert any(first_qid in str(v) for v in _choice_values(_component(config, "ws-query-pick")))
+    # Cloze: the data folder points at the example instances.
+    assert _component(config, "cloze-root")["value"].endswith("cloze")
+    # Impact: the example clips are offered.
+    impact = json.loads((example_data_dir / "impact" / "annotations.json").read_text())
+    first_clip = impact["items"][0]["qid"]
+    assert any(first_clip in str(v) for v in _choice_values(_component(config, "impact-clip")))
+
+
+def test_backend_choice_applies_to_its_own_session_only(app_url, example_data_dir):
+    from gradio_client import Client
+
+    answer = json.dumps({"answer": "B", "reason": "continuous motion"})
+    cloze_args = ("Model", str(example_data_dir / "cloze"), "all", "S", 42, "edge1", False)
+    with ScriptedOpenAIServer([answer]) as server:
+        api_user = Client(app_url, verbose=False)
+        baseline_user = Client(app_url, verbose=False)
+        badge = api_user.predict("openai:test-model", server.url, "sk-session-only-42", 16, False,
+                                 api_name="/set_backend")
+        assert "openai:test-model" in badge and "sk-session-only-42" not in badge
+        raw, letter, *_ = api_user.predict(*cloze_args, api_name="/on_run_one")
+        assert letter == "B" and raw == answer
+        assert len(server.requests) == 1
+        assert server.headers_seen[0]["Authorization"] == "Bearer sk-session-only-42"
+        # The other session still answers with the offline edge baseline: no request reaches the API.
+        raw2, letter2, *_ = baseline_user.predict(*cloze_args, api_name="/on_run_one")
+        assert letter2 in "ABCD" and "Edge" in raw2 or "edge" in raw2.lower()
+        assert len(server.requests) == 1
+
+
+def test_an_unknown_backend_is_a_readable_error_not_a_crash(app_url):
+    from gradio_client import Client
+
+    client = Client(app_url, verbose=False)
+    with pytest.raises(Exception) as err:
+        client.predict("opneai:gpt", "", "", 16, False, api_name="/set_backend")
+    assert "Did you mean 'openai'" in str(err.value)

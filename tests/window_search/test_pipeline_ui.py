@@ -1,0 +1,40 @@
+"""The Window search tab in the real app, driven through gradio_client (baseline backend)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def app_url(grounding_examples, tmp_path_factory):
+    from tests.helpers.live_app import running_app
+
+    data = tmp_path_factory.mktemp("ws-data")
+    (data / "grounding").symlink_to(grounding_examples.resolve())
+    with running_app(data) as url:
+        yield url
+
+
+def test_pick_run_select_export_and_load(app_url, tmp_path):
+    from gradio_client import Client, handle_file
+
+    client = Client(app_url, verbose=False)
+    out = client.predict("m01", 180, api_name="/pick_movie")
+    assert "data-rank" not in out[1] and "ws-tl" in out[1]          # empty timeline, no ranks yet
+    query, partner = client.predict("p0002_t", api_name="/pick_query")
+    assert query == "Mary waves in the kitchen." and "p0002_c" in partner and "subject" in partner
+    job = client.submit(query, 180, 3, 1, 30, "rag", api_name="/run")
+    updates = list(job)
+    timeline, checklist, progress, result, window_pick, cast, frames = job.result()
+    assert len(updates) >= 2 and progress == "Done."
+    assert "text-only baseline (subtitles only)" in result and "IoU" in result
+    assert timeline.count("data-rank=") == 3
+    assert len(frames) > 0  # the window's frames, for adding a character reference
+    selected = client.predict(window_pick["value"], api_name="/select_window")
+    assert selected[2]["playback_position"] >= 0
+    exported = client.predict(api_name="/export")
+    saved = json.loads(open(exported["value"], encoding="utf-8").read())
+    assert saved["trace"]["query"] == query and saved["trace"]["prediction"] is not None
+    loaded = client.predict(handle_file(exported["value"]), api_name="/load")
+    assert loaded[-2] == query and "Window rank" in loaded[2]
