@@ -78,7 +78,7 @@ def build_app(data_dir: Path, backend: str = "baseline"):
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(INTRO, elem_id="app-intro")
         settings = build_settings_panel(SessionSettings(backend=backend))
-        ctx = TabContext(data_dir=Path(data_dir), settings=settings)
+        ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo)
         with gr.Tabs(elem_id="app-tabs"):
             for label, ui_module, _ in TABS:
                 with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):

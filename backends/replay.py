@@ -29,7 +29,7 @@ class ReplayBackend(VLMBackend):
         self._load()
 
     def _load(self) -> None:
-        with open(self.trace_path, encoding="utf-8") as fh:
+        with open(self.trace_path, encoding="utf-8", errors="replace") as fh:  # garbage -> BackendError below
             for number, line in enumerate(fh, 1):
                 if not line.strip():
                     continue

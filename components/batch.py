@@ -38,7 +38,7 @@ def read_jsonl(path: str | Path) -> list[dict]:
     if not path.exists():
         return []
     records = []
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8", errors="replace") as fh:  # undecodable lines fail json below
         for line in fh:
             line = line.strip()
             if not line:

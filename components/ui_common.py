@@ -19,6 +19,7 @@ class TabContext:
 
     data_dir: Path
     settings: gr.State  # value: SessionSettings.to_state() dict; read it with settings.session.backend_for
+    demo: gr.Blocks | None = None  # the whole app, for load/unload events
 
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -53,3 +53,9 @@ def test_session_api_settings_take_precedence_over_environment(monkeypatch):
     assert resolved.base_url == "http://127.0.0.1:1/v1" and resolved.api_key == "session-key"
     fallback = ApiSettings().resolved()
     assert fallback.base_url == "http://env.invalid/v1" and fallback.api_key == "env-key"
+
+
+def test_badge_drops_credentials_embedded_in_the_base_url():
+    text = badge({"backend": "openai:m", "base_url": "http://user:sk-in-url-1@127.0.0.1:8000/v1?key=x"})
+    assert "sk-in-url-1" not in text and "user" not in text and "key=x" not in text
+    assert "127.0.0.1:8000/v1" in text

@@ -113,6 +113,8 @@ def build_instance(video: str | Path, out_root: str | Path, *, stem: str | None 
 
     video, out_root = Path(video), Path(out_root)
     stem = stem or video.stem
+    if stem in (".", "..") or any(c in stem for c in "/\\\x00"):  # stays inside choices/
+        raise UserError(f"{video.name}: instance name {stem!r} is not a plain folder name; rename the file.")
     src = open_video(video)
     try:
         duration = src.info.duration

@@ -85,7 +85,10 @@ def eval_handler(args: argparse.Namespace) -> int:
         missing = [str(p) for p in args.results if not Path(p).exists()]
         if missing:
             raise UserError(f"human-study file not found: {', '.join(missing)}")
-        results = human_results(load_study_files(args.results))
+        records = load_study_files(args.results)
+        if not records:
+            raise UserError(f"no human-study records (JSON lines) in {', '.join(map(str, args.results))}.")
+        results = human_results(records)
     else:
         if len(args.results) != 1:
             raise UserError("--results takes one result file (several only with --human).")

@@ -138,6 +138,8 @@ def load_study_files(paths) -> list[dict]:
     for p in paths:
         p = Path(p)
         for rec in read_jsonl(p):
+            if not isinstance(rec, dict):
+                raise UserError(f"{p}: every line of a human-study file must be a JSON object, got {rec!r:.60}.")
             rec.setdefault("annotator", p.stem)
             out.append(rec)
     return out

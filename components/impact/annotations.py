@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from components.paths import confined_path
 from components.errors import DataFormatError
 
 DEFAULT_FPS = 24.0
@@ -210,9 +211,7 @@ def _parse_item(record: Any, index: int, fps: float, path: Path) -> ImpactItem:
                         "SMPL-X vertex ids (or be left out).")
         frames[frame] = FrameAnnotation(regions=list(regions),
                                         vertices=list(vertices) if vertices is not None else None)
-    video = Path(record["video"])
-    if not video.is_absolute():
-        video = path.parent / video
+    video = confined_path(path.parent, record["video"], file=path, where=where, key="video")
     return ImpactItem(qid=record["qid"], video=video, query=record["query"], num_frames=num_frames,
                       moments=moments, fps=fps, split=record.get("split", ""),
                       movie=record.get("movie", ""), frames=dict(sorted(frames.items())),
@@ -247,17 +246,20 @@ def _read_jsonl_strict(path: Path) -> list[tuple[int, dict]]:
     if not path.exists():
         raise DataFormatError(f"File not found: {path}")
     rows = []
-    with open(path, encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataFormatError(f"{path}: line {line_no} is not valid JSON ({exc.msg}).") from None
-            if not isinstance(record, dict):
-                raise DataFormatError(f"{path}: line {line_no} must be a JSON object.")
-            rows.append((line_no, record))
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (UnicodeDecodeError, OSError) as exc:
+        raise DataFormatError(f"{path} is not a readable UTF-8 JSONL file ({exc}).") from None
+    for line_no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataFormatError(f"{path}: line {line_no} is not valid JSON ({exc.msg}).") from None
+        if not isinstance(record, dict):
+            raise DataFormatError(f"{path}: line {line_no} must be a JSON object.")
+        rows.append((line_no, record))
     return rows
 
 

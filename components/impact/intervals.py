@@ -12,6 +12,7 @@ The raw text is always kept.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -19,7 +20,7 @@ OK, NONE, UNPARSED = "ok", "none", "unparsed"
 
 _TIME = r"(?:\d{1,2}:){1,2}\d{1,2}(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
 _UNIT = r"(?:\s*(?:s|sec|secs|second|seconds)\b)?"
-_T = rf"({_TIME}){_UNIT}"
+_T = rf"(?<![\d.])({_TIME}){_UNIT}"  # never mid-number: linear time on digit runs
 _PAIR = re.compile(
     rf"(?:\bfrom\s+|\bbetween\s+)?{_T}\s*(?:-|to|and|,|~|until|through)\s*{_T}", re.IGNORECASE)
 _FRAME_AT = re.compile(rf"\bframe\s+at\s+({_TIME}){_UNIT}\s*:?", re.IGNORECASE)
@@ -71,7 +72,7 @@ def _from_json(text: str) -> list[tuple] | None:
         return None
     try:
         data = json.loads(text[start:end + 1])
-    except (json.JSONDecodeError, ValueError):
+    except (json.JSONDecodeError, ValueError, RecursionError):
         return None
     pairs: list[tuple[float, float]] = []
 
@@ -79,7 +80,7 @@ def _from_json(text: str) -> list[tuple] | None:
         if isinstance(v, bool):
             return None
         if isinstance(v, (int, float)):
-            return float(v)
+            return float(v) if math.isfinite(v) else None  # NaN / Infinity / 1e309 are no times
         if isinstance(v, str) and re.fullmatch(rf"\s*(?:{_TIME}){_UNIT}\s*", v, re.IGNORECASE):
             return parse_time(re.sub(r"[a-zA-Z\s]+$", "", v.strip()))
         return None
@@ -132,7 +133,7 @@ def _clamp_and_merge(pairs: list[tuple], duration: float | None,
             if s < 0 or e > duration:
                 notes.append(f"interval {s}-{e} clamped to the clip")
             s, e = max(0.0, s), min(duration, e)
-        if e <= s:
+        if e <= s or not math.isfinite(e - s):  # inf survives only without a clip duration
             dropped += 1
             continue
         for kept in out:  # merge into the better-ranked interval it overlaps (or touches, within

@@ -109,7 +109,8 @@ def build_tab(ctx: TabContext) -> None:
         video = gr.Video(value=str(first.video) if first else None, label="Clip (24 fps)",
                          elem_id="impact-video", interactive=False)
         body3d = gr.Model3D(label="Body, interactive 3D (painted for this frame)",
-                            elem_id="impact-body3d", clear_color=(0.97, 0.97, 0.98, 1.0))
+                            elem_id="impact-body3d", clear_color=(0.97, 0.97, 0.98, 1.0),
+                            camera_position=(90, 90, 3.4), height=420)
         with gr.Column():
             turntable = gr.Video(label="Body, rotating", elem_id="impact-turntable", autoplay=True,
                                  loop=True, interactive=False)
@@ -224,14 +225,8 @@ def build_tab(ctx: TabContext) -> None:
     run_spatial.click(on_run_spatial, [clip, ctx.settings, frame, state], [state, *frame_outputs, status])
     render_button.click(on_render, [clip, frame, state], [turntable, turntable_msg])
     metrics_button.click(on_metrics, [split, ctx.settings, state, prompt_style], [metrics])
-    if first is not None:
-        try:
-            from gradio.context import get_blocks_context
-
-            root = get_blocks_context().root_block
-            root.load(on_clip, [clip, state], outputs_clip)
-        except Exception:  # noqa: BLE001 - outside a Blocks the first paint waits for a clip change
-            pass
+    if first is not None and ctx.demo is not None:
+        ctx.demo.load(on_clip, [clip, state], outputs_clip)
 
 
 def _frame_images(item, frames: list[int]) -> dict[int, Any]:

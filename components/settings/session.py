@@ -54,8 +54,18 @@ def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
     return resolve(settings.backend, api=api, record_to=record_to)
 
 
+def _public_url(url: str) -> str:
+    """The URL without any user:password part (never show credentials)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
 def badge(state: dict | None) -> str:
     s = SessionSettings.from_state(state)
-    where = f" @ {s.base_url}" if s.base_url and s.backend.startswith("openai:") else ""
+    where = f" @ {_public_url(s.base_url)}" if s.base_url and s.backend.startswith("openai:") else ""
     rec = " · recording" if s.record else ""
     return f"Model: {s.backend}{where}{rec}"

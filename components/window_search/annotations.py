@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from components.errors import DataFormatError
+from components.paths import confined_path
 
 CONTRAST_ATTRIBUTES = ("subject", "visual anchor", "core action", "motion", "interaction", "setting",
                        "temporal composition")
@@ -131,11 +132,11 @@ def load_annotations(path: str | Path, *, durations: dict[str, float] | None = N
         where = f"movies[{i}] ('{mid}')"
         if mid in movies:
             raise DataFormatError(f"{path}: {where}: duplicate movie_id '{mid}'; each movie once.")
-        video = base / _str(m, "video", where, path)
+        video = confined_path(base, _str(m, "video", where, path), file=path, where=where, key="video")
         subs = m.get("subtitles")
         if subs is not None and not isinstance(subs, str):
             raise DataFormatError(f"{path}: {where} key 'subtitles' must be a path string or absent.")
-        sub_path = base / subs if subs else None
+        sub_path = confined_path(base, subs, file=path, where=where, key="subtitles") if subs else None
         if check_files:
             if not video.is_file():
                 raise DataFormatError(f"{path}: {where} key 'video': file not found: {video}.")

@@ -44,7 +44,7 @@ class IntervalParseError(ValueError):
     pass
 
 
-_T = r"(\d{1,2}:\d{2}:\d{2}(?:\.\d+)?|\d{1,3}:\d{2}(?:\.\d+)?|\d+(?:\.\d+)?)"
+_T = r"(?<![\d.])(\d{1,2}:\d{2}:\d{2}(?:\.\d+)?|\d{1,3}:\d{2}(?:\.\d+)?|\d+(?:\.\d+)?)"  # never mid-number (linear time)
 _UNIT = r"\s*(?:s|sec|secs|seconds?)?\.?"
 _PAIR_PATTERNS = [
     re.compile(r"\[\s*" + _T + r"\s*,\s*" + _T + r"\s*\]"),

@@ -146,6 +146,8 @@ def build_tab(ctx: TabContext) -> None:
     ann, ann_error = _annotations(ctx.data_dir)
     movie_choices = [(f"{m.movie_id} · {m.extra.get('title', m.video.name)}", m.movie_id)
                      for m in (ann.movies.values() if ann else [])]
+    first_movie = movie_choices[0][1] if movie_choices else None
+    first_queries = [q for q in (ann.queries if ann else []) if q.movie_id == first_movie]
 
     gr.Markdown("Find the moment a query describes in a full movie, when a near-identical moment "
                 "happens elsewhere: the top-K retrieved chunks are checked statement by statement, "
@@ -153,7 +155,7 @@ def build_tab(ctx: TabContext) -> None:
                 "the localizer." + (f"\n\n⚠ {ann_error}" if ann_error else ""), elem_id="ws-intro")
     state = gr.State({})
     with gr.Row():
-        movie_pick = gr.Dropdown(movie_choices, value=None, label="Movie", elem_id="ws-movie-pick", scale=3)
+        movie_pick = gr.Dropdown(movie_choices, value=first_movie, label="Movie", elem_id="ws-movie-pick", scale=3)
         upload = gr.File(label="…or upload a video (+ .srt/.vtt)", file_count="multiple",
                          file_types=list(VIDEO_TYPES + SUB_TYPES), elem_id="ws-upload", scale=2, height=90)
     with gr.Row():
@@ -165,7 +167,8 @@ def build_tab(ctx: TabContext) -> None:
                            ("oracle chunk", "oracle-chunk")], value="aws", label="window selection",
                           elem_id="ws-method", scale=3)
     with gr.Row():
-        query_pick = gr.Dropdown([], value=None, label="Query from the annotation file (qid · contrast · query)",
+        query_pick = gr.Dropdown(view.query_choices(first_queries), value=None,
+                                 label="Query from the annotation file (qid · contrast · query)",
                                  elem_id="ws-query-pick", scale=3)
         query = gr.Textbox(label="…or type a query", placeholder="Lloyd and Harry walk on a snowy street at night.",
                            elem_id="ws-query", scale=3)
@@ -599,9 +602,10 @@ def build_tab(ctx: TabContext) -> None:
                     [bench_progress, bench_table, bench_file], concurrency_limit=2)
 
     ctx.settings.change(_baseline_label, [ctx.settings], [baseline_md])
-    blocks = gr.context.get_blocks_context()
-    if blocks is not None and getattr(blocks, "root_block", None) is not None:
-        blocks.root_block.unload(_forget_session)
+    if ctx.demo is not None:
+        ctx.demo.unload(_forget_session)
+        if first_movie is not None:  # open the first example movie for every new page
+            ctx.demo.load(pick_movie, [movie_pick, chunk_s, state], movie_outs)
 
 
 def _baseline_label(settings) -> str:

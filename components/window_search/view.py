@@ -71,7 +71,8 @@ def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int =
             if c.rank == selected:
                 border = "3px solid #fb8500"
             label = f"#{c.rank}"
-            attrs = f" data-rank='{c.rank}' title='rank {c.rank} · {fmt_t(s)}-{fmt_t(e)} · {outcome}'"
+            attrs = (f" data-rank='{c.rank}' data-start='{s:.1f}' "
+                     f"title='rank {c.rank} · {fmt_t(s)}-{fmt_t(e)} · {outcome}'")
         parts.append(f"<div class='ws-chunk'{attrs} style='position:absolute;top:0;height:34px;"
                      f"left:{_pct(s, duration):.3f}%;width:{_pct(e - s, duration):.3f}%;background:{bg};"
                      f"border:{border};box-sizing:border-box;cursor:{'pointer' if attrs else 'default'};"

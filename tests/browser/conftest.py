@@ -48,8 +48,9 @@ def page(browser, app_url):
     page.console_errors = []
     page.on("console", lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
-    page.goto(app_url, wait_until="networkidle")
-    page.wait_for_selector("#app-tabs", timeout=60_000)
+    page.set_default_timeout(60_000)
+    page.goto(app_url, wait_until="load", timeout=120_000)
+    page.wait_for_selector("#app-tabs", timeout=120_000)
     yield page
     page.close()
 

@@ -247,3 +247,32 @@ def test_region_labels_semantics():
     assert parse_region_labels("None") == ([], [])
     for junk in ["\U0001f600", "\x00", "asdf qwerty", "<html>", "1e309"]:
         assert parse_region_labels(junk)[0] == [], junk
+
+
+# -- pathological run time (catastrophic regex backtracking) ---------------------------------------
+_RUNTIME_SCRIPT = """
+import sys, time
+sys.path.insert(0, {root!r})
+from components.window_search.localizer import parse_interval, IntervalParseError
+from components.impact.intervals import parse_intervals
+text = "1" * 6000  # a degenerate, looping model answer
+try:
+    {call}
+except IntervalParseError:
+    pass
+"""
+
+
+@pytest.mark.parametrize("call", ["parse_interval(text)", "parse_intervals(text, duration=5.0)"])
+def test_long_digit_runs_parse_in_bounded_time(call):
+    """6000 digits must not take seconds (quadratic backtracking in the time/pair regexes)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    script = _RUNTIME_SCRIPT.format(root=root, call=call)
+    try:
+        subprocess.run([sys.executable, "-c", script], timeout=6, check=True, capture_output=True)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{call} on a 6000-digit answer ran for more than 6 s")

@@ -98,3 +98,12 @@ def test_key_never_leaks_from_a_cloze_cli_run(tmp_path, cloze_examples):
     assert produced, "nothing was written"
     for name, text in {"stdout": proc.stdout, "stderr": proc.stderr, "files": produced}.items():
         assert KEY not in text and "0123456789" not in text, f"API key leaked into {name}"
+
+
+def test_session_settings_never_show_the_key():
+    from components.settings.session import SessionSettings, badge
+
+    settings = SessionSettings(backend="openai:gpt-4o", base_url="http://127.0.0.1:9/v1", api_key=KEY)
+    state = settings.to_state()
+    assert KEY not in badge(state) and KEY not in repr(settings)
+    assert KEY not in repr(ApiSettings(base_url="http://x/v1", api_key=KEY))

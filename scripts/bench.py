@@ -1,0 +1,173 @@
+#!/usr/bin/env python
+"""All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
+
+    python scripts/bench.py [--quick] [--only media,start,render,metrics,batch,memory]
+                            [--minutes 30] [--data-dir data] [--cache-dir test-artifacts/bench-cache]
+
+  media    1 fps sampling of an N-minute 720p H.264 movie (GOP 10 s) vs `ffmpeg -vf fps=1`
+           (goal <= 1.0x) and the DiskCache reopen (scripts/bench_media.py; the movie is cached
+           under <cache-dir>/media, so reruns do not encode it again)
+  start    app start to first HTTP 200 vs a bare gradio Blocks app (goal <= 1.5x; bench_app_start.py)
+  render   36-frame 512x512 turntable vs 36 x one frame (goal <= 1.2x), GLB size (bench_render.py)
+  metrics  temporal metrics 433 q x 10 preds, cloze scoring 1,521 stems x 3 (goal < 1 s; bench_metrics.py)
+  batch    throughput at concurrency 1/4/16 against a 200 ms server (goal >= 0.8 x c; bench_batch.py)
+  memory   peak RSS of Movie.prepare, 30 vs 10 min (goal ~1.0, flat; bench_memory.py)
+
+--quick shrinks the sizes (3-minute media movie, 6/18-minute memory movies, 32 batch items, fewer
+repeats) so everything runs in a few minutes. The machine may be shared: every result carries the
+load average (1/5/15 min) at the time; ratios are measured in the same run as their reference.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
+
+ALL = ("media", "start", "render", "metrics", "batch", "memory")
+
+
+def _stream(cmd: list[str]) -> tuple[int, str]:
+    """Run a benchmark script, echoing its output; returns (exit code, output)."""
+    env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1",
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    lines = []
+    for line in proc.stdout:
+        print("  " + line, end="", flush=True)
+        lines.append(line)
+    return proc.wait(), "".join(lines)
+
+
+def _num(pattern: str, text: str) -> float | None:
+    match = re.search(pattern, text)
+    return float(match.group(1)) if match else None
+
+
+def bench_media(args) -> list[Row]:
+    minutes = args.minutes if args.minutes is not None else (3.0 if args.quick else 30.0)
+    rc, out = _stream([sys.executable, str(ROOT / "scripts" / "bench_media.py"), "--minutes",
+                       f"{minutes:g}", "--workdir", str(cache_dir(args.cache_dir) / "media")])
+    if rc != 0:
+        raise RuntimeError(f"bench_media.py exited {rc}")
+    ratio = _num(r"ratio VideoSource\(open\+sample\) / ffmpeg: ([\d.]+)", out)
+    vs = _num(r"VideoSource 1 fps full size : \d+ frames in ([\d.]+) s", out)
+    ff = _num(r"ffmpeg -vf fps=1 rawvideo rgb24: \d+ frames in ([\d.]+) s", out)
+    first = _num(r"DiskCache 1 fps @448: first ([\d.]+) s", out)
+    again = _num(r"cached reopen ([\d.]+) s", out)
+    rss = re.search(r"; ratio ([\d.]+)\s*$", out, re.M)
+    rows = [Row("media", f"1 fps sampling {minutes:g} min 720p / ffmpeg fps=1",
+                f"{ratio:.2f}x ({vs:.1f} s / {ff:.1f} s)" if ratio and vs and ff else "see output",
+                "<= 1.0x", None if ratio is None else ratio <= 1.0)]
+    if first is not None and again is not None:
+        rows.append(Row("media", "DiskCache cached reopen (1 fps @448)",
+                        f"{again:.2f} s (first {first:.1f} s, {first / again:.0f}x faster)"))
+    if rss:
+        rows.append(Row("media", "peak RSS sampling whole / third", f"{float(rss.group(1)):.2f}",
+                        "flat"))
+    return rows
+
+
+def bench_start(args) -> list[Row]:
+    repeats = 2 if args.quick else 3
+    rc, out = _stream([sys.executable, str(ROOT / "scripts" / "bench_app_start.py"), "--data-dir",
+                       str(args.data_dir), "--repeats", str(repeats)])
+    if rc != 0:
+        raise RuntimeError(f"bench_app_start.py exited {rc}")
+    m = re.search(r"app ([\d.]+) s, bare gradio Blocks ([\d.]+) s, ratio ([\d.]+)x", out)
+    if not m:
+        return [Row("start", "app start to first HTTP 200", "see output", "<= 1.5x")]
+    app_s, bare_s, ratio = (float(g) for g in m.groups())
+    return [Row("start", "app start to HTTP 200 / bare Blocks",
+                f"{ratio:.2f}x ({app_s:.2f} s / {bare_s:.2f} s, best of {repeats})", "<= 1.5x",
+                ratio <= 1.5)]
+
+
+def bench_render(args) -> list[Row]:
+    import bench_render as module
+    return module.run(quick=args.quick, repeats=1 if args.quick else 2)
+
+
+def bench_metrics(args) -> list[Row]:
+    import bench_metrics as module
+    return module.run(quick=args.quick)
+
+
+def bench_batch(args) -> list[Row]:
+    import bench_batch as module
+    return module.run(quick=args.quick, annotations=Path(args.data_dir) / "impact" / "annotations.json")
+
+
+def bench_memory(args) -> list[Row]:
+    import bench_memory as module
+    return module.run(quick=args.quick, cache=args.cache_dir)
+
+
+def ensure_data(data_dir: Path) -> None:
+    """The example data (`make data` does the same; a no-op when it is complete)."""
+    from examples.generate import PARTS, is_complete
+
+    if all(is_complete(data_dir, part) for part in PARTS):
+        return
+    print(f"generating the example data in {data_dir} ...", flush=True)
+    subprocess.run([sys.executable, "-m", "examples.generate", "--out", str(data_dir)], cwd=ROOT,
+                   check=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 epilog="\n".join(__doc__.splitlines()[2:]),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--only", default=",".join(ALL), help=f"comma list of {', '.join(ALL)}")
+    ap.add_argument("--quick", action="store_true", help="small sizes: the whole run in minutes")
+    ap.add_argument("--minutes", type=float, default=None,
+                    help="length of the media benchmark movie (default 30, 3 with --quick)")
+    ap.add_argument("--data-dir", type=Path, default=ROOT / "data",
+                    help="example data (generated when missing; default data)")
+    ap.add_argument("--cache-dir", type=Path, default=None,
+                    help="generated movies are kept here (default test-artifacts/bench-cache "
+                         "or $BENCH_CACHE_DIR)")
+    args = ap.parse_args(argv)
+    chosen = [b.strip() for b in args.only.split(",") if b.strip()]
+    unknown = [b for b in chosen if b not in ALL]
+    if unknown:
+        ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(ALL)}")
+    args.cache_dir = cache_dir(args.cache_dir)
+    if any(b in chosen for b in ("start", "batch")):
+        ensure_data(args.data_dir)
+    runners = {"media": bench_media, "start": bench_start, "render": bench_render,
+               "metrics": bench_metrics, "batch": bench_batch, "memory": bench_memory}
+    rows: list[Row] = []
+    started = time.perf_counter()
+    print(f"{os.cpu_count()} CPUs; load average (1/5/15 min) at start: {loadavg()}"
+          + ("; --quick sizes" if args.quick else ""))
+    for name in ALL:
+        if name not in chosen:
+            continue
+        print(f"\n== {name} (load {loadavg()})", flush=True)
+        t0 = time.perf_counter()
+        try:
+            got = runners[name](args)
+        except Exception as exc:  # one broken benchmark must not hide the others' numbers
+            got = [Row(name, "ERROR", f"{type(exc).__name__}: {exc}"[:160], met=False)]
+            print(f"  {name} failed: {type(exc).__name__}: {exc}")
+        load = loadavg()
+        for row in got:
+            row.load = load
+        rows += got
+        print(f"== {name} done in {time.perf_counter() - t0:.0f} s (load {load})", flush=True)
+    print(f"\nSummary ({time.perf_counter() - started:.0f} s; {os.cpu_count()} CPUs; ratios measured "
+          "in this run against their reference; numbers on a loaded machine are noisy):")
+    print_rows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

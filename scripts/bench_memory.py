@@ -1,0 +1,146 @@
+"""Benchmark: peak memory of preparing a movie for window search, 10 vs 30 minutes.
+
+Synthetic low-resolution movies (320x180, 24 fps, a keyframe every 10 s; one minute is encoded
+and its packets repeated) are cached under the bench cache folder. Each length is prepared by
+components.window_search.movie.Movie(...).prepare() (1 fps per 180 s chunk, JPEGs into a fresh
+DiskCache) in a fresh subprocess that reports its own peak RSS (ru_maxrss, and VmHWM, which
+excludes anything inherited before exec). Goal: flat in movie length, ratio 30 / 10 min ~ 1.0.
+
+    python scripts/bench_memory.py [--minutes 10,30] [--cache-dir DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, Row, cache_dir, print_rows  # noqa: E402
+
+WIDTH, HEIGHT, FPS, GOP = 320, 180, 24, 240
+GOAL = 1.2  # "flat": within 20%
+
+
+def generate(path: Path, minutes: float, base_seconds: int = 60) -> float:
+    """Write the movie (reused when present); returns the seconds spent (0 when reused)."""
+    import av
+    import numpy as np
+
+    if path.exists():
+        return 0.0
+    t0 = time.perf_counter()
+    total = int(minutes * 60 * FPS)
+    base = min(total, base_seconds * FPS)
+    base -= base % GOP if base >= GOP else 0
+    rng = np.random.default_rng(0)
+    noise = rng.integers(0, 64, (HEIGHT + 64, WIDTH + 64), dtype=np.uint8)
+    xs = np.arange(WIDTH)[None, :]
+    tmp = path.with_suffix(".tmp.mp4")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(tmp), "w", format="mp4") as c:
+        s = c.add_stream("libx264", rate=FPS)
+        s.width, s.height, s.pix_fmt = WIDTH, HEIGHT, "yuv420p"
+        s.codec_context.gop_size = GOP
+        s.options = {"crf": "28", "preset": "ultrafast",
+                     "x264-params": f"keyint={GOP}:min-keyint={GOP}:scenecut=0:open-gop=0"}
+        kept = []
+        rgb = np.empty((HEIGHT, WIDTH, 3), np.uint8)
+        for i in range(base):
+            n = i % 64
+            rgb[..., 0] = ((xs + 3 * i) % 256).astype(np.uint8)
+            rgb[..., 1] = noise[n:n + HEIGHT, n:n + WIDTH] + (i // FPS) % 150
+            rgb[..., 2] = (i * 5) % 256
+            for p in s.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")):
+                kept.append((bytes(p), p.pts, p.dts, p.time_base, p.is_keyframe))
+                c.mux(p)
+        for p in s.encode():
+            kept.append((bytes(p), p.pts, p.dts, p.time_base, p.is_keyframe))
+            c.mux(p)
+        done = base
+        while done < total:
+            for data, pts, dts, tb, key in kept:
+                shift = int(round(done / FPS / tb))
+                p = av.Packet(data)
+                p.pts, p.dts, p.time_base, p.stream = pts + shift, dts + shift, tb, s
+                p.is_keyframe = key
+                c.mux(p)
+            done += base
+    tmp.rename(path)
+    return time.perf_counter() - t0
+
+
+CHILD = """
+import json, resource, shutil, sys, tempfile, time
+sys.path.insert(0, {root!r})
+def hwm():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmHWM:'):
+            return int(line.split()[1]) / 1024
+from components.media import DiskCache
+from components.window_search.movie import Movie
+import av, decord, PIL.Image  # the readers, so the baseline below includes them
+base = hwm()
+cache = tempfile.mkdtemp(prefix='bench-memory-')
+try:
+    t0 = time.perf_counter()
+    movie = Movie({video!r}, cache=DiskCache(cache))
+    decoded = movie.prepare()
+    elapsed = time.perf_counter() - t0
+    print(json.dumps({{'frames': decoded, 'chunks': len(movie.chunks), 'seconds': elapsed,
+                      'ru_maxrss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      'vmhwm_mb': hwm(), 'import_mb': base}}))
+finally:
+    shutil.rmtree(cache, ignore_errors=True)
+"""
+
+
+def prepare_peak(video: Path) -> dict:
+    code = CHILD.format(root=str(ROOT), video=str(video))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    if out.returncode != 0:
+        raise RuntimeError(f"Movie.prepare child failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(quick: bool = False, minutes: tuple[float, float] | None = None,
+        cache: Path | None = None) -> list[Row]:
+    short, long = minutes or ((6, 18) if quick else (10, 30))  # >= 2 chunks of 180 s each
+    folder = cache_dir(cache) / "memory"
+    results = {}
+    for m in (short, long):
+        video = folder / f"movie_{m:g}min_{WIDTH}x{HEIGHT}.mp4"
+        gen = generate(video, m)
+        r = results[m] = prepare_peak(video)
+        print(f"{m:g}-min movie ({video.stat().st_size / 2**20:.1f} MB"
+              + (f", generated in {gen:.1f} s" if gen else ", reused") + f"): prepare {r['chunks']} "
+              f"chunks / {r['frames']} frames in {r['seconds']:.1f} s; peak RSS ru_maxrss "
+              f"{r['ru_maxrss_mb']:.0f} MB, VmHWM {r['vmhwm_mb']:.0f} MB (after imports "
+              f"{r['import_mb']:.0f} MB)")
+    a, b = results[short], results[long]
+    ratio = b["ru_maxrss_mb"] / a["ru_maxrss_mb"]
+    da, db = a["vmhwm_mb"] - a["import_mb"], b["vmhwm_mb"] - b["import_mb"]
+    print(f"peak RSS ratio {long:g} / {short:g} min: {ratio:.2f} (ru_maxrss; goal <= {GOAL}, "
+          f"proportional would be {long / short:g}); growth above the imports: {da:.0f} -> "
+          f"{db:.0f} MB")
+    return [Row("memory", f"peak RSS prepare {long:g} / {short:g} min",
+                f"{ratio:.2f} ({b['ru_maxrss_mb']:.0f} / {a['ru_maxrss_mb']:.0f} MB)",
+                f"<= {GOAL} (flat)", ratio <= GOAL),
+            Row("memory", "RSS growth above imports", f"{db:.0f} MB vs {da:.0f} MB"),
+            Row("memory", f"prepare time {long:g} min", f"{b['seconds']:.1f} s ({b['frames']} frames)")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--minutes", default="10,30", help="two lengths, short,long (default 10,30)")
+    ap.add_argument("--cache-dir", type=Path, default=None)
+    args = ap.parse_args(argv)
+    short, long = (float(x) for x in args.minutes.split(","))
+    print_rows(run(minutes=(short, long), cache=args.cache_dir))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,38 @@
+"""Open an impact clip, scrub to an impact frame and see the body painted."""
+from __future__ import annotations
+
+import json
+
+from tests.browser.conftest import open_tab, snap
+
+
+def test_scrubbing_to_an_impact_frame_paints_the_body(page, example_data_dir):
+    annotations = json.loads((example_data_dir / "impact" / "annotations.json").read_text())
+    item = annotations["items"][0]
+    frame, info = next(iter(item["frames"].items()))
+    open_tab(page, "Impact")
+    number = page.locator("#impact-frame input[type='number']").first
+    number.fill(str(frame))
+    number.press("Enter")
+    page.wait_for_function(
+        "(label) => document.querySelector('#impact-regions')?.innerText.includes(label)",
+        arg=info["regions"][0], timeout=90_000)
+    canvas = page.locator("#impact-body3d canvas").first
+    canvas.wait_for(timeout=60_000)
+    canvas.scroll_into_view_if_needed()
+    page.wait_for_timeout(6000)  # software WebGL: let the GLB load and draw
+    shot = snap(page, "impact-painted-body")
+    box = canvas.bounding_box()
+    assert box and box["width"] > 100 and box["height"] > 100
+    # The canvas shows more than one colour: the painted region stands out from the grey body.
+    from PIL import Image
+
+    image = Image.open(shot).convert("RGB")
+    scale_x = image.width / page.viewport_size["width"]
+    # Skip the top band where the (coloured) label badge sits.
+    crop = image.crop((int(box["x"]), int(box["y"] + 60), int(box["x"] + box["width"]),
+                       int(box["y"] + box["height"])))
+    colours = {c for _, c in crop.getcolors(maxcolors=1 << 20) or []}
+    saturated = [c for c in colours if max(c) - min(c) > 80]
+    assert saturated, "no painted (saturated) pixels on the body view"
+    assert scale_x > 0

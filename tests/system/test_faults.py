@@ -1,0 +1,197 @@
+"""Faults from a real OpenAI-compatible server (ScriptedOpenAIServer): every tab stays responsive,
+the user gets a readable message, retries stay within bounds (<= 1 + max_retries HTTP requests per
+backend call) and batch runs resume without asking again for finished items."""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.openai_server import ScriptedOpenAIServer
+from tests.system.conftest import client
+
+ROOT = Path(__file__).resolve().parents[2]
+ANSWER_B = json.dumps({"answer": "B", "reason": "the motion continues"})
+MAX_RETRIES = 3  # ApiSettings.max_retries: the app's default for every OpenAI call
+CLOZE_ATTEMPTS = 3  # components.cloze.solver.MAX_ATTEMPTS: answers asked per question at most
+LOAD_RATIO = 12.0
+
+
+def _cloze_args(root: str, seed: int = 42) -> tuple:
+    return ("Model", root, "all", "S, A, P", seed, "edge1", False)
+
+
+def _no_trace(text: str) -> None:
+    assert "Traceback" not in text and 'File "' not in text, text
+
+
+def test_cloze_tab_bounded_retries_readable_error_and_other_session_stays_quick(system_app, example_data_dir):
+    root = str(example_data_dir / "cloze")
+    limited = {"status": 429, "headers": {"Retry-After": "1"},
+               "body": {"error": {"message": "rate limit reached, slow down"}}}
+    with ScriptedOpenAIServer([limited]) as server:
+        api_user, baseline_user = client(system_app), client(system_app)
+        api_user.predict("openai:test-model", server.url, "sk-fault-key-77", 16, False, api_name="/set_backend")
+        alone = []
+        for _ in range(2):
+            t = time.perf_counter()
+            baseline_user.predict(*_cloze_args(root), api_name="/on_run_one")
+            alone.append(time.perf_counter() - t)
+        box: dict = {}
+
+        def retrying():
+            t = time.perf_counter()
+            box["out"] = api_user.predict(*_cloze_args(root), api_name="/on_run_one")
+            box["took"] = time.perf_counter() - t
+            box["end"] = time.perf_counter()
+
+        th = threading.Thread(target=retrying)
+        th.start()
+        quick = []
+        while th.is_alive():
+            t = time.perf_counter()
+            raw, letter, *_ = baseline_user.predict(*_cloze_args(root), api_name="/on_run_one")
+            quick.append((time.perf_counter(), time.perf_counter() - t))
+            assert letter in "ABCD" and "Edge-1" in raw
+        th.join()
+    raw, letter, why, option_map, summary = box["out"]
+    # a readable message, no traceback, no key; the answer is not guessed
+    assert letter == "(unparsed)" and raw == ""
+    assert "HTTP 429" in why and "rate limit reached" in why and "attempt" in why, why
+    assert "sk-fault-key-77" not in why + summary
+    _no_trace(why + summary)
+    assert "not guessed" in summary
+    # retries within bounds: each backend call sends at most 1 + max_retries requests, and at
+    # least one retry happened
+    assert MAX_RETRIES + 1 < len(server.requests) <= CLOZE_ATTEMPTS * (MAX_RETRIES + 1), len(server.requests)
+    # Retry-After was honoured between the attempts of one call (1 s each)
+    assert box["took"] >= MAX_RETRIES * 1.0
+    # the baseline session kept getting answers while the first one was retrying
+    during = [dt for end, dt in quick if end < box["end"]]
+    assert len(during) >= 2, quick
+    assert statistics.median(during) <= LOAD_RATIO * statistics.median(alone), (alone, during)
+
+
+def test_cloze_tab_recovers_from_mixed_transient_faults(system_app, example_data_dir):
+    """Cut connection, 500, 429, 503 exhaust one call (4 requests); the solver asks again and gets a
+    malformed body, an empty choices list, then a slow but valid answer."""
+    root = str(example_data_dir / "cloze")
+    script = [{"drop": True}, {"status": 500, "headers": {"Retry-After": "0"}},
+              {"status": 429, "headers": {"Retry-After": "0"}}, {"status": 503, "headers": {"Retry-After": "0"}},
+              {"malformed": True}, {"empty_choices": True}, {"content": ANSWER_B, "delay": 1.0}]
+    with ScriptedOpenAIServer(script) as server:
+        c = client(system_app)
+        c.predict("openai:test-model", server.url, "sk-x", 16, False, api_name="/set_backend")
+        raw, letter, why, option_map, summary = c.predict(*_cloze_args(root), api_name="/on_run_one")
+    assert (raw, letter) == (ANSWER_B, "B")
+    assert "attempts 2" in summary, summary
+    assert len(server.requests) == len(script)  # nothing asked after the valid answer
+
+
+def test_impact_tab_backend_failure_is_a_readable_status(system_app):
+    with ScriptedOpenAIServer([{"status": 500, "headers": {"Retry-After": "0"},
+                                "body": {"error": {"message": "upstream exploded"}}}]) as server:
+        c = client(system_app)
+        c.predict("openai:test-model", server.url, "sk-x", 8, False, api_name="/set_backend")
+        timeline, status = c.predict("h0001", 1, "auto", api_name="/on_run_temporal")
+        first = len(server.requests)
+        # the same tab answers the next request at once with the healthy baseline in another session
+        other = client(system_app)
+        timeline2, status2 = other.predict("h0001", 1, "auto", api_name="/on_run_temporal")
+        assert len(server.requests) == first
+    assert "backend error" in status and "HTTP 500" in status and "upstream exploded" in status, status
+    _no_trace(status)
+    assert "#1 IoU" not in timeline  # nothing was guessed
+    assert MAX_RETRIES + 1 <= first <= 3 * (MAX_RETRIES + 1), first
+    assert "motion-energy" in status2
+
+
+def test_timeouts_are_retried_within_bounds_then_reported():
+    from backends.base import GenerationParams, GenerationRequest, Message
+    from backends.registry import ApiSettings, resolve
+
+    with ScriptedOpenAIServer([{"content": "late", "delay": 1.5}]) as server:
+        backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-t",
+                                                             timeout_s=0.4, max_retries=1))
+        req = GenerationRequest([Message("user", ["hello"])], GenerationParams(max_tokens=8))
+        t = time.perf_counter()
+        result = backend.generate(req)
+        took = time.perf_counter() - t
+    assert not result.ok and "timed out" in result.error and "2 attempt" in result.error, result.error
+    assert len(server.requests) == 2
+    assert took < 5
+
+
+# -- batch runs: an outage, then a rerun with a healthy server ---------------------------------------
+
+def _cli(args: list[str], server_url: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OPENAI_BASE_URL=server_url, OPENAI_API_KEY="sk-cli-secret-9")
+    return subprocess.run([sys.executable, "app.py", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def _failing_after(n_ok: int, ok_answer: str):
+    seen = {"n": 0}
+    lock = threading.Lock()
+
+    def script(body):
+        with lock:
+            seen["n"] += 1
+            return ok_answer if seen["n"] <= n_ok else {"status": 500, "headers": {"Retry-After": "0"}}
+    return script
+
+
+def test_cli_cloze_run_resumes_only_unfinished_questions(example_data_dir, tmp_path):
+    out = tmp_path / "R.json"
+    args = ["run", "cloze", "--data", str(example_data_dir / "cloze"), "--backend", "openai:test",
+            "--out", str(out), "--limit", "4", "--retry-sleep", "0", "--no-progress"]
+    with ScriptedOpenAIServer(_failing_after(2, ANSWER_B)) as outage:
+        first = _cli(args, outage.url)
+    assert "sk-cli-secret-9" not in first.stdout + first.stderr
+    _no_trace(first.stdout + first.stderr)
+    # 2 questions answered, 2 failed after bounded retries
+    assert len(outage.requests) <= 2 + 2 * CLOZE_ATTEMPTS * (MAX_RETRIES + 1)
+    with ScriptedOpenAIServer([ANSWER_B]) as healthy:
+        second = _cli(args, healthy.url)
+    assert second.returncode == 0, second.stdout + second.stderr
+    # only the two questions the outage left unanswered are asked again
+    assert len(healthy.requests) == 2, (len(healthy.requests), first.stdout, second.stdout)
+    results = json.loads(out.read_text())
+    entries = [e for dims in results.values() for e in dims.values()]
+    assert len(entries) == 4 and all(e["answer"] == "B" and e["parsed"] for e in entries), entries
+
+
+def test_cli_impact_run_resumes_only_unfinished_clips(example_data_dir, tmp_path):
+    annotations = example_data_dir / "impact" / "annotations.json"
+    queries = {i["qid"]: i["query"] for i in json.loads(annotations.read_text())["items"]}
+    out = tmp_path / "impact"
+    args = ["run", "impact", "--annotations", str(annotations), "--backend", "openai:test",
+            "--out", str(out), "--tasks", "temporal", "--max-frames", "4", "--max-retries", "0",
+            "--no-progress"]
+
+    def asked(server) -> list[str]:
+        text = [json.dumps(r) for r in server.requests]
+        return [qid for t in text for qid, q in queries.items() if json.dumps(q)[1:-1] in t]
+
+    with ScriptedOpenAIServer(_failing_after(3, "[1.0, 2.0]")) as outage:
+        first = _cli(args, outage.url)
+    assert first.returncode == 1 and "rerun the same command" in first.stderr, first.stderr
+    _no_trace(first.stderr)
+    done_first = [json.loads(l)["qid"] for l in (out / "temporal_pred.jsonl").read_text().splitlines()]
+    assert len(done_first) == 3
+    per_item = {q: asked(outage).count(q) for q in queries}
+    assert all(n <= MAX_RETRIES + 1 for n in per_item.values()), per_item  # bounded per call
+    with ScriptedOpenAIServer(["[1.0, 2.0]"]) as healthy:
+        second = _cli(args, healthy.url)
+    assert second.returncode == 0, second.stderr
+    again = asked(healthy)
+    assert sorted(again) == sorted(set(queries) - set(done_first))  # each unfinished clip once
+    lines = [json.loads(l) for l in (out / "temporal_pred.jsonl").read_text().splitlines()]
+    assert sorted(r["qid"] for r in lines) == sorted(queries)
