@@ -2,19 +2,20 @@
 (sidecar JSONL via components.batch; R.json rewritten atomically after every answer)."""
 from __future__ import annotations
 
+
 import json
-import os
 import random
-import tempfile
 import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from components.files import atomic_write_json
 from components.batch import append_jsonl, read_jsonl, run_resumable
 from components.cloze.layout import ClozeDataset
 from components.cloze.questions import Question, question_with_order
 from components.cloze.scoring import order_sensitivity
 from components.cloze.solver import ClozeSolver
+from backends.errors import BackendError
 from components.errors import DataFormatError, MediaError
 
 
@@ -33,18 +34,7 @@ def records_to_results(records: Iterable[dict]) -> dict:
 
 
 def write_json_atomic(path: str | Path, obj) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(obj, fh, indent=1, ensure_ascii=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_json(path, obj)
 
 
 def answer_safely(solver: ClozeSolver, ds: ClozeDataset, q: Question) -> dict:
@@ -85,7 +75,13 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
         if on_result:
             on_result(rec)
 
-    counts = run_resumable(questions, key=lambda q: q.key, work=lambda q: answer_safely(solver, ds, q),
+    def work(q: Question) -> dict:
+        rec = answer_safely(solver, ds, q)
+        if rec.get("error") and not rec.get("raw") and not str(rec["error"]).startswith(("media:", "unparsed")):
+            raise BackendError(f"{q.key}: {rec['error']}")  # not saved: the next run asks again
+        return rec
+
+    counts = run_resumable(questions, key=lambda q: q.key, work=work,
                            out_path=side, concurrency=concurrency, desc="cloze questions",
                            key_field="key", progress=progress, on_result=done)
     with lock:

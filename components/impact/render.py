@@ -97,11 +97,8 @@ def export_glb(body: "BodyModel", colors: np.ndarray, path: str | Path) -> Path:
         raise ValueError(f"colors must be ({body.num_vertices}, 4) uint8, got {colors.shape}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Centre the body on the origin: gr.Model3D's camera orbits the origin, and the bodies'
-    # own origin is the pelvis, which puts the head out of view.
-    lo, hi = body.vertices.min(axis=0), body.vertices.max(axis=0)
-    mesh = trimesh.Trimesh(vertices=body.vertices - (lo + hi) / 2.0, faces=body.faces,
-                           vertex_colors=colors, process=False)
+    mesh = trimesh.Trimesh(vertices=body.vertices, faces=body.faces, vertex_colors=colors,
+                           process=False)
     tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.glb")
     tmp.write_bytes(mesh.export(file_type="glb"))
     os.replace(tmp, path)

@@ -10,6 +10,7 @@ crash never leaves a half-written entry under the final name; an entry that fail
 """
 from __future__ import annotations
 
+
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from components.files import atomic_write
 from components.media.frames import Frame
 
 _MIB = 1024 * 1024
@@ -123,17 +125,7 @@ class DiskCache:
 
     @staticmethod
     def _atomic_write(final: Path, write: Callable[[Any], Any]) -> None:
-        final.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=final.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                write(fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(final, write)
 
 
 def _load_frames(entry: Path) -> list[Frame] | None:

@@ -13,14 +13,14 @@ whole word, any of a character's names.
 """
 from __future__ import annotations
 
+
 import json
-import os
 import re
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from components.files import atomic_write_bytes
 from components.errors import DataFormatError, UserError
 
 if TYPE_CHECKING:
@@ -42,20 +42,6 @@ class Character:
     display_name: str
     names: list[str]
     references: list[Reference] = field(default_factory=list)
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class CharacterMemory:
@@ -127,7 +113,7 @@ class CharacterMemory:
         import io
         buf = io.BytesIO()
         image.convert("RGB").save(buf, format="JPEG", quality=90)
-        _atomic_write_bytes(self.path.parent / rel, buf.getvalue())
+        atomic_write_bytes(self.path.parent / rel, buf.getvalue())
         ref = Reference(f"{char_id}:r{j}", str(self.path.parent / rel), None if time is None else float(time))
         ch.references.append(ref)
         self.save()
@@ -167,7 +153,7 @@ class CharacterMemory:
             self.path = Path(path)
         if self.path is None:
             raise UserError("no path to save the character memory to.")
-        _atomic_write_bytes(self.path, (json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n").encode())
+        atomic_write_bytes(self.path, (json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n").encode())
         return self.path
 
     @classmethod

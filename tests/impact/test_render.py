@@ -22,14 +22,14 @@ def body():
     return load_body(prefer_smplx=False)
 
 
-def _gl_available() -> bool:
+def _require_gl() -> None:
+    """`make test` installs OSMesa (scripts/install_system_deps.sh): no offscreen GL is a failure."""
     from components.impact.render import ensure_gl_platform
 
     try:
         ensure_gl_platform()
-        return True
-    except RenderUnavailable:
-        return False
+    except RenderUnavailable as exc:
+        pytest.fail(f"offscreen GL is missing ({exc}); run scripts/install_system_deps.sh as root")
 
 
 def test_vertex_colors_categories(body):
@@ -68,8 +68,7 @@ def test_glb_keeps_vertex_colours_after_a_reload(body, tmp_path):
 
 
 def test_turntable_renders_every_frame_to_mp4(body, tmp_path):
-    if not _gl_available():
-        pytest.skip("no offscreen GL here (the RenderUnavailable path is tested separately)")
+    _require_gl()
     from components.media import open_video
 
     colors = vertex_colors(body, region_vertex_mask(body, ["head"]))
@@ -90,8 +89,7 @@ def test_turntable_renders_every_frame_to_mp4(body, tmp_path):
 
 
 def test_gif_turntable(body, tmp_path):
-    if not _gl_available():
-        pytest.skip("no offscreen GL here")
+    _require_gl()
     out = render_turntable(body, region_colors(body), tmp_path / "turn", frames=3, size=48, fmt="gif")
     assert out.suffix == ".gif" and out.read_bytes()[:3] == b"GIF"
 
@@ -132,8 +130,7 @@ def test_render_unavailable_gives_a_clear_message(mode, env_value, expected):
 
 
 def test_renders_repeat_byte_for_byte(body):
-    if not _gl_available():
-        pytest.skip("no offscreen GL here")
+    _require_gl()
     from components.impact.render import BodyScene, rotation_y
 
     colors = region_colors(body)

@@ -93,7 +93,8 @@ def test_key_never_leaks_from_a_cloze_cli_run(tmp_path, cloze_examples):
         seen = list(server.headers_seen)
     assert any(KEY in str(h) for h in seen), "the CLI did not send the key from OPENAI_API_KEY"
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
-    assert proc.returncode in (0, 2), proc.stderr[-3000:]
+    # 0: all answered; 1: some calls failed (401/500) and are left for a rerun; 2: a user error
+    assert proc.returncode in (0, 1, 2), proc.stderr[-3000:]
     produced = _all_text(tmp_path / "out") if (tmp_path / "out").exists() else ""
     assert produced, "nothing was written"
     for name, text in {"stdout": proc.stdout, "stderr": proc.stderr, "files": produced}.items():

@@ -30,6 +30,8 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
 
     root = str(example_data_dir / "cloze")
     ds = load_dataset(root)
+    grounding = json.loads((example_data_dir / "grounding" / "annotations.json").read_text())
+    target = grounding["pairs"][0]["target"]
     sessions = [client(system_app) for _ in range(8)]
     probe = sessions[7]
 
@@ -61,8 +63,13 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
         mine = sessions[i].predict(qid, api_name="/on_clip")[2]
         results[f"temporal-{qid}"] = (timeline, status, mine)
 
-    def impact_metrics(i: int):
         results["metrics"] = sessions[i].predict("all", "auto", api_name="/on_metrics")
+
+    def window_search(i: int, target: dict):
+        c = sessions[i]
+        c.predict("m01", 180, api_name="/pick_movie")
+        c.predict(target["qid"], api_name="/pick_query")
+        results["ws"] = c.predict(target["query"], 180, 5, 3, 30, "aws", api_name="/run")
 
     def guarded(name, fn, *args):
         try:
@@ -74,7 +81,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
 
     jobs = [("h0", human, 0, "AB"), ("h1", human, 1, "CD"), ("h2", human, 2, "BA"),
             ("s3", cloze_set, 3, 3), ("s4", cloze_set, 4, 4), ("t5", impact_temporal, 5, "h0002"),
-            ("m6", impact_metrics, 6)]
+            ("w6", window_search, 6, target)]
     threads = [threading.Thread(target=guarded, args=(name, fn, *args)) for name, fn, *args in jobs]
     t0 = time.perf_counter()
     for t in threads:
@@ -86,7 +93,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     for t in threads:
         t.join()
     assert not errors, errors
-    heavy_end = max(finished_at[n] for n in ("s3", "s4", "m6"))
+    heavy_end = max(finished_at[n] for n in ("s3", "s4", "t5", "w6"))
 
     # -- isolation: human answers, each annotator's file holds only its own answers ---------------
     for i, letters in ((0, "AB"), (1, "CD"), (2, "BA")):
@@ -117,9 +124,18 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     timeline, status, mine = results["temporal-h0002"]
     assert "motion-energy" in status and "interval" in status
     assert "#1 IoU" in timeline and "#1 IoU" in mine
-    other = sessions[6].predict("h0002", api_name="/on_clip")[2]
+    other = probe.predict("h0002", api_name="/on_clip")[2]
     assert "#1 IoU" not in other and "truth" in other
     assert "**Temporal**" in results["metrics"] and "7 clip(s)" in results["metrics"]
+
+    # -- isolation: the window-search result belongs to its session; another has no movie picked --
+    ws_result = results["ws"][3]
+    assert "baseline" in ws_result and "accepted window" in ws_result and target["qid"][:5] in ws_result
+    try:
+        probe.predict(target["query"], 180, 5, 3, 30, "aws", api_name="/run")
+        raise AssertionError("a session without a movie ran a search")
+    except Exception as exc:  # noqa: BLE001 - gradio errors reach the client as exceptions
+        assert "Pick a movie" in str(exc), exc
 
     # -- responsiveness: quick actions kept finishing while heavy jobs ran ----------------------------
     during = [dt for end, dt in under_load if end < heavy_end]

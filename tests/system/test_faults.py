@@ -113,6 +113,22 @@ def test_impact_tab_backend_failure_is_a_readable_status(system_app):
     assert "motion-energy" in status2
 
 
+def test_window_search_backend_failure_is_a_readable_result(system_app, example_data_dir):
+    target = json.loads((example_data_dir / "grounding" / "annotations.json").read_text())["pairs"][0]["target"]
+    with ScriptedOpenAIServer([{"status": 500, "headers": {"Retry-After": "0"},
+                                "body": {"error": {"message": "upstream exploded"}}}]) as server:
+        c = client(system_app)
+        c.predict("openai:test-model", server.url, "sk-ws-secret", 16, False, api_name="/set_backend")
+        c.predict("m01", 180, api_name="/pick_movie")
+        out = c.predict(target["query"], 180, 5, 3, 30, "aws", api_name="/run")
+    result = out[3]
+    assert "failed after" in result and "HTTP 500" in result and "upstream exploded" in result, result
+    assert "sk-ws-secret" not in json.dumps(out)
+    _no_trace(result)
+    assert "accepted window" not in result  # nothing guessed
+    assert MAX_RETRIES + 1 <= len(server.requests) <= 2 * (MAX_RETRIES + 1), len(server.requests)
+
+
 def test_timeouts_are_retried_within_bounds_then_reported():
     from backends.base import GenerationParams, GenerationRequest, Message
     from backends.registry import ApiSettings, resolve
