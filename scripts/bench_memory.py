@@ -3,8 +3,9 @@
 Synthetic low-resolution movies (320x180, 24 fps, a keyframe every 10 s; one minute is encoded
 and its packets repeated) are cached under the bench cache folder. Each length is prepared by
 components.window_search.movie.Movie(...).prepare() (1 fps per 180 s chunk, JPEGs into a fresh
-DiskCache) in a fresh subprocess that reports its own peak RSS (ru_maxrss, and VmHWM, which
-excludes anything inherited before exec). Goal: flat in movie length, ratio 30 / 10 min ~ 1.0.
+DiskCache) in a fresh subprocess that reports its own peak RSS: VmHWM (the ratio; it belongs to
+the new process image) and ru_maxrss (printed; Linux carries it across exec, so it includes the
+forking parent's size when that parent is big). Goal: flat in movie length, ratio 30 / 10 min ~ 1.0.
 
     python scripts/bench_memory.py [--minutes 10,30] [--cache-dir DIR]
 """
@@ -120,13 +121,15 @@ def run(quick: bool = False, minutes: tuple[float, float] | None = None,
               f"{r['ru_maxrss_mb']:.0f} MB, VmHWM {r['vmhwm_mb']:.0f} MB (after imports "
               f"{r['import_mb']:.0f} MB)")
     a, b = results[short], results[long]
-    ratio = b["ru_maxrss_mb"] / a["ru_maxrss_mb"]
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child forked from a big
+    # parent (bench.py after the other benchmarks) reports at least the parent's size.
+    ratio = b["vmhwm_mb"] / a["vmhwm_mb"]
     da, db = a["vmhwm_mb"] - a["import_mb"], b["vmhwm_mb"] - b["import_mb"]
-    print(f"peak RSS ratio {long:g} / {short:g} min: {ratio:.2f} (ru_maxrss; goal <= {GOAL}, "
+    print(f"peak RSS ratio {long:g} / {short:g} min: {ratio:.2f} (VmHWM; goal <= {GOAL}, "
           f"proportional would be {long / short:g}); growth above the imports: {da:.0f} -> "
           f"{db:.0f} MB")
     return [Row("memory", f"peak RSS prepare {long:g} / {short:g} min",
-                f"{ratio:.2f} ({b['ru_maxrss_mb']:.0f} / {a['ru_maxrss_mb']:.0f} MB)",
+                f"{ratio:.2f} ({b['vmhwm_mb']:.0f} / {a['vmhwm_mb']:.0f} MB VmHWM)",
                 f"<= {GOAL} (flat)", ratio <= GOAL),
             Row("memory", "RSS growth above imports", f"{db:.0f} MB vs {da:.0f} MB"),
             Row("memory", f"prepare time {long:g} min", f"{b['seconds']:.1f} s ({b['frames']} frames)")]

@@ -415,7 +415,9 @@ def build_tab(ctx: TabContext) -> None:
         md = (f"**{solver.name}** on {qs.name}: S {fmt(m['S'])} · A {fmt(m['A'])} · P {fmt(m['P'])} · "
               f"acc {fmt(m['acc'])} · 3/3 {fmt(m['3/3'])} · parse rate {fmt(m['parse_rate'])} · "
               f"unparsed {m['invalid_entries_skipped']} · {res['counts']['done']} new, "
-              f"{res['counts']['skipped']} resumed")
+              f"{res['counts']['skipped']} resumed"
+              + (f" · {res['counts']['failed']} failed (backend error; run again to retry)"
+                 if res['counts'].get('failed') else ""))
         return md, str(out)
 
     @user_errors

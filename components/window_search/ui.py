@@ -254,7 +254,10 @@ def build_tab(ctx: TabContext) -> None:
         mem_dir = Path(tempfile.mkdtemp(prefix="ws-memory-"))
         info = {"movie_id": vids[0].stem, "video": str(vids[0]), "subtitles": str(subs[0]) if subs else None,
                 "memory": str(mem_dir / f"{vids[0].stem}.json")}
+        from components.limits import check_video_duration
+
         movie = _movie(info, float(chunk or 180))
+        check_video_duration(vids[0], movie.duration)
         info["duration"] = movie.duration
         return movie_outputs({"movie": info, "chunk_seconds": float(chunk or 180), "ious": (st or {}).get("ious", {})})
 

@@ -95,6 +95,21 @@ def test_cloze_tab_recovers_from_mixed_transient_faults(system_app, example_data
     assert len(server.requests) == len(script)  # nothing asked after the valid answer
 
 
+def test_cloze_tab_run_set_reports_failures_and_resumes_only_them(system_app, example_data_dir):
+    root = str(example_data_dir / "cloze")
+    args = (root, "all", "S", 99, "edge1", False)
+    c = client(system_app)
+    with ScriptedOpenAIServer(_failing_after(2, ANSWER_B)) as outage:
+        c.predict("openai:test-model", outage.url, "sk-x", 1, False, api_name="/set_backend")
+        md, _ = c.predict(*args, api_name="/on_run_set")
+    assert "2 new, 0 resumed" in md and "4 failed" in md and "run again" in md, md
+    with ScriptedOpenAIServer([ANSWER_B]) as healthy:
+        c.predict("openai:test-model", healthy.url, "sk-x", 1, False, api_name="/set_backend")
+        md, path = c.predict(*args, api_name="/on_run_set")
+    assert "4 new, 2 resumed" in md and "failed" not in md, md
+    assert len(healthy.requests) == 4
+
+
 def test_impact_tab_backend_failure_is_a_readable_status(system_app):
     with ScriptedOpenAIServer([{"status": 500, "headers": {"Retry-After": "0"},
                                 "body": {"error": {"message": "upstream exploded"}}}]) as server:
