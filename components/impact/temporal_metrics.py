@@ -11,10 +11,17 @@ Which queries count:
   (the reference code cannot score such a line at all; counting it as a miss never flatters a model);
 - prediction lines whose qid is not in the GT are ignored and counted in `unknown_pred_qids`.
 All values are percentages 0-100, unrounded.
+
+`average_precision` and `recall_matches_at_k` are the plain reference implementations (one query
+at a time, as the reference code). `evaluate_temporal` goes through `_APTable` / `_QueryAP`, which
+give bit-identical values much faster: per query the IoUs are computed once and the AP at every
+threshold (0.3 included) in one pass, and the core metrics, the count breakdown and each length bin
+(its own GT subset) reuse them; a test compares the two paths on a seeded random case.
 """
 from __future__ import annotations
 
 from collections import defaultdict
+from math import isfinite
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -104,6 +111,187 @@ def recall_matches_at_k(gt_windows: Sequence[Sequence[float]], pred_windows: Seq
     return matches
 
 
+def _sum_like_numpy(values: Sequence[float]) -> float:
+    """np.sum of a float64 vector, bit for bit: numpy adds fewer than 8 values left to right
+    from 0.0 and only switches to pairwise (8-accumulator) summation from 8 values on."""
+    if len(values) >= 8:
+        return float(np.sum(np.asarray(values, dtype=float)))
+    total = 0.0
+    for value in values:
+        total += value
+    return total
+
+
+def _mean_like_numpy(values: Sequence[float]) -> float:
+    """float(np.mean(values)), bit for bit (np.mean is np.sum / n)."""
+    if not values or len(values) >= 8:
+        return float(np.mean(np.asarray(values, dtype=float)))
+    return _sum_like_numpy(values) / len(values)
+
+
+def _interpolated_ap(hit_ranks: Sequence[int], num_gt: int) -> float:
+    """`interpolated_precision_recall` for predictions whose TPs sit at `hit_ranks` (1-based),
+    with the same float operations. Recall changes only at a TP (from (t-1)/#GT to t/#GT) and,
+    unless every GT window was found, at the appended recall 1 (where precision is 0). The
+    envelope at a TP is the highest precision t/rank over this and later TPs: between TPs
+    precision only falls, and the appended precision is 0."""
+    terms = [0.0] * len(hit_ranks)
+    envelope = 0.0
+    for t in range(len(hit_ranks), 0, -1):
+        precision = t / hit_ranks[t - 1]
+        if precision > envelope:
+            envelope = precision
+        terms[t - 1] = (t / num_gt - (t - 1) / num_gt) * envelope
+    if len(hit_ranks) / num_gt != 1.0:
+        terms.append((1.0 - len(hit_ranks) / num_gt) * 0.0)
+    return _sum_like_numpy(terms)
+
+
+def _visit_order(row: list[float], floor: float) -> list[int]:
+    """`np.asarray(row).argsort()[::-1]`, as far as the greedy matching can tell: GT indices by
+    decreasing IoU. Values below `floor` (the lowest threshold) only ever end a visit, so their
+    order is irrelevant; if the others are distinct the order is unique and Python sorts it,
+    otherwise (ties) numpy decides, as in the reference."""
+    if len(row) == 1:
+        return [0]
+    considered = [v for v in row if v >= floor]
+    if len(set(considered)) == len(considered):
+        return sorted(range(len(row)), key=row.__getitem__, reverse=True)
+    return np.asarray(row, dtype=float).argsort()[::-1].tolist()
+
+
+def _iou_rows(preds: Sequence[Sequence[float]],
+              gt_windows: Sequence[Sequence[float]]) -> list[list[float]] | None:
+    """`_iou_row` for every prediction, in plain floats: for finite inputs these are the same IEEE
+    operations (a zero's sign aside, which no comparison sees). None when an input is not finite
+    or an IoU is NaN: those rows need numpy's NaN handling, so the caller uses the reference."""
+    gts = [(float(g[0]), float(g[1])) for g in gt_windows]
+    rows = []
+    for pred in preds:
+        p0, p1 = float(pred[0]), float(pred[1])
+        width = pred[1] - pred[0]
+        if not (isfinite(p0) and isfinite(p1)):
+            return None
+        row = []
+        for g0, g1 in gts:
+            inter = (p1 if p1 < g1 else g1) - (p0 if p0 > g0 else g0)
+            if not inter > 0.0:
+                inter = 0.0
+            union = width + (g1 - g0) - inter
+            row.append(inter / union if union > 0 else 0.0)
+        rows.append(row)
+    if not all(isfinite(g0) and isfinite(g1) for g0, g1 in gts) or any(v != v for row in rows for v in row):
+        return None
+    return rows
+
+
+class _QueryAP:
+    """One query's AP at several thresholds for any subset of its GT windows, equal to
+    `average_precision(subset, pred_windows, thresholds)` value for value. The top-10 predictions
+    are sorted and their IoU with every GT window computed once; results are kept per subset.
+    `ap_cache` maps (TP ranks, #GT) to AP and may be shared between queries."""
+
+    def __init__(self, gt_windows: Sequence[Sequence[float]], pred_windows: Sequence[Sequence[float]],
+                 thresholds: Sequence[float], ap_cache: dict | None = None):
+        self.gt_windows, self.pred_windows = gt_windows, pred_windows
+        self.thresholds = list(thresholds)
+        self._ap_cache = {} if ap_cache is None else ap_cache
+        self._floor = min(self.thresholds) if self.thresholds and all(
+            t == t for t in self.thresholds) else float("-inf")
+        self._memo: dict[tuple[int, ...], list[float]] = {}
+        preds = list(pred_windows)[:MAX_PRED_WINDOWS]
+        self._rows: list[list[float]] | None = []
+        if preds and gt_windows:
+            preds = sorted(preds, key=lambda w: -w[2])  # stable, as average_precision
+            self._rows = _iou_rows(preds, gt_windows)
+
+    def ap(self, cols: Sequence[int] | None = None) -> list[float]:
+        """AP per threshold (fractions) against the GT windows at indices `cols` (all if None)."""
+        key = tuple(range(len(self.gt_windows))) if cols is None else tuple(cols)
+        if key not in self._memo:
+            self._memo[key] = self._compute(key)
+        return self._memo[key]
+
+    def _compute(self, cols: tuple[int, ...]) -> list[float]:
+        if self._rows is None:  # non-finite input: the reference's numpy semantics
+            subset = [self.gt_windows[j] for j in cols]
+            return [float(v) for v in average_precision(subset, self.pred_windows, self.thresholds)]
+        if not self._rows or not cols:
+            return [0.0] * len(self.thresholds)
+        if len(cols) == len(self.gt_windows):
+            rows = self._rows
+        else:
+            rows = [[row[j] for j in cols] for row in self._rows]
+        orders = [_visit_order(row, self._floor) for row in rows]
+        num_gt = len(cols)
+        aps = []
+        for thr in self.thresholds:
+            locked = [False] * num_gt
+            hit_ranks = []
+            for rank, (row, order) in enumerate(zip(rows, orders), 1):
+                for j in order:  # the reference's greedy matching
+                    if row[j] < thr:
+                        break
+                    if locked[j]:
+                        continue
+                    locked[j] = True
+                    hit_ranks.append(rank)
+                    break
+            key = (tuple(hit_ranks), num_gt)
+            ap = self._ap_cache.get(key)
+            if ap is None:
+                ap = self._ap_cache[key] = _interpolated_ap(hit_ranks, num_gt)
+            aps.append(ap)
+        return aps
+
+
+class _APTable:
+    """Per-query `_QueryAP`s for one evaluation, scoring `thresholds` and 0.3 in one pass."""
+
+    def __init__(self, thresholds: Sequence[float]):
+        self.thresholds = list(thresholds)
+        scored = list(self.thresholds)
+        if MAP_THRESHOLD not in scored:
+            scored.append(MAP_THRESHOLD)
+        self._scored = scored
+        self._at_03 = scored.index(MAP_THRESHOLD)
+        self._n = len(self.thresholds)
+        self._queries: dict[int, _QueryAP] = {}
+        self._ap_cache: dict = {}
+
+    def _query(self, gt_windows: Sequence, pred_windows: Sequence) -> _QueryAP:
+        # keyed by the prediction list (one per query; the entry keeps it alive, so its id stays
+        # unique): breakdowns pass the same query's GT list with the indices they keep
+        query = self._queries.get(id(pred_windows))
+        if query is None or query.gt_windows is not gt_windows:
+            query = _QueryAP(gt_windows, pred_windows, self._scored, self._ap_cache)
+            self._queries[id(pred_windows)] = query
+        return query
+
+    def ap_03(self, gt_windows: Sequence, pred_windows: Sequence,
+              cols: Sequence[int] | None = None) -> float:
+        return self._query(gt_windows, pred_windows).ap(cols)[self._at_03]
+
+    def mean_ap(self, gt_windows: Sequence, pred_windows: Sequence,
+                cols: Sequence[int] | None = None) -> float:
+        """The per-query AP averaged over `thresholds` (float(np.mean(...)) of the reference)."""
+        return _mean_like_numpy(self._query(gt_windows, pred_windows).ap(cols)[:self._n])
+
+
+def _matches_in_rank_order(iou_rows: Sequence[Sequence[float]], threshold: float) -> int:
+    """`recall_matches_at_k` given the IoU rows of the top-k predictions (rank order)."""
+    unmatched = list(range(len(iou_rows[0]))) if iou_rows else []
+    matches = 0
+    for row in iou_rows:
+        if not unmatched:
+            break
+        best = max(unmatched, key=row.__getitem__)
+        if row[best] >= threshold:
+            unmatched.remove(best)
+            matches += 1
+    return matches
+
+
 def _pct(value: float | None) -> float | None:
     return None if value is None else float(value) * 100.0
 
@@ -117,15 +305,17 @@ def _pairs(gt: Iterable[dict], pred: Iterable[dict]) -> tuple[list[tuple[str, li
     return pairs, unknown, missing
 
 
-def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]) -> dict:
+def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
+          table: _APTable | None = None) -> dict:
     """mAP@0.3, R1@0.3, G-mAP and its groups, mR@1..3 over already-paired queries."""
+    table = table or _APTable(thresholds)
     pairs = [p for p in pairs if p[1]]  # a GT line without windows cannot be scored
     out: dict = {"num_queries": len(pairs)}
     if not pairs:
         for key in ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3"):
             out[key] = None
         return out
-    ap_03 = [average_precision(g, p, [MAP_THRESHOLD])[0] for _, g, p in pairs]
+    ap_03 = [table.ap_03(g, p) for _, g, p in pairs]
     out["mAP@0.3"] = _pct(np.mean(ap_03))
     # R1: the first listed window against the GT window it overlaps most
     hits = []
@@ -136,7 +326,7 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]) -> d
     # G-mAP: per-query AP averaged over the thresholds, grouped by GT-window count
     groups: dict[int, list[float]] = defaultdict(list)
     for _, g, p in pairs:
-        groups[len(g)].append(float(np.mean(average_precision(g, p, thresholds))))
+        groups[len(g)].append(table.mean_ap(g, p))
     n_all = sum(len(v) for v in groups.values())
     out["G-mAP"] = _pct(sum(np.mean(v) * len(v) / n_all for v in groups.values()))
     out["@1_tgt"] = _pct(np.mean(groups[1])) if groups.get(1) else None
@@ -144,53 +334,60 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]) -> d
     big = [float(np.mean(v)) for count, v in groups.items() if count >= 3 and v]
     out["@3+tgt"] = _pct(np.mean(big)) if big else None  # unweighted mean of group means
     out["group_sizes"] = {str(count): len(v) for count, v in sorted(groups.items())}
+    # mR@k (recall_matches_at_k): IoUs of the top-3 predictions in rank order, computed once
+    top_ious = {}
+    for qid, g, p in pairs:
+        top3 = sorted(p, key=lambda w: -w[2])[:3]
+        top_ious[qid] = [[temporal_iou(pred, w) for w in g] for pred in top3]
     for k in (1, 2, 3):
-        eligible_gt = [(g, p) for _, g, p in pairs if len(g) >= k]
+        eligible_gt = [(qid, g, p) for qid, g, p in pairs if len(g) >= k]
         if not eligible_gt:
             out[f"mR@{k}"] = None
             continue
-        eligible = [(g, p) for g, p in eligible_gt if len(p) >= k]
+        eligible = [(qid, g, p) for qid, g, p in eligible_gt if len(p) >= k]
+        denom = sum(min(len(g), k) for _, g, _ in eligible)
         per_thr = []
         for thr in thresholds:
-            denom = sum(min(len(g), k) for g, _ in eligible)
-            matched = sum(recall_matches_at_k(g, p, k, thr) for g, p in eligible)
+            matched = sum(_matches_in_rank_order(top_ious[qid][:k], thr) for qid, _, _ in eligible)
             per_thr.append(matched / denom if denom else 0.0)
         out[f"mR@{k}"] = _pct(np.mean(per_thr))
         out[f"mR@{k}_queries"] = len(eligible)
     return out
 
 
-def _map_summary(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]) -> dict:
-    pairs = [p for p in pairs if p[1]]
-    if not pairs:
+def _map_summary(chosen: list[tuple[list, list, list[int] | None]], table: _APTable) -> dict:
+    """mAP@0.3 and mAP@0.1:0.5 over (GT windows, predictions, indices of the GT windows scored)."""
+    chosen = [c for c in chosen if c[0] and (c[2] is None or c[2])]
+    if not chosen:
         return {"mAP@0.3": None, "mAP@0.1:0.5": None, "num_queries": 0}
-    return {"mAP@0.3": _pct(np.mean([average_precision(g, p, [MAP_THRESHOLD])[0] for _, g, p in pairs])),
-            "mAP@0.1:0.5": _pct(np.mean([np.mean(average_precision(g, p, thresholds))
-                                          for _, g, p in pairs])),
-            "num_queries": len(pairs)}
+    return {"mAP@0.3": _pct(np.mean([table.ap_03(g, p, cols) for g, p, cols in chosen])),
+            "mAP@0.1:0.5": _pct(np.mean([table.mean_ap(g, p, cols) for g, p, cols in chosen])),
+            "num_queries": len(chosen)}
 
 
 def length_breakdown(pairs: list[tuple[str, list, list]], fps: float,
-                     thresholds: Sequence[float] = HAPACT_THRESHOLDS) -> dict:
+                     thresholds: Sequence[float] = HAPACT_THRESHOLDS, table: _APTable | None = None) -> dict:
     """Table 11(a). As QVHighlights' length ranges: keep only the GT windows whose length (frames)
     is in the bin; queries left without windows drop out of that bin; predictions are unchanged."""
+    table = table or _APTable(thresholds)
     out = {}
     for name, (lo, hi) in LENGTH_BINS.items():
         chosen = []
         for qid, g, p in pairs:
-            kept = [w for w in g if round((w[1] - w[0]) * fps) >= lo
+            kept = [j for j, w in enumerate(g) if round((w[1] - w[0]) * fps) >= lo
                     and (hi is None or round((w[1] - w[0]) * fps) <= hi)]
             if kept:
-                chosen.append((qid, kept, p))
-        out[name] = _map_summary(chosen, thresholds)
+                chosen.append((g, p, kept))
+        out[name] = _map_summary(chosen, table)
     return out
 
 
 def count_breakdown(pairs: list[tuple[str, list, list]],
-                    thresholds: Sequence[float] = HAPACT_THRESHOLDS) -> dict:
+                    thresholds: Sequence[float] = HAPACT_THRESHOLDS, table: _APTable | None = None) -> dict:
     """Table 11(b): single-moment (1 GT window) vs multiple-moment (2+) queries."""
-    return {"single": _map_summary([p for p in pairs if len(p[1]) == 1], thresholds),
-            "multiple": _map_summary([p for p in pairs if len(p[1]) >= 2], thresholds)}
+    table = table or _APTable(thresholds)
+    return {"single": _map_summary([(g, p, None) for _, g, p in pairs if len(g) == 1], table),
+            "multiple": _map_summary([(g, p, None) for _, g, p in pairs if len(g) >= 2], table)}
 
 
 def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 24.0,
@@ -198,9 +395,10 @@ def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 
     """All HAPACT temporal metrics. Keys of formats.md first, then breakdowns and counts."""
     pred = list(pred)
     pairs, unknown, missing = _pairs(gt, pred)
-    out = _core(pairs, thresholds)
-    out["by_length"] = length_breakdown(pairs, fps, thresholds)
-    out["by_count"] = count_breakdown(pairs, thresholds)
+    table = _APTable(thresholds)  # per-query APs shared by the core metrics and the breakdowns
+    out = _core(pairs, thresholds, table)
+    out["by_length"] = length_breakdown(pairs, fps, thresholds, table)
+    out["by_count"] = count_breakdown(pairs, thresholds, table)
     out["queries_without_prediction"] = missing
     out["unknown_pred_qids"] = unknown
     out["empty_predictions"] = sum(1 for _, _, p in pairs if not p)

@@ -154,7 +154,8 @@ class VideoSource:
                 return self._readers[size]
             kwargs = {} if size is None else {"width": size[0], "height": size[1]}
             try:
-                reader = decord.VideoReader(str(self.path), ctx=decord.cpu(0), num_threads=1, **kwargs)
+                # num_threads=0: one decoding thread per core (ffmpeg's default); 1 left half the machine idle.
+                reader = decord.VideoReader(str(self.path), ctx=decord.cpu(0), num_threads=0, **kwargs)
             except Exception as exc:  # noqa: BLE001
                 raise diagnose(self.path, exc) from None
             self._readers[size] = reader

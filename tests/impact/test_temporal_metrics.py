@@ -124,3 +124,69 @@ def test_length_and_count_breakdowns():
     # counts: q2 single (found), q1 multiple (1 of 2 found: p 1, r .5 -> AP .5)
     assert r["by_count"]["single"]["mAP@0.3"] == pytest.approx(100.0)
     assert r["by_count"]["multiple"]["mAP@0.3"] == pytest.approx(50.0)
+
+
+def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
+    """evaluate_temporal scores each query once through _QueryAP and shares the APs between the
+    core metrics and the breakdowns; it must give what average_precision / recall_matches_at_k
+    give query by query. Windows on a quarter-second grid (IoU ties, duplicate windows), up to 11
+    GT windows (8+ recall steps), up to 13 predictions (top-10 cut), equal scores, empty answers."""
+    import random
+
+    import numpy as np
+
+    from components.impact.temporal_metrics import LENGTH_BINS, _QueryAP, recall_matches_at_k
+
+    rng = random.Random(1234)
+    gts, preds = [], []
+    for q in range(40):
+        starts = [rng.randint(0, 20) for _ in range(rng.randint(1, 11))]
+        windows = [[s / 4, (s + rng.randint(1, 8)) / 4] for s in starts]
+        windows += [list(windows[0])] if rng.random() < 0.2 else []
+        guesses = []
+        for _ in range(rng.randint(0, 13)):
+            if rng.random() < 0.6:
+                s, e = rng.choice(windows)
+            else:
+                s, e = rng.randint(0, 24) / 4, rng.randint(25, 30) / 4
+            guesses.append([s + rng.choice([0, 0.25, -0.25]), e + rng.choice([0, 0.25]),
+                            rng.choice([0.5, 0.9, rng.random()])])
+        gts.append(gt(f"q{q}", *windows))
+        if q != 7:  # q7 has no prediction line
+            preds.append(pred(f"q{q}", *guesses))
+    fps = 4.0
+    result = evaluate_temporal(gts, preds, fps=fps)
+
+    pairs = [(g["relevant_windows"], p["pred_relevant_windows"]) for g, p in zip(gts[:7] + gts[8:], preds)]
+    for g, p in pairs:  # per query, all GT windows and the subsets the length bins keep
+        fast = _QueryAP(g, p, THR)
+        for lo, hi in LENGTH_BINS.values():
+            cols = [j for j, w in enumerate(g) if lo <= round((w[1] - w[0]) * fps) <= (hi or 10 ** 9)]
+            assert fast.ap(cols) == average_precision([g[j] for j in cols], p, THR).tolist()
+        assert fast.ap() == average_precision(g, p, THR).tolist()
+
+    def ap03(g, p):
+        return average_precision(g, p, [0.3])[0]
+
+    def ap_mean(g, p):
+        return np.mean(average_precision(g, p, THR))
+
+    assert result["num_queries"] == 39 and result["queries_without_prediction"] == 1
+    assert result["mAP@0.3"] == pytest.approx(100 * np.mean([ap03(g, p) for g, p in pairs]), abs=1e-9)
+    assert result["G-mAP"] == pytest.approx(100 * np.mean([ap_mean(g, p) for g, p in pairs]), abs=1e-9)
+    for k in (1, 2, 3):
+        eligible = [(g, p) for g, p in pairs if len(g) >= k and len(p) >= k]
+        denom = sum(min(len(g), k) for g, _ in eligible)
+        recall = [sum(recall_matches_at_k(g, p, k, t) for g, p in eligible) / denom for t in THR]
+        assert result[f"mR@{k}"] == pytest.approx(100 * np.mean(recall), abs=1e-9)
+    for name, (lo, hi) in LENGTH_BINS.items():
+        kept = [([w for w in g if lo <= round((w[1] - w[0]) * fps) <= (hi or 10 ** 9)], p) for g, p in pairs]
+        kept = [(g, p) for g, p in kept if g]
+        assert result["by_length"][name]["num_queries"] == len(kept)
+        assert result["by_length"][name]["mAP@0.3"] == pytest.approx(
+            100 * np.mean([ap03(g, p) for g, p in kept]), abs=1e-9)
+        assert result["by_length"][name]["mAP@0.1:0.5"] == pytest.approx(
+            100 * np.mean([ap_mean(g, p) for g, p in kept]), abs=1e-9)
+    multiple = [(g, p) for g, p in pairs if len(g) >= 2]
+    assert result["by_count"]["multiple"]["mAP@0.1:0.5"] == pytest.approx(
+        100 * np.mean([ap_mean(g, p) for g, p in multiple]), abs=1e-9)
