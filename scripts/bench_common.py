@@ -47,3 +47,20 @@ def print_rows(rows: list[Row]) -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
+
+
+def mux_repeated(container, stream, packets: list, base_frames: int, total_frames: int, fps: int) -> None:
+    """Mux already-encoded packets (data, pts, dts, time_base, is_keyframe) again with shifted
+    timestamps until the movie holds `total_frames`: a long movie without encoding it all (GOPs
+    are closed, so it decodes exactly like a full encode whose content repeats)."""
+    import av
+
+    done = base_frames
+    while done < total_frames:
+        for data, pts, dts, tb, key in packets:
+            shift = int(round(done / fps / tb))
+            packet = av.Packet(data)
+            packet.pts, packet.dts, packet.time_base, packet.stream = pts + shift, dts + shift, tb, stream
+            packet.is_keyframe = key
+            container.mux(packet)
+        done += base_frames

@@ -25,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_common import mux_repeated  # noqa: E402
 
 WIDTH, HEIGHT, FPS, GOP = 1280, 720, 24, 240
 
@@ -74,15 +76,7 @@ def generate(path: Path, minutes: float, base_seconds: int = 60) -> float:
             rgb[..., 2] = noise[nx:nx + HEIGHT, nx:nx + WIDTH] + (i // 24) % 200
             mux(s.encode(av.VideoFrame.from_ndarray(rgb, format="rgb24")))
         mux(s.encode())
-        done = base
-        while done < total:
-            for data, pts, dts, tb, key in kept:
-                shift = int(round(done / FPS / tb))
-                p = av.Packet(data)
-                p.pts, p.dts, p.time_base, p.stream = pts + shift, dts + shift, tb, s
-                p.is_keyframe = key
-                c.mux(p)
-            done += base
+        mux_repeated(c, s, kept, base, total, FPS)
     tmp.rename(path)
     return time.perf_counter() - t0
 

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, Row, cache_dir, print_rows  # noqa: E402
+from bench_common import ROOT, Row, cache_dir, mux_repeated, print_rows  # noqa: E402
 
 WIDTH, HEIGHT, FPS, GOP = 320, 180, 24, 240
 GOAL = 1.2  # "flat": within 20%
@@ -60,15 +60,7 @@ def generate(path: Path, minutes: float, base_seconds: int = 60) -> float:
         for p in s.encode():
             kept.append((bytes(p), p.pts, p.dts, p.time_base, p.is_keyframe))
             c.mux(p)
-        done = base
-        while done < total:
-            for data, pts, dts, tb, key in kept:
-                shift = int(round(done / FPS / tb))
-                p = av.Packet(data)
-                p.pts, p.dts, p.time_base, p.stream = pts + shift, dts + shift, tb, s
-                p.is_keyframe = key
-                c.mux(p)
-            done += base
+        mux_repeated(c, s, kept, base, total, FPS)
     tmp.rename(path)
     return time.perf_counter() - t0
 
