@@ -123,7 +123,7 @@ def build_tab(ctx: TabContext) -> None:
 
     # -- shared question view --
     with gr.Group(visible=True, elem_id="cloze-question") as qgroup:
-        with gr.Row() as human_row:
+        with gr.Row():
             annotator = gr.Textbox("", label="Annotator id (pseudonym)", placeholder="anon-17",
                                    elem_id="cloze-annotator")
             start = gr.Button("Start / resume", variant="primary", elem_id="cloze-start")
@@ -233,7 +233,7 @@ def build_tab(ctx: TabContext) -> None:
 
     @user_errors
     def on_start(st, mode_v, root_v, set_v, dims_v, seed_v, ann_v, display_v):
-        from components.cloze.human import (HubPush, annotator_file, load_progress, new_session_id,
+        from components.cloze.human import (annotator_file, load_progress, new_session_id,
                                             sanitise_annotator)
 
         st = _state(st, mode_v, root_v, set_v, dims_v, seed_v)

@@ -139,8 +139,7 @@ class Movie:
         chunks = self.chunks
         for i, c in enumerate(chunks):
             if not self.is_cached(c.start, c.end, 1.0, self.chunk_frame_cap):
-                frames = self.frames(c.start, c.end, 1.0, self.chunk_frame_cap)
-                del frames  # one chunk's frames alive at a time
+                self.frames(c.start, c.end, 1.0, self.chunk_frame_cap)  # cached; dropped at once
             if progress:
                 progress(i + 1, len(chunks))
         return self.decoded_frames - before
