@@ -67,8 +67,9 @@ def test_iter_fps_memory_flat_in_window_length(two_minute_video):
     short, n_short, long, n_long, kept = json.loads(out.stdout.strip().splitlines()[-1])
     assert (n_short, n_long) == (60, 480)
     # 480 frames kept would be ~110 MB; streamed, the long window must cost about what the short
-    # one does (one batch of 32 frames): ratio-based, with 16 MB slack for allocator noise.
-    assert long <= 2 * short + 16 * 2**20, (short, long)
+    # one does: one batch of 32 frames (7 MB) plus what the decoder threads buffer (measured
+    # 14-22 MB whatever the window length), hence 40 MB of slack.
+    assert long <= 2 * short + 40 * 2**20, (short, long)
     # The measurement is sensitive: keeping the frames shows the growth.
     assert kept > long + 0.5 * n_long * 320 * 240 * 3, (long, kept)
 
