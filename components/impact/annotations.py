@@ -276,38 +276,29 @@ def _windows(value: Any, path: Path, line_no: int, key: str, width: int) -> list
     return out
 
 
-def load_qv_gt(path: str | Path) -> list[dict]:
-    """QVHighlights ground truth: {"qid", "relevant_windows": [[s, e], ...]} per line."""
+def _load_qv(path: str | Path, key: str, width: int, duplicate_hint: str = "") -> list[dict]:
     path = Path(path)
     out, seen = [], set()
     for line_no, record in _read_jsonl_strict(path):
-        for key in ("qid", "relevant_windows"):
-            if key not in record:
-                raise DataFormatError(f"{path}: line {line_no}: missing required key '{key}'.")
+        for required in ("qid", key):
+            if required not in record:
+                raise DataFormatError(f"{path}: line {line_no}: missing required key '{required}'.")
         qid = str(record["qid"])
         if qid in seen:
-            raise DataFormatError(f"{path}: line {line_no}: duplicate qid '{qid}'.")
+            raise DataFormatError(f"{path}: line {line_no}: duplicate qid '{qid}'{duplicate_hint}.")
         seen.add(qid)
-        windows = _windows(record["relevant_windows"], path, line_no, "relevant_windows", 2)
-        out.append({**record, "qid": qid, "relevant_windows": windows})
+        out.append({**record, "qid": qid, key: _windows(record[key], path, line_no, key, width)})
     return out
+
+
+def load_qv_gt(path: str | Path) -> list[dict]:
+    """QVHighlights ground truth: {"qid", "relevant_windows": [[s, e], ...]} per line."""
+    return _load_qv(path, "relevant_windows", 2)
 
 
 def load_qv_pred(path: str | Path) -> list[dict]:
     """QVHighlights predictions: {"qid", "pred_relevant_windows": [[s, e, score], ...]} per line."""
-    path = Path(path)
-    out, seen = [], set()
-    for line_no, record in _read_jsonl_strict(path):
-        for key in ("qid", "pred_relevant_windows"):
-            if key not in record:
-                raise DataFormatError(f"{path}: line {line_no}: missing required key '{key}'.")
-        qid = str(record["qid"])
-        if qid in seen:
-            raise DataFormatError(f"{path}: line {line_no}: duplicate qid '{qid}' (one line per query).")
-        seen.add(qid)
-        windows = _windows(record["pred_relevant_windows"], path, line_no, "pred_relevant_windows", 3)
-        out.append({**record, "qid": qid, "pred_relevant_windows": windows})
-    return out
+    return _load_qv(path, "pred_relevant_windows", 3, " (one line per query)")
 
 
 def load_spatial_pred(path: str | Path) -> dict[tuple[str, int], dict]:
