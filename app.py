@@ -73,7 +73,7 @@ def build_app(data_dir: Path, backend: str = "baseline"):
 
     from components.settings.session import SessionSettings
     from components.settings.ui import build_settings_panel
-    from components.ui_common import TabContext
+    from components.common.ui import TabContext
 
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(INTRO, elem_id="app-intro")
@@ -96,7 +96,7 @@ def ensure_example_data(data_dir: Path) -> None:
 
 
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
-    from components.theme import CSS, THEME
+    from components.common.theme import CSS, THEME
 
     ensure_example_data(args.data_dir)
     demo = build_app(args.data_dir, args.backend)
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         launch(args)
         return 0
     from backends.errors import BackendError
-    from components.errors import UserError
+    from components.common.errors import UserError
 
     try:
         return int(args.func(args) or 0)

@@ -51,6 +51,9 @@ class GenerationRequest:
     params: GenerationParams = field(default_factory=GenerationParams)
     task: str = ""  # e.g. "aws.inspect", "cloze.answer"; recorded in traces
     ref: str = ""   # e.g. a query id or stem; recorded in traces
+    #: which reply of one conversation this is (1 = first ask; `backends.ask` sets it); recorded
+    #: in traces, not part of trace keys
+    attempt: int = field(default=1, compare=False)
     #: set by the UI's Stop button; backends check it and stop generating (not part of trace keys)
     cancel: "threading.Event | None" = field(default=None, repr=False, compare=False)
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 from backends.base import EmbeddingBackend
 from backends.errors import BackendError
 from backends.openai_api import RetryPolicy, call_with_retries, make_client
-from backends.registry import ApiSettings
+from backends.config import ApiSettings
 
 if TYPE_CHECKING:
     import numpy as np

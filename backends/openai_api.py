@@ -15,7 +15,7 @@ from typing import Any, Callable, TypeVar
 from backends.base import GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.images import jpeg_data_url
-from backends.registry import ApiSettings
+from backends.config import ApiSettings
 
 T = TypeVar("T")
 

@@ -69,7 +69,7 @@ class RecordingBackend(VLMBackend):
             "usage": {"prompt_tokens": usage.prompt_tokens,
                       "completion_tokens": usage.completion_tokens} if usage else None,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "task": request.task, "ref": request.ref,
+            "task": request.task, "ref": request.ref, "attempt": request.attempt,
         }
         line = json.dumps(record, ensure_ascii=False) + "\n"
         self.trace_path.parent.mkdir(parents=True, exist_ok=True)

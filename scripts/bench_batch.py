@@ -2,7 +2,7 @@
 
 Two paths, each at concurrency 1, 4 and 16 (goal: throughput >= 0.8 x concurrency x the
 concurrency-1 throughput):
-  - core: components.batch.run_resumable, work = one real backend call
+  - core: components.common.batch.run_resumable, work = one real backend call
     (backends.registry.resolve("openai:bench")) with a text prompt;
   - impact: the real `python app.py run impact --tasks spatial --backend openai:bench` code
     (app.main in this process), on a copy of the example impact annotations whose items are
@@ -70,8 +70,10 @@ def scripted_server(delay: float = DELAY):
 
 def core_run(url: str, items: int, concurrency: int, out: Path) -> float:
     from backends.base import GenerationParams, GenerationRequest, Message
-    from backends.registry import ApiSettings, resolve
-    from components.batch import read_jsonl, run_resumable
+    from backends.config import ApiSettings
+    from backends.registry import resolve
+    from components.common.io import read_jsonl
+    from components.common.batch import run_resumable
 
     backend = resolve("openai:bench", api=ApiSettings(base_url=url, api_key="x"))
 
@@ -118,7 +120,7 @@ def bench_annotations(source: Path, units: int, out: Path) -> int:
 
 def impact_run(url: str, annotations: Path, concurrency: int, out: Path, units: int) -> float:
     import app
-    from components.batch import read_jsonl
+    from components.common.io import read_jsonl
 
     argv = ["run", "impact", "--annotations", str(annotations), "--backend", "openai:bench",
             "--tasks", "spatial", "--out", str(out), "--concurrency", str(concurrency),

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import UserError
-from components.limits import DEFAULT_MAX_VIDEO_SECONDS, check_video_duration, max_video_seconds
+from components.common.errors import UserError
+from components.common.limits import DEFAULT_MAX_VIDEO_SECONDS, check_video_duration, max_video_seconds
 
 
 def test_default_limit_admits_a_feature_film_and_refuses_longer(monkeypatch):

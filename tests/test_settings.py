@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from backends.errors import UnknownBackendError
-from backends.registry import ApiSettings, configured_choices, resolve, split_spec, VLM_BACKENDS
+from backends.config import ApiSettings
+from backends.registry import configured_choices, resolve, split_spec, VLM_BACKENDS
 from components.settings.session import SessionSettings, backend_for, badge
 
 

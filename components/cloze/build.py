@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from components.cloze.intervals import Interval, distractor_intervals, duration_problem, sample_gap
-from components.errors import MediaError, UserError
+from components.common.errors import MediaError, UserError
 
 FLOW_THRESHOLD = 1.0
 FLOW_HEIGHT = 256

@@ -70,7 +70,7 @@ def format_table(m: dict) -> str:
 
 
 def load_results_file(path: Path) -> dict:
-    from components.batch import load_json
+    from components.common.io import load_json
     from components.cloze.scoring import check_results
 
     return check_results(load_json(path, "result file"), str(path))
@@ -79,7 +79,7 @@ def load_results_file(path: Path) -> dict:
 def eval_handler(args: argparse.Namespace) -> int:
     from components.cloze.human import load_study_files
     from components.cloze.scoring import human_results, score_results
-    from components.errors import UserError
+    from components.common.errors import UserError
 
     if args.human:
         missing = [str(p) for p in args.results if not Path(p).exists()]
@@ -99,7 +99,8 @@ def eval_handler(args: argparse.Namespace) -> int:
 
 
 def run_handler(args: argparse.Namespace) -> int:
-    from backends.registry import ApiSettings, resolve
+    from backends.config import ApiSettings
+    from backends.registry import resolve
     from components.cloze.layout import load_dataset
     from components.cloze.questions import build_set
     from components.cloze.runner import run_set

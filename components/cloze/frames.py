@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from components.cloze.prompt import JPEG_QUALITY, MAX_HEIGHT
-from components.errors import MediaError
+from components.common.errors import MediaError
 
 if TYPE_CHECKING:
     from PIL import Image

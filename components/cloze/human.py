@@ -1,7 +1,7 @@
 """Human-baseline study: per-annotator JSONL records (upstream record format + our keys), resume
 from the file, redo, export, optional push to a Hugging Face dataset repository.
 
-Every answer is appended, flushed and fsynced (components.batch.append_jsonl) before the UI
+Every answer is appended, flushed and fsynced (components.common.io.append_jsonl) before the UI
 confirms it; the state (answered questions, next question, redo counts) is derived from the file."""
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from components.batch import append_jsonl, read_jsonl
+from components.common.io import append_jsonl, read_jsonl
 from components.cloze.layout import ClozeDataset
 from components.cloze.questions import DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set, \
     schedule_seed_for
-from components.errors import UserError
+from components.common.errors import UserError
 
 ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DISPLAY_MODES = ("frames", "video")

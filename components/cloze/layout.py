@@ -7,7 +7,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from components.errors import DataFormatError, UserError
+from components.common.errors import DataFormatError, UserError
 
 #: result-file / folder key of each dimension; the paper calls "C" Progression (P)
 DIM_FOLDERS = {"S": "S", "A": "A", "C": "C"}

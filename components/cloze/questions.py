@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 
 from components.cloze.layout import DIM_CLIPS, ClozeDataset, clip_dim, dim_key
-from components.errors import UserError
+from components.common.errors import UserError
 
 LETTERS = ("A", "B", "C", "D")
 DEFAULT_SEED = 42

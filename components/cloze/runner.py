@@ -1,5 +1,5 @@
 """Running a solver over a question set: results in the upstream per-model format, resumable
-(sidecar JSONL via components.batch; R.json rewritten atomically after every answer)."""
+(sidecar JSONL via components.common.batch; R.json rewritten atomically after every answer)."""
 from __future__ import annotations
 
 
@@ -9,14 +9,15 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
-from components.files import atomic_write_json
-from components.batch import append_jsonl, read_jsonl, run_resumable
+from components.common.io import atomic_write_json
+from components.common.io import append_jsonl, read_jsonl
+from components.common.batch import run_resumable
 from components.cloze.layout import ClozeDataset
 from components.cloze.questions import Question, question_with_order
 from components.cloze.scoring import order_sensitivity
 from components.cloze.solver import ClozeSolver
 from backends.errors import BackendError
-from components.errors import DataFormatError, MediaError
+from components.common.errors import DataFormatError, MediaError
 
 
 def sidecar_path(out_path: str | Path) -> Path:

@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 
 from components.cloze.layout import DIM_CLIPS
 from components.cloze.prompt import normalise_recorded_answer
-from components.errors import DataFormatError
+from components.common.errors import DataFormatError
 
 DIMS = ("S", "A", "C")
 PAPER_KEYS = {"S": "S", "A": "A", "C": "P"}

@@ -15,7 +15,7 @@ from components.cloze.frames import clip_frames
 from components.cloze.layout import Instance
 from components.cloze.prompt import eval_prompt, parse_answer, request_content
 from components.cloze.questions import Question
-from components.errors import UserError
+from components.common.errors import UserError
 
 FRAME_STEPS = (16, 12, 4, 2, 1)
 MAX_ATTEMPTS = 3

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from components.ui_common import TabContext, user_errors
+from components.common.ui import TabContext, user_errors
 
 LETTERS = ("A", "B", "C", "D")
 DIM_CHOICES = ["S, A, P", "S", "A", "P", "Mixed"]
@@ -203,7 +203,7 @@ def build_tab(ctx: TabContext) -> None:
 
     def _render(st, display_v):
         """Outputs for views + progress + navigator for the current question."""
-        from components.batch import read_jsonl
+        from components.common.io import read_jsonl
         from components.cloze.human import latest_records
 
         ds, qs = _questions(st)
@@ -323,7 +323,7 @@ def build_tab(ctx: TabContext) -> None:
 
     @user_errors
     def on_export(st, fmt):
-        from components.batch import read_jsonl
+        from components.common.io import read_jsonl
         from components.cloze.human import export_records
 
         if not st or not st.get("file"):
@@ -442,7 +442,7 @@ def build_tab(ctx: TabContext) -> None:
         from components.cloze.human import load_study_files
         from components.cloze.leaderboard import row_from_results
         from components.cloze.scoring import human_results
-        from components.batch import load_json
+        from components.common.io import load_json
 
         path = Path(f if isinstance(f, str) else f.name)
         if path.suffix == ".jsonl":
@@ -498,7 +498,7 @@ def build_tab(ctx: TabContext) -> None:
     @user_errors
     def on_build(file, gs, ge, seed_v, progress=gr.Progress()):
         from components.cloze.build import build_instance
-        from components.errors import UserError
+        from components.common.errors import UserError
 
         if file is None:
             raise UserError("Upload a video first.")

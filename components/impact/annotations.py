@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from components.paths import confined_path
-from components.errors import DataFormatError
+from components.common.paths import confined_path
+from components.common.errors import DataFormatError
 
 DEFAULT_FPS = 24.0
 

@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from components.errors import DataFormatError
+from components.common.errors import DataFormatError
 from components.impact.regions import REGION_LABELS
 
 SMPLX_NUM_VERTICES = 10475

@@ -136,7 +136,7 @@ def evaluate_spatial(annotations: "ImpactAnnotations", predictions: dict[tuple[s
             pred_labels.append(list(pred.get("regions", [])))
             gt_labels.append(list(gt.regions))
     if not gt_masks:
-        from components.errors import DataFormatError
+        from components.common.errors import DataFormatError
 
         raise DataFormatError(f"{annotations.path}: no annotated frame with regions to score "
                               "(add 'frames' with 'regions' to the items).")
@@ -167,7 +167,7 @@ def eval_spatial_command(args: argparse.Namespace) -> int:
 
 def temporal_work(solver):
     def work(item: "ImpactItem") -> dict:
-        from components.errors import UserError
+        from components.common.errors import UserError
 
         from backends.errors import BackendError
 
@@ -211,9 +211,10 @@ def run_impact(annotations_path: Path, backend_spec: str, out_dir: Path, *, spli
                base_url: str | None = None, record_to: Path | None = None,
                progress: bool = True) -> dict:
     """The `run impact` work, usable without argparse. Returns counts and the output paths."""
-    from backends.registry import ApiSettings, resolve
-    from components.batch import run_resumable
-    from components.errors import UserError
+    from backends.config import ApiSettings
+    from backends.registry import resolve
+    from components.common.batch import run_resumable
+    from components.common.errors import UserError
     from components.impact.annotations import load_annotations
     from components.impact.region_prompt import region_solver_for
     from components.impact.temporal_solvers import make_temporal_solver

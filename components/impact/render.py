@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from components.errors import UserError
+from components.common.errors import UserError
 from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
 
 if TYPE_CHECKING:

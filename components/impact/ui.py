@@ -11,9 +11,9 @@ from typing import Any
 
 import gradio as gr
 
-from components.errors import UserError
+from components.common.errors import UserError
 from components.impact import view
-from components.ui_common import TabContext, user_errors
+from components.common.ui import TabContext, user_errors
 
 INTRO = ("Find **when** a queried impact hits a person in a short clip (24 fps, frame-accurate "
          "moments) and **where** on the body, as in [HAPACT](https://arxiv.org/abs/2610.22895). "

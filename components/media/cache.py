@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from components.files import atomic_write
+from components.common.io import atomic_write
 from components.media.frames import Frame
 
 _MIB = 1024 * 1024

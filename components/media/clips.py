@@ -18,7 +18,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
-from components.errors import MediaError
+from components.common.errors import MediaError
 
 MAX_CLIP_FRAMES = 5000
 # x264 preset: ffmpeg's default, as the TempCloze clips were made. For interactive cuts of long

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.errors import MediaError
+from components.common.errors import MediaError
 
 _TAG = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")

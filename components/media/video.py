@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from components.errors import MediaError
+from components.common.errors import MediaError
 from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
     index_to_time, size_for_max_height, size_for_max_side, time_to_index
 

@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from backends.base import VLMBackend
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 
 
 @dataclass

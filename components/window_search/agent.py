@@ -22,7 +22,7 @@ import time
 from typing import Any, Callable, Protocol, Sequence
 
 from backends.errors import BackendError, GenerationStopped
-from components.errors import UserError
+from components.common.errors import UserError
 from components.window_search.solvers import CastOption, InspectContext, InspectOutcome, \
     Observation, RefOption, SelectCandidate, WindowSolver
 from components.window_search.prompts import cast_ref_label

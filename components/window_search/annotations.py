@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.errors import DataFormatError
-from components.paths import confined_path
+from components.common.errors import DataFormatError
+from components.common.paths import confined_path
 
 CONTRAST_ATTRIBUTES = ("subject", "visual anchor", "core action", "motion", "interaction", "setting",
                        "temporal composition")
@@ -113,7 +113,7 @@ def load_annotations(path: str | Path, *, durations: dict[str, float] | None = N
                      check_files: bool = False) -> GroundingAnnotations:
     """Read and validate a grounding annotation file. `durations` (movie_id -> seconds) enables
     the check that intervals end within the movie; `check_files` that videos/subtitles exist."""
-    from components.batch import load_json
+    from components.common.io import load_json
 
     path = Path(path)
     data = load_json(path, "grounding annotation file")

@@ -74,8 +74,10 @@ def eval_grounding(args: argparse.Namespace) -> int:
 def run_grounding(args: argparse.Namespace) -> int:
     import threading
 
-    from backends.registry import ApiSettings, resolve
-    from components.batch import append_jsonl, run_resumable
+    from backends.config import ApiSettings
+    from backends.registry import resolve
+    from components.common.io import append_jsonl
+    from components.common.batch import run_resumable
     from components.window_search.annotations import load_annotations
     from components.window_search.pipeline import MovieLibrary, SearchSettings, ground_query, \
         prediction_record

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from components.files import atomic_write_bytes
-from components.errors import DataFormatError, UserError
+from components.common.io import atomic_write_bytes
+from components.common.errors import DataFormatError, UserError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -158,7 +158,7 @@ class CharacterMemory:
 
     @classmethod
     def load(cls, path: str | Path) -> "CharacterMemory":
-        from components.batch import load_json
+        from components.common.io import load_json
 
         path = Path(path)
         data = load_json(path, "character memory file")

@@ -43,7 +43,7 @@ class Movie:
                  movie_id: str | None = None, chunk_seconds: float = DEFAULT_CHUNK_SECONDS,
                  chunk_frame_cap: int | None = DEFAULT_CHUNK_FRAME_CAP,
                  max_side: int | None = DEFAULT_MAX_SIDE, cache: "DiskCache | None" = None):
-        from components.errors import MediaError
+        from components.common.errors import MediaError
         from components.media import DiskCache, load_subtitles
         from components.media.video import check_file
 
@@ -54,7 +54,7 @@ class Movie:
                              "the subtitles out (the movie is searched by its frames only).")
         self.movie_id = movie_id or self.video.stem
         if chunk_seconds <= 0:
-            from components.errors import UserError
+            from components.common.errors import UserError
             raise UserError(f"chunk seconds must be > 0 (got {chunk_seconds}).")
         self.chunk_seconds = float(chunk_seconds)
         self.chunk_frame_cap = chunk_frame_cap

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from components.errors import UserError
+from components.common.errors import UserError
 from components.window_search.types import CandidateTrace, SearchTrace
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from components.errors import UserError
-from components.ui_common import TabContext, user_errors
+from components.common.errors import UserError
+from components.common.ui import TabContext, user_errors
 from components.window_search import view
 from components.window_search.types import SearchTrace
 
@@ -254,7 +254,7 @@ def build_tab(ctx: TabContext) -> None:
         mem_dir = Path(tempfile.mkdtemp(prefix="ws-memory-"))
         info = {"movie_id": vids[0].stem, "video": str(vids[0]), "subtitles": str(subs[0]) if subs else None,
                 "memory": str(mem_dir / f"{vids[0].stem}.json")}
-        from components.limits import check_video_duration
+        from components.common.limits import check_video_duration
 
         movie = _movie(info, float(chunk or 180))
         check_video_duration(vids[0], movie.duration)
@@ -391,7 +391,7 @@ def build_tab(ctx: TabContext) -> None:
 
     @user_errors
     def load(file, st):
-        from components.errors import DataFormatError
+        from components.common.errors import DataFormatError
 
         path = Path(file if isinstance(file, str) else file.name)
         try:

@@ -5,7 +5,7 @@ import contextlib
 import threading
 
 from backends.openai_api import OpenAIBackend, RetryPolicy
-from backends.registry import ApiSettings
+from backends.config import ApiSettings
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 SECRET = "sk-secret-test-123"

@@ -10,7 +10,8 @@ from backends.embeddings_hf import HFEmbedder
 from backends.embeddings_minilm import MiniLMEmbedder
 from backends.errors import BackendError
 from backends.openai_api import RetryPolicy
-from backends.registry import ApiSettings, resolve_embedder
+from backends.config import ApiSettings
+from backends.registry import resolve_embedder
 from tests.backends.support import SECRET
 from tests.backends.tiny_clip import build_tiny_clip
 

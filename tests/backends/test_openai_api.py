@@ -12,7 +12,8 @@ from PIL import Image
 from backends.base import GenerationParams, GenerationRequest, Message
 from backends.errors import GenerationStopped, TooManyImagesError
 from backends.openai_api import RetryPolicy, parse_retry_after
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 from tests.backends.support import SECRET, api_backend
 
 

@@ -10,7 +10,8 @@ from backends.base import GenerationParams, GenerationRequest, Message
 from backends.errors import BackendError, ReplayMissError
 from backends.openai_api import RetryPolicy
 from backends.record import RecordingBackend
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 from backends.replay import ReplayBackend
 from backends.trace_format import image_sha256
 from tests.backends.support import SECRET, api_backend

@@ -7,7 +7,7 @@ import pytest
 
 from components.cloze.build import build_instance, choose_gap
 from components.cloze.intervals import distractor_intervals
-from components.errors import UserError
+from components.common.errors import UserError
 from components.media import open_video
 from tests.cloze.conftest import write_video
 

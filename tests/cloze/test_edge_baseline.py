@@ -8,7 +8,7 @@ from components.cloze.questions import build_set
 from components.cloze.runner import answer_safely
 from components.cloze.scoring import score_results
 from components.cloze.solver import EdgeSolver
-from components.errors import UserError
+from components.common.errors import UserError
 
 
 def grey(v):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from components.batch import read_jsonl
+from components.common.io import read_jsonl
 from components.cloze.human import (HubPush, annotator_file, export_records, load_progress,
                                     record_answer, sanitise_annotator, study_dir, study_questions)
 from components.cloze.layout import load_dataset
-from components.errors import UserError
+from components.common.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_KEYS = ["task_index", "stem", "dim", "answer", "expected", "correct", "option_map",

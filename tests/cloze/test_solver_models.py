@@ -1,7 +1,8 @@
 """Model answering against a real OpenAI-compatible HTTP server and the tiny local model."""
 import pytest
 
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 from components.cloze.layout import load_dataset
 from components.cloze.prompt import eval_prompt
 from components.cloze.questions import build_set

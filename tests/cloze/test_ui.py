@@ -15,7 +15,7 @@ REQUIRED_IDS = ["cloze-mode", "cloze-annotator", "cloze-start", "cloze-progress"
 def _build(data_dir: Path):
     from components.cloze.ui import build_tab
     from components.settings.session import SessionSettings
-    from components.ui_common import TabContext
+    from components.common.ui import TabContext
 
     with gr.Blocks() as demo:
         settings = gr.State(SessionSettings().to_state())
@@ -59,7 +59,7 @@ def test_human_session_through_the_handlers(cloze_examples, tmp_path, monkeypatc
 def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monkeypatch):
     import json
 
-    from components.batch import read_jsonl
+    from components.common.io import read_jsonl
 
     monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
     demo = _build(cloze_examples.parent)

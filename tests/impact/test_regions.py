@@ -167,7 +167,8 @@ def test_baseline_backend_gets_the_text_only_solver():
 
 
 def _openai(server):
-    from backends.registry import ApiSettings, resolve
+    from backends.config import ApiSettings
+    from backends.registry import resolve
 
     return resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-test",
                                                         max_retries=0, timeout_s=10))

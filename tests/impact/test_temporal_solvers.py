@@ -6,7 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 from components.impact.annotations import ImpactItem
 from components.impact.temporal_metrics import temporal_iou
 from components.impact.temporal_solvers import (BASELINE_METHOD, ModelTemporalSolver,

@@ -104,7 +104,7 @@ def test_the_tab_has_every_documented_component(data_dir):
     import gradio as gr
 
     from components.impact.ui import build_tab
-    from components.ui_common import TabContext
+    from components.common.ui import TabContext
 
     with gr.Blocks() as demo:
         settings = gr.State({"backend": "baseline", "max_frames": 32})
@@ -129,7 +129,7 @@ def test_missing_annotations_show_a_note_instead_of_failing(tmp_path):
     import gradio as gr
 
     from components.impact.ui import build_tab
-    from components.ui_common import TabContext
+    from components.common.ui import TabContext
 
     with gr.Blocks() as demo:
         build_tab(TabContext(data_dir=tmp_path, settings=gr.State({})))

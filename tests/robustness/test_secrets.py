@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from backends.base import GenerationParams, GenerationRequest, Message
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 KEY = "sk-robust-TEST-0123456789"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.errors import DataFormatError, UserError
+from components.common.errors import DataFormatError, UserError
 
 
 # -- cloze zip upload -----------------------------------------------------------------------------

@@ -146,7 +146,8 @@ def test_window_search_backend_failure_is_a_readable_result(system_app, example_
 
 def test_timeouts_are_retried_within_bounds_then_reported():
     from backends.base import GenerationParams, GenerationRequest, Message
-    from backends.registry import ApiSettings, resolve
+    from backends.config import ApiSettings
+    from backends.registry import resolve
 
     with ScriptedOpenAIServer([{"content": "late", "delay": 1.5}]) as server:
         backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-t",

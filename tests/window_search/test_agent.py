@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from components.errors import UserError
+from components.common.errors import UserError
 from components.window_search import prompts
 from components.window_search.agent import agentic_window_search
 from components.window_search.solvers import ModelWindowSolver

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from backends.registry import ApiSettings, resolve
+from backends.config import ApiSettings
+from backends.registry import resolve
 from components.window_search.agent import agentic_window_search
 from components.window_search.solvers import ModelWindowSolver
 from components.window_search.types import Chunk, SearchTrace

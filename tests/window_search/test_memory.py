@@ -7,7 +7,7 @@ import json
 import pytest
 from PIL import Image
 
-from components.errors import DataFormatError, UserError
+from components.common.errors import DataFormatError, UserError
 from components.media import Cue
 from components.window_search.memory import CharacterMemory, build_names_only, name_mentions
 
@@ -89,7 +89,8 @@ def test_offline_memory_of_the_example_movie(grounding_examples):
 def test_vlm_memory_picks_frames_per_clip_over_http(tmp_path):
     """Reduced D.2 against a real HTTP server: one call per 30 s clip; a name is kept only with
     two supporting clips; an unparsable reply is retried then counted, never guessed."""
-    from backends.registry import ApiSettings, resolve
+    from backends.config import ApiSettings
+    from backends.registry import resolve
     from components.media import DiskCache
     from components.window_search.memory import build_with_vlm
     from components.window_search.movie import Movie

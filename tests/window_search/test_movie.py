@@ -47,7 +47,7 @@ def test_cues_are_windowed_and_missing_subtitles_are_a_clear_error(video_25s, ca
     movie = Movie(video_25s, srt, chunk_seconds=10, cache=cache)
     assert [c.text for c in movie.cues(0, 10)] == ["Harry, over here."]
     assert movie.chunk_text(1) == "Lloyd!"
-    from components.errors import MediaError
+    from components.common.errors import MediaError
     with pytest.raises(MediaError, match="nope.srt"):
         Movie(video_25s, tmp_path / "nope.srt", cache=cache)
 

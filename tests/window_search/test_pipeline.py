@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from components.errors import UserError
+from components.common.errors import UserError
 from components.window_search.annotations import load_annotations
 from components.window_search.pipeline import MovieLibrary, SearchSettings, ground_query, prediction_record
 from components.window_search.types import SearchTrace

@@ -75,7 +75,8 @@ def test_oracle_chunk_is_the_largest_overlap(movie):
 
 def test_vlm_captions_are_cached_and_score_chunks_without_subtitles(movie, bow, tmp_path):
     """One caption call per chunk over real HTTP, cached; the caption lets chunk 2 be retrieved."""
-    from backends.registry import ApiSettings, resolve
+    from backends.config import ApiSettings
+    from backends.registry import resolve
     from components.window_search.retrieval import caption_chunks
     from tests.helpers.openai_server import ScriptedOpenAIServer
 

@@ -5,49 +5,14 @@ loses at most the items in flight; a rerun skips every key already in the file.
 """
 from __future__ import annotations
 
-import json
-import os
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
+from components.common.io import append_jsonl, read_jsonl
+
 T = TypeVar("T")
-
-
-def append_jsonl(path: str | Path, record: dict, *, lock: threading.Lock | None = None) -> None:
-    """Append one JSON line and make it durable before returning."""
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if lock:
-        lock.acquire()
-    try:
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
-    finally:
-        if lock:
-            lock.release()
-
-
-def read_jsonl(path: str | Path) -> list[dict]:
-    """Read a JSONL file, ignoring a torn last line (a crash mid-write) and blank lines."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    records = []
-    with open(path, encoding="utf-8", errors="replace") as fh:  # undecodable lines fail json below
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return records
 
 
 def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dict],
@@ -98,18 +63,3 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
     if bar is not None:
         bar.close()
     return counts
-
-
-def load_json(path: str | Path, what: str = "file") -> Any:
-    """Read JSON with a clear DataFormatError for missing or malformed files."""
-    from components.errors import DataFormatError
-
-    path = Path(path)
-    if not path.exists():
-        raise DataFormatError(f"{what} not found: {path}")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"{path} is not valid JSON ({exc})") from None
-    except OSError as exc:  # a folder, or no permission
-        raise DataFormatError(f"{what} {path} cannot be read ({exc.strerror}); give a JSON file.") from None

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import gradio as gr
 
 from backends.errors import BackendError
-from components.errors import UserError
+from components.common.errors import UserError
 
 
 @dataclass

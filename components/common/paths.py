@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from components.errors import DataFormatError
+from components.common.errors import DataFormatError
 
 ALLOW_EXTERNAL_ENV = "APP_ALLOW_EXTERNAL_MEDIA"
 

@@ -1,0 +1,177 @@
+"""The one way every tab talks to a model: ask, parse, re-ask a malformed reply a bounded number of
+times, and keep every raw reply.
+
+Policies, decided here once for all tabs:
+- A reply `parse` cannot read (it raises `ValueError`, e.g. `Unparsed`) is asked again, at most
+  `attempts` model replies in all; then the result carries `value=None`, every raw reply and the
+  last parse error. Nothing is guessed.
+- A transport failure (an error result, after the backend's own bounded transport retries) is not
+  re-asked: the result carries `failed=True` and the backend's message. The caller records it.
+- Too many images: when the backend states a cap (`max_images`) the request is fitted before it is
+  sent; when the server refuses a request (`TooManyImagesError`) the `on_too_many` policy returns
+  a smaller request, or None to give up. A refused size is not an attempt. The three policies the
+  tabs use are below: `step_down` (fewer frames per clip), `resample` (as many frames as the cap
+  allows) and a tab's own frame dropper passed as a function.
+- A set stop event ends the conversation with `GenerationStopped` before the next call.
+
+Each call carries its attempt number (`GenerationRequest.attempt`), which traces record.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Generic, Sequence, TypeVar
+
+from backends.base import GenerationRequest, VLMBackend
+from backends.errors import GenerationStopped, TooManyImagesError
+
+T = TypeVar("T")
+
+#: (the refusal, the request refused) -> a smaller request, or None to give up
+TooManyPolicy = Callable[[TooManyImagesError, GenerationRequest], "GenerationRequest | None"]
+
+
+class Unparsed(ValueError):
+    """Raised by a parse function for a reply it cannot read; the message says why."""
+
+
+@dataclass
+class Asked(Generic[T]):
+    """What came of asking: the parsed value (None when no reply could be read) and the evidence."""
+
+    value: T | None
+    raws: list[str] = field(default_factory=list)  # every reply, in order
+    attempts: int = 0          # model replies asked for (a refused image count is not one)
+    error: str | None = None   # why `value` is None
+    failed: bool = False       # the backend itself failed (transport), as opposed to unparsed
+    request: GenerationRequest | None = None  # the request as finally sent (after any fitting)
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None and self.error is None
+
+    @property
+    def raw(self) -> str:
+        """The last reply ('' when none came back)."""
+        return self.raws[-1] if self.raws else ""
+
+    @property
+    def unparsed(self) -> bool:
+        return self.value is None and not self.failed
+
+
+def _image_limit(exc: TooManyImagesError, request: GenerationRequest) -> int:
+    """The most images the server will take: its stated limit, else one fewer than was sent."""
+    sent = request.num_images()
+    if exc.limit is not None and exc.limit < sent:
+        return max(0, exc.limit)
+    return max(0, sent - 1)
+
+
+def ask(backend: VLMBackend, request: GenerationRequest, parse: Callable[[str], T], *,
+        attempts: int = 3, on_too_many: TooManyPolicy | None = None,
+        retry_sleep: float = 0.0, on_attempt: Callable[[int, str], None] | None = None) -> Asked[T]:
+    """Ask `backend`, parse the reply with `parse`, re-ask up to `attempts` replies in all.
+
+    `retry_sleep` seconds (times the attempt number) pass before a re-ask; `on_attempt(n, why)` is
+    told of every unreadable reply. See the module docstring for the policies."""
+    if attempts < 1:
+        raise ValueError("attempts must be at least 1")
+    out: Asked[T] = Asked(value=None)
+    request = _fit_to_cap(backend, request, on_too_many)
+    if request is None:
+        return _too_many(out, backend, None)
+    while out.attempts < attempts:
+        if request.cancel is not None and request.cancel.is_set():
+            raise GenerationStopped("stopped by the user")
+        request = dataclasses.replace(request, attempt=out.attempts + 1)
+        try:
+            result = backend.generate(request)
+        except TooManyImagesError as exc:
+            smaller = on_too_many(exc, request) if on_too_many else None
+            if smaller is None or smaller.num_images() >= request.num_images():
+                return _too_many(out, backend, exc, request)
+            request = smaller
+            continue
+        out.attempts += 1
+        out.request = request
+        out.latency_s += result.latency_s
+        if not result.ok:
+            out.failed, out.error = True, f"{backend.backend_id} failed: {result.error}"
+            return out
+        out.raws.append(result.text)
+        try:
+            out.value = parse(result.text)
+            out.error = None
+            return out
+        except ValueError as exc:
+            out.error = f"unparsed reply ({exc})"
+            if on_attempt:
+                on_attempt(out.attempts, str(exc))
+        if out.attempts < attempts and retry_sleep:
+            time.sleep(retry_sleep * out.attempts)
+    out.error = f"{out.error}; gave up after {out.attempts} attempts"
+    return out
+
+
+def _fit_to_cap(backend: VLMBackend, request: GenerationRequest,
+                on_too_many: TooManyPolicy | None) -> GenerationRequest | None:
+    cap = backend.max_images
+    if cap is None or request.num_images() <= cap:
+        return request
+    if on_too_many is None:
+        return None
+    exc = TooManyImagesError(f"{backend.backend_id} accepts at most {cap} images per request",
+                             limit=cap, sent=request.num_images())
+    fitted = on_too_many(exc, request)
+    return fitted if fitted is not None and fitted.num_images() <= cap else None
+
+
+def _too_many(out: Asked, backend: VLMBackend, exc: TooManyImagesError | None,
+              request: GenerationRequest | None = None) -> Asked:
+    out.failed = True
+    out.request = request or out.request
+    detail = f": {exc}" if exc else f" (it accepts at most {backend.max_images} images per request)"
+    out.error = f"{backend.backend_id} refused the request's images{detail}"
+    return out
+
+
+# -- the too-many-images policies ------------------------------------------------------------------
+
+def step_down(build: Callable[[int], GenerationRequest], counts: Sequence[int]) -> TooManyPolicy:
+    """Rebuild the request with the next smaller count (e.g. frames per clip 16, 12, 4, 2, 1) whose
+    request fits the server's limit; None when even the smallest does not fit."""
+
+    def policy(exc: TooManyImagesError, request: GenerationRequest) -> GenerationRequest | None:
+        limit = _image_limit(exc, request)
+        for n in counts:
+            smaller = build(n)
+            if smaller.num_images() <= limit:
+                return dataclasses.replace(smaller, cancel=request.cancel)
+        return None
+
+    return policy
+
+
+def resample(build: Callable[[int], GenerationRequest]) -> TooManyPolicy:
+    """Rebuild the request with as many frames as the server's limit allows (`build(limit)` must
+    return a request of at most `limit` images)."""
+
+    def policy(exc: TooManyImagesError, request: GenerationRequest) -> GenerationRequest | None:
+        limit = _image_limit(exc, request)
+        if limit < 1:
+            return None
+        return dataclasses.replace(build(limit), cancel=request.cancel)
+
+    return policy
+
+
+def trim(drop: Callable[[GenerationRequest, int], GenerationRequest]) -> TooManyPolicy:
+    """Keep the request's structure and let `drop(request, limit)` remove images until it fits."""
+
+    def policy(exc: TooManyImagesError, request: GenerationRequest) -> GenerationRequest | None:
+        return drop(request, _image_limit(exc, request))
+
+    return policy

@@ -1,0 +1,156 @@
+"""Durable files, the one module every tab writes through.
+
+- `atomic_write*`: write a temp file beside the target, fsync it, rename it over the target, fsync
+  the folder. Readers see the old file or the new one, never a partial one. The temp name is unique
+  per call (process and thread), so two writers of one path never share a temp file.
+- `append_jsonl`: one JSON line, flushed and fsynced before returning; a file whose last line was
+  torn (power loss, full disk) is first ended with a newline, so the new line stays readable.
+- `read_jsonl`: every readable line, skipping blank and torn ones.
+- `path_lock(path)`: one in-process lock per resolved path, for read-modify-write sequences.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, BinaryIO, Callable
+
+from components.common.errors import DataFormatError
+
+#: permissions of files the app writes (mkstemp alone would leave 0600)
+FILE_MODE = 0o644
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def path_lock(path: str | Path) -> threading.Lock:
+    """The process-wide lock for `path` (the same object for every spelling of the path)."""
+    key = os.path.realpath(path)
+    with _locks_guard:
+        return _locks.setdefault(key, threading.Lock())
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """Make a create or rename in `folder` durable (a no-op where folders cannot be opened)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], Any], *, mode: int = FILE_MODE) -> Path:
+    """Call `write(fh)` on a temp file in the target's folder, then rename it over `path`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+    return path
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    return atomic_write(path, lambda fh: fh.write(data))
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1) -> Path:
+    data = (json.dumps(obj, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
+    return atomic_write_bytes(path, data)
+
+
+def atomic_write_jsonl(path: str | Path, records: list[dict]) -> Path:
+    return atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+
+
+def atomic_temp_path(path: str | Path) -> Path:
+    """A fresh, unique temp path beside `path` (same suffix) for writers that need a file name
+    (an encoder, a GLB exporter); finish with `os.replace(tmp, path)` or `commit_temp`."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def commit_temp(tmp: str | Path, path: str | Path, *, mode: int = FILE_MODE) -> Path:
+    """Rename a finished temp file (from `atomic_temp_path`) over `path`, durably."""
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+    fsync_dir(Path(path).parent)
+    return Path(path)
+
+
+def append_jsonl(path: str | Path, record: dict, *, lock: threading.Lock | None = None) -> None:
+    """Append one JSON line and make it durable before returning (see the module docstring)."""
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with lock or path_lock(path):
+        created = not path.exists()
+        with open(path, "ab") as fh:
+            if not created and fh.tell() > 0 and _last_byte(path) != b"\n":
+                line = b"\n" + line  # end a torn last line first
+            fh.write(line)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if created:
+            os.chmod(path, FILE_MODE)
+            fsync_dir(path.parent)
+
+
+def _last_byte(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1)
+
+
+def read_jsonl(path: str | Path) -> list[dict]:
+    """Every readable line of a JSONL file, ignoring blank lines and torn or undecodable ones."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    records = []
+    with open(path, encoding="utf-8", errors="replace") as fh:  # undecodable lines fail json below
+        for line in fh:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
+def load_json(path: str | Path, what: str = "file") -> Any:
+    """Read JSON with a clear DataFormatError for missing or malformed files."""
+    path = Path(path)
+    if not path.exists():
+        raise DataFormatError(f"{what} not found: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"{path} is not valid JSON ({exc})") from None
+    except OSError as exc:  # a folder, or no permission
+        raise DataFormatError(f"{what} {path} cannot be read ({exc.strerror}); give a JSON file.") from None
