@@ -1,5 +1,7 @@
 # Two commands matter: `make demo` (the app on 127.0.0.1:7860 with example data, offline baseline)
-# and `make test` (the whole test suite). Both create .venv and install everything first.
+# and `make test` (ruff, then the whole test suite: what CI runs). Both create .venv and install
+# everything first. `make test-fast` leaves out the tests marked slow (tests/system, tests/browser,
+# the generators' determinism check); `make lint` is ruff alone.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -7,7 +9,7 @@ DATA ?= data
 export GRADIO_ANALYTICS_ENABLED := False
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install system-deps data demo test bench clean
+.PHONY: install system-deps data demo lint test test-fast bench clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,8 +31,16 @@ data: install
 demo: data
 	HF_HUB_OFFLINE=$${HF_HUB_OFFLINE:-1} $(PY) app.py --data-dir $(DATA) --backend baseline
 
-test: install
-	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest tests -q -p no:cacheprovider --timeout=600 $(PYTEST_ARGS)
+PYTEST := HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(PY) -m pytest tests -q -p no:cacheprovider --timeout=600
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+
+test: install lint
+	$(PYTEST) $(PYTEST_ARGS)
+
+test-fast: install
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
 
 bench: data
 	$(PY) scripts/bench.py

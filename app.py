@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from components.common.cli import HelpFormatter
+
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
@@ -36,22 +38,24 @@ def default_data_dir() -> Path:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="app.py", description=__doc__.split("\n\n")[0],
+        prog="app.py", description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter,
         epilog="Without a subcommand the UI starts. Environment variables: see README.md.")
     parser.add_argument("--host", default=os.environ.get("APP_HOST") or os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
-                        help="address to serve the UI on (default 127.0.0.1; 0.0.0.0 on a Space)")
+                        help="address to serve the UI on ($APP_HOST; 0.0.0.0 on a Space)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("APP_PORT", "7860")),
-                        help="port for the UI (default 7860)")
+                        help="port for the UI ($APP_PORT)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
     parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
-                        help="data directory with grounding/, cloze/, impact/ (default ./data or $APP_DATA_DIR)")
+                        help="data directory with grounding/, cloze/, impact/ ($APP_DATA_DIR)")
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
                         help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
-                             "| replay:<trace.jsonl> (default baseline)")
+                             "| replay:<trace.jsonl>; every run command inherits it ($APP_BACKEND)")
     commands = parser.add_subparsers(dest="command", metavar="{eval,run}")
-    eval_parser = commands.add_parser("eval", help="score prediction/result files (prints metrics)")
+    eval_parser = commands.add_parser("eval", help="score prediction/result files (prints metrics)",
+                                      formatter_class=HelpFormatter)
     eval_sub = eval_parser.add_subparsers(dest="target", metavar="TARGET")
-    run_parser = commands.add_parser("run", help="run a backend over a data set (resumable)")
+    run_parser = commands.add_parser("run", help="run a backend over a data set (resumable)",
+                                     formatter_class=HelpFormatter)
     run_sub = run_parser.add_subparsers(dest="target", metavar="TARGET")
     eval_parser.set_defaults(func=lambda args: _print_help(eval_parser))
     run_parser.set_defaults(func=lambda args: _print_help(run_parser))

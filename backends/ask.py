@@ -21,7 +21,8 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Sequence, TypeVar
+from typing import Generic, TypeVar
+from collections.abc import Callable, Sequence
 
 from backends.base import GenerationRequest, VLMBackend
 from backends.errors import GenerationStopped, TooManyImagesError

@@ -9,7 +9,10 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence, Union
+from typing import TYPE_CHECKING, ClassVar, Union
+from collections.abc import Sequence
+
+from backends.config import ApiSettings
 
 if TYPE_CHECKING:  # keep PIL/numpy out of `python app.py --help`
     import numpy as np
@@ -26,7 +29,7 @@ class Message:
     content: list[Content]
 
     @classmethod
-    def text(cls, role: str, text: str) -> "Message":
+    def text(cls, role: str, text: str) -> Message:
         return cls(role=role, content=[text])
 
     def num_images(self) -> int:
@@ -55,7 +58,7 @@ class GenerationRequest:
     #: in traces, not part of trace keys
     attempt: int = field(default=1, compare=False)
     #: set by the UI's Stop button; backends check it and stop generating (not part of trace keys)
-    cancel: "threading.Event | None" = field(default=None, repr=False, compare=False)
+    cancel: threading.Event | None = field(default=None, repr=False, compare=False)
 
     def num_images(self) -> int:
         return sum(m.num_images() for m in self.messages)
@@ -90,6 +93,13 @@ class VLMBackend(ABC):
     kind: str = ""
     #: most images one request may carry (None: no cap known)
     max_images: int | None = None
+    #: whether the spec needs an argument after the name (`openai:<model>`)
+    needs_arg: ClassVar[bool] = True
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> VLMBackend:
+        """The backend a registry spec names: `arg` is the text after `name:` ('' when none)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be built from a spec")
 
     @property
     @abstractmethod
@@ -120,15 +130,23 @@ class VLMBackend(ABC):
 class EmbeddingBackend(ABC):
     """Embeds texts (and, where supported, images) into L2-normalised float32 vectors."""
 
+    #: whether the spec needs an argument after the name (`hf-embed:<model>`)
+    needs_arg: ClassVar[bool] = True
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> EmbeddingBackend:
+        """The embedder a registry spec names: `arg` is the text after `name:` ('' when none)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be built from a spec")
+
     @property
     @abstractmethod
     def backend_id(self) -> str: ...
 
     @abstractmethod
-    def embed_texts(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         """Shape (len(texts), dim), unit rows."""
 
-    def embed_images(self, images: Sequence["Image.Image"]) -> "np.ndarray":
+    def embed_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         raise NotImplementedError(f"{self.backend_id} embeds text only; choose an image-text "
                                   "embedding model (CLIP/SigLIP) to embed frames")
 

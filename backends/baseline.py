@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 from backends.base import GenerationRequest, GenerationResult, VLMBackend
+from backends.config import ApiSettings
 from backends.errors import BackendError
 
 
 class BaselineBackend(VLMBackend):
     kind = "baseline"
+    needs_arg = False
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> BaselineBackend:
+        return cls()
 
     @property
     def backend_id(self) -> str:

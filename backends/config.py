@@ -15,7 +15,7 @@ class ApiSettings:
     timeout_s: float = 120.0
     max_retries: int = 3
 
-    def resolved(self) -> "ApiSettings":
+    def resolved(self) -> ApiSettings:
         return ApiSettings(
             base_url=self.base_url or os.environ.get("OPENAI_BASE_URL") or None,
             api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or None,

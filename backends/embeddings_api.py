@@ -1,12 +1,13 @@
 """Text embeddings from an OpenAI-compatible /v1/embeddings endpoint."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from backends.base import EmbeddingBackend
+from backends.config import ApiSettings
 from backends.errors import BackendError
 from backends.openai_api import RetryPolicy, call_with_retries, make_client
-from backends.config import ApiSettings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,11 +22,16 @@ class OpenAIEmbedder(EmbeddingBackend):
         self.policy = policy or RetryPolicy(max_retries=self.settings.max_retries)
         self._client = make_client(self.settings)
 
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> OpenAIEmbedder:
+        """`openai-embed:<model>`: a new client per call (the settings may differ per session)."""
+        return cls(arg, settings=api.resolved())
+
     @property
     def backend_id(self) -> str:
         return f"openai-embed:{self._model}"
 
-    def embed_texts(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
 
         texts = list(texts)

@@ -4,17 +4,20 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from backends.base import EmbeddingBackend
+from backends.config import ApiSettings
 from backends.errors import BackendError
+from backends.shared import once_per_process
 
 if TYPE_CHECKING:
     import numpy as np
     from PIL import Image
 
 
-def _features(output) -> "object":
+def _features(output) -> object:
     """transformers 5 returns a model output whose pooler_output holds the projected features."""
     return output if hasattr(output, "shape") else output.pooler_output
 
@@ -27,6 +30,11 @@ class HFEmbedder(EmbeddingBackend):
         self._processor = None
         self._device = "cpu"
         self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> HFEmbedder:
+        """`hf-embed:<hub id or folder>`: one instance per model per process."""
+        return once_per_process(cls, arg, lambda: cls(arg))
 
     @property
     def backend_id(self) -> str:
@@ -68,14 +76,14 @@ class HFEmbedder(EmbeddingBackend):
                     "CLIP/SigLIP-family model, downloaded first or given as a local folder. "
                     f"Details: {type(exc).__name__}: {detail}") from None
 
-    def _normalised(self, chunks: list) -> "np.ndarray":
+    def _normalised(self, chunks: list) -> np.ndarray:
         import numpy as np
 
         matrix = np.concatenate(chunks, axis=0).astype(np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         return matrix / np.maximum(norms, 1e-12)
 
-    def embed_texts(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
         import torch
 
@@ -97,7 +105,7 @@ class HFEmbedder(EmbeddingBackend):
             chunks.append(_features(out).float().cpu().numpy())
         return self._normalised(chunks)
 
-    def embed_images(self, images: Sequence["Image.Image"]) -> "np.ndarray":
+    def embed_images(self, images: Sequence[Image.Image]) -> np.ndarray:
         import numpy as np
         import torch
 

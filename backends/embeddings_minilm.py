@@ -8,10 +8,13 @@ transformers, because importing sentence-transformers costs seconds for nothing 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from backends.base import EmbeddingBackend
+from backends.config import ApiSettings
 from backends.errors import BackendError
+from backends.shared import once_per_process
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,6 +33,13 @@ def minilm_path():
 
 
 class MiniLMEmbedder(EmbeddingBackend):
+    needs_arg = False
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> MiniLMEmbedder:
+        """`minilm`: one instance per process (the weights load once, on first use)."""
+        return once_per_process(cls, "", cls)
+
     def __init__(self, batch_size: int = 64):
         self.batch_size = batch_size
         self._model = None
@@ -53,7 +63,7 @@ class MiniLMEmbedder(EmbeddingBackend):
             self._tokenizer = AutoTokenizer.from_pretrained(path)
             self._model = AutoModel.from_pretrained(path).to(self._device).eval()
 
-    def embed_texts(self, texts: Sequence[str]) -> "np.ndarray":
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
         import torch
 

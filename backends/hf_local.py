@@ -1,6 +1,6 @@
 """A local transformers vision-language model (Qwen2.5-VL and other image-text-to-text models).
 
-Weights load lazily on the first `generate`, once per process (the registry shares one instance
+Weights load lazily on the first `generate`, once per process (`from_spec` shares one instance
 per model), and a lock serialises generation so sessions can share the model. The Stop button sets
 `request.cancel`; a StoppingCriteria checks it between tokens.
 """
@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.base import GenerationParams, GenerationRequest, GenerationResult, Usage, VLMBackend
+from backends.config import ApiSettings
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
+from backends.shared import once_per_process
 
 
 def _stopped() -> GenerationStopped:
@@ -60,7 +62,7 @@ def load_processor(source: str, config: Any) -> Any:
 
 
 #: loaded backends by source, so the ZeroGPU worker (a fork of this process) finds the model
-_LOADED: dict[str, "HFBackend"] = {}
+_LOADED: dict[str, HFBackend] = {}
 _GPU_ENTRY: Any = None  # None: not looked up yet; False: no `spaces` package
 
 
@@ -101,6 +103,12 @@ class HFBackend(VLMBackend):
         self._device = "cpu"
         #: tokens generated so far by the running (or last) call; calls are serialised
         self.tokens_so_far = 0
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> HFBackend:
+        """`hf:<hub id or folder>`: one instance per model per process (weights load lazily, on
+        the first generate, and every session shares them)."""
+        return once_per_process(cls, arg, lambda: cls(arg))
 
     @property
     def backend_id(self) -> str:

@@ -19,7 +19,7 @@ def api_image_max_side() -> int:
     return int(value) if value.isdigit() and int(value) > 0 else DEFAULT_MAX_SIDE
 
 
-def downscale(image: "Image.Image", max_side: int) -> "Image.Image":
+def downscale(image: Image.Image, max_side: int) -> Image.Image:
     """RGB copy whose longest side is at most `max_side` (aspect ratio kept; never upscaled)."""
     from PIL import Image
 
@@ -33,7 +33,7 @@ def downscale(image: "Image.Image", max_side: int) -> "Image.Image":
     return rgb.resize(size, Image.Resampling.BICUBIC, reducing_gap=3.0)  # fast for big frames
 
 
-def jpeg_data_url(image: "Image.Image", max_side: int | None = None,
+def jpeg_data_url(image: Image.Image, max_side: int | None = None,
                   quality: int = JPEG_QUALITY) -> str:
     """`data:image/jpeg;base64,...` of the image downscaled to `max_side` (default from env)."""
     small = downscale(image, max_side or api_image_max_side())

@@ -10,12 +10,13 @@ import email.utils
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 from backends.base import GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
-from backends.images import jpeg_data_url
 from backends.config import ApiSettings
+from backends.images import jpeg_data_url
 
 T = TypeVar("T")
 
@@ -182,6 +183,11 @@ class OpenAIBackend(VLMBackend):
         self.policy = policy or RetryPolicy(max_retries=self.settings.max_retries)
         self._client = make_client(self.settings)
         self._use_max_completion_tokens = False
+
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> OpenAIBackend:
+        """`openai:<model>`; where the server lives and its key come from `api` (else env)."""
+        return cls(arg, settings=api.resolved())
 
     @property
     def backend_id(self) -> str:

@@ -5,22 +5,12 @@ Failed calls (results with `error`) are not written: a trace holds answers only.
 """
 from __future__ import annotations
 
-import json
-import os
-import threading
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from backends.base import GenerationRequest, GenerationResult, VLMBackend
 from backends.trace_format import encode_messages, image_relpath, image_sha256, images_dir, trace_key
-
-_file_locks: dict[str, threading.Lock] = {}
-_file_locks_guard = threading.Lock()
-
-
-def _lock_for(path: Path) -> threading.Lock:
-    with _file_locks_guard:
-        return _file_locks.setdefault(str(path.resolve()), threading.Lock())
+from components.common.io import append_jsonl, atomic_write
 
 
 class RecordingBackend(VLMBackend):
@@ -45,11 +35,9 @@ class RecordingBackend(VLMBackend):
     def _save_image(self, image) -> dict:
         sha = image_sha256(image)
         target = images_dir(self.trace_path) / f"{sha}.png"
-        if not target.exists():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{sha}.{threading.get_ident()}.tmp")
-            image.convert("RGB").save(tmp, format="PNG")
-            os.replace(tmp, target)
+        if not target.exists():  # stored once: the name is the pixels' hash
+            rgb = image.convert("RGB")
+            atomic_write(target, lambda fh: rgb.save(fh, format="PNG"))
         return {"sha256": sha, "path": image_relpath(self.trace_path, sha)}
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
@@ -68,15 +56,10 @@ class RecordingBackend(VLMBackend):
             "messages": messages, "response": result.text, "latency_s": round(result.latency_s, 4),
             "usage": {"prompt_tokens": usage.prompt_tokens,
                       "completion_tokens": usage.completion_tokens} if usage else None,
-            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "task": request.task, "ref": request.ref, "attempt": request.attempt,
         }
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        self.trace_path.parent.mkdir(parents=True, exist_ok=True)
-        with _lock_for(self.trace_path), open(self.trace_path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
+        append_jsonl(self.trace_path, record)
 
     def close(self) -> None:
         self.inner.close()

@@ -3,19 +3,21 @@
 VLM specs:        baseline | openai:<model> | hf:<hub id or folder> | replay:<trace.jsonl>
 Embedding specs:  minilm | hf-embed:<hub id or folder> | openai-embed:<model>
 
-Backends are imported lazily ("module:Class"), so `python app.py --help` stays fast.
+A table maps each name to "module:Class"; the class is imported only when a spec names it (so
+`python app.py --help` stays fast) and builds itself with `from_spec(arg, api)`. A new backend is
+one file and one `register` line.
 """
 from __future__ import annotations
 
 import difflib
 import importlib
 import os
-import threading
 from pathlib import Path
 
 from backends.base import EmbeddingBackend, VLMBackend
 from backends.config import ApiSettings
 from backends.errors import UnknownBackendError
+from backends.record import RecordingBackend
 
 VLM_BACKENDS: dict[str, str] = {
     "baseline": "backends.baseline:BaselineBackend",
@@ -30,12 +32,29 @@ EMBEDDING_BACKENDS: dict[str, str] = {
 }
 
 
-def _load(target: str):
+def register(name: str, target: str, *, embedding: bool = False) -> None:
+    """Add a backend: `name` (the part of a spec before ':') -> "module:Class". A name already
+    taken is refused, so one backend can never silently replace another."""
+    table = EMBEDDING_BACKENDS if embedding else VLM_BACKENDS
+    name = name.strip().lower()
+    if not name or ":" in name:
+        raise ValueError(f"Backend name {name!r} must be non-empty and contain no ':'.")
+    module_name, _, class_name = target.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"Backend target {target!r} must read 'module:Class'.")
+    if name in table:
+        raise ValueError(f"Backend name '{name}' is already registered (to {table[name]}); "
+                         "choose another name.")
+    table[name] = target
+
+
+def _load(target: str) -> type:
     module_name, class_name = target.split(":")
     return getattr(importlib.import_module(module_name), class_name)
 
 
 def split_spec(spec: str, table: dict[str, str]) -> tuple[str, str]:
+    """(name, argument) of a spec, or UnknownBackendError saying what is wrong with it."""
     spec = (spec or "").strip()
     name, _, arg = spec.partition(":")
     name = name.strip().lower()
@@ -45,54 +64,26 @@ def split_spec(spec: str, table: dict[str, str]) -> tuple[str, str]:
         raise UnknownBackendError(
             f"Unknown backend '{spec}'.{hint} Known: {', '.join(sorted(table))} "
             "(e.g. baseline, openai:gpt-4o, hf:Qwen/Qwen2.5-VL-7B-Instruct, replay:trace.jsonl).")
-    if name != "baseline" and name != "minilm" and not arg.strip():
+    if _load(table[name]).needs_arg and not arg.strip():
         raise UnknownBackendError(f"Backend '{name}' needs an argument: '{name}:<model or path>'.")
     return name, arg.strip()
 
 
-_local_cache: dict[str, VLMBackend] = {}
-_local_lock = threading.Lock()
-
-
 def resolve(spec: str, *, api: ApiSettings | None = None,
             record_to: str | Path | None = None) -> VLMBackend:
-    """Build the backend a spec names. Local models are loaded once per process and shared."""
+    """Build the backend a spec names (local models are loaded once per process and shared);
+    with `record_to`, every answered call is recorded to that trace."""
     name, arg = split_spec(spec, VLM_BACKENDS)
-    cls = _load(VLM_BACKENDS[name])
-    if name == "baseline":
-        backend: VLMBackend = cls()
-    elif name == "openai":
-        backend = cls(arg, settings=(api or ApiSettings()).resolved())
-    elif name == "hf":
-        with _local_lock:
-            backend = _local_cache.get(arg)
-            if backend is None:
-                backend = _local_cache[arg] = cls(arg)  # weights load lazily on first generate
-    else:  # replay
-        backend = cls(arg)
+    backend: VLMBackend = _load(VLM_BACKENDS[name]).from_spec(arg, api or ApiSettings())
     if record_to:
-        from backends.record import RecordingBackend
         backend = RecordingBackend(backend, record_to)
     return backend
 
 
-_embed_cache: dict[str, EmbeddingBackend] = {}
-
-
 def resolve_embedder(spec: str = "minilm", *, api: ApiSettings | None = None) -> EmbeddingBackend:
+    """Build the embedder a spec names (local models once per process)."""
     name, arg = split_spec(spec, EMBEDDING_BACKENDS)
-    key = f"{name}:{arg}"
-    with _local_lock:
-        if key not in _embed_cache or name == "openai-embed":
-            cls = _load(EMBEDDING_BACKENDS[name])
-            if name == "minilm":
-                emb = cls()
-            elif name == "openai-embed":
-                return cls(arg, settings=(api or ApiSettings()).resolved())
-            else:
-                emb = cls(arg)
-            _embed_cache[key] = emb
-        return _embed_cache[key]
+    return _load(EMBEDDING_BACKENDS[name]).from_spec(arg, api or ApiSettings())
 
 
 def configured_choices() -> list[str]:

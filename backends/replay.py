@@ -7,6 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from backends.base import GenerationRequest, GenerationResult, Usage, VLMBackend
+from backends.config import ApiSettings
 from backends.errors import BackendError, ReplayMissError
 from backends.trace_format import describe_call, hashed_messages, trace_key
 
@@ -22,13 +23,18 @@ class ReplayBackend(VLMBackend):
         if not self.trace_path.is_file():
             raise BackendError(f"Replay trace {self.trace_path} does not exist; record one with a "
                                "live backend first (--record-to) or check the path.")
-        self._entries: dict[str, list[dict]] = defaultdict(list)
         self._next: dict[str, int] = defaultdict(int)
-        self._backends: list[str] = []
         self._lock = threading.Lock()
-        self._load()
+        self._stamp = self._file_stamp()  # before reading: a change during the read shows later
+        self._entries, self._backends = self._read()
 
-    def _load(self) -> None:
+    @classmethod
+    def from_spec(cls, arg: str, api: ApiSettings) -> ReplayBackend:
+        return cls(arg)
+
+    def _read(self) -> tuple[dict[str, list[dict]], list[str]]:
+        entries: dict[str, list[dict]] = defaultdict(list)
+        backends: list[str] = []
         with open(self.trace_path, encoding="utf-8", errors="replace") as fh:  # garbage -> BackendError below
             for number, line in enumerate(fh, 1):
                 if not line.strip():
@@ -41,9 +47,30 @@ class ReplayBackend(VLMBackend):
                 except (json.JSONDecodeError, KeyError, TypeError):
                     raise BackendError(f"Replay trace {self.trace_path.name}, line {number}, is not "
                                        "a trace record (needs key, backend, response).") from None
-                self._entries[key].append(entry)
-                if backend not in self._backends:
-                    self._backends.append(backend)
+                entries[key].append(entry)
+                if backend not in backends:
+                    backends.append(backend)
+        return entries, backends
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.trace_path.stat()
+        except OSError:
+            return None
+        return stat.st_size, stat.st_mtime_ns
+
+    def _refresh(self) -> None:
+        """Read the trace again when it changed since (a session recording to it meanwhile); the
+        recorded-order positions are kept. A trace caught mid-write keeps the answers read before."""
+        stamp = self._file_stamp()
+        if stamp is None or stamp == self._stamp:
+            return
+        try:
+            entries, backends = self._read()
+        except (OSError, BackendError):
+            return
+        with self._lock:
+            self._entries, self._backends, self._stamp = entries, backends, stamp
 
     @property
     def backend_id(self) -> str:
@@ -58,6 +85,7 @@ class ReplayBackend(VLMBackend):
         return sum(len(v) for v in self._entries.values())
 
     def _find(self, request: GenerationRequest) -> dict | None:
+        self._refresh()
         params = request.params.as_dict()
         messages = hashed_messages(request.messages)
         for backend in self._backends:

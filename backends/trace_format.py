@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from backends.base import GenerationParams, Message
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 KEY_VERSION = 1
 
 
-def image_sha256(image: "Image.Image") -> str:
+def image_sha256(image: Image.Image) -> str:
     rgb = image.convert("RGB")
     digest = hashlib.sha256(f"RGB {rgb.width}x{rgb.height}\n".encode())
     digest.update(rgb.tobytes())
@@ -39,7 +40,7 @@ def image_relpath(trace_path: Path, sha: str) -> str:
 
 
 def encode_messages(messages: list[Message],
-                    image_entry: Callable[["Image.Image"], dict]) -> list[dict]:
+                    image_entry: Callable[[Image.Image], dict]) -> list[dict]:
     """Messages as JSON: text parts {"type": "text", "text"}, images {"type": "image", **entry}."""
     out = []
     for message in messages:

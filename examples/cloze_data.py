@@ -7,7 +7,8 @@ the released `choices/` layout by the app's own gap and distractor code (compone
 Every video pans a smooth textured background (so the Farneback check passes), drifts its colours
 from "morning" to "evening", and moves one object steadily (ball, bar, clock hand, ...), so the
 true middle connects BEGINNING to END while Reverse/Shuffle/Loop/Early/Late break continuity.
-Deterministic: numpy's seeded generator, fixed sizes/fps, libx264 crf 18 via components.media.
+Deterministic: numpy's seeded generator, fixed sizes/fps, libx264 crf 18 via components.media
+(whose encoder settings make the bytes independent of the machine: one thread, no macroblock tree).
 """
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ import json
 import math
 import random
 from pathlib import Path
+
+from components.cloze.build import build_instance
+from components.cloze.layout import load_dataset
+from components.cloze.questions import build_set
+from components.cloze.runner import answer_safely, records_to_results, write_json_atomic
+from components.cloze.solvers import EdgeSolver
+from components.media import write_video_from_arrays
 
 W, H, FPS = 192, 144, 24
 KINDS = ("ball_roll", "bar_fill", "clock_hand", "colour_path", "growing_disc", "block_stack")
@@ -90,14 +98,10 @@ def _render(kind: str, duration: float, seed: int):
 
 
 def _write_source(kind: str, path: Path, duration: float, seed: int) -> None:
-    from components.media import write_video_from_arrays
-
     write_video_from_arrays(_render(kind, duration, seed), path, FPS)
 
 
 def generate(out_dir: Path, seed: int = 0) -> None:
-    from components.cloze.build import build_instance
-
     out_dir = Path(out_dir)
     sources = out_dir / "sources"
     sources.mkdir(parents=True, exist_ok=True)
@@ -121,11 +125,6 @@ def generate(out_dir: Path, seed: int = 0) -> None:
 
 def _baseline_results(out_dir: Path) -> None:
     """results/edge1.json: the Edge-1 baseline over every stem and dimension (seed 42)."""
-    from components.cloze.layout import load_dataset
-    from components.cloze.questions import build_set
-    from components.cloze.runner import answer_safely, records_to_results, write_json_atomic
-    from components.cloze.solver import EdgeSolver
-
     ds = load_dataset(out_dir)
     solver = EdgeSolver("edge1")
     recs = [answer_safely(solver, ds, q) for q in build_set(ds, "all").questions]

@@ -5,26 +5,23 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 import time
 from pathlib import Path
 
-PARTS = ("grounding", "cloze", "impact")
+#: Each part's generator module (its `generate(out_dir, seed=0)` writes the part).
+GENERATORS = {"grounding": "examples.movie", "cloze": "examples.cloze_data", "impact": "examples.impact_clips"}
+PARTS = tuple(GENERATORS)
 
 
 def generate_part(part: str, out_dir: Path, *, seed: int = 0) -> Path:
     """Generate one part into out_dir/<part>; returns that folder."""
-    target = Path(out_dir) / part
-    if part == "grounding":
-        from examples.movie import generate
-    elif part == "cloze":
-        from examples.cloze_data import generate
-    elif part == "impact":
-        from examples.impact_clips import generate
-    else:
+    if part not in GENERATORS:
         raise ValueError(f"unknown part {part!r}; choose from {', '.join(PARTS)}")
+    target = Path(out_dir) / part
     target.mkdir(parents=True, exist_ok=True)
-    generate(target, seed=seed)
+    importlib.import_module(GENERATORS[part]).generate(target, seed=seed)
     (target / ".complete").write_text("ok\n")
     return target
 

@@ -3,7 +3,7 @@
     generate(out_dir, seed=0) writes
       out_dir/clips/<qid>.mp4        24 fps, 320x240, 6-8 s: the mannequin struck by a ball, box
                                      or staff; the struck region flashes and the body tilts away
-      out_dir/annotations.json       formats.md impact layout (moments 1-based inclusive, frames)
+      out_dir/annotations.json       docs/formats.md impact layout (1-based inclusive moments)
       out_dir/temporal_gt.jsonl      QVHighlights-style GT (relevant_windows in seconds)
       out_dir/README.txt             what the data is and which renderer drew it
 
@@ -16,11 +16,16 @@ draws the body instead (said in README.txt and on stderr), so generation never f
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from components.impact.body import load_body, region_vertex_mask
+from components.impact import render  # as a module: tests replace render.BodyScene
+from components.media import write_frames
 
 FPS = 24
 WIDTH, HEIGHT = 320, 240
@@ -79,8 +84,6 @@ def _rgba(hex_color: str) -> np.ndarray:
 
 def _pose(yaw_deg: float, tilt_deg: float, tilt_axis: np.ndarray, foot_y: float) -> np.ndarray:
     """Body pose: tilt about a horizontal axis through the feet, then turn by yaw."""
-    from components.impact.render import rotation_y
-
     axis = np.asarray(tilt_axis, float)
     axis = axis / (np.linalg.norm(axis) + 1e-12)
     angle = np.radians(tilt_deg)
@@ -90,7 +93,7 @@ def _pose(yaw_deg: float, tilt_deg: float, tilt_axis: np.ndarray, foot_y: float)
     tilt[:3, :3] = rot
     pivot = np.array([0.0, foot_y, 0.0])
     tilt[:3, 3] = pivot - rot @ pivot
-    return rotation_y(np.radians(yaw_deg)) @ tilt
+    return render.rotation_y(np.radians(yaw_deg)) @ tilt
 
 
 class _SilhouetteScene:
@@ -98,8 +101,6 @@ class _SilhouetteScene:
 
     def __init__(self, vertices, faces, colors, width, height, yfov_deg=30.0, elevation_deg=8.0,
                  margin=1.05):
-        from components.impact.render import _look_at
-
         vertices = np.asarray(vertices, dtype=np.float64)
         self.centre = 0.5 * (vertices.min(axis=0) + vertices.max(axis=0))
         self.points = vertices - self.centre
@@ -117,7 +118,7 @@ class _SilhouetteScene:
         distance = margin * self.radius / np.sin(half)
         elev = np.radians(elevation_deg)
         self.eye = np.array([0.0, distance * np.sin(elev), distance * np.cos(elev)])
-        self.camera_pose = _look_at(self.eye, np.zeros(3))
+        self.camera_pose = render._look_at(self.eye, np.zeros(3))
 
     def project(self, points):
         points = np.atleast_2d(points)
@@ -154,15 +155,10 @@ class _SilhouetteScene:
 def _open_scene(body, variants):
     """(scene, renderer name): pyrender offscreen when it works, else the numpy silhouette."""
     try:
-        from components.impact.render import BodyScene, RenderUnavailable
-
-        try:
-            scene = BodyScene(body.vertices, body.faces, variants, WIDTH, HEIGHT)
-            import os
-
-            return scene, f"pyrender offscreen ({os.environ.get('PYOPENGL_PLATFORM')})"
-        except RenderUnavailable as exc:
-            reason = str(exc)
+        scene = render.BodyScene(body.vertices, body.faces, variants, WIDTH, HEIGHT)
+        return scene, f"pyrender offscreen ({os.environ.get('PYOPENGL_PLATFORM')})"
+    except render.RenderUnavailable as exc:
+        reason = str(exc)
     except Exception as exc:  # noqa: BLE001 - any GL failure: fall back, never fail
         reason = f"{type(exc).__name__}: {exc}"
     print(f"impact examples: offscreen GL unavailable ({reason[:200]}); drawing the body with the "
@@ -207,8 +203,6 @@ def _strike_track(strike: Strike, contact_point: np.ndarray, radius: float, tota
 
 def _variant_table(body, clips) -> tuple[list[np.ndarray], dict[tuple[str, ...], int]]:
     """Body colourings: 0 = plain wood; one flash colouring per distinct set of struck regions."""
-    from components.impact.body import region_vertex_mask
-
     base = np.tile(_rgba(BODY_RGB), (body.num_vertices, 1))
     variants, index = [base], {}
     for spec in clips:
@@ -224,9 +218,6 @@ def _variant_table(body, clips) -> tuple[list[np.ndarray], dict[tuple[str, ...],
 
 def _render_clip(spec: ClipSpec, body, rng: np.random.Generator, clips_dir: Path, scene,
                  variant_of: dict[tuple[str, ...], int]) -> dict:
-    from components.impact.body import region_vertex_mask
-    from components.media import write_frames
-
     total = int(round(spec.seconds * FPS))
     regions_per_strike = [STRIKE_REGIONS.get((spec.qid, i), spec.regions)
                           for i in range(len(spec.strikes))]
@@ -238,7 +229,7 @@ def _render_clip(spec: ClipSpec, body, rng: np.random.Generator, clips_dir: Path
     tracks = []
     tilt_axes = []
     obj_size = 0.07 if spec.obj != "staff" else 0.06
-    for k, (strike, regions) in enumerate(zip(spec.strikes, regions_per_strike)):
+    for strike, regions in zip(spec.strikes, regions_per_strike):
         mask = region_vertex_mask(body, list(regions))
         world = centred[mask] @ yaw_pose[:3, :3].T
         # contact on the region's camera-facing side: mean of its nearest 15% of vertices
@@ -314,8 +305,6 @@ def _render_clip(spec: ClipSpec, body, rng: np.random.Generator, clips_dir: Path
 
 def generate(out_dir: Path, seed: int = 0, *, qids: tuple[str, ...] | None = None) -> None:
     """Write the clips (all, or only `qids`) and their annotations into out_dir."""
-    from components.impact.body import load_body
-
     out_dir = Path(out_dir)
     clips_dir = out_dir / "clips"
     clips_dir.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,7 @@
     generate(out_dir, seed=0) writes
       out_dir/movies/m01.mp4    14:40 of drawn scenes, 320x180 at 8 fps, H.264 (keyframe every 2 s)
       out_dir/movies/m01.srt    dialogue in which the characters address each other by name
-      out_dir/annotations.json  7 confusable query pairs (formats.md layout); every interval is a
+      out_dir/annotations.json  7 confusable query pairs (docs/formats.md); every interval is a
                                 scene boundary of the script below, so it is exact by construction
       out_dir/memory/m01.json   character memory with two reference frames per character
                                 (frames of the movie, taken from scenes that no query asks about)
@@ -146,7 +146,7 @@ def _backgrounds(seed: int):
     for _ in range(30):
         x, y = int(rng.integers(0, WIDTH)), int(rng.integers(0, 60))
         d.point((x, y), fill=(230, 230, 255))
-    for i, x in enumerate(range(0, WIDTH, 64)):
+    for x in range(0, WIDTH, 64):
         top = 55 + int(rng.integers(0, 25))
         d.rectangle((x + 2, top, x + 58, 135), fill=(40, 36, 60))
         d.polygon([(x, top), (x + 30, top - 18), (x + 60, top)], fill=(235, 240, 250))
@@ -303,7 +303,8 @@ def scene_at(t: float) -> Scene:
 
 # ----------------------------------------------------------------------------- writers
 
-def _write_video(path: Path, seed: int) -> None:
+def _write_video(path: Path, seed: int, seconds: float = DURATION) -> None:
+    """The movie's first `seconds` (all of it by default) as H.264, encoder pinned to one thread."""
     import av
     import numpy as np
 
@@ -317,7 +318,7 @@ def _write_video(path: Path, seed: int) -> None:
         stream.options = {"crf": "28", "preset": "veryfast", "g": str(2 * FPS),
                           "keyint_min": str(2 * FPS), "sc_threshold": "0",
                           "x264-params": "threads=1:lookahead-threads=1:sliced-threads=0"}
-        for i in range(int(DURATION * FPS)):
+        for i in range(int(seconds * FPS)):
             t = i / FPS
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(render_frame(scene_at(t), t, bgs, flakes)),
                                                format="rgb24")

@@ -136,17 +136,17 @@ def child_peak_rss(path: Path, seconds: float) -> dict:
     """Run the sampling of [0, seconds] in a fresh process; returns its peak RSS (VmHWM, which
     belongs to the new process image; ru_maxrss would include the parent's memory at fork)."""
     code = (
-        "import json, sys; sys.path.insert(0, %r)\n"
+        f"import json, sys; sys.path.insert(0, {str(ROOT)!r})\n"
         "def hwm():\n"
         "    for line in open('/proc/self/status'):\n"
         "        if line.startswith('VmHWM:'):\n"
         "            return int(line.split()[1]) / 1024\n"
         "from components.media import VideoSource\n"
         "base = hwm()\n"
-        "src = VideoSource(%r)\n"
-        "n = sum(1 for _ in src.iter_fps(0, %r, 1.0))\n"
+        f"src = VideoSource({str(path)!r})\n"
+        f"n = sum(1 for _ in src.iter_fps(0, {float(seconds)!r}, 1.0))\n"
         "print(json.dumps({'frames': n, 'peak_rss_mb': hwm(), 'import_rss_mb': base}))\n"
-    ) % (str(ROOT), str(path), float(seconds))
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 

@@ -1,11 +1,14 @@
-"""Shared fixtures: example data (generated once, cached by generator source hash), tiny model."""
+"""Shared fixtures: example data (generated once, cached under tests/.cache by everything its bytes
+depend on: tests/helpers/example_cache.py), the tiny model; and the `slow` mark for the system and
+browser tests (`make test-fast` leaves them out)."""
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.example_cache import CACHE, cached_part
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -14,43 +17,30 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
 
 ROOT = Path(__file__).resolve().parents[1]
-CACHE = ROOT / "tests" / ".cache"
-# What each part's bytes depend on: its generator, the tab logic it reuses and the media layer.
-GENERATOR_FILES = {"grounding": ["examples/movie.py"],
-                   "cloze": ["examples/cloze_data.py", "components/cloze/build.py",
-                             "components/cloze/intervals.py"],
-                   "impact": ["examples/impact_clips.py", "components/impact/body.py",
-                              "components/impact/render.py"]}
-SHARED_FILES = ["components/media/clips.py", "components/media/frames.py"]
+SLOW_FOLDERS = ("system", "browser")
 
 
-def _example_part(part: str) -> Path:
-    from examples.generate import generate_part, is_complete
-
-    digest = hashlib.sha256()
-    for rel in GENERATOR_FILES[part] + SHARED_FILES:
-        path = ROOT / rel
-        digest.update(path.read_bytes() if path.exists() else b"")
-    digest = digest.hexdigest()[:12]
-    root = CACHE / f"examples-{part}-{digest}"
-    if not is_complete(root, part):
-        generate_part(part, root)
-    return root / part
+def pytest_collection_modifyitems(config, items) -> None:
+    """Every test under tests/system and tests/browser is `slow` (a live app, a browser)."""
+    slow_roots = [ROOT / "tests" / folder for folder in SLOW_FOLDERS]
+    for item in items:
+        if any(root in item.path.parents for root in slow_roots):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")
 def grounding_examples() -> Path:
-    return _example_part("grounding")
+    return cached_part("grounding")
 
 
 @pytest.fixture(scope="session")
 def cloze_examples() -> Path:
-    return _example_part("cloze")
+    return cached_part("cloze")
 
 
 @pytest.fixture(scope="session")
 def impact_examples() -> Path:
-    return _example_part("impact")
+    return cached_part("impact")
 
 
 @pytest.fixture(scope="session")

@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import pytest
 
-from backends.errors import UnknownBackendError
+from backends.base import GenerationParams, GenerationRequest, Message
 from backends.config import ApiSettings
+from backends.errors import UnknownBackendError
+from backends.record import RecordingBackend
 from backends.registry import configured_choices, resolve, split_spec, VLM_BACKENDS
+from components.settings import session
 from components.settings.session import SessionSettings, backend_for, badge
+from tests.backends.support import ScriptedBackend
 
 
 def test_baseline_spec_resolves_to_the_no_model_backend():
@@ -60,3 +64,49 @@ def test_badge_drops_credentials_embedded_in_the_base_url():
     text = badge({"backend": "openai:m", "base_url": "http://user:sk-in-url-1@127.0.0.1:8000/v1?key=x"})
     assert "sk-in-url-1" not in text and "user" not in text and "key=x" not in text
     assert "127.0.0.1:8000/v1" in text
+
+
+def test_a_sessions_backend_is_reused_across_clicks(tmp_path):
+    state = SessionSettings(backend="openai:gpt-4o", base_url="http://127.0.0.1:9/v1",
+                            api_key="sk-reuse-1").to_state()
+    first = backend_for(state)
+    assert backend_for(dict(state)) is first  # a second click: same client
+    assert backend_for({**state, "max_frames": 8}) is first  # frames do not define the backend
+    assert backend_for({**state, "api_key": "sk-reuse-2"}) is not first
+    assert backend_for({**state, "base_url": "http://127.0.0.1:10/v1"}) is not first
+    recording = backend_for({**state, "record": True, "trace_path": str(tmp_path / "t.jsonl")})
+    assert recording is not first and recording.inner is not first
+
+
+def test_the_backend_cache_is_bounded_and_holds_no_key(tmp_path):
+    secret = "sk-cache-secret-555"
+    for i in range(session.BACKEND_CACHE_SIZE + 5):
+        backend_for({"backend": "openai:m", "base_url": f"http://127.0.0.1:{i + 1}/v1", "api_key": secret})
+    assert len(session._backends) <= session.BACKEND_CACHE_SIZE
+    assert secret not in repr(list(session._backends))
+
+
+def test_replay_keeps_its_place_from_click_to_click(tmp_path):
+    trace = tmp_path / "sampled.jsonl"
+    request = GenerationRequest([Message.text("user", "Pick one.")],
+                                GenerationParams(temperature=0.8), task="settings", ref="r1")
+    recorder = RecordingBackend(ScriptedBackend(["first", "second"]), trace)
+    assert [recorder.generate(request).text for _ in range(2)] == ["first", "second"]
+    state = SessionSettings(backend=f"replay:{trace}").to_state()
+    assert backend_for(state) is backend_for(state)
+    clicks = [backend_for(state).generate(request).text for _ in range(2)]
+    assert clicks == ["first", "second"]  # the second click gets the second recorded answer
+
+
+def test_two_visitors_replaying_one_trace_each_start_at_the_first_answer(tmp_path):
+    trace = tmp_path / "shared.jsonl"
+    request = GenerationRequest([Message.text("user", "Pick one.")],
+                                GenerationParams(temperature=0.8), task="settings", ref="r2")
+    recorder = RecordingBackend(ScriptedBackend(["first", "second"]), trace)
+    assert [recorder.generate(request).text for _ in range(2)] == ["first", "second"]
+    alice = SessionSettings(backend=f"replay:{trace}", session="alice").to_state()
+    bob = SessionSettings(backend=f"replay:{trace}", session="bob").to_state()
+    assert backend_for(alice) is not backend_for(bob)
+    assert backend_for(alice).generate(request).text == "first"
+    assert backend_for(bob).generate(request).text == "first"  # alice's click did not move bob's place
+    assert backend_for(alice).generate(request).text == "second"

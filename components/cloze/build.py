@@ -8,8 +8,11 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.cloze.intervals import Interval, distractor_intervals, duration_problem, sample_gap
+from components.cloze.intervals import distractor_intervals, duration_problem, sample_gap
 from components.common.errors import MediaError, UserError
+from components.common.intervals import Interval
+from components.common.io import atomic_write_text, load_json, path_lock
+from components.media import cut_clip, loop_segment, open_video, reorder_thirds, reverse_clip
 
 FLOW_THRESHOLD = 1.0
 FLOW_HEIGHT = 256
@@ -46,8 +49,6 @@ def farneback_magnitude(prev_rgb, next_rgb) -> float:
 
 
 def mean_flow(video: str | Path, start: float, end: float, pairs: int = FLOW_PAIRS) -> float:
-    from components.media import open_video
-
     src = open_video(video)
     try:
         info = src.info
@@ -85,8 +86,6 @@ def choose_gap(video: str | Path, duration: float, rng: random.Random, *, flow_f
 def write_instance_clips(video: str | Path, folder: Path, gap: Interval, duration: float,
                          rng: random.Random) -> dict[str, list[float]]:
     """Write before/GT/after and S/, A/, C/ clips; returns each clip's source interval."""
-    from components.media import cut_clip, loop_segment, reorder_thirds, reverse_clip
-
     gs, ge = gap.start, gap.end
     iv = distractor_intervals(gs, ge, duration, rng)
     for sub in ("S", "A", "C"):
@@ -109,8 +108,6 @@ def build_instance(video: str | Path, out_root: str | Path, *, stem: str | None 
                    flow_fn=mean_flow) -> dict:
     """Make `out_root/choices/<stem>/...` from `video` and add its entry to `out_root/meta.json`.
     An explicit `gap` skips the flow check. Raises UserError with the reasons when rejected."""
-    from components.media import open_video
-
     video, out_root = Path(video), Path(out_root)
     stem = stem or video.stem
     if stem in (".", "..") or any(c in stem for c in "/\\\x00"):  # stays inside choices/
@@ -146,11 +143,18 @@ def build_instance(video: str | Path, out_root: str | Path, *, stem: str | None 
     entry = {"gap_start": round(g.start, 2), "gap_end": round(g.end, 2), "duration": round(duration, 3),
              "seed": seed, "rng": f"random.Random('{seed}:{stem}')", "flow": flow,
              "gap_tries": tries, "intervals": intervals}
-    meta_path = out_root / "meta.json"
-    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-    meta[video.name] = entry
-    meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True))
+    add_meta_entry(out_root / "meta.json", video.name, entry)
     return entry
+
+
+def add_meta_entry(meta_path: Path, name: str, entry: dict) -> None:
+    """Add or replace one video's entry in meta.json, atomically (two builds never lose one)."""
+    with path_lock(meta_path):
+        meta = load_json(meta_path, "meta.json") if meta_path.exists() else {}
+        if not isinstance(meta, dict):
+            raise UserError(f"{meta_path} is not a meta.json object; move it away to build here.")
+        meta[name] = entry
+        atomic_write_text(meta_path, json.dumps(meta, indent=1, sort_keys=True))
 
 
 def check_clip(path: Path) -> None:

@@ -1,15 +1,31 @@
 """Command line: `eval cloze` (score an upstream result file or human-study files) and `run cloze`
-(answer a set with a backend, resumable). Same functions as the UI; heavy imports inside handlers."""
+(answer a set with a backend, resumable). The same functions as the UI.
+
+    python app.py eval cloze --results R.json [--json] | --human --results a1.jsonl a2.jsonl
+    python app.py [--backend SPEC] run cloze --data DIR --out R.json [--backend SPEC] [--set NAME]
+        [--dims S,A,P] [--seed 42] [--limit N] [--edge edge1|edge4] [--strict] [--max-images N]
+"""
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
 
+from components.cloze.human import load_study_files
+from components.cloze.layout import load_dataset
+from components.cloze.questions import build_set
+from components.cloze.runner import run_set
+from components.cloze.scoring import check_results, human_results, score_results
+from components.cloze.solvers import SolverSettings, solvers_for
+from components.common.cli import HelpFormatter, add_backend_options, backend_from_args
+from components.common.errors import UserError
+from components.common.io import load_json
+
 
 def add_eval_parsers(eval_subparsers) -> None:
     p = eval_subparsers.add_parser(
         "cloze", help="score TempCloze results (upstream per-model result format)",
+        formatter_class=HelpFormatter,
         description="Score a TempCloze result file exactly like the released analysis: S, A, P, "
                     "acc, 3/3..0/3, >=1, >=2, error sources; plus strict accuracy and parse rate.")
     p.add_argument("--results", required=True, nargs="+", type=Path,
@@ -24,26 +40,22 @@ def add_eval_parsers(eval_subparsers) -> None:
 def add_run_parsers(run_subparsers) -> None:
     p = run_subparsers.add_parser(
         "cloze", help="answer TempCloze questions with a backend (resumable)",
+        formatter_class=HelpFormatter,
         description="Run a backend over a TempCloze set and write the upstream result file. "
                     "A rerun with the same --out resumes where the last one stopped.")
     p.add_argument("--data", required=True, type=Path, help="folder holding choices/ (or its parent)")
-    p.add_argument("--backend", default="baseline",
-                   help="baseline | openai:<model> | hf:<id or dir> | replay:<trace.jsonl>")
     p.add_argument("--out", required=True, type=Path, help="result JSON to write")
-    p.add_argument("--set", default="all", help="set name from sets.json, or 'all' (default)")
-    p.add_argument("--dims", default="S,A,P", help="comma list of S, A, P (default S,A,P)")
-    p.add_argument("--seed", type=int, default=42, help="option-order seed (default 42)")
+    p.add_argument("--set", default="all", help="set name from sets.json, or 'all'")
+    p.add_argument("--dims", default="S,A,P", help="comma list of S, A, P")
+    p.add_argument("--seed", type=int, default=42, help="option-order seed")
     p.add_argument("--limit", type=int, default=None, help="answer at most this many questions")
-    p.add_argument("--concurrency", type=int, default=1, help="questions in flight at once")
     p.add_argument("--edge", default="edge1", choices=["edge1", "edge4"],
-                   help="edge baseline variant when --backend baseline (default edge1)")
+                   help="edge baseline variant when the backend is baseline")
     p.add_argument("--strict", action="store_true", help="stricter parsing (unwraps <A>, needs reason)")
     p.add_argument("--retry-sleep", type=float, default=1.0,
-                   help="seconds before a retry, times the attempt number (default 1)")
-    p.add_argument("--base-url", default=None, help="OpenAI-compatible server (else OPENAI_BASE_URL)")
+                   help="seconds before re-asking after an unreadable answer, times the attempt number")
     p.add_argument("--max-images", type=int, default=None, help="images one request may carry")
-    p.add_argument("--record", type=Path, default=None, help="record model calls to this trace")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_backend_options(p, items="questions")
     p.set_defaults(func=run_handler)
 
 
@@ -70,17 +82,10 @@ def format_table(m: dict) -> str:
 
 
 def load_results_file(path: Path) -> dict:
-    from components.common.io import load_json
-    from components.cloze.scoring import check_results
-
     return check_results(load_json(path, "result file"), str(path))
 
 
 def eval_handler(args: argparse.Namespace) -> int:
-    from components.cloze.human import load_study_files
-    from components.cloze.scoring import human_results, score_results
-    from components.common.errors import UserError
-
     if args.human:
         missing = [str(p) for p in args.results if not Path(p).exists()]
         if missing:
@@ -99,25 +104,15 @@ def eval_handler(args: argparse.Namespace) -> int:
 
 
 def run_handler(args: argparse.Namespace) -> int:
-    from backends.config import ApiSettings
-    from backends.registry import resolve
-    from components.cloze.layout import load_dataset
-    from components.cloze.questions import build_set
-    from components.cloze.runner import run_set
-    from components.cloze.scoring import score_results
-    from components.cloze.solver import solver_for
-
     ds = load_dataset(args.data)
     dims = [d.strip() for d in args.dims.split(",") if d.strip()]
     qs = build_set(ds, args.set, dims, seed=args.seed, limit=args.limit)
     for why in qs.skipped:
         print(f"skipped: {why}")
-    backend = resolve(args.backend, api=ApiSettings(base_url=args.base_url, max_images=args.max_images),
-                      record_to=args.record)
-    solver = solver_for(backend, edge_variant=args.edge, strict=args.strict,
-                        retry_sleep=args.retry_sleep)
-    out = run_set(solver, ds, qs.questions, args.out, concurrency=args.concurrency,
-                  progress=not args.no_progress)
+    backend = backend_from_args(args, max_images=args.max_images)
+    settings = SolverSettings(edge_variant=args.edge, strict=args.strict, retry_sleep=args.retry_sleep)
+    out = run_set(solvers_for(backend, settings).solver, ds, qs.questions, args.out,
+                  concurrency=args.concurrency, progress=not args.no_progress)
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
     print(format_table(score_results(out["results"])))

@@ -10,7 +10,8 @@ the four scores are divided by their sum, and the baseline answers the highest.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from components.cloze.questions import LETTERS
 
@@ -34,18 +35,18 @@ class EdgeAnswer:
         return f"Edge-{self.k}: candidate whose edge frames best match the context ({probs})."
 
 
-def _thumb(img: "Image.Image") -> "np.ndarray":
+def _thumb(img: Image.Image) -> np.ndarray:
     import numpy as np
 
     return np.asarray(img.convert("RGB").resize(THUMB), dtype=np.float32) / 255.0
 
 
-def similarity(a: "np.ndarray", b: "np.ndarray") -> float:
+def similarity(a: np.ndarray, b: np.ndarray) -> float:
     return float(1.0 - abs(a - b).mean())
 
 
-def edge_scores(beginning: Sequence["Image.Image"], end: Sequence["Image.Image"],
-                candidates: Sequence[Sequence["Image.Image"]], k: int = 1) -> list[float]:
+def edge_scores(beginning: Sequence[Image.Image], end: Sequence[Image.Image],
+                candidates: Sequence[Sequence[Image.Image]], k: int = 1) -> list[float]:
     """Mean similarity of each candidate's edges with the adjacent context frames."""
     b_tail = [_thumb(x) for x in beginning[-k:]]
     e_head = [_thumb(x) for x in end[:k]]

@@ -9,21 +9,20 @@ from typing import TYPE_CHECKING
 
 from components.cloze.prompt import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
+from components.media import open_video, resize_max_height, to_jpeg_bytes
 
 if TYPE_CHECKING:
     from PIL import Image
 
-_cache: "OrderedDict[tuple, list]" = OrderedDict()
+_cache: OrderedDict[tuple, list] = OrderedDict()
 _lock = threading.Lock()
 _CACHE_SIZE = 256
 
 
-def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True) -> list["Image.Image"]:
+def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True) -> list[Image.Image]:
     """Bin-centred frames of a clip (upstream rule; skips the first and last frame), resized to
     at most 360 px high and passed through JPEG quality 85 as the released evaluation sends them."""
     from PIL import Image
-
-    from components.media import open_video, resize_max_height, to_jpeg_bytes
 
     path = Path(path)
     if not path.is_file():
@@ -55,7 +54,7 @@ def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True) -> list["Im
     return list(images)
 
 
-def frame_grid(images: list["Image.Image"], per_row: int = 4, tile_height: int = 120) -> "Image.Image":
+def frame_grid(images: list[Image.Image], per_row: int = 4, tile_height: int = 120) -> Image.Image:
     """Frames in a grid, `per_row` per row, each captioned with its number 1..n (study app view)."""
     from PIL import Image, ImageDraw
 

@@ -10,13 +10,13 @@ import io
 import json
 import os
 import re
-import threading
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
-from components.common.io import append_jsonl, read_jsonl
+from components.common.io import append_jsonl, path_lock, read_jsonl
 from components.cloze.layout import ClozeDataset
 from components.cloze.questions import DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set, \
     schedule_seed_for
@@ -25,8 +25,6 @@ from components.common.errors import UserError
 ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DISPLAY_MODES = ("frames", "video")
 ANSWER_FLOWS = ("immediate", "select_then_submit")
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
 
 
 def sanitise_annotator(value: str | None) -> str:
@@ -49,11 +47,6 @@ def study_dir(data_dir: str | Path | None = None) -> Path:
 
 def annotator_file(folder: str | Path, annotator: str) -> Path:
     return Path(folder) / f"{sanitise_annotator(annotator)}.jsonl"
-
-
-def _lock_for(path: Path) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(str(path.resolve()), threading.Lock())
 
 
 def study_questions(ds: ClozeDataset, set_name: str, seed: int = DEFAULT_SEED,
@@ -99,18 +92,18 @@ def record_answer(path: str | Path, q: Question, *, task_index: int, answer: str
     answer = (answer or "").strip().upper()
     if answer not in q.option_map:
         raise UserError(f"Choose one of A, B, C, D (got {answer!r}).")
-    with _lock_for(path):
+    with path_lock(path):  # the redo count and the append are one step
         prior = sum(1 for r in read_jsonl(path) if r.get("stem") == q.stem and r.get("dim") == q.dim)
         rec = {"task_index": task_index, "stem": q.stem, "dim": q.dim, "answer": answer,
                "expected": q.expected, "correct": answer == q.expected, "option_map": q.option_map,
                "display_mode": display_mode, "answer_flow": answer_flow,
                "elapsed_sec": round(float(elapsed_sec), 2),
-               "answered_at_utc": datetime.now(timezone.utc).isoformat(), "redo_count": prior,
+               "answered_at_utc": datetime.now(UTC).isoformat(), "redo_count": prior,
                "annotator": annotator, "session": session, "set": set_name,
                "order_seed": order_seed, "task_order_seed": schedule_seed_for(order_seed, set_name),
                "option_order_rule": 'Random(f"{seed}:{stem}:{dim}:options")',
                "chosen": q.option_map[answer], "backend": "human", "blind": blind}
-        append_jsonl(path, rec)
+        append_jsonl(path, rec, lock=nullcontext())  # the path lock is already held
     return rec
 
 
@@ -158,7 +151,7 @@ class HubPush:
     scheduler: object | None = None
 
     @classmethod
-    def from_env(cls, folder: str | Path) -> "HubPush | None":
+    def from_env(cls, folder: str | Path) -> HubPush | None:
         repo = os.environ.get("APP_HUMAN_STUDY_REPO", "").strip()
         return cls(repo, Path(folder)) if repo else None
 

@@ -1,5 +1,6 @@
 """Gap and distractor intervals as pure functions (tempcloze-upstream.md, "How a gap and its
-distractors are made"). Times are seconds; T is the source video's duration.
+distractors are made"). Times are seconds; T is the source video's duration. The interval type is
+the one all tabs share (components.common.intervals.Interval); the cloze rules stay here.
 
 Where the released code leaves a number open we say so: Rand's `max_len` is not defined there; we
 use min(0.4 T, length of the chosen region) so the clip always fits in its region.
@@ -7,7 +8,8 @@ use min(0.4 T, length of the chosen region) so the clip always fits in its regio
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+
+from components.common.intervals import Interval
 
 MIN_DURATION = 12.0
 MAX_DURATION = 90.0
@@ -18,25 +20,6 @@ MARGIN_FRAC = 0.25  # the gap lies inside the middle 50%
 ALIGNMENT = ("Early", "Late", "Wide")
 PROGRESSION = ("Reverse", "Shuffle", "Loop")
 SEMANTIC = ("Rand1", "Rand2", "Rand3")
-
-
-@dataclass(frozen=True)
-class Interval:
-    start: float
-    end: float
-
-    @property
-    def length(self) -> float:
-        return self.end - self.start
-
-    def as_list(self, ndigits: int | None = None) -> list[float]:
-        if ndigits is None:
-            return [self.start, self.end]
-        return [round(self.start, ndigits), round(self.end, ndigits)]
-
-    def overlaps(self, other: "Interval") -> bool:
-        """Open-interval overlap: touching ends do not overlap."""
-        return self.start < other.end and other.start < self.end
 
 
 def duration_problem(duration: float) -> str | None:

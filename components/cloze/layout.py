@@ -1,13 +1,21 @@
 """The released on-disk layout: `choices/<stem>/{before,GT,after}.mp4`, `S/`, `A/`, `C/` and
-`meta.json` (tempcloze-upstream.md). Also safe extraction of an uploaded zip."""
+`meta.json` (tempcloze-upstream.md), `sets.json` (our set lists), validated with
+components.common.validate so a bad file names its path, record and key. Also safe extraction of an
+uploaded zip."""
 from __future__ import annotations
 
-import json
 import zipfile
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import Annotated
 
-from components.common.errors import DataFormatError, UserError
+from typing_extensions import TypedDict
+from typing import NotRequired
+
+from components.common.errors import UserError
+from components.common.io import load_json
+from components.common.validate import validated
 
 #: result-file / folder key of each dimension; the paper calls "C" Progression (P)
 DIM_FOLDERS = {"S": "S", "A": "A", "C": "C"}
@@ -105,33 +113,57 @@ def find_root(path: str | Path) -> Path:
                     "(before.mp4, GT.mp4, after.mp4, S/, A/, C/) there or in a sub-folder.")
 
 
+class MetaEntry(TypedDict):
+    """One video's entry in meta.json (other keys, e.g. duration, seed, intervals, are kept)."""
+
+    gap_start: float
+    gap_end: float
+
+
+class MixedItem(TypedDict):
+    """One Mixed question in sets.json: its stem and one distractor clip per dimension."""
+
+    stem: str
+    S: NotRequired[str]
+    A: NotRequired[str]
+    P: NotRequired[str]
+
+
+META_SCHEMA = dict[str, MetaEntry]
+
+
+@lru_cache(maxsize=1)
+def sets_schema():
+    """set name -> list of entries, each a stem (read as {"stem": ...}) or a mixed item; one
+    schema for both so a bad entry is named as `set[i].key`, not by union member."""
+    from pydantic import BeforeValidator
+
+    def as_item(value):
+        return {"stem": value} if isinstance(value, str) else value
+
+    return dict[str, list[Annotated[MixedItem, BeforeValidator(as_item)]]]
+
+
+def _load_checked(path: Path, schema, fix: str):
+    """A JSON file read and validated (the raw data is kept: unknown keys survive)."""
+    data = load_json(path, path.name)
+    validated(schema, data, file=path, fix=f"Fix {path}: {fix}")
+    return data
+
+
 def load_meta(root: Path) -> dict:
     path = root / "meta.json"
     if not path.exists():
         return {}
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"{path} is not valid JSON ({exc}).") from None
-    if not isinstance(meta, dict):
-        raise DataFormatError(f"{path} must map a video file name to {{gap_start, gap_end}}.")
-    for name, entry in meta.items():
-        if not isinstance(entry, dict) or "gap_start" not in entry or "gap_end" not in entry:
-            raise DataFormatError(f"{path}: record '{name}' needs keys 'gap_start' and 'gap_end'.")
-    return meta
+    return _load_checked(path, META_SCHEMA, "it maps a video file name to {gap_start, gap_end}.")
 
 
 def load_sets(root: Path) -> dict:
     path = root / "sets.json"
     if not path.exists():
         return {}
-    try:
-        sets = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DataFormatError(f"{path} is not valid JSON ({exc}).") from None
-    if not isinstance(sets, dict):
-        raise DataFormatError(f"{path} must be an object: set name -> list of stems or mixed items.")
-    return sets
+    return _load_checked(path, sets_schema(), "it maps a set name to a list of stems or of mixed items "
+                                            '{"stem", "S", "A", "P"}.')
 
 
 def load_dataset(path: str | Path) -> ClozeDataset:

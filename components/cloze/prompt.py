@@ -2,6 +2,10 @@
 
 Content order: prompt text, "[BEGINNING]" + 16 images, "[END]" + 16 images, then
 "[Candidate A]" + 16 images ... "[Candidate D]" + 16 images (96 images); temperature 0.
+
+`parse_answer` reproduces the released evaluation's parser letter for letter (fence, JSON, first
+"{" to last "}", exactly one of A-D), so scores stay comparable with the paper. It is deliberately
+separate from the shared reply and interval parsers (components.common.intervals): do not merge it.
 """
 from __future__ import annotations
 
@@ -10,7 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from components.cloze.questions import LETTERS
 
@@ -28,8 +33,8 @@ def eval_prompt() -> str:
     return PROMPT_PATH.read_text(encoding="utf-8").strip()
 
 
-def request_content(prompt: str, beginning: Sequence["Image.Image"], end: Sequence["Image.Image"],
-                    candidates: Sequence[Sequence["Image.Image"]]) -> list:
+def request_content(prompt: str, beginning: Sequence[Image.Image], end: Sequence[Image.Image],
+                    candidates: Sequence[Sequence[Image.Image]]) -> list:
     """Interleaved text/images in the upstream order."""
     content: list = [prompt, "[BEGINNING]", *beginning, "[END]", *end]
     for letter, frames in zip(LETTERS, candidates):

@@ -2,22 +2,19 @@
 (sidecar JSONL via components.common.batch; R.json rewritten atomically after every answer)."""
 from __future__ import annotations
 
-
-import json
 import random
 import threading
 from pathlib import Path
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-from components.common.io import atomic_write_json
-from components.common.io import append_jsonl, read_jsonl
-from components.common.batch import run_resumable
+from backends.errors import BackendError, GenerationStopped
 from components.cloze.layout import ClozeDataset
 from components.cloze.questions import Question, question_with_order
-from components.cloze.scoring import order_sensitivity
-from components.cloze.solver import ClozeSolver
-from backends.errors import BackendError
+from components.cloze.scoring import check_results, order_sensitivity
+from components.cloze.solvers import ClozeSolver
+from components.common.batch import run_resumable
 from components.common.errors import DataFormatError, MediaError
+from components.common.io import append_jsonl, atomic_write_json, load_json, read_jsonl
 
 
 def sidecar_path(out_path: str | Path) -> Path:
@@ -49,22 +46,28 @@ def answer_safely(solver: ClozeSolver, ds: ClozeDataset, q: Question) -> dict:
     return {"key": q.key, "stem": q.stem, "dim": q.dim, **rec}
 
 
+def _seed_sidecar(out_path: Path, side: Path) -> None:
+    """Resume from a results file written by an earlier run (or upstream) without a sidecar."""
+    try:
+        prior = check_results(load_json(out_path, "result file"), str(out_path))
+    except DataFormatError as exc:
+        raise DataFormatError(f"{exc}; move it away to start over.") from None
+    for stem, dims in prior.items():
+        for dim, entry in dims.items():
+            append_jsonl(side, {"key": f"{stem}:{dim}", "stem": stem, "dim": dim, **entry})
+
+
 def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], out_path: str | Path,
             *, concurrency: int = 1, progress: bool = True,
-            on_result: Callable[[dict], None] | None = None) -> dict:
+            on_result: Callable[[dict], None] | None = None,
+            stop: threading.Event | None = None) -> dict:
     """Answer every question not yet answered in the sidecar; rewrite `out_path` after each
-    answer. Returns counts and the results."""
+    answer. A backend failure is not saved (the next run asks again); a set `stop` leaves every
+    question not yet started for the next run. Returns counts and the results."""
     out_path = Path(out_path)
     side = sidecar_path(out_path)
     if out_path.exists() and not side.exists():
-        # resume from a results file written by an earlier run (or upstream) without a sidecar
-        try:
-            prior = json.loads(out_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataFormatError(f"{out_path} is not valid JSON ({exc}); move it away to start over.") from None
-        for stem, dims in prior.items():
-            for dim, entry in dims.items():
-                append_jsonl(side, {"key": f"{stem}:{dim}", "stem": stem, "dim": dim, **entry})
+        _seed_sidecar(out_path, side)
     lock = threading.Lock()
     results = records_to_results(read_jsonl(side))
 
@@ -77,6 +80,8 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
             on_result(rec)
 
     def work(q: Question) -> dict:
+        if stop is not None and stop.is_set():
+            raise GenerationStopped(f"{q.key}: stopped before it was asked")
         rec = answer_safely(solver, ds, q)
         if rec.get("error") and not rec.get("raw") and not str(rec["error"]).startswith(("media:", "unparsed")):
             raise BackendError(f"{q.key}: {rec['error']}")  # not saved: the next run asks again

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 from components.cloze.layout import DIM_CLIPS
 from components.cloze.prompt import normalise_recorded_answer
 from components.common.errors import DataFormatError
+from components.common.validate import validated
 
 DIMS = ("S", "A", "C")
 PAPER_KEYS = {"S": "S", "A": "A", "C": "P"}
@@ -30,15 +32,14 @@ def entry_correct(entry: Mapping, letter: str) -> bool:
     return letter == expected
 
 
+RESULTS_SCHEMA = dict[str, dict[str, dict[str, Any]]]
+
+
 def check_results(results, source: str = "results") -> dict:
-    if not isinstance(results, dict):
-        raise DataFormatError(f"{source}: expected an object stem -> {{S, A, C}} records.")
-    for stem, dims in results.items():
-        if not isinstance(dims, dict):
-            raise DataFormatError(f"{source}: record '{stem}' must be an object of dimensions S, A, C.")
-        for dim, entry in dims.items():
-            if not isinstance(entry, dict):
-                raise DataFormatError(f"{source}: '{stem}'/'{dim}' must be an object with 'answer'.")
+    """`results` if it is in the upstream result format (stem -> dimension -> record object), else
+    a DataFormatError naming the file, the stem and the dimension."""
+    validated(RESULTS_SCHEMA, results, file=source,
+              fix="A result file maps each stem to {S, A, C} records with 'answer' (the upstream format).")
     return results
 
 
@@ -54,7 +55,7 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     wrong_n = Counter()
     per_stem: list[int] = []
     mixed = {"correct": 0, "valid": 0, "total": 0, "wrong": Counter()}
-    for stem, dims in results.items():
+    for _stem, dims in results.items():
         stem_correct, stem_valid = 0, 0
         for dim, entry in dims.items():
             if dim == "Mixed":
@@ -137,7 +138,7 @@ def human_results(records: Iterable[Mapping]) -> dict:
         who = rec.get("annotator", rec.get("_file", "annotator"))
         latest[(who, rec["stem"], rec["dim"])] = rec
     grouped: dict[tuple, list[Mapping]] = {}
-    for (who, stem, dim), rec in latest.items():
+    for (_who, stem, dim), rec in latest.items():
         grouped.setdefault((stem, dim), []).append(rec)
     out: dict = {}
     for (stem, dim), recs in sorted(grouped.items()):

@@ -9,7 +9,8 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 #: a time as models write it: 83.5 | .5 | 01:23.5 (MM:SS) | 00:01:23.5 (HH:MM:SS)
 TIME = r"(?:\d{1,2}:){1,2}\d{1,2}(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+"
@@ -39,11 +40,11 @@ class Interval:
             return [self.start, self.end]
         return [round(self.start, ndigits), round(self.end, ndigits)]
 
-    def overlaps(self, other: "Interval") -> bool:
+    def overlaps(self, other: Interval) -> bool:
         """Open-interval overlap: touching ends do not overlap."""
         return self.start < other.end and other.start < self.end
 
-    def iou(self, other: "Interval") -> float:
+    def iou(self, other: Interval) -> float:
         return iou((self.start, self.end), (other.start, other.end))
 
 

@@ -15,7 +15,8 @@ import os
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
+from collections.abc import Callable
 
 from components.common.errors import DataFormatError
 

@@ -10,10 +10,16 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Annotated, Any
+from collections.abc import Iterable, Iterator
 
-from components.common.paths import confined_path
+from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator, \
+    model_validator
+
 from components.common.errors import DataFormatError
+from components.common.paths import confined_path
+from components.common.validate import validated_as
+from components.impact.regions import REGION_LABELS
 
 DEFAULT_FPS = 24.0
 
@@ -96,16 +102,168 @@ def window_frames(start: float, end: float, fps: float = DEFAULT_FPS) -> int:
 
 # -- loading and validating --------------------------------------------------------------------------
 
-def _fail(path: Path, where: str, message: str) -> DataFormatError:
-    return DataFormatError(f"{path}: {where}: {message}")
-
-
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _frame_range(moment: Any) -> tuple[int, int]:
+    if not isinstance(moment, list) or len(moment) != 2 or not all(_is_int(v) for v in moment):
+        raise ValueError(f"expected [start_frame, end_frame] as two integers, got {moment!r}.")
+    fs, fe = moment
+    if fs > fe:
+        raise ValueError(f"start frame {fs} is after end frame {fe}; frames are 1-based and "
+                         "inclusive, write [start, end].")
+    return fs, fe
+
+
+def _frame_key(key: Any) -> int:
+    try:
+        return int(key)
+    except (TypeError, ValueError):
+        raise ValueError('frame keys must be 1-based frame numbers like "84".') from None
+
+
+class _FrameRecord(BaseModel):
+    regions: list[str]
+    vertices: list[int] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _has_regions(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or "regions" not in value:
+            raise ValueError("missing required key 'regions' (a list of body-region labels).")
+        return value
+
+    @field_validator("regions", mode="before")
+    @classmethod
+    def _labels(cls, regions: Any) -> Any:
+        if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
+            raise ValueError(f"key 'regions' must be a list of strings, got {regions!r}.")
+        unknown = [r for r in regions if r not in REGION_LABELS]
+        if unknown:
+            raise ValueError(f"unknown region label(s) {unknown}; use the 18 labels: "
+                             f"{', '.join(REGION_LABELS)}.")
+        return regions
+
+    @field_validator("vertices", mode="before")
+    @classmethod
+    def _vertex_ids(cls, vertices: Any) -> Any:
+        if vertices is not None and (not isinstance(vertices, list)
+                                     or not all(_is_int(v) and v >= 0 for v in vertices)):
+            raise ValueError("key 'vertices' must be a list of non-negative integer SMPL-X vertex "
+                             "ids (or be left out).")
+        return vertices
+
+
+class _ItemRecord(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    qid: str
+    video: str
+    query: str
+    num_frames: int
+    moments: list[Annotated[tuple[int, int], BeforeValidator(_frame_range)]]
+    split: str = ""
+    movie: str = ""
+    frames: dict[Annotated[int, BeforeValidator(_frame_key)], _FrameRecord] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"expected an object, got {type(value).__name__}.")
+        return value
+
+    @field_validator("qid", "video", "query", mode="before")
+    @classmethod
+    def _non_empty(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"key '{info.field_name}' must be a non-empty string, got {value!r}.")
+        return value
+
+    @field_validator("split", "movie", mode="before")
+    @classmethod
+    def _text(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, str):
+            raise ValueError(f"key '{info.field_name}' must be a string, got {value!r}.")
+        return value
+
+    @field_validator("num_frames", mode="before")
+    @classmethod
+    def _positive(cls, value: Any) -> Any:
+        if not _is_int(value) or value <= 0:
+            raise ValueError(f"key 'num_frames' must be a positive integer, got {value!r}.")
+        return value
+
+    @field_validator("moments", mode="before")
+    @classmethod
+    def _moment_list(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError("key 'moments' must be a list of [start_frame, end_frame] pairs.")
+        return value
+
+    @field_validator("frames", mode="before")
+    @classmethod
+    def _frame_map(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError("key 'frames' must be an object mapping frame numbers to "
+                             "{\"regions\": [...], \"vertices\": [...]}.")
+        return value
+
+
+class _AnnotationFile(BaseModel):
+    fps: float = DEFAULT_FPS
+    items: list[_ItemRecord]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError(f"expected an object with keys 'fps' and 'items', got "
+                             f"{type(value).__name__}.")
+        if "items" not in value:
+            raise ValueError("missing required key 'items' (a list of clip records).")
+        return value
+
+    @field_validator("fps", mode="before")
+    @classmethod
+    def _positive(cls, fps: Any) -> Any:
+        if not _is_number(fps) or fps <= 0:
+            raise ValueError(f"must be a positive number (HAPACT uses 24), got {fps!r}.")
+        return fps
+
+    @field_validator("items", mode="before")
+    @classmethod
+    def _a_list(cls, items: Any) -> Any:
+        if not isinstance(items, list):
+            raise ValueError(f"must be a list, got {type(items).__name__}.")
+        return items
+
+
+def _item_label(raw: Any, index: int) -> str:
+    """items[3] (qid 'h0004'): how messages name a record."""
+    record = raw["items"][index] if isinstance(raw, dict) and isinstance(raw.get("items"), list) else None
+    if isinstance(record, dict) and "qid" in record:
+        return f"items[{index}] (qid '{record['qid']}')"
+    return f"items[{index}]"
+
+
+def _where(raw: Any, loc: tuple) -> str:
+    """A pydantic location in the words of this file's messages (the key is in the message)."""
+    if not loc:
+        return "top level"
+    if loc[0] != "items" or len(loc) == 1:
+        return f"key '{loc[0]}'"
+    where = _item_label(raw, loc[1])
+    if len(loc) > 3 and loc[2] == "moments":
+        where += f", moments[{loc[3]}]"
+    elif len(loc) > 3 and loc[2] == "frames":
+        where += f", frames['{loc[3]}']"
+    return where
 
 
 def load_annotations(path: str | Path) -> ImpactAnnotations:
@@ -122,111 +280,42 @@ def load_annotations(path: str | Path) -> ImpactAnnotations:
 
 
 def parse_annotations(data: Any, path: str | Path = "<annotations>") -> ImpactAnnotations:
+    """Validate parsed JSON: the schema (types, keys) first, then each clip against its length."""
     path = Path(path)
-    if not isinstance(data, dict):
-        raise _fail(path, "top level", f"expected an object with keys 'fps' and 'items', got "
-                    f"{type(data).__name__}.")
-    fps = data.get("fps", DEFAULT_FPS)
-    if not _is_number(fps) or fps <= 0:
-        raise _fail(path, "key 'fps'", f"must be a positive number (HAPACT uses 24), got {fps!r}.")
-    if "items" not in data:
-        raise _fail(path, "top level", "missing required key 'items' (a list of clip records).")
-    items_raw = data["items"]
-    if not isinstance(items_raw, list):
-        raise _fail(path, "key 'items'", f"must be a list, got {type(items_raw).__name__}.")
+    parsed = validated_as(_AnnotationFile, data, file=path, where=lambda loc: _where(data, loc))
     items: list[ImpactItem] = []
     seen: dict[str, int] = {}
-    for index, record in enumerate(items_raw):
-        item = _parse_item(record, index, float(fps), path)
-        if item.qid in seen:
-            raise _fail(path, f"items[{index}] (qid '{item.qid}')",
-                        f"duplicate qid; it is already used by items[{seen[item.qid]}]. "
+    for index, record in enumerate(parsed.items):
+        where = _item_label(data, index)
+        if record.qid in seen:
+            raise _fail(path, where, f"duplicate qid; it is already used by items[{seen[record.qid]}]. "
                         "Give every query a unique qid.")
-        seen[item.qid] = index
-        items.append(item)
-    return ImpactAnnotations(path=path, fps=float(fps), items=items)
+        seen[record.qid] = index
+        items.append(_item(record, float(parsed.fps), path, where))
+    return ImpactAnnotations(path=path, fps=float(parsed.fps), items=items)
 
 
-_KNOWN_KEYS = {"qid", "video", "query", "split", "movie", "num_frames", "moments", "frames"}
+def _fail(path: Path, where: str, message: str) -> DataFormatError:
+    return DataFormatError(f"{path}: {where}: {message}")
 
 
-def _parse_item(record: Any, index: int, fps: float, path: Path) -> ImpactItem:
-    where = f"items[{index}]"
-    if not isinstance(record, dict):
-        raise _fail(path, where, f"expected an object, got {type(record).__name__}.")
-    if "qid" in record:
-        where = f"items[{index}] (qid '{record['qid']}')"
-    for key in ("qid", "video", "query", "num_frames", "moments"):
-        if key not in record:
-            raise _fail(path, where, f"missing required key '{key}'.")
-    for key in ("qid", "video", "query"):
-        if not isinstance(record[key], str) or not record[key].strip():
-            raise _fail(path, where, f"key '{key}' must be a non-empty string, got {record[key]!r}.")
-    for key in ("split", "movie"):
-        if key in record and not isinstance(record[key], str):
-            raise _fail(path, where, f"key '{key}' must be a string, got {record[key]!r}.")
-    num_frames = record["num_frames"]
-    if not _is_int(num_frames) or num_frames <= 0:
-        raise _fail(path, where, f"key 'num_frames' must be a positive integer, got {num_frames!r}.")
-    moments_raw = record["moments"]
-    if not isinstance(moments_raw, list):
-        raise _fail(path, where, "key 'moments' must be a list of [start_frame, end_frame] pairs.")
-    moments: list[tuple[int, int]] = []
-    for m_index, moment in enumerate(moments_raw):
-        m_where = f"{where}, moments[{m_index}]"
-        if (not isinstance(moment, list) or len(moment) != 2
-                or not all(_is_int(v) for v in moment)):
-            raise _fail(path, m_where, f"expected [start_frame, end_frame] as two integers, got {moment!r}.")
-        fs, fe = moment
-        if fs > fe:
-            raise _fail(path, m_where, f"start frame {fs} is after end frame {fe}; frames are "
-                        "1-based and inclusive, write [start, end].")
-        if fs < 1 or fe > num_frames:
-            raise _fail(path, m_where, f"frames {moment} out of range: frames are 1-based and the "
-                        f"clip has num_frames={num_frames}.")
-        moments.append((fs, fe))
-    frames: dict[int, FrameAnnotation] = {}
-    frames_raw = record.get("frames", {})
-    if not isinstance(frames_raw, dict):
-        raise _fail(path, where, "key 'frames' must be an object mapping frame numbers to "
-                    "{\"regions\": [...], \"vertices\": [...]}.")
-    for key, value in frames_raw.items():
-        f_where = f"{where}, frames['{key}']"
-        try:
-            frame = int(key)
-        except (TypeError, ValueError):
-            raise _fail(path, f_where, "frame keys must be 1-based frame numbers like \"84\".") from None
-        if frame < 1 or frame > num_frames:
-            raise _fail(path, f_where, f"frame {frame} out of range 1..{num_frames} (num_frames).")
-        if not isinstance(value, dict) or "regions" not in value:
-            raise _fail(path, f_where, "missing required key 'regions' (a list of body-region labels).")
-        regions = value["regions"]
-        if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
-            raise _fail(path, f_where, f"key 'regions' must be a list of strings, got {regions!r}.")
-        _check_region_labels(regions, path, f_where)
-        vertices = value.get("vertices")
-        if vertices is not None and (not isinstance(vertices, list)
-                                     or not all(_is_int(v) and v >= 0 for v in vertices)):
-            raise _fail(path, f_where, "key 'vertices' must be a list of non-negative integer "
-                        "SMPL-X vertex ids (or be left out).")
-        frames[frame] = FrameAnnotation(regions=list(regions),
-                                        vertices=list(vertices) if vertices is not None else None)
-    video = confined_path(path.parent, record["video"], file=path, where=where, key="video")
-    return ImpactItem(qid=record["qid"], video=video, query=record["query"], num_frames=num_frames,
-                      moments=moments, fps=fps, split=record.get("split", ""),
-                      movie=record.get("movie", ""), frames=dict(sorted(frames.items())),
-                      extra={k: v for k, v in record.items() if k not in _KNOWN_KEYS})
-
-
-def _check_region_labels(regions: list[str], path: Path, where: str) -> None:
-    try:
-        from components.impact.regions import REGION_LABELS
-    except ImportError:  # the region vocabulary module is optional for temporal-only use
-        return
-    unknown = [r for r in regions if r not in REGION_LABELS]
-    if unknown:
-        raise _fail(path, where, f"unknown region label(s) {unknown}; use the 18 labels: "
-                    f"{', '.join(REGION_LABELS)}.")
+def _item(record: _ItemRecord, fps: float, path: Path, where: str) -> ImpactItem:
+    """The clip, once its moments and annotated frames are checked against its num_frames."""
+    n = record.num_frames
+    for m_index, (fs, fe) in enumerate(record.moments):
+        if fs < 1 or fe > n:
+            raise _fail(path, f"{where}, moments[{m_index}]", f"frames {[fs, fe]} out of range: frames "
+                        f"are 1-based and the clip has num_frames={n}.")
+    for frame in record.frames:
+        if frame < 1 or frame > n:
+            raise _fail(path, f"{where}, frames['{frame}']",
+                        f"frame {frame} out of range 1..{n} (num_frames).")
+    video = confined_path(path.parent, record.video, file=path, where=where, key="video")
+    frames = {f: FrameAnnotation(regions=list(a.regions), vertices=a.vertices)
+              for f, a in sorted(record.frames.items())}
+    return ImpactItem(qid=record.qid, video=video, query=record.query, num_frames=n,
+                      moments=list(record.moments), fps=fps, split=record.split, movie=record.movie,
+                      frames=frames, extra=dict(record.model_extra or {}))
 
 
 # -- QVHighlights JSONL ----------------------------------------------------------------------------
@@ -263,62 +352,99 @@ def _read_jsonl_strict(path: Path) -> list[tuple[int, dict]]:
     return rows
 
 
-def _windows(value: Any, path: Path, line_no: int, key: str, width: int) -> list[list[float]]:
+def _windows(value: Any, key: str, width: int) -> list[list[float]]:
     if not isinstance(value, list):
-        raise DataFormatError(f"{path}: line {line_no}: key '{key}' must be a list of windows.")
-    out = []
+        raise ValueError(f"key '{key}' must be a list of windows.")
     for w in value:
-        if (not isinstance(w, list) or len(w) < width or not all(_is_number(v) for v in w[:width])):
+        if not isinstance(w, list) or len(w) < width or not all(_is_number(v) for v in w[:width]):
             shape = "[start, end]" if width == 2 else "[start, end, score]"
-            raise DataFormatError(f"{path}: line {line_no}: each entry of '{key}' must be {shape} "
-                                  f"in seconds, got {w!r}.")
-        out.append([float(v) for v in w[:width]])
-    return out
+            raise ValueError(f"each entry of '{key}' must be {shape} in seconds, got {w!r}.")
+    return [[float(v) for v in w[:width]] for w in value]
 
 
-def _load_qv(path: str | Path, key: str, width: int, duplicate_hint: str = "") -> list[dict]:
+class _GtLine(BaseModel):
+    qid: Any
+    relevant_windows: list[list[float]]
+
+    @field_validator("relevant_windows", mode="before")
+    @classmethod
+    def _pairs(cls, value: Any) -> list[list[float]]:
+        return _windows(value, "relevant_windows", 2)
+
+
+class _PredLine(BaseModel):
+    qid: Any
+    pred_relevant_windows: list[list[float]]
+
+    @field_validator("pred_relevant_windows", mode="before")
+    @classmethod
+    def _scored(cls, value: Any) -> list[list[float]]:
+        return _windows(value, "pred_relevant_windows", 3)
+
+
+class _SpatialLine(BaseModel):
+    qid: Any
+    frame: int
+    regions: list[str] = []
+    vertices: list[int] | None = None
+
+    @field_validator("frame", mode="before")
+    @classmethod
+    def _frame_number(cls, value: Any) -> Any:
+        if not _is_int(value):
+            raise ValueError("key 'frame' must be an integer (1-based).")
+        return value
+
+    @field_validator("regions", mode="before")
+    @classmethod
+    def _labels(cls, value: Any) -> Any:
+        if not isinstance(value, list) or not all(isinstance(r, str) for r in value):
+            raise ValueError("key 'regions' must be a list of strings.")
+        return value
+
+    @field_validator("vertices", mode="before")
+    @classmethod
+    def _vertex_ids(cls, value: Any) -> Any:
+        if value is not None and (not isinstance(value, list) or not all(_is_int(v) for v in value)):
+            raise ValueError("key 'vertices' must be a list of integers.")
+        return value
+
+    @model_validator(mode="after")
+    def _something_predicted(self) -> _SpatialLine:
+        if not {"regions", "vertices"} & self.model_fields_set:
+            raise ValueError("needs 'regions' or 'vertices'.")
+        return self
+
+
+def _lines(path: Path, schema: type[BaseModel]) -> Iterator[tuple[int, dict, Any]]:
+    """(line number, raw record, validated line) for every record of a JSONL file."""
+    for line_no, record in _read_jsonl_strict(path):
+        yield line_no, record, validated_as(schema, record, file=path, where=lambda _, n=line_no: f"line {n}")
+
+
+def _load_qv(path: str | Path, schema: type[BaseModel], key: str, duplicate_hint: str = "") -> list[dict]:
     path = Path(path)
     out, seen = [], set()
-    for line_no, record in _read_jsonl_strict(path):
-        for required in ("qid", key):
-            if required not in record:
-                raise DataFormatError(f"{path}: line {line_no}: missing required key '{required}'.")
-        qid = str(record["qid"])
+    for line_no, record, line in _lines(path, schema):
+        qid = str(line.qid)
         if qid in seen:
             raise DataFormatError(f"{path}: line {line_no}: duplicate qid '{qid}'{duplicate_hint}.")
         seen.add(qid)
-        out.append({**record, "qid": qid, key: _windows(record[key], path, line_no, key, width)})
+        out.append({**record, "qid": qid, key: getattr(line, key)})
     return out
 
 
 def load_qv_gt(path: str | Path) -> list[dict]:
     """QVHighlights ground truth: {"qid", "relevant_windows": [[s, e], ...]} per line."""
-    return _load_qv(path, "relevant_windows", 2)
+    return _load_qv(path, _GtLine, "relevant_windows")
 
 
 def load_qv_pred(path: str | Path) -> list[dict]:
     """QVHighlights predictions: {"qid", "pred_relevant_windows": [[s, e, score], ...]} per line."""
-    return _load_qv(path, "pred_relevant_windows", 3, " (one line per query)")
+    return _load_qv(path, _PredLine, "pred_relevant_windows", " (one line per query)")
 
 
 def load_spatial_pred(path: str | Path) -> dict[tuple[str, int], dict]:
     """Spatial predictions JSONL: {"qid", "frame", "regions": [...], "vertices": [...]} per line."""
     path = Path(path)
-    out: dict[tuple[str, int], dict] = {}
-    for line_no, record in _read_jsonl_strict(path):
-        for key in ("qid", "frame"):
-            if key not in record:
-                raise DataFormatError(f"{path}: line {line_no}: missing required key '{key}'.")
-        if not _is_int(record["frame"]):
-            raise DataFormatError(f"{path}: line {line_no}: key 'frame' must be an integer (1-based).")
-        if "regions" not in record and "vertices" not in record:
-            raise DataFormatError(f"{path}: line {line_no}: needs 'regions' or 'vertices'.")
-        regions = record.get("regions", [])
-        if not isinstance(regions, list) or not all(isinstance(r, str) for r in regions):
-            raise DataFormatError(f"{path}: line {line_no}: key 'regions' must be a list of strings.")
-        vertices = record.get("vertices")
-        if vertices is not None and (not isinstance(vertices, list)
-                                     or not all(_is_int(v) for v in vertices)):
-            raise DataFormatError(f"{path}: line {line_no}: key 'vertices' must be a list of integers.")
-        out[(str(record["qid"]), record["frame"])] = record
-    return out
+    return {(str(line.qid), line.frame): record for _, record, line in _lines(path, _SpatialLine)}

@@ -19,14 +19,15 @@ every distance is finite. SMPL-X is one connected surface and needs no bridges.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from components.common.io import atomic_write
+from components.media import default_cache_dir
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
@@ -38,7 +39,7 @@ GRAPH_VERSION = 1
 
 
 def mesh_edge_graph(vertices: np.ndarray, faces: np.ndarray,
-                    bridge_radius: float = BRIDGE_RADIUS_M) -> "csr_matrix":
+                    bridge_radius: float = BRIDGE_RADIUS_M) -> csr_matrix:
     """Symmetric sparse (N, N) graph of mesh edges weighted by Euclidean length (pure)."""
     from scipy.sparse.csgraph import connected_components
 
@@ -73,7 +74,7 @@ def mesh_edge_graph(vertices: np.ndarray, faces: np.ndarray,
     return graph
 
 
-def _symmetric(edges: np.ndarray, vertices: np.ndarray, n: int) -> "csr_matrix":
+def _symmetric(edges: np.ndarray, vertices: np.ndarray, n: int) -> csr_matrix:
     from scipy.sparse import coo_matrix
 
     edges = np.unique(np.sort(np.asarray(edges, dtype=np.int64), axis=1), axis=0)
@@ -84,7 +85,7 @@ def _symmetric(edges: np.ndarray, vertices: np.ndarray, n: int) -> "csr_matrix":
     return coo_matrix((np.concatenate([lengths, lengths]), (rows, cols)), shape=(n, n)).tocsr()
 
 
-def distances_from(graph: "csr_matrix", sources: np.ndarray) -> np.ndarray:
+def distances_from(graph: csr_matrix, sources: np.ndarray) -> np.ndarray:
     """(N,) float64 metres: shortest-path distance from every vertex to the nearest source.
 
     `sources` is a boolean mask or an index array; one multi-source Dijkstra run.
@@ -98,7 +99,7 @@ def distances_from(graph: "csr_matrix", sources: np.ndarray) -> np.ndarray:
     return dijkstra(graph, directed=False, indices=indices, min_only=True)
 
 
-def distance_matrix(graph: "csr_matrix", indices: np.ndarray | None = None) -> np.ndarray:
+def distance_matrix(graph: csr_matrix, indices: np.ndarray | None = None) -> np.ndarray:
     """Full rows of the geodesic matrix (for small meshes and checks; not for whole bodies)."""
     from scipy.sparse.csgraph import dijkstra
 
@@ -107,23 +108,13 @@ def distance_matrix(graph: "csr_matrix", indices: np.ndarray | None = None) -> n
 
 # ---------------------------------------------------------------- caches
 
-def _cache_root() -> Path:
-    try:
-        from components.media import default_cache_dir
-
-        root = default_cache_dir()
-    except Exception:  # noqa: BLE001 - media layer unavailable: a private folder still works
-        root = None
-    return Path(root) if root else Path.home() / ".cache" / "video-bench-explorer"
-
-
-_GRAPHS: dict[str, "csr_matrix"] = {}
-_DISTANCES: "OrderedDict[tuple[str, str], np.ndarray]" = OrderedDict()
+_GRAPHS: dict[str, csr_matrix] = {}
+_DISTANCES: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _MAX_DISTANCES = 1024
 _LOCK = threading.Lock()
 
 
-def body_graph(body: "BodyModel", cache_dir: str | Path | None = None) -> "csr_matrix":
+def body_graph(body: BodyModel, cache_dir: str | Path | None = None) -> csr_matrix:
     """The body's edge graph, from memory, from disk, or built (and stored) once."""
     from scipy.sparse import csr_matrix
 
@@ -131,7 +122,7 @@ def body_graph(body: "BodyModel", cache_dir: str | Path | None = None) -> "csr_m
     with _LOCK:
         if key in _GRAPHS:
             return _GRAPHS[key]
-    path = Path(cache_dir or _cache_root()) / "geodesic" / f"v{GRAPH_VERSION}-{key}.npz"
+    path = Path(cache_dir or default_cache_dir()) / "geodesic" / f"v{GRAPH_VERSION}-{key}.npz"
     graph = None
     if path.is_file():
         try:
@@ -143,12 +134,9 @@ def body_graph(body: "BodyModel", cache_dir: str | Path | None = None) -> "csr_m
     if graph is None:
         graph = mesh_edge_graph(body.vertices, body.faces)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=path.parent)
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, data=graph.data, indices=graph.indices, indptr=graph.indptr,
-                         shape=np.array(graph.shape))
-            os.replace(tmp, path)
+            atomic_write(path, lambda handle: np.savez(
+                handle, data=graph.data, indices=graph.indices, indptr=graph.indptr,
+                shape=np.array(graph.shape)))
         except OSError:
             pass  # a read-only cache only costs speed
     with _LOCK:
@@ -160,7 +148,7 @@ def mask_key(mask: np.ndarray) -> str:
     return hashlib.sha1(np.packbits(np.asarray(mask, dtype=bool)).tobytes()).hexdigest()
 
 
-def nearest_distance(body: "BodyModel", target_mask: np.ndarray) -> np.ndarray:
+def nearest_distance(body: BodyModel, target_mask: np.ndarray) -> np.ndarray:
     """(N,) metres from every vertex to the nearest vertex of `target_mask` (cached per mask)."""
     target_mask = np.asarray(target_mask, dtype=bool)
     key = (body.fingerprint(), mask_key(target_mask))

@@ -37,6 +37,7 @@ class BaselineRegionSolver:
     """Same interface as ModelRegionSolver; the frame is ignored (text only)."""
 
     name = BASELINE_NAME
+    needs_image = False
 
-    def select(self, frame_image: "Image.Image | None", query: str, **_: object) -> RegionAnswer:
+    def select(self, frame_image: Image.Image | None, query: str, **_: object) -> RegionAnswer:
         return baseline_answer(query)

@@ -2,21 +2,23 @@
 
 One frame + the impact query go to any VLM backend with the prompt of
 `assets/prompts/hapact_region_selection.txt`; the answer is parsed onto the 18 labels.
-A reply that maps to no label (and is not an explicit "None") is asked again, at most
-`max_attempts` times in all; after that it is kept raw and counted as unparsed, never guessed.
+A reply that maps to no label (and is not an explicit "None") is asked again (backends.ask), at
+most `max_attempts` times in all; after that it is kept raw and counted as unparsed, never guessed.
+A backend failure is not asked again: the answer carries "backend error: ...".
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from backends.ask import Unparsed, ask
+from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from components.impact.regions import is_none_answer, parse_region_labels
 
 if TYPE_CHECKING:
     from PIL import Image
-
-    from backends.base import GenerationParams, VLMBackend
 
 PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "hapact_region_selection.txt"
 #: The fine-tuning target format printed under the prompt in A.6.3 (the parser strips it).
@@ -47,6 +49,11 @@ class RegionAnswer:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def backend_failed(self) -> bool:
+        """The backend itself failed (worth asking again later), as opposed to an unread reply."""
+        return bool(self.error) and self.error.startswith("backend error")
+
     def as_dict(self) -> dict:
         return {"regions": list(self.labels), "unmapped": list(self.unmapped), "raw": self.raw,
                 "error": self.error, "attempts": self.attempts, "source": self.source,
@@ -55,15 +62,31 @@ class RegionAnswer:
 
 class RegionSolver(Protocol):
     name: str
+    needs_image: bool  # whether `select` reads the frame (the text-only baseline does not)
 
-    def select(self, frame_image: "Image.Image | None", query: str, **kwargs) -> RegionAnswer: ...
+    def select(self, frame_image: Image.Image | None, query: str, **kwargs) -> RegionAnswer: ...
+
+
+def _no_label(unmapped: list[str]) -> str:
+    return ("no body-region label found in the reply"
+            + (f" (unmapped: {', '.join(unmapped)})" if unmapped else ""))
+
+
+def read_regions(raw: str) -> tuple[list[str], list[str]]:
+    """(labels, unmapped) of a reply; raises Unparsed when it names no label and is not "None"."""
+    labels, unmapped = parse_region_labels(raw)
+    if labels or is_none_answer(raw):
+        return labels, unmapped
+    raise Unparsed(_no_label(unmapped))
 
 
 class ModelRegionSolver:
     """Region selection by a vision-language model with the paper's prompt."""
 
-    def __init__(self, backend: "VLMBackend", *, max_attempts: int = DEFAULT_ATTEMPTS,
-                 params: "GenerationParams | None" = None):
+    needs_image = True
+
+    def __init__(self, backend: VLMBackend, *, max_attempts: int = DEFAULT_ATTEMPTS,
+                 params: GenerationParams | None = None):
         if max_attempts < 1:
             raise ValueError("max_attempts must be at least 1")
         self.backend = backend
@@ -71,39 +94,25 @@ class ModelRegionSolver:
         self.params = params
         self.name = backend.backend_id
 
-    def build_request(self, frame_image: "Image.Image | None", query: str, ref: str = ""):
-        from backends.base import GenerationParams, GenerationRequest, Message
-
+    def build_request(self, frame_image: Image.Image | None, query: str,
+                      ref: str = "") -> GenerationRequest:
         content: list = [] if frame_image is None else [frame_image]
         content.append(region_prompt(query))
         params = self.params or GenerationParams(temperature=0.0, max_tokens=64)
         return GenerationRequest(messages=[Message(role="user", content=content)], params=params,
                                  task="impact.regions", ref=ref)
 
-    def select(self, frame_image: "Image.Image | None", query: str, *, ref: str = "",
-               cancel=None) -> RegionAnswer:
+    def select(self, frame_image: Image.Image | None, query: str, *, ref: str = "",
+               cancel: threading.Event | None = None) -> RegionAnswer:
         request = self.build_request(frame_image, query, ref)
         request.cancel = cancel
-        raw, unmapped, error = "", [], None
-        for attempt in range(1, self.max_attempts + 1):
-            result = self.backend.generate(request)
-            if not result.ok:
-                return RegionAnswer([], [], raw=result.text or "", attempts=attempt, source=self.name,
-                                    error=f"backend error: {result.error}")
-            raw = result.text
-            labels, unmapped = parse_region_labels(raw)
-            if labels or is_none_answer(raw):
-                return RegionAnswer(labels, unmapped, raw=raw, attempts=attempt, source=self.name)
-            error = ("unparsed: no body-region label found in the reply"
-                     + (f" (unmapped: {', '.join(unmapped)})" if unmapped else ""))
-        return RegionAnswer([], unmapped, raw=raw, error=error, attempts=self.max_attempts,
-                            source=self.name)
-
-
-def region_solver_for(backend: "VLMBackend", **kwargs) -> RegionSolver:
-    """The baseline backend gets the text-only solver; any other backend the paper's prompt."""
-    if getattr(backend, "is_baseline", False):
-        from components.impact.region_baseline import BaselineRegionSolver
-
-        return BaselineRegionSolver()
-    return ModelRegionSolver(backend, **kwargs)
+        asked = ask(self.backend, request, read_regions, attempts=self.max_attempts)
+        if asked.failed:
+            return RegionAnswer([], [], raw=asked.raw, attempts=asked.attempts, source=self.name,
+                                error=f"backend error: {asked.error}")
+        if asked.value is None:
+            unmapped = parse_region_labels(asked.raw)[1]
+            return RegionAnswer([], unmapped, raw=asked.raw, error=f"unparsed: {_no_label(unmapped)}",
+                                attempts=asked.attempts, source=self.name)
+        labels, unmapped = asked.value
+        return RegionAnswer(labels, unmapped, raw=asked.raw, attempts=asked.attempts, source=self.name)

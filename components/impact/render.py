@@ -18,12 +18,15 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 import numpy as np
 
 from components.common.errors import UserError
+from components.common.io import atomic_temp_path, commit_temp
 from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
+from components.media import write_frames
 
 if TYPE_CHECKING:
     from components.impact.body import BodyModel
@@ -57,7 +60,7 @@ def color_legend(pred_mask: np.ndarray | None = None,
     return [("body", PALETTE["body"])] + [(LEGEND_TEXT[k], PALETTE[k]) for k in keys]
 
 
-def vertex_colors(body: "BodyModel", pred_mask: np.ndarray | None,
+def vertex_colors(body: BodyModel, pred_mask: np.ndarray | None,
                   gt_mask: np.ndarray | None = None) -> np.ndarray:
     """(N, 4) uint8 RGBA: grey body; with only a prediction, predicted vertices in the
     'predicted' colour; with only the truth, 'truth'; with both, true positive (hit), false
@@ -80,7 +83,7 @@ def vertex_colors(body: "BodyModel", pred_mask: np.ndarray | None,
     return colors
 
 
-def region_colors(body: "BodyModel") -> np.ndarray:
+def region_colors(body: BodyModel) -> np.ndarray:
     """(N, 4) uint8: each vertex in its region's colour (the 18-label map, Figure 13 style)."""
     table = np.stack([hex_to_rgba(REGION_COLORS[label]) for label in REGION_LABELS])
     return table[body.vertex_region]
@@ -88,7 +91,7 @@ def region_colors(body: "BodyModel") -> np.ndarray:
 
 # ---------------------------------------------------------------- GLB
 
-def export_glb(body: "BodyModel", colors: np.ndarray, path: str | Path) -> Path:
+def export_glb(body: BodyModel, colors: np.ndarray, path: str | Path) -> Path:
     """Binary glTF with per-vertex colours (COLOR_0) for gr.Model3D."""
     import trimesh
 
@@ -99,10 +102,13 @@ def export_glb(body: "BodyModel", colors: np.ndarray, path: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     mesh = trimesh.Trimesh(vertices=body.vertices, faces=body.faces, vertex_colors=colors,
                            process=False)
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp.glb")
-    tmp.write_bytes(mesh.export(file_type="glb"))
-    os.replace(tmp, path)
-    return path
+    tmp = atomic_temp_path(path)  # unique per call: two threads may paint one frame at once
+    try:
+        tmp.write_bytes(mesh.export(file_type="glb"))
+        return commit_temp(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 # ---------------------------------------------------------------- offscreen GL
@@ -352,26 +358,24 @@ class BodyScene:
         finally:
             self._release()
 
-    def __enter__(self) -> "BodyScene":
+    def __enter__(self) -> BodyScene:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
 
 
-def render_views(body: "BodyModel", colors: np.ndarray, angles_deg: Sequence[float],
+def render_views(body: BodyModel, colors: np.ndarray, angles_deg: Sequence[float],
                  size: int = 512) -> list[np.ndarray]:
     """Still images of the body turned by each angle (degrees about the vertical axis)."""
     with BodyScene(body.vertices, body.faces, colors, size, size) as scene:
         return [scene.render(rotation_y(np.radians(a)))[0] for a in angles_deg]
 
 
-def render_turntable(body: "BodyModel", colors: np.ndarray, out_path: str | Path,
+def render_turntable(body: BodyModel, colors: np.ndarray, out_path: str | Path,
                      frames: int = 36, size: int = 512, fmt: str | None = None,
                      fps: float = 12.0) -> Path:
     """A full turn of the body in `frames` steps -> MP4 (H.264) or GIF (by `fmt` or the suffix)."""
-    from components.media import write_frames
-
     out_path = Path(out_path)
     fmt = (fmt or out_path.suffix.lstrip(".") or "mp4").lower()
     if fmt not in ("mp4", "gif"):
@@ -383,7 +387,7 @@ def render_turntable(body: "BodyModel", colors: np.ndarray, out_path: str | Path
     return Path(write_frames(images, out_path, fps))
 
 
-def time_turntable(body: "BodyModel", colors: np.ndarray, out_path: str | Path, frames: int = 36,
+def time_turntable(body: BodyModel, colors: np.ndarray, out_path: str | Path, frames: int = 36,
                    size: int = 512) -> dict:
     """Timing helper for the report: one turntable vs `frames` single-frame renders (each with its
     own scene + renderer)."""

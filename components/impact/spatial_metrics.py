@@ -18,14 +18,13 @@ A group with no GT frame has F1 None (not 0: there was nothing to score).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
+from components.impact.body import BodyModel, vertex_mask_from_annotation
+from components.impact.geodesic import nearest_distance
 from components.impact.regions import GROUPS, REGION_LABELS
-
-if TYPE_CHECKING:
-    from components.impact.body import BodyModel
 
 
 def prf_from_counts(tp: int, num_pred: int, num_gt: int) -> tuple[float, float, float]:
@@ -62,12 +61,12 @@ def geodesic_error_m(pred_mask: np.ndarray, gt_mask: np.ndarray, nearest_to_gt) 
     return float(np.mean(distances[rows], dtype=np.float64))
 
 
-def group_masks(body: "BodyModel") -> dict[str, np.ndarray]:
-    return {group: np.isin(body.vertex_region, [REGION_LABELS.index(l) for l in labels])
+def group_masks(body: BodyModel) -> dict[str, np.ndarray]:
+    return {group: np.isin(body.vertex_region, [REGION_LABELS.index(label) for label in labels])
             for group, labels in GROUPS.items()}
 
 
-def _check(mask: np.ndarray, body: "BodyModel", what: str) -> np.ndarray:
+def _check(mask: np.ndarray, body: BodyModel, what: str) -> np.ndarray:
     mask = np.asarray(mask, dtype=bool)
     if mask.shape != (body.num_vertices,):
         raise ValueError(f"{what} mask has shape {mask.shape}; the {body.kind} body has "
@@ -75,11 +74,9 @@ def _check(mask: np.ndarray, body: "BodyModel", what: str) -> np.ndarray:
     return mask
 
 
-def frame_metrics(pred_mask: np.ndarray, gt_mask: np.ndarray, body: "BodyModel",
+def frame_metrics(pred_mask: np.ndarray, gt_mask: np.ndarray, body: BodyModel,
                   *, groups: dict[str, np.ndarray] | None = None) -> dict:
     """One frame: precision, recall, F1 (0-100), geodesic_cm, and F1_<group> for groups with GT."""
-    from components.impact.geodesic import nearest_distance
-
     pred_mask = _check(pred_mask, body, "predicted")
     gt_mask = _check(gt_mask, body, "ground-truth")
     precision, recall, f1 = prf(pred_mask, gt_mask)
@@ -93,7 +90,7 @@ def frame_metrics(pred_mask: np.ndarray, gt_mask: np.ndarray, body: "BodyModel",
 
 
 def spatial_metrics(pred_masks: Sequence[np.ndarray], gt_masks: Sequence[np.ndarray],
-                    body: "BodyModel") -> dict:
+                    body: BodyModel) -> dict:
     """Averages over frames -> keys F1, precision, recall, geodesic_cm, F1_<group> (7), num_frames,
     and frames_<group> (how many frames scored that group)."""
     if len(pred_masks) != len(gt_masks):
@@ -136,14 +133,12 @@ def label_metrics(pred_label_sets: Sequence[Sequence[str]],
 
 
 def spatial_metrics_from_records(gt_records: Sequence[dict], pred_records: Sequence[dict | None],
-                                 body: "BodyModel") -> dict:
+                                 body: BodyModel) -> dict:
     """Convenience for the CLI/UI: records are {"regions": [...], "vertices": [...] (optional)},
     one GT and one prediction per annotated frame, in the same order. A missing prediction (None)
     is an empty prediction (precision 1, recall 0, F1 0, geodesic over all vertices).
     Returns `spatial_metrics` plus `label_F1` (mean label-level F1 over the frames) and
     `per_label_F1`."""
-    from components.impact.body import vertex_mask_from_annotation
-
     if len(gt_records) != len(pred_records):
         raise ValueError("one prediction (or None) is needed per ground-truth frame")
     gt_masks, pred_masks, gt_labels, pred_labels = [], [], [], []

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from math import isfinite
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+from components.common.intervals import iou
 
 MAP_THRESHOLD = 0.3
 HAPACT_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)
@@ -33,9 +35,9 @@ LENGTH_BINS = {"short": (1, 2), "middle": (3, 6), "long": (7, None)}  # frames, 
 
 
 def temporal_iou(a: Sequence[float], b: Sequence[float]) -> float:
-    inter = max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
-    union = (a[1] - a[0]) + (b[1] - b[0]) - inter
-    return inter / union if union > 0 else 0.0
+    """IoU of two windows by their first two values ([s, e] or [s, e, score]); an invalid one
+    (e <= s, non-finite) scores 0, as the plain formula gives for it."""
+    return iou(tuple(a[:2]), tuple(b[:2]))
 
 
 def _iou_row(pred: Sequence[float], gts: np.ndarray) -> np.ndarray:
@@ -373,7 +375,7 @@ def length_breakdown(pairs: list[tuple[str, list, list]], fps: float,
     out = {}
     for name, (lo, hi) in LENGTH_BINS.items():
         chosen = []
-        for qid, g, p in pairs:
+        for _qid, g, p in pairs:
             kept = [j for j, w in enumerate(g) if round((w[1] - w[0]) * fps) >= lo
                     and (hi is None or round((w[1] - w[0]) * fps) <= hi)]
             if kept:

@@ -9,9 +9,10 @@ The texts live verbatim in assets/prompts/hapact_temporal_<style>.txt.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
 from backends.base import Message
 
@@ -24,7 +25,7 @@ STYLES = ("open", "gemini", "gpt")
 MAX_FRAMES = 192
 
 
-@lru_cache(maxsize=None)
+@cache
 def prompt_template(style: str) -> str:
     if style not in STYLES:
         raise ValueError(f"Unknown prompt style '{style}'; choose one of {', '.join(STYLES)}.")
@@ -60,7 +61,7 @@ def frame_label(style: str, t: float) -> str:
     return f"{t:.3f}s"
 
 
-def build_messages(style: str, query: str, frames: "Sequence[Frame]") -> list[Message]:
+def build_messages(style: str, query: str, frames: Sequence[Frame]) -> list[Message]:
     """One user message. GPT style: prompt, then "Frame at X.XXXs:" + frame pairs (the prompt says
     "Each frame is preceded by its timestamp"). Open/Gemini styles: the timestamped frames stand for
     the video, followed by the prompt (video first, question last, as those models take a video)."""

@@ -1,19 +1,22 @@
 """Temporal impact localizers: a model-backed one (Table 7 prompts) and a motion-energy baseline.
 
 Both answer `localize(item) -> TemporalPrediction` for an ImpactItem (clip path, query, fps,
-num_frames). `make_temporal_solver(backend)` picks the baseline when `backend.is_baseline`.
+num_frames). Which one a backend gets is decided in components/impact/solvers.py.
 """
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
 
+from backends.ask import Unparsed, ask, resample
 from backends.base import GenerationParams, GenerationRequest, VLMBackend
-from backends.errors import TooManyImagesError
-from components.impact.intervals import NONE, OK, UNPARSED, parse_intervals
+from components.impact.intervals import NONE, OK, UNPARSED, ParsedIntervals, parse_intervals
 from components.impact.temporal_prompt import build_messages, sample_count, style_for_backend, \
     uniform_indices
+from components.media import Frame, open_video
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,14 +54,15 @@ class TemporalPrediction:
 class TemporalSolver(Protocol):
     method: str
 
-    def localize(self, item: "ImpactItem") -> TemporalPrediction: ...
+    def localize(self, item: ImpactItem) -> TemporalPrediction: ...
 
 
 # -- model-backed --------------------------------------------------------------------------------
 
 class ModelTemporalSolver:
     """Uniformly samples up to 192 frames, asks the Table 7 prompt of the backend's family, parses
-    the answer; malformed answers are asked again at most `max_retries` times, then kept raw."""
+    the answer; malformed answers are asked again at most `max_retries` times, then kept raw. A
+    server that refuses that many images gets the clip resampled to the count it accepts."""
 
     def __init__(self, backend: VLMBackend, *, style: str | None = None,
                  max_frames: int | None = None, max_retries: int = 2, max_side: int = 448,
@@ -71,9 +75,7 @@ class ModelTemporalSolver:
         self.params = params or GenerationParams(temperature=0.0, max_tokens=256)
         self.method = f"{backend.backend_id} (Table 7, {self.style} prompt)"
 
-    def _frames(self, item: "ImpactItem", limit: int | None):
-        from components.media import open_video
-
+    def _frames(self, item: ImpactItem, limit: int | None) -> list[Frame]:
         source = open_video(item.video)
         try:
             total = source.info.num_frames
@@ -83,44 +85,44 @@ class ModelTemporalSolver:
         finally:
             source.close()
 
-    def localize(self, item: "ImpactItem", cancel=None) -> TemporalPrediction:
+    def _request(self, item: ImpactItem, frames: Sequence[Frame],
+                 cancel: threading.Event | None) -> GenerationRequest:
+        return GenerationRequest(messages=build_messages(self.style, item.query, frames),
+                                 params=self.params, task="impact.temporal", ref=item.qid,
+                                 cancel=cancel)
+
+    def localize(self, item: ImpactItem, cancel: threading.Event | None = None) -> TemporalPrediction:
         frames = self._frames(item, None)
+
+        def parse(text: str) -> ParsedIntervals:
+            parsed = parse_intervals(text, duration=item.duration, fps=item.fps)
+            if parsed.status == UNPARSED:
+                raise Unparsed("no interval and no 'None' in the answer")
+            return parsed
+
+        def unparsed(attempt: int, why: str) -> None:
+            log.info("impact temporal %s: unparsed answer (%d tries left)", item.qid,
+                     1 + self.max_retries - attempt)
+
+        asked = ask(self.backend, self._request(item, frames, cancel), parse,
+                    attempts=1 + self.max_retries, on_attempt=unparsed,
+                    on_too_many=resample(lambda limit: self._request(item, self._frames(item, limit),
+                                                                     cancel)))
+        sent = asked.request.num_images() if asked.request is not None else len(frames)
         pred = TemporalPrediction(qid=item.qid, windows=[], status=UNPARSED, method=self.method,
-                                  prompt_style=self.style, num_frames_sent=len(frames))
-        attempts_left = 1 + self.max_retries
-        stepped_down = False
-        while attempts_left > 0:
-            request = GenerationRequest(messages=build_messages(self.style, item.query, frames),
-                                        params=self.params, task="impact.temporal", ref=item.qid,
-                                        cancel=cancel)
-            try:
-                result = self.backend.generate(request)
-            except TooManyImagesError as exc:
-                if stepped_down or not exc.limit:
-                    raise
-                stepped_down = True  # the server told us its cap: resend with that many frames
-                frames = self._frames(item, exc.limit)
-                pred.num_frames_sent = len(frames)
-                continue
-            attempts_left -= 1
-            if not result.ok:
-                pred.status, pred.error = "error", result.error
-                return pred
-            pred.attempts.append(result.text)
-            pred.raw = result.text
-            parsed = parse_intervals(result.text, duration=item.duration, fps=item.fps)
-            if parsed.status != UNPARSED:
-                pred.status = parsed.status
-                pred.windows = parsed.windows()
-                pred.notes = parsed.notes
-                return pred
-            log.info("impact temporal %s: unparsed answer (%d tries left)", item.qid, attempts_left)
-        return pred  # kept raw, counted as unparsed, never guessed
+                                  raw=asked.raw, attempts=list(asked.raws), prompt_style=self.style,
+                                  num_frames_sent=sent)
+        if asked.failed:
+            pred.status, pred.error = "error", asked.error
+        elif asked.value is not None:
+            pred.status, pred.windows, pred.notes = (asked.value.status, asked.value.windows(),
+                                                     asked.value.notes)
+        return pred  # unparsed: kept raw, counted, never guessed
 
 
 # -- motion-energy baseline --------------------------------------------------------------------------
 
-def motion_energy(grey: "np.ndarray") -> "np.ndarray":
+def motion_energy(grey: np.ndarray) -> np.ndarray:
     """Mean absolute difference to the previous frame, per frame (frame 0 gets 0). grey: (T, H, W)."""
     import numpy as np
 
@@ -131,7 +133,7 @@ def motion_energy(grey: "np.ndarray") -> "np.ndarray":
     return energy
 
 
-def impact_candidates(energy: "np.ndarray", fps: float, *, k: float = 3.0, min_width: int = 3,
+def impact_candidates(energy: np.ndarray, fps: float, *, k: float = 3.0, min_width: int = 3,
                       max_width: int = 8, top: int = 10, min_relative: float = 0.0) -> list[list[float]]:
     """Peaks of motion energy above median + k·MAD, each grown over its run of above-threshold
     frames (then padded to at least `min_width` frames, at most `max_width`), ranked by peak height.
@@ -188,10 +190,8 @@ class MotionEnergyBaseline:
         self.k = k
         self.side = side
 
-    def grey_frames(self, item: "ImpactItem") -> "np.ndarray":
+    def grey_frames(self, item: ImpactItem) -> np.ndarray:
         import numpy as np
-
-        from components.media import open_video
 
         source = open_video(item.video)
         try:
@@ -201,20 +201,13 @@ class MotionEnergyBaseline:
             source.close()
         return np.stack([np.asarray(f.image.convert("L"), dtype=np.float32) for f in frames])
 
-    def localize(self, item: "ImpactItem", cancel=None) -> TemporalPrediction:
+    def localize(self, item: ImpactItem, cancel: threading.Event | None = None) -> TemporalPrediction:
         energy = motion_energy(self.grey_frames(item))
         windows = [w for w in impact_candidates(energy, item.fps, k=self.k)
                    if w[0] < item.duration]
         windows = [[w[0], min(w[1], item.duration), w[2]] for w in windows]
         return TemporalPrediction(qid=item.qid, windows=windows, status=OK if windows else NONE,
                                   method=self.method, num_frames_sent=len(energy))
-
-
-def make_temporal_solver(backend: VLMBackend, *, style: str | None = None,
-                         max_frames: int | None = None, max_retries: int = 2) -> TemporalSolver:
-    if backend.is_baseline:
-        return MotionEnergyBaseline()
-    return ModelTemporalSolver(backend, style=style, max_frames=max_frames, max_retries=max_retries)
 
 
 def windows_from_records(records: Sequence[dict]) -> dict[str, list[list[float]]]:

@@ -6,11 +6,16 @@ import hashlib
 import html
 import json
 import math
+import os
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
+from components.impact.body import vertex_mask_from_annotation
+from components.impact.render import color_legend, export_glb, render_turntable, vertex_colors
+from components.impact.spatial_metrics import prf
 from components.impact.temporal_metrics import temporal_iou
 
 if TYPE_CHECKING:
@@ -22,7 +27,7 @@ SPATIAL_KEYS = ("F1", "precision", "recall", "geodesic_cm")
 GT_COLOR, PRED_COLOR, CURSOR_COLOR = "#2e7d32", "#1565c0", "#d84315"
 
 
-def clip_choices(annotations: "ImpactAnnotations") -> list[tuple[str, str]]:
+def clip_choices(annotations: ImpactAnnotations) -> list[tuple[str, str]]:
     """Dropdown entries "qid · query" -> qid."""
     return [(f"{item.qid} · {item.query}", item.qid) for item in annotations.items]
 
@@ -41,7 +46,7 @@ def moment_ious(gt: Sequence[Sequence[float]], pred: Sequence[Sequence[float]]) 
     return gt_best, pred_best
 
 
-def timeline_html(item: "ImpactItem", pred_windows: Sequence[Sequence[float]] | None,
+def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | None,
                   current_frame: int | None = None, method: str = "") -> str:
     """Ground-truth moments vs predicted ones on a frame axis. Every block carries data-frame (its
     first frame) so a click seeks the player; its title gives frames, seconds and the IoU."""
@@ -122,8 +127,6 @@ def paint_key(qid: str, frame: int, pred: Sequence[str] | None, truth: Sequence[
 
 def render_dir() -> Path:
     """Where painted GLBs and turntables are cached ($IMPACT_RENDER_DIR, else a temp folder)."""
-    import os
-
     path = Path(os.environ.get("IMPACT_RENDER_DIR") or Path(tempfile.gettempdir()) / "impact-render")
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -197,14 +200,10 @@ class PaintedFrame:
         self.pred, self.truth, self.f1, self.colors = pred, truth, f1, colors
 
 
-def paint_frame(body, item: "ImpactItem", frame: int, pred_labels: Sequence[str] | None,
+def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] | None,
                 pred_vertices: Sequence[int] | None = None) -> PaintedFrame:
     """Paint the prediction and/or the truth of `frame`: TP/FP/missed when both exist, else the one
     there is. The GLB is written once per state into a temp folder and reused."""
-    from components.impact.body import vertex_mask_from_annotation
-    from components.impact.render import color_legend, export_glb, vertex_colors
-    from components.impact.spatial_metrics import prf
-
     truth_ann = item.frames.get(frame)
     truth = list(truth_ann.regions) if truth_ann is not None else None
     pred = list(pred_labels) if pred_labels is not None else None
@@ -227,8 +226,6 @@ def turntable_path(painted: PaintedFrame) -> Path:
 
 def turntable_for(body, painted: PaintedFrame, frames: int = 36, size: int = 384) -> Path:
     """The rotating view of a painted state (rendered once, then reused). Raises RenderUnavailable."""
-    from components.impact.render import render_turntable
-
     out = turntable_path(painted)
     if not out.exists():
         render_turntable(body, painted.colors, out, frames=frames, size=size)

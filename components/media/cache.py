@@ -10,21 +10,23 @@ crash never leaves a half-written entry under the final name; an entry that fail
 """
 from __future__ import annotations
 
-
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
-from components.common.io import atomic_write
+from components.common.io import atomic_write, fsync_dir
 from components.media.frames import Frame
 
 _MIB = 1024 * 1024
 CACHE_VERSION = 1
 JPEG_QUALITY = 92
+#: permissions of a stored frames folder (mkdtemp alone would leave 0700)
+DIR_MODE = 0o755
 
 
 def default_cache_dir() -> Path:
@@ -69,24 +71,7 @@ class DiskCache:
         cached = _load_frames(final)
         if cached is not None:
             return cached
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
-        try:
-            entries = []
-            for i, frame in enumerate(compute()):
-                name = f"{i:06d}.jpg"
-                frame.image.convert("RGB").save(tmp / name, format="JPEG", quality=JPEG_QUALITY)
-                entries.append({"file": name, "time": frame.time, "index": frame.index})
-            (tmp / "index.json").write_text(json.dumps({"frames": entries}))
-            if final.exists():
-                shutil.rmtree(final, ignore_errors=True)
-            try:
-                os.replace(tmp, final)
-            except OSError:  # another process stored the same entry first: keep theirs
-                shutil.rmtree(tmp, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        _store_frames(final, compute())
         # Return what a later cache hit returns (decoded JPEGs), so hits and misses agree; the
         # computed frames are not kept meanwhile, so peak memory is one copy of the frames.
         loaded = _load_frames(final)
@@ -107,7 +92,7 @@ class DiskCache:
             except Exception:  # noqa: BLE001 - corrupt entry: recompute
                 pass
         value = np.asarray(compute())
-        self._atomic_write(final, lambda fh: np.save(fh, value, allow_pickle=False))
+        atomic_write(final, lambda fh: np.save(fh, value, allow_pickle=False))
         return value
 
     # -- json ------------------------------------------------------------------------------------
@@ -120,12 +105,33 @@ class DiskCache:
                 pass
         value = compute()
         data = json.dumps({"value": value}).encode()
-        self._atomic_write(final, lambda fh: fh.write(data))
+        atomic_write(final, lambda fh: fh.write(data))
         return json.loads(data)["value"]
 
-    @staticmethod
-    def _atomic_write(final: Path, write: Callable[[Any], Any]) -> None:
-        atomic_write(final, write)
+
+def _store_frames(final: Path, frames: Iterable[Frame]) -> None:
+    """Write `frames` as JPEGs + index.json into a temp folder beside `final`, then rename it into
+    place (and fsync the parent), so `final` is complete or absent, never partial."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+    try:
+        entries = []
+        for i, frame in enumerate(frames):
+            name = f"{i:06d}.jpg"
+            frame.image.convert("RGB").save(tmp / name, format="JPEG", quality=JPEG_QUALITY)
+            entries.append({"file": name, "time": frame.time, "index": frame.index})
+        (tmp / "index.json").write_text(json.dumps({"frames": entries}))
+        os.chmod(tmp, DIR_MODE)
+        if final.exists():
+            shutil.rmtree(final, ignore_errors=True)
+        try:
+            os.replace(tmp, final)
+        except OSError:  # another process stored the same entry first: keep theirs
+            shutil.rmtree(tmp, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    fsync_dir(final.parent)
 
 
 def _load_frames(entry: Path) -> list[Frame] | None:

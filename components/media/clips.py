@@ -12,13 +12,13 @@ Odd frame sizes are cropped by one pixel to even sizes (yuv420p needs even width
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from fractions import Fraction
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from components.common.errors import MediaError
+from components.common.io import atomic_temp_path, commit_temp
+from components.media.video import open_video
 
 MAX_CLIP_FRAMES = 5000
 # x264 preset: ffmpeg's default, as the TempCloze clips were made. For interactive cuts of long
@@ -47,13 +47,6 @@ def _to_array(image):
     return np.ascontiguousarray(arr[..., :3].astype(np.uint8, copy=False))
 
 
-def _tmp_path(out: Path) -> Path:
-    """A fresh temporary file beside `out` (unique per call, so threads never collide)."""
-    fd, name = tempfile.mkstemp(prefix=f".{out.stem}.", suffix=f".tmp{out.suffix}", dir=out.parent)
-    os.close(fd)
-    return Path(name)
-
-
 def write_video_from_arrays(frames: Iterable, out: str | Path, fps: float, crf: int = 18,
                             preset: str = DEFAULT_PRESET) -> Path:
     """HxWx3 uint8 arrays (or PIL images) -> H.264 MP4 (yuv420p, crf, +faststart, no audio).
@@ -63,9 +56,12 @@ def write_video_from_arrays(frames: Iterable, out: str | Path, fps: float, crf: 
     import numpy as np
 
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp_path(out)
-    container = av.open(str(tmp), mode="w", format="mp4", options={"movflags": "+faststart"})
+    tmp = atomic_temp_path(out)
+    try:
+        container = av.open(str(tmp), mode="w", format="mp4", options={"movflags": "+faststart"})
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     count = 0
     try:
         stream = None
@@ -79,7 +75,11 @@ def write_video_from_arrays(frames: Iterable, out: str | Path, fps: float, crf: 
                 size = (h, w)
                 stream = container.add_stream("libx264", rate=_rate(fps))
                 stream.width, stream.height, stream.pix_fmt = w, h, "yuv420p"
-                stream.options = {"crf": str(crf), "preset": preset}
+                # One thread and no macroblock tree: the same bytes on every machine (x264's thread
+                # count follows the CPUs it sees, and its mbtree reads unwritten memory under
+                # AVX-512; docs/environment.md). Clips are short, so the cost is small.
+                stream.codec_context.thread_count = 1
+                stream.options = {"crf": str(crf), "preset": preset, "x264-params": "mbtree=0"}
             if (arr.shape[0] - arr.shape[0] % 2, arr.shape[1] - arr.shape[1] % 2) != size:
                 raise ValueError(f"frame {count} has shape {arr.shape}, expected {size[0]}x{size[1]}")
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(arr[:size[0], :size[1]]),
@@ -93,7 +93,7 @@ def write_video_from_arrays(frames: Iterable, out: str | Path, fps: float, crf: 
         for packet in stream.encode():
             container.mux(packet)
         container.close()
-        os.replace(tmp, out)
+        commit_temp(tmp, out)
     except BaseException:
         try:
             container.close()
@@ -114,11 +114,11 @@ def write_gif(images: Iterable, out: str | Path, fps: float) -> Path:
            for im in images]
     if not pil:
         raise MediaError(f"no frames to write to {out}: the selected window is empty.")
-    tmp = _tmp_path(out)
+    tmp = atomic_temp_path(out)
     try:
         pil[0].save(tmp, format="GIF", save_all=True, append_images=pil[1:],
                     duration=max(10, round(1000 / fps)), loop=0)
-        os.replace(tmp, out)
+        commit_temp(tmp, out)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -137,8 +137,6 @@ def write_frames(images, out: str | Path, fps: float) -> Path:
 
 # -- reading source frames in bounded batches ----------------------------------------------------
 def _source(src: str | Path):
-    from components.media.video import open_video
-
     return open_video(src)
 
 

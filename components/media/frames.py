@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class Frame:
     """A decoded frame that always knows where it came from."""
 
-    image: "Image.Image"  # RGB
+    image: Image.Image  # RGB
     time: float           # seconds from the start of the source video
     index: int            # frame index in the source video (0-based)
 
@@ -91,7 +91,7 @@ def size_for_max_height(width: int, height: int, max_height: int | None) -> tupl
     return _scaled_size(width, height, max_height / height)
 
 
-def resize_max_side(image: "Image.Image", max_side: int) -> "Image.Image":
+def resize_max_side(image: Image.Image, max_side: int) -> Image.Image:
     """Downscale (bicubic) so that the longer side is at most `max_side`; smaller images unchanged."""
     from PIL import Image
 
@@ -99,7 +99,7 @@ def resize_max_side(image: "Image.Image", max_side: int) -> "Image.Image":
     return image if size == image.size else image.resize(size, Image.Resampling.BICUBIC)
 
 
-def resize_max_height(image: "Image.Image", max_height: int) -> "Image.Image":
+def resize_max_height(image: Image.Image, max_height: int) -> Image.Image:
     """Downscale (bicubic) to height `max_height` when taller (TempCloze: 360 px)."""
     from PIL import Image
 
@@ -107,7 +107,7 @@ def resize_max_height(image: "Image.Image", max_height: int) -> "Image.Image":
     return image if size == image.size else image.resize(size, Image.Resampling.BICUBIC)
 
 
-def to_jpeg_bytes(image: "Image.Image", quality: int = 85) -> bytes:
+def to_jpeg_bytes(image: Image.Image, quality: int = 85) -> bytes:
     """Encode as JPEG (RGB) with the given quality."""
     buf = io.BytesIO()
     image.convert("RGB").save(buf, format="JPEG", quality=quality)

@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from components.common.errors import MediaError
 from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
@@ -311,7 +311,7 @@ class VideoSource:
         with self._lock:
             self._readers.clear()
 
-    def __enter__(self) -> "VideoSource":
+    def __enter__(self) -> VideoSource:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -3,14 +3,21 @@
 never logged, traced, exported or shown."""
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
+import threading
+from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from backends.base import VLMBackend
 from backends.config import ApiSettings
 from backends.registry import resolve
+
+
+MAX_FRAMES_PER_REQUEST = 240
 
 
 @dataclass
@@ -18,15 +25,20 @@ class SessionSettings:
     backend: str = "baseline"
     base_url: str = ""
     api_key: str = ""
-    max_frames: int = 192  # cap on frames per request; each tab applies its paper's own count below it
+    #: cap on images per request; each tab sends its paper's own count when that is lower. 240 is
+    #: the most any paper asks for (an AWS Inspect call: a 180 s chunk at 1 fps plus expansions).
+    max_frames: int = MAX_FRAMES_PER_REQUEST
     record: bool = False  # record this session's model calls to a trace
     trace_path: str = ""  # where the trace goes when record is on
+    #: the browser session that applied these settings: its backend is its own (a replay trace's
+    #: recorded-order position is never shared with another visitor)
+    session: str = ""
 
     def to_state(self) -> dict:
         return asdict(self)
 
     @classmethod
-    def from_state(cls, state: dict | None) -> "SessionSettings":
+    def from_state(cls, state: dict | None) -> SessionSettings:
         state = dict(state or {})
         known = {k: state[k] for k in cls.__dataclass_fields__ if k in state}
         return cls(**known)
@@ -47,18 +59,59 @@ def trace_dir() -> Path:
     return path
 
 
+@dataclass(frozen=True)
+class BackendKey:
+    """What defines a session's backend. Holds a hash of the API key, never the key."""
+
+    spec: str
+    base_url: str | None
+    api_key_sha256: str | None
+    max_images: int | None
+    record_to: str | None
+    session: str
+
+
+#: most backends kept at once (one per distinct Model-panel setting in use)
+BACKEND_CACHE_SIZE = 16
+_backends: OrderedDict[BackendKey, VLMBackend] = OrderedDict()
+_backends_lock = threading.Lock()
+
+
+def _backend_key(settings: SessionSettings, api: ApiSettings) -> BackendKey:
+    resolved = api.resolved()  # the environment's server and key count too
+    key_hash = (hashlib.sha256(resolved.api_key.encode("utf-8")).hexdigest()
+                if resolved.api_key else None)
+    record_to = (settings.trace_path or None) if settings.record else None
+    return BackendKey(spec=settings.backend.strip(), base_url=resolved.base_url,
+                      api_key_sha256=key_hash, max_images=resolved.max_images,
+                      record_to=record_to, session=settings.session)
+
+
 def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
-    """The backend this session chose (raises BackendError with a readable message)."""
+    """The backend this session chose (raises BackendError with a readable message).
+
+    One backend per distinct setting is kept (a few, least recently used first out), so the
+    clicks of a session share one HTTP client, and a replay trace is read once and keeps its
+    recorded-order position from click to click."""
     settings = state if isinstance(state, SessionSettings) else SessionSettings.from_state(state)
     api = ApiSettings(base_url=settings.base_url or None, api_key=settings.api_key or None)
-    record_to = settings.trace_path or None if settings.record else None
-    return resolve(settings.backend, api=api, record_to=record_to)
+    key = _backend_key(settings, api)
+    with _backends_lock:
+        backend = _backends.get(key)
+        if backend is not None:
+            _backends.move_to_end(key)
+            return backend
+    backend = resolve(settings.backend, api=api, record_to=key.record_to)
+    with _backends_lock:
+        backend = _backends.setdefault(key, backend)  # a concurrent first click may have won
+        _backends.move_to_end(key)
+        while len(_backends) > BACKEND_CACHE_SIZE:
+            _backends.popitem(last=False)  # not closed: a running call may still use it
+    return backend
 
 
 def _public_url(url: str) -> str:
     """The URL without any user:password part (never show credentials)."""
-    from urllib.parse import urlsplit, urlunsplit
-
     parts = urlsplit(url)
     host = parts.hostname or ""
     netloc = host + (f":{parts.port}" if parts.port else "")

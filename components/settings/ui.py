@@ -5,7 +5,7 @@ import gradio as gr
 
 from backends.errors import BackendError
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
-from components.settings.session import SessionSettings, badge, trace_dir
+from components.settings.session import MAX_FRAMES_PER_REQUEST, SessionSettings, badge, trace_dir
 
 _HELP = ("`baseline` needs no model (each tab's no-model method). `openai:<model>` uses any "
          "OpenAI-compatible server (vLLM, SGLang, OpenAI, Gemini): give its base URL and key here "
@@ -28,7 +28,7 @@ def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, re
         backend=spec, base_url=(base_url or "").strip(),
         api_key=(api_key or "").strip() or previous.api_key,
         max_frames=int(max_frames or previous.max_frames), record=bool(record),
-        trace_path=str(trace_dir() / f"session-{session}.jsonl") if record else "")
+        trace_path=str(trace_dir() / f"session-{session}.jsonl") if record else "", session=session)
     return settings.to_state(), badge(settings.to_state())
 
 
@@ -51,7 +51,7 @@ def build_settings_panel(default: SessionSettings) -> gr.State:
             api_key = gr.Textbox(label="API key (this session only, never stored)", type="password",
                                  elem_id="settings-api-key")
         with gr.Row():
-            max_frames = gr.Slider(1, 192, value=default.max_frames, step=1, label="Max frames per request",
+            max_frames = gr.Slider(1, MAX_FRAMES_PER_REQUEST, value=default.max_frames, step=1, label="Max frames per request",
                                    elem_id="settings-max-frames")
             record = gr.Checkbox(value=default.record, label="Record this session's model calls",
                                  elem_id="settings-record")

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable, Protocol, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from collections.abc import Callable, Sequence
 
 from backends.errors import BackendError, GenerationStopped
 from components.common.errors import UserError
-from components.window_search.solvers import CastOption, InspectContext, InspectOutcome, \
-    Observation, RefOption, SelectCandidate, WindowSolver
 from components.window_search.prompts import cast_ref_label
-from components.window_search.types import CandidateTrace, Chunk, InspectStep, SearchTrace
+from components.window_search.solvers import WindowSolver
+from components.window_search.types import CandidateTrace, CastOption, Chunk, DecomposeOutcome, \
+    InspectContext, InspectOutcome, InspectStep, Observation, RefOption, SearchTrace, \
+    SelectCandidate, Statement, Window
 
 
 # -- what the agent needs from the movie and the character memory -------------------------------
@@ -128,6 +131,47 @@ def _reasoning(step: InspectStep) -> str:
 
 
 # -- Algorithm 1 --------------------------------------------------------------------------------
+@dataclass
+class _Search:
+    """One query's search in progress: the budget, the trace and how to report and stop."""
+
+    query: str
+    movie: MovieView
+    solver: WindowSolver
+    trace: SearchTrace
+    M: int
+    delta_max: float
+    max_new_frames: int
+    frame_cap: int | None
+    on_update: Callable[[SearchTrace], None] | None
+    stop: threading.Event | None
+    t0: float = field(default_factory=time.monotonic)
+
+    @property
+    def with_frames(self) -> bool:
+        return not self.solver.is_text_only
+
+    @property
+    def ref(self) -> str:
+        return self.trace.qid or ""
+
+    def update(self) -> None:
+        self.trace.elapsed_s = time.monotonic() - self.t0
+        if self.on_update is not None:
+            self.on_update(self.trace)
+
+    def check_stop(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            raise _Stopped
+
+    def count(self, role: str, attempts: int) -> None:
+        self.trace.calls[role] += 1
+        self.trace.calls["retries"] += max(0, attempts - 1)
+
+
+Rejected = tuple[Window, InspectContext, CandidateTrace, InspectOutcome]
+
+
 def agentic_window_search(query: str, ranked: list[Chunk], movie: MovieView,
                           memory: CharacterMemoryView | None, solver: WindowSolver, *,
                           K: int = 5, M: int = 3, delta_max: float = 30.0,
@@ -144,90 +188,82 @@ def agentic_window_search(query: str, ranked: list[Chunk], movie: MovieView,
     if K < 1 or M < 0 or delta_max <= 0 or max_new_frames < 1:
         raise UserError(f"Invalid search budget K={K}, M={M}, delta_max={delta_max}, "
                         f"max_new_frames={max_new_frames}: need K >= 1, M >= 0, delta_max > 0.")
-    t0 = time.monotonic()
     candidates = [Chunk(c.index, c.start, c.end, c.score, c.rank if c.rank is not None else r)
                   for r, c in enumerate(ranked[:K], 1)]
     trace = SearchTrace(query=query, qid=qid, backend=solver.backend_id, chunks=candidates,
                         text_only_baseline=solver.is_text_only)
-    with_frames = not solver.is_text_only
-
-    def update() -> None:
-        trace.elapsed_s = time.monotonic() - t0
-        if on_update is not None:
-            on_update(trace)
-
-    def check_stop() -> None:
-        if stop is not None and stop.is_set():
-            raise _Stopped
-
-    def count(role: str, attempts: int) -> None:
-        trace.calls[role] += 1
-        trace.calls["retries"] += max(0, attempts - 1)
-
+    search = _Search(query, movie, solver, trace, M, delta_max, max_new_frames, frame_cap,
+                     on_update, stop)
     try:
         P = match_characters(query, memory)                                  # 1: name lookup
         trace.matched_characters = [o.char_id for o in P]
-        check_stop()
-        dec = solver.decompose(query, P, stop=stop, ref=qid or "")           # 2: single call
-        count("decompose", dec.attempts)
-        D, R = dec.statements, dec.ref_images
-        trace.statements, trace.cast, trace.decompose_raw = D, dec.cast, dec.raw
+        search.check_stop()
+        dec = solver.decompose(query, P, stop=stop, ref=search.ref)          # 2: single call
+        search.count("decompose", dec.attempts)
+        trace.statements, trace.cast, trace.decompose_raw = dec.statements, dec.cast, dec.raw
         if dec.error:
             trace.errors.append(dec.error)
-        update()
-        H: list[tuple[tuple[float, float], InspectContext, CandidateTrace, InspectOutcome]] = []  # 3
+        search.update()
+        H: list[Rejected] = []                                               # 3
         for r, C_r in enumerate(candidates, 1):                              # 4: retrieval order
-            ct = CandidateTrace(rank=r, chunk=C_r)
-            trace.candidates.append(ct)
-            W = clamp_window(C_r.start, C_r.end, movie.duration)             # 5
-            h = InspectContext(query=query, statements=D, cast=dec.cast, ref_images=R, chunk=C_r,
-                               rank=r, duration=movie.duration, M=M, delta_max=delta_max)
-            h.observations.append(Observation(                               # 6
-                kind="initial", window=W, band=W,
-                frames=list(movie.frames(W[0], W[1], fps=1.0, cap=frame_cap)) if with_frames else [],
-                cues=list(movie.cues(W[0], W[1])), applied_cap=delta_max))
-            for n in range(M + 1):                                           # 7
-                check_stop()
-                o, h = solver.inspect(h, allow_expand=(n < M), stop=stop,    # 8
-                                      ref=qid or "")
-                count("inspect", o.attempts)
-                step = _record_step(n, W, o)
-                ct.steps.append(step)
-                ct.final_window = W
-                if n == M and step.decision == "EXPAND":                     # 9
-                    step.decision = "REJECT"                                 # 10
-                    step.converted_from_expand = True
-                if step.decision == "EMIT":                                  # 12
-                    ct.outcome = "accepted"
-                    trace.accepted_rank = r
-                    trace.window = W
-                    update()
-                    return trace                                             # 13
-                elif step.decision == "REJECT":                              # 14
-                    ct.outcome = "rejected"
-                    H.append((W, h, ct, o))                                  # 15
-                    update()
-                    break                                                    # 16
-                else:                                                        # 17
-                    W, h, obs = expand_window(W, h, o.reply.expand_direction,  # 18: new band only
-                                              o.reply.expand_seconds, delta_max, movie,
-                                              max_new_frames, with_frames)
-                    step.applied_seconds = obs.applied
-                    ct.final_window = W
-                    update()
-        W = _select(query, D, H, movie, solver, trace, stop, with_frames, count)  # 22
-        trace.window = W
-        update()
+            if _inspect_candidate(search, dec, r, C_r, H):
+                return trace                                                 # 13
+        trace.window = _select(search, dec.statements, H)                    # 22
+        search.update()
         return trace                                                         # 23
     except (_Stopped, GenerationStopped):
         trace.stopped = True
     except BackendError as e:
         trace.errors.append(str(e))
-    update()
+    search.update()
     return trace
 
 
-def _record_step(n: int, W: tuple[float, float], o: InspectOutcome) -> InspectStep:
+def _inspect_candidate(search: _Search, dec: DecomposeOutcome, r: int, C_r: Chunk,
+                       H: list[Rejected]) -> bool:
+    """Lines 5-20 for candidate r: True when it was accepted (trace.window is then set)."""
+    movie, trace = search.movie, search.trace
+    ct = CandidateTrace(rank=r, chunk=C_r)
+    trace.candidates.append(ct)
+    W = clamp_window(C_r.start, C_r.end, movie.duration)                     # 5
+    h = InspectContext(query=search.query, statements=dec.statements, cast=dec.cast,
+                       ref_images=dec.ref_images, chunk=C_r, rank=r, duration=movie.duration,
+                       M=search.M, delta_max=search.delta_max)
+    frames = movie.frames(W[0], W[1], fps=1.0, cap=search.frame_cap) if search.with_frames else []
+    h.observations.append(Observation(kind="initial", window=W, band=W, frames=list(frames),  # 6
+                                      cues=list(movie.cues(W[0], W[1])), applied_cap=search.delta_max))
+    for n in range(search.M + 1):                                            # 7
+        search.check_stop()
+        o, h = search.solver.inspect(h, allow_expand=(n < search.M), stop=search.stop,  # 8
+                                     ref=search.ref)
+        search.count("inspect", o.attempts)
+        step = _record_step(n, W, o)
+        ct.steps.append(step)
+        ct.final_window = W
+        if n == search.M and step.decision == "EXPAND":                      # 9
+            step.decision = "REJECT"                                         # 10
+            step.converted_from_expand = True
+        if step.decision == "EMIT":                                          # 12
+            ct.outcome = "accepted"
+            trace.accepted_rank = r
+            trace.window = W
+            search.update()
+            return True
+        if step.decision == "REJECT":                                        # 14
+            ct.outcome = "rejected"
+            H.append((W, h, ct, o))                                          # 15
+            search.update()
+            return False                                                     # 16
+        W, h, obs = expand_window(W, h, o.reply.expand_direction,            # 17-18: new band only
+                                  o.reply.expand_seconds, search.delta_max, movie,
+                                  search.max_new_frames, search.with_frames)
+        step.applied_seconds = obs.applied
+        ct.final_window = W
+        search.update()
+    return False
+
+
+def _record_step(n: int, W: Window, o: InspectOutcome) -> InspectStep:
     if o.reply is None:  # unparsed after retries: REJECT, raw kept
         return InspectStep(n=n, window=W, checks=[], decision="REJECT", raw=o.raw,
                            parse_error=o.error or "unparsed reply", num_frames=o.frames_sent,
@@ -240,32 +276,29 @@ def _record_step(n: int, W: tuple[float, float], o: InspectOutcome) -> InspectSt
                        raw=o.raw, num_frames=o.frames_sent, frames_dropped=o.frames_dropped)
 
 
-def _select(query, D, H, movie: MovieView, solver: WindowSolver, trace: SearchTrace,
-            stop, with_frames: bool, count) -> tuple[float, float]:
+def _select(search: _Search, D: list[Statement], H: list[Rejected]) -> Window:
     """Select (line 22) among the rejected candidates, from their final summaries, confidences and
     midpoint frames."""
+    trace = search.trace
     rejected = []
-    for i, (W, h, ct, o) in enumerate(H):
+    for i, (W, _h, ct, o) in enumerate(H):
         last = ct.steps[-1]
         frame = None
-        if with_frames:
+        if search.with_frames:
             mid = (W[0] + W[1]) / 2.0
-            frames = movie.frames(mid, mid + 1.0, fps=1.0, cap=1)
+            frames = search.movie.frames(mid, mid + 1.0, fps=1.0, cap=1)
             frame = frames[0] if frames else None
         rejected.append(SelectCandidate(
             index=i, rank=ct.rank, chunk=ct.chunk, window=W, confidence=last.confidence,
             reasoning=_reasoning(last), frame=frame, checks=list(last.checks),
             score=o.reply.score if o.reply is not None else None))
-    if len(rejected) == 1:
-        chosen = 0
-    else:
-        if stop is not None and stop.is_set():
-            raise _Stopped
-        sel = solver.select(query, D, rejected, stop=stop, ref=trace.qid or "")
-        count("select", sel.attempts)
+    chosen = 0
+    if len(rejected) > 1:
+        search.check_stop()
+        sel = search.solver.select(search.query, D, rejected, stop=search.stop, ref=search.ref)
+        search.count("select", sel.attempts)
         trace.select_raw = sel.raw
         if sel.index is None:
-            chosen = 0
             trace.errors.append(f"{sel.error}; fell back to the highest-ranked rejected candidate")
         else:
             chosen = sel.index

@@ -3,19 +3,28 @@ the record and the key (pure; no gradio).
 
 Annotations: {"movies": [{"movie_id", "video", "subtitles"?}], "pairs": [{"pair_id", "movie_id",
 "contrast_attribute", "target": {"qid", "query", "interval"}, "confusable": {...}}]}.
-Predictions (JSONL): {"qid", "interval": [s, e]} + optional "window", "trace". An unreadable
-interval is kept as an invalid prediction (IoU 0, metrics.md), not an error.
+The file's shape is checked by components.common.validate (the schema below); what a schema
+cannot say (unique ids, known movies, intervals inside the movie, paths inside the folder) is
+checked after it, in the same words. Predictions (JSONL): {"qid", "interval": [s, e]} + optional
+"window", "trace". An unreadable interval is kept as an invalid prediction (IoU 0, metrics.md), not
+an error.
 """
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
+from typing import NotRequired
 
 from components.common.errors import DataFormatError
+from components.common.intervals import valid_interval
+from components.common.io import load_json
 from components.common.paths import confined_path
+from components.common.validate import validated_as
 
 CONTRAST_ATTRIBUTES = ("subject", "visual anchor", "core action", "motion", "interaction", "setting",
                        "temporal composition")
@@ -79,114 +88,135 @@ class Prediction:
     raw: Any = None
 
 
-def valid_interval(value: Any) -> tuple[float, float] | None:
-    """[s, e] with finite numbers and e > s, else None."""
-    if not isinstance(value, (list, tuple)) or len(value) != 2:
-        return None
-    try:
-        if any(isinstance(x, bool) for x in value):
-            return None
-        s, e = float(value[0]), float(value[1])
-    except (TypeError, ValueError):
-        return None
-    if not (math.isfinite(s) and math.isfinite(e)) or e <= s:
-        return None
-    return s, e
-
-
-def _require(record: dict, key: str, where: str, path: Path, fix: str = "") -> Any:
-    if not isinstance(record, dict):
-        raise DataFormatError(f"{path}: {where} must be a JSON object, got {type(record).__name__}.")
-    if key not in record:
-        raise DataFormatError(f"{path}: {where} has no key '{key}'{'; ' + fix if fix else ''}.")
-    return record[key]
-
-
-def _str(record: dict, key: str, where: str, path: Path) -> str:
-    value = _require(record, key, where, path)
+# -- the file's shape -------------------------------------------------------------------------------
+def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise DataFormatError(f"{path}: {where} key '{key}' must be a non-empty string, got {value!r}.")
+        raise ValueError(f"must be a non-empty string, got {value!r}.")
     return value
 
 
+def _path_or_absent(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError("must be a path string or absent.")
+    return value
+
+
+def _interval(value: Any) -> tuple[float, float]:
+    interval = valid_interval(value)
+    if interval is None:
+        raise ValueError(f"must be [start, end] seconds with end > start, got {value!r}.")
+    if interval[0] < 0:
+        raise ValueError(f"{list(interval)} starts before 0 s.")
+    return interval
+
+
+@cache
+def _schema() -> type:
+    """The annotation file as pydantic reads it (pydantic is imported on first use only)."""
+    from pydantic import BeforeValidator
+
+    text = Annotated[str, BeforeValidator(_text)]
+    # functional TypedDicts: the field types are objects here, not strings to resolve later
+    movie = TypedDict("MovieRecord", {
+        "movie_id": text, "video": text,
+        "subtitles": NotRequired[Annotated[str | None, BeforeValidator(_path_or_absent)]]})
+    query = TypedDict("QueryRecord", {
+        "qid": text, "query": text,
+        "interval": Annotated[tuple[float, float], BeforeValidator(_interval)]})
+    pair = TypedDict("PairRecord", {"pair_id": text, "movie_id": text, "contrast_attribute": text,
+                                    "target": query, "confusable": query})
+    return TypedDict("AnnotationFile", {"movies": list[movie], "pairs": list[pair]})
+
+
+_ID_KEYS = {"movies": "movie_id", "pairs": "pair_id", "target": "qid", "confusable": "qid"}
+_SUB_RECORDS = ("target", "confusable")
+
+
+def _named(node: Any, id_key: str | None) -> str:
+    """" ('p1')" after a record that carries a readable id, else ""."""
+    ident = node.get(id_key) if isinstance(node, dict) and id_key else None
+    return f" ('{ident}')" if isinstance(ident, str) and ident.strip() else ""
+
+
+def place(data: Any, loc: tuple) -> str:
+    """Where `loc` points, naming records by their ids: ("pairs", 0, "target", "interval") ->
+    "pairs[0] ('p1').target ('q1') key 'interval'"."""
+    out, node, parent = "", data, None
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(part, int):
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+            out += f"[{part}]" + _named(node, _ID_KEYS.get(parent))
+        elif part in _SUB_RECORDS or not last:
+            node = node.get(part) if isinstance(node, dict) else None
+            out += ("." if out else "") + str(part) + (_named(node, "qid") if part in _SUB_RECORDS else "")
+        else:
+            out += (" " if out else "the top level ") + f"key '{part}'"
+        parent = part
+    return out or "the top level"
+
+
+# -- loading --------------------------------------------------------------------------------------
 def load_annotations(path: str | Path, *, durations: dict[str, float] | None = None,
                      check_files: bool = False) -> GroundingAnnotations:
     """Read and validate a grounding annotation file. `durations` (movie_id -> seconds) enables
     the check that intervals end within the movie; `check_files` that videos/subtitles exist."""
-    from components.common.io import load_json
-
     path = Path(path)
     data = load_json(path, "grounding annotation file")
-    if not isinstance(data, dict):
-        raise DataFormatError(f"{path}: the top level must be an object with 'movies' and 'pairs'.")
-    movies_raw = _require(data, "movies", "the top level", path,
-                          'add "movies": [{"movie_id": ..., "video": ...}]')
-    pairs_raw = _require(data, "pairs", "the top level", path)
-    if not isinstance(movies_raw, list) or not isinstance(pairs_raw, list):
-        raise DataFormatError(f"{path}: 'movies' and 'pairs' must be lists.")
-    base = path.parent
+    checked = validated_as(_schema(), data, file=path, where=lambda loc: place(data, loc))
     movies: dict[str, MovieEntry] = {}
-    for i, m in enumerate(movies_raw):
-        where = f"movies[{i}]"
-        mid = _str(m, "movie_id", where, path)
-        where = f"movies[{i}] ('{mid}')"
-        if mid in movies:
-            raise DataFormatError(f"{path}: {where}: duplicate movie_id '{mid}'; each movie once.")
-        video = confined_path(base, _str(m, "video", where, path), file=path, where=where, key="video")
-        subs = m.get("subtitles")
-        if subs is not None and not isinstance(subs, str):
-            raise DataFormatError(f"{path}: {where} key 'subtitles' must be a path string or absent.")
-        sub_path = confined_path(base, subs, file=path, where=where, key="subtitles") if subs else None
-        if check_files:
-            if not video.is_file():
-                raise DataFormatError(f"{path}: {where} key 'video': file not found: {video}.")
-            if sub_path is not None and not sub_path.is_file():
-                raise DataFormatError(f"{path}: {where} key 'subtitles': file not found: {sub_path}.")
-        extra = {k: v for k, v in m.items() if k not in ("movie_id", "video", "subtitles")}
-        movies[mid] = MovieEntry(mid, video, sub_path, extra)
-
+    for i, (m, raw) in enumerate(zip(checked["movies"], data["movies"])):
+        entry = _movie_entry(path, f"movies[{i}] ('{m['movie_id']}')", m, raw, check_files)
+        if entry.movie_id in movies:
+            raise DataFormatError(f"{path}: movies[{i}] ('{entry.movie_id}'): duplicate movie_id "
+                                  f"'{entry.movie_id}'; each movie once.")
+        movies[entry.movie_id] = entry
     pairs: list[GroundingPair] = []
     pair_ids: set[str] = set()
     qids: set[str] = set()
-    for i, p in enumerate(pairs_raw):
-        where = f"pairs[{i}]"
-        pid = _str(p, "pair_id", where, path)
-        where = f"pairs[{i}] ('{pid}')"
-        if pid in pair_ids:
-            raise DataFormatError(f"{path}: {where}: duplicate pair_id '{pid}'; pair ids must be unique.")
-        pair_ids.add(pid)
-        mid = _str(p, "movie_id", where, path)
-        if mid not in movies:
-            raise DataFormatError(f"{path}: {where} key 'movie_id': '{mid}' is not listed in 'movies' "
-                                  f"(known: {', '.join(movies) or 'none'}).")
-        attr = _str(p, "contrast_attribute", where, path)
-        sides = {}
-        for role in ("target", "confusable"):
-            q = _require(p, role, where, path)
-            qwhere = f"{where}.{role}"
-            qid = _str(q, "qid", qwhere, path)
-            if qid in qids:
-                raise DataFormatError(f"{path}: {qwhere}: duplicate qid '{qid}'; every query needs its own id.")
-            qids.add(qid)
-            text = _str(q, "query", qwhere, path)
-            raw = _require(q, "interval", qwhere, path)
-            interval = valid_interval(raw)
-            if interval is None:
-                raise DataFormatError(f"{path}: {qwhere} ('{qid}') key 'interval' must be [start, end] "
-                                      f"seconds with end > start, got {raw!r}.")
-            if interval[0] < 0:
-                raise DataFormatError(f"{path}: {qwhere} ('{qid}') key 'interval' {list(interval)} starts "
-                                      "before 0 s.")
-            dur = (durations or {}).get(mid)
-            if dur is not None and interval[1] > dur + 1e-6:
-                raise DataFormatError(f"{path}: {qwhere} ('{qid}') key 'interval' {list(interval)} ends "
-                                      f"after the movie '{mid}' ({dur:.1f} s); fix the interval or the video.")
-            sides[role] = (qid, text, interval)
-        (tq, tt, ti), (cq, ct, ci) = sides["target"], sides["confusable"]
-        target = GroundingQuery(tq, tt, ti, pid, mid, "target", attr, cq)
-        conf = GroundingQuery(cq, ct, ci, pid, mid, "confusable", attr, tq)
-        pairs.append(GroundingPair(pid, mid, attr, target, conf))
+    for i, p in enumerate(checked["pairs"]):
+        where = f"pairs[{i}] ('{p['pair_id']}')"
+        if p["pair_id"] in pair_ids:
+            raise DataFormatError(f"{path}: {where}: duplicate pair_id '{p['pair_id']}'; pair ids must be unique.")
+        pair_ids.add(p["pair_id"])
+        if p["movie_id"] not in movies:
+            raise DataFormatError(f"{path}: {where} key 'movie_id': '{p['movie_id']}' is not listed in "
+                                  f"'movies' (known: {', '.join(movies) or 'none'}).")
+        pairs.append(_pair(path, where, p, qids, (durations or {}).get(p["movie_id"])))
     return GroundingAnnotations(path, movies, pairs)
+
+
+def _movie_entry(path: Path, where: str, m: dict, raw: dict, check_files: bool) -> MovieEntry:
+    base = path.parent
+    video = confined_path(base, m["video"], file=path, where=where, key="video")
+    subs = m.get("subtitles")
+    sub_path = confined_path(base, subs, file=path, where=where, key="subtitles") if subs else None
+    if check_files:
+        if not video.is_file():
+            raise DataFormatError(f"{path}: {where} key 'video': file not found: {video}.")
+        if sub_path is not None and not sub_path.is_file():
+            raise DataFormatError(f"{path}: {where} key 'subtitles': file not found: {sub_path}.")
+    extra = {k: v for k, v in raw.items() if k not in ("movie_id", "video", "subtitles")}
+    return MovieEntry(m["movie_id"], video, sub_path, extra)
+
+
+def _pair(path: Path, where: str, p: dict, qids: set[str], duration: float | None) -> GroundingPair:
+    """One checked pair as two queries; qids must be new, intervals end within the movie."""
+    for role in ("target", "confusable"):
+        q = p[role]
+        qwhere = f"{where}.{role}"
+        if q["qid"] in qids:
+            raise DataFormatError(f"{path}: {qwhere}: duplicate qid '{q['qid']}'; every query needs its own id.")
+        qids.add(q["qid"])
+        if duration is not None and q["interval"][1] > duration + 1e-6:
+            raise DataFormatError(f"{path}: {qwhere} ('{q['qid']}') key 'interval' {list(q['interval'])} ends "
+                                  f"after the movie '{p['movie_id']}' ({duration:.1f} s); fix the interval "
+                                  "or the video.")
+    t, c = p["target"], p["confusable"]
+    mid, pid, attr = p["movie_id"], p["pair_id"], p["contrast_attribute"]
+    target = GroundingQuery(t["qid"], t["query"], tuple(t["interval"]), pid, mid, "target", attr, c["qid"])
+    conf = GroundingQuery(c["qid"], c["query"], tuple(c["interval"]), pid, mid, "confusable", attr, t["qid"])
+    return GroundingPair(pid, mid, attr, target, conf)
 
 
 def load_predictions(path: str | Path) -> dict[str, Prediction]:

@@ -13,20 +13,24 @@ whole word, any of a character's names.
 """
 from __future__ import annotations
 
-
+import io
 import json
 import re
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
 
-from components.common.io import atomic_write_bytes
+from backends.ask import Asked, Unparsed, ask
+from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
+from backends.errors import GenerationStopped
 from components.common.errors import DataFormatError, UserError
+from components.common.io import atomic_write_bytes, load_json
+from components.media import Cue
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # PIL stays out of `python app.py --help`
     from PIL import Image
-
-    from components.media import Cue
 
 
 @dataclass
@@ -73,7 +77,7 @@ class CharacterMemory:
     def image_path(self, ref: Reference) -> Path | None:
         return Path(ref.image) if ref.image else None
 
-    def load_reference_image(self, ref: Reference) -> "Image.Image | None":
+    def load_reference_image(self, ref: Reference) -> Image.Image | None:
         path = self.image_path(ref)
         if path is None or not path.is_file():
             return None
@@ -100,7 +104,7 @@ class CharacterMemory:
             self.save()
         return ch
 
-    def add_reference(self, char_id: str, image: "Image.Image", time: float | None = None) -> Reference:
+    def add_reference(self, char_id: str, image: Image.Image, time: float | None = None) -> Reference:
         """Store `image` as a new reference of `char_id` (image file first, then the JSON)."""
         if self.path is None:
             raise UserError("this character memory has no file yet; save it first (save(path)).")
@@ -110,7 +114,6 @@ class CharacterMemory:
         while f"{char_id}:r{j}" in used:
             j += 1
         rel = f"{self.movie_id}/{char_id}_r{j}.jpg"
-        import io
         buf = io.BytesIO()
         image.convert("RGB").save(buf, format="JPEG", quality=90)
         atomic_write_bytes(self.path.parent / rel, buf.getvalue())
@@ -157,9 +160,7 @@ class CharacterMemory:
         return self.path
 
     @classmethod
-    def load(cls, path: str | Path) -> "CharacterMemory":
-        from components.common.io import load_json
-
+    def load(cls, path: str | Path) -> CharacterMemory:
         path = Path(path)
         data = load_json(path, "character memory file")
         if not isinstance(data, dict):
@@ -240,7 +241,7 @@ _PATTERNS = (
 )
 
 
-def name_mentions(cues: Iterable["Cue"]) -> dict[str, list["Cue"]]:
+def name_mentions(cues: Iterable[Cue]) -> dict[str, list[Cue]]:
     """Capitalised names used in direct address or introductions -> the cues that use them
     (each cue counted once per name)."""
     found: dict[str, list] = {}
@@ -259,7 +260,7 @@ def name_mentions(cues: Iterable["Cue"]) -> dict[str, list["Cue"]]:
     return found
 
 
-def build_names_only(movie_id: str, cues: Iterable["Cue"], *, min_count: int = 2,
+def build_names_only(movie_id: str, cues: Iterable[Cue], *, min_count: int = 2,
                      path: str | Path | None = None) -> CharacterMemory:
     """Offline memory (no model): names used in address/introduction at least `min_count` times;
     a one-word name that is the first word of a longer found name joins that character."""
@@ -316,59 +317,96 @@ def _clip_times(cues: list, *, max_clips: int, min_gap: float) -> list[float]:
     return chosen
 
 
-def build_with_vlm(movie, backend, path: str | Path, *, min_count: int = 2, max_clips: int = 10,
-                   min_gap: float = 45.0, clip_seconds: float = 30.0, min_confidence: float = 0.8,
-                   max_refs: int = 4, max_retries: int = 2, stop=None,
-                   progress=None) -> tuple[CharacterMemory, dict]:
+PICK_PARAMS = GenerationParams(temperature=0.2, max_tokens=128)
+
+
+def _parse_pick(text: str, n_frames: int) -> tuple[list[int], float]:
+    parsed = _pick_frames_reply(text, n_frames)
+    if parsed is None:
+        raise Unparsed("no {\"frames\": [...], \"confidence\": ...} object in the reply")
+    return parsed
+
+
+def _ask_clip(movie: Any, backend: VLMBackend, name: str, span: tuple[float, float], *,
+              max_frames: int, attempts: int, stop: threading.Event | None) -> tuple[list, Asked | None]:
+    """One clip's frames and what came of asking the model which show `name` (None: no frames)."""
+    s, e = span
+    frames = movie.frames(s, e, fps=1.0, cap=max_frames)
+    if not frames:
+        return frames, None
+    dialogue = "\n".join(f"<{c.start:.1f} s> {c.text}" for c in movie.cues(s, e))
+    content: list = [PICK_PROMPT.format(dialogue=dialogue or "(none)", name=name)]
+    for i, f in enumerate(frames, 1):
+        content += [f"[F{i}] <{f.time:.1f} seconds>", f.image]
+    request = GenerationRequest([Message("user", content)], PICK_PARAMS, task="aws.memory",
+                                ref=f"{movie.movie_id}:{name}", cancel=stop)
+    return frames, ask(backend, request, lambda text: _parse_pick(text, len(frames)), attempts=attempts)
+
+
+@dataclass
+class _ClipRules:
+    max_clips: int = 10
+    min_gap: float = 45.0
+    clip_seconds: float = 30.0
+    min_confidence: float = 0.8
+    max_frames: int = 30
+    attempts: int = 3
+
+
+def _support(movie: Any, backend: VLMBackend, ch: Character, cues: list[Cue], rules: _ClipRules,
+             stats: dict, stop: threading.Event | None,
+             progress: Callable[[str, dict], None] | None) -> tuple[int, list[tuple[float, Any]]]:
+    """(clips whose confident pick shows the character, the picked (time, image) frames); a set
+    `stop` ends the count early."""
+    picks: list[tuple[float, Any]] = []
+    supporting = 0
+    for centre in _clip_times(cues, max_clips=rules.max_clips, min_gap=rules.min_gap):
+        if stop is not None and stop.is_set():
+            break
+        s = max(0.0, centre - rules.clip_seconds / 2)
+        span = (s, min(movie.duration, s + rules.clip_seconds))
+        try:
+            frames, asked = _ask_clip(movie, backend, ch.display_name, span,
+                                      max_frames=rules.max_frames, attempts=rules.attempts, stop=stop)
+        except GenerationStopped:
+            break
+        if asked is None:
+            continue
+        stats["clips"] += 1
+        stats["calls"] += asked.attempts
+        if asked.value is None:  # unreadable after the retries, or the call failed
+            stats["unparsed"] += 1
+            continue
+        chosen, conf = asked.value
+        if chosen and conf >= rules.min_confidence:
+            supporting += 1
+            picks += [(frames[i - 1].time, frames[i - 1].image) for i in chosen]
+        if progress:
+            progress(ch.display_name, stats)
+    return supporting, picks
+
+
+def build_with_vlm(movie: Any, backend: VLMBackend, path: str | Path, *, min_count: int = 2,
+                   max_clips: int = 10, min_gap: float = 45.0, clip_seconds: float = 30.0,
+                   min_confidence: float = 0.8, max_refs: int = 4, max_retries: int = 2,
+                   max_frames: int | None = None, stop: threading.Event | None = None,
+                   progress: Callable[[str, dict], None] | None = None) -> tuple[CharacterMemory, dict]:
     """Reduced D.2: names from dialogue (address/introductions, as `build_names_only`); for each
     name up to `max_clips` addressing lines >= 45 s apart, each centring a 30 s clip sampled at
-    1 fps; one model call per clip links the name to a visible person and picks <= 2 frames; a pick
-    counts when its confidence >= 0.80; a name is kept with support from >= 2 clips, storing up to 4
-    references. Unparsable replies are retried, then counted (never guessed).
+    1 fps (at most `max_frames` frames); one model call per clip links the name to a visible
+    person and picks <= 2 frames; a pick counts when its confidence >= 0.80; a name is kept with
+    support from >= 2 clips, storing up to 4 references. Unparsable replies are retried
+    (backends.ask), then counted (never guessed). After a set `stop` no more clips are asked.
     Not done (D.2's later stages): the joint cross-clip comparison and union-find identity merge."""
-    from backends.base import GenerationParams, GenerationRequest, Message
-
     names_only = build_names_only(movie.movie_id, movie.all_cues, min_count=min_count)
     mentions = name_mentions(movie.all_cues)
+    rules = _ClipRules(max_clips, min_gap, clip_seconds, min_confidence,
+                       min(int(clip_seconds), max_frames or int(clip_seconds)), 1 + max(0, max_retries))
     mem = CharacterMemory(movie.movie_id, [], path)
     stats = {"calls": 0, "unparsed": 0, "clips": 0, "kept": 0, "dropped": 0}
     for ch in names_only.characters:
         cues = sorted({id(c): c for n in ch.names for c in mentions.get(n, [])}.values(), key=lambda c: c.start)
-        picks: list[tuple[float, "Image.Image"]] = []
-        supporting = 0
-        for centre in _clip_times(cues, max_clips=max_clips, min_gap=min_gap):
-            if stop is not None and stop.is_set():
-                break
-            s = max(0.0, centre - clip_seconds / 2)
-            e = min(movie.duration, s + clip_seconds)
-            frames = movie.frames(s, e, fps=1.0, cap=int(clip_seconds))
-            if not frames:
-                continue
-            stats["clips"] += 1
-            dialogue = "\n".join(f"<{c.start:.1f} s> {c.text}" for c in movie.cues(s, e))
-            content: list = [PICK_PROMPT.format(dialogue=dialogue or "(none)", name=ch.display_name)]
-            for i, f in enumerate(frames, 1):
-                content += [f"[F{i}] <{f.time:.1f} seconds>", f.image]
-            request = GenerationRequest([Message("user", content)], GenerationParams(temperature=0.2, max_tokens=128),
-                                        task="aws.memory", ref=f"{movie.movie_id}:{ch.display_name}", cancel=stop)
-            parsed = None
-            for _ in range(1 + max_retries):
-                result = backend.generate(request)
-                stats["calls"] += 1
-                if not result.ok:
-                    break
-                parsed = _pick_frames_reply(result.text, len(frames))
-                if parsed is not None:
-                    break
-            if parsed is None:
-                stats["unparsed"] += 1
-                continue
-            chosen, conf = parsed
-            if chosen and conf >= min_confidence:
-                supporting += 1
-                picks += [(frames[i - 1].time, frames[i - 1].image) for i in chosen]
-            if progress:
-                progress(ch.display_name, stats)
+        supporting, picks = _support(movie, backend, ch, cues, rules, stats, stop, progress)
         if supporting >= 2:
             stats["kept"] += 1
             kept = mem.add_character(ch.display_name, ch.names)

@@ -11,29 +11,18 @@ Diagnostics (paper Table 2), when predictions carry the `window` handed to the l
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from components.window_search.annotations import GroundingAnnotations, Prediction, valid_interval
+from components.common.intervals import iou, overlap, valid_interval
+from components.window_search.annotations import GroundingAnnotations, Prediction
 
 THRESHOLDS = (0.3, 0.5, 0.7)
 METRIC_KEYS = ("mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5",
                "PairSuccess@0.7", "num_queries", "num_pairs")
 
 
-def temporal_iou(pred: Sequence[float] | None, gt: Sequence[float] | None) -> float:
-    p, g = valid_interval(pred), valid_interval(gt)
-    if p is None or g is None:
-        return 0.0
-    inter = max(0.0, min(p[1], g[1]) - max(p[0], g[0]))
-    union = max(p[1], g[1]) - min(p[0], g[0])
-    return inter / union if union > 0 else 0.0
-
-
-def overlap(a: Sequence[float] | None, b: Sequence[float] | None) -> float:
-    a, b = valid_interval(a), valid_interval(b)
-    if a is None or b is None:
-        return 0.0
-    return max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
+#: IoU of a prediction and the ground truth (an invalid or missing interval scores 0)
+temporal_iou = iou
 
 
 def window_bound_iou(window: Sequence[float] | None, gt: Sequence[float]) -> float:
@@ -55,9 +44,9 @@ def grounding_metrics(pairs: Iterable[tuple[str, Sequence[tuple[str, Sequence[fl
         n_pairs += 1
         pair_ious = []
         for qid, gt in queries:
-            iou = temporal_iou(predictions.get(qid), gt)
-            ious.append(iou)
-            pair_ious.append(iou)
+            score = temporal_iou(predictions.get(qid), gt)
+            ious.append(score)
+            pair_ious.append(score)
         for t in THRESHOLDS:
             if pair_ious and all(i >= t for i in pair_ious):
                 pair_hits[t] += 1

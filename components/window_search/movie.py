@@ -14,12 +14,13 @@ from __future__ import annotations
 import math
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from collections.abc import Callable, Iterator
 
+from components.common.errors import MediaError, UserError
+from components.media import Cue, DiskCache, Frame, cues_in_window, file_identity, load_subtitles, \
+    open_video
+from components.media.video import check_file
 from components.window_search.types import Chunk
-
-if TYPE_CHECKING:
-    from components.media import Cue, DiskCache, Frame
 
 DEFAULT_CHUNK_SECONDS = 180.0
 DEFAULT_CHUNK_FRAME_CAP = 180
@@ -42,11 +43,7 @@ class Movie:
     def __init__(self, video: str | Path, subtitles: str | Path | None = None, *,
                  movie_id: str | None = None, chunk_seconds: float = DEFAULT_CHUNK_SECONDS,
                  chunk_frame_cap: int | None = DEFAULT_CHUNK_FRAME_CAP,
-                 max_side: int | None = DEFAULT_MAX_SIDE, cache: "DiskCache | None" = None):
-        from components.common.errors import MediaError
-        from components.media import DiskCache, load_subtitles
-        from components.media.video import check_file
-
+                 max_side: int | None = DEFAULT_MAX_SIDE, cache: DiskCache | None = None):
         self.video = check_file(video)
         self.subtitles = Path(subtitles) if subtitles else None
         if self.subtitles is not None and not self.subtitles.is_file():
@@ -54,7 +51,6 @@ class Movie:
                              "the subtitles out (the movie is searched by its frames only).")
         self.movie_id = movie_id or self.video.stem
         if chunk_seconds <= 0:
-            from components.common.errors import UserError
             raise UserError(f"chunk seconds must be > 0 (got {chunk_seconds}).")
         self.chunk_seconds = float(chunk_seconds)
         self.chunk_frame_cap = chunk_frame_cap
@@ -71,9 +67,15 @@ class Movie:
     def source(self):
         with self._lock:
             if self._source is None:
-                from components.media import open_video
                 self._source = open_video(self.video)
             return self._source
+
+    def close(self) -> None:
+        """Release the decoder (the disk cache stays); a later call reopens the video."""
+        with self._lock:
+            source, self._source = self._source, None
+        if source is not None:
+            source.close()
 
     @property
     def duration(self) -> float:
@@ -110,25 +112,25 @@ class Movie:
         key = self.cache.key(self.video, kind="frames", **self._params(start, end, fps, cap))
         return (Path(self.cache.root) / "frames" / key / "index.json").is_file()
 
-    def frames(self, start: float, end: float, fps: float = 1.0, cap: int | None = None) -> list["Frame"]:
+    def frames(self, start: float, end: float, fps: float = 1.0, cap: int | None = None) -> list[Frame]:
         """Frames at `fps` over [start, end) clipped to the movie, at most `cap` (cached on disk)."""
         start, end = max(0.0, float(start)), min(float(end), self.duration)
         if end <= start:
             return []
         params = self._params(start, end, fps, cap)
 
-        def compute() -> list["Frame"]:
+        def compute() -> list[Frame]:
             frames = self.source.sample_fps(start, end, fps, cap, max_side=self.max_side)
             self.decoded_frames += len(frames)
             return frames
 
         return self.cache.get_or_compute_frames(self.video, params, compute)
 
-    def chunk_frames(self, index: int) -> list["Frame"]:
+    def chunk_frames(self, index: int) -> list[Frame]:
         c = self.chunk(index)
         return self.frames(c.start, c.end, 1.0, self.chunk_frame_cap)
 
-    def iter_chunk_frames(self) -> Iterator[tuple[Chunk, list["Frame"]]]:
+    def iter_chunk_frames(self) -> Iterator[tuple[Chunk, list[Frame]]]:
         """(chunk, its frames) one chunk at a time: only one chunk's frames are alive at once."""
         for c in self.chunks:
             yield c, self.frames(c.start, c.end, 1.0, self.chunk_frame_cap)
@@ -146,11 +148,10 @@ class Movie:
 
     # -- subtitles -------------------------------------------------------------------------------
     @property
-    def all_cues(self) -> list["Cue"]:
+    def all_cues(self) -> list[Cue]:
         return list(self._cues)
 
-    def cues(self, start: float, end: float) -> list["Cue"]:
-        from components.media import cues_in_window
+    def cues(self, start: float, end: float) -> list[Cue]:
         return cues_in_window(self._cues, start, end)
 
     def chunk_text(self, index: int) -> str:
@@ -159,7 +160,6 @@ class Movie:
 
     def identity(self) -> dict:
         """What the retrieval cache key depends on besides the video file itself."""
-        from components.media import file_identity
         return {"subtitles": file_identity(self.subtitles) if self.subtitles else None,
                 "chunk_seconds": self.chunk_seconds, "chunk_frame_cap": self.chunk_frame_cap,
                 "max_side": self.max_side}

@@ -6,8 +6,8 @@ Window selection methods:
 - "aws":          Agentic Window Search (Algorithm 1) over the top K chunks;
 - "rag":          Movie RAG: the top-1 chunk straight to the localizer (paper §3, Table 2 row 2);
 - "oracle-chunk": the chunk with the largest GT overlap (Table 2 row 6; needs the ground truth).
-With the baseline backend (`is_baseline`) the text-only baseline solver and localizer are used and
-the trace says so (`text_only_baseline`).
+Which verifier and localizer answer is `solvers.solvers_for`'s decision (the baseline backend gets
+the text-only baseline, and the trace says so: `text_only_baseline`).
 """
 from __future__ import annotations
 
@@ -15,98 +15,84 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
 
+from backends.base import EmbeddingBackend, VLMBackend
+from backends.registry import resolve_embedder
 from components.common.errors import UserError
-from components.window_search.types import CandidateTrace, SearchTrace
+from components.window_search.agent import agentic_window_search
+from components.window_search.annotations import MovieEntry
+from components.window_search.memory import CharacterMemory, load_or_empty
+from components.window_search.movie import Movie
+from components.window_search.retrieval import oracle_chunk, retrieve
+from components.window_search.solvers import WindowSearchSolvers, solvers_for
+from components.window_search.types import CandidateTrace, Chunk, SearchSettings, SearchTrace
 
-if TYPE_CHECKING:
-    from backends.base import EmbeddingBackend, VLMBackend
-    from components.window_search.memory import CharacterMemory
-    from components.window_search.movie import Movie
+__all__ = ["METHODS", "SearchSettings", "ground_query", "prediction_record", "MovieLibrary"]
 
 METHODS = ("aws", "rag", "oracle-chunk")
 
 
-@dataclass
-class SearchSettings:
-    k: int = 5
-    m: int = 3
-    delta_max: float = 30.0
-    max_new_frames: int = 32      # frames per expansion (paper §5)
-    frame_cap: int | None = None  # frames per Inspect window (None: the agent's default)
-    localize_fps: float = 1.0
-    localize_cap: int = 32
-
-    def __post_init__(self):
-        if self.k < 1:
-            raise UserError(f"K must be at least 1 (got {self.k}).")
-        if self.m < 0:
-            raise UserError(f"M must be 0 or more (got {self.m}).")
-        if self.delta_max <= 0:
-            raise UserError(f"Δmax must be > 0 seconds (got {self.delta_max}).")
+def _chosen_chunk(method: str, ranked: list[Chunk], movie: Movie,
+                  ground_truth: tuple[float, float] | None) -> Chunk:
+    if method == "rag":
+        return ranked[0]
+    if ground_truth is None:
+        raise UserError("the oracle-chunk method needs the query's ground truth (pick a query "
+                        "from an annotation file).")
+    return oracle_chunk(movie, ground_truth)
 
 
-def _solver_for(backend: "VLMBackend", embedder: "EmbeddingBackend | None"):
-    from components.window_search.solvers import ModelWindowSolver, TextOnlyBaselineSolver
+def _select_window(query: str, method: str, ranked: list[Chunk], movie: Movie,
+                   memory: CharacterMemory, solvers: WindowSearchSolvers, settings: SearchSettings,
+                   ground_truth: tuple[float, float] | None, qid: str | None,
+                   on_update: Callable[[SearchTrace], None] | None,
+                   stop: threading.Event | None) -> SearchTrace:
+    """The trace of the window-selection step (its `window` goes to the localizer)."""
+    if method == "aws":
+        return agentic_window_search(
+            query, ranked, movie, memory, solvers.verifier, K=settings.k, M=settings.m,
+            delta_max=settings.delta_max, max_new_frames=settings.capped(settings.max_new_frames),
+            frame_cap=settings.capped(settings.frame_cap), on_update=on_update, stop=stop, qid=qid)
+    chosen = _chosen_chunk(method, ranked, movie, ground_truth)
+    trace = SearchTrace(query=query, qid=qid, chunks=ranked)
+    trace.candidates = [CandidateTrace(rank=chosen.rank or 1, chunk=chosen,
+                                       final_window=(chosen.start, chosen.end), outcome="selected")]
+    trace.selected_rank = chosen.rank
+    trace.window = (chosen.start, chosen.end)
+    return trace
 
-    if backend.is_baseline:
-        return TextOnlyBaselineSolver(embedder=embedder)
-    return ModelWindowSolver(backend)
 
-
-def ground_query(query: str, movie: "Movie", backend: "VLMBackend", *,
-                 embedder: "EmbeddingBackend", memory: "CharacterMemory | None" = None,
+def ground_query(query: str, movie: Movie, backend: VLMBackend, *,
+                 embedder: EmbeddingBackend, memory: CharacterMemory | None = None,
                  method: str = "aws", settings: SearchSettings | None = None,
                  ground_truth: tuple[float, float] | None = None, qid: str | None = None,
                  on_update: Callable[[SearchTrace], None] | None = None,
                  stop: threading.Event | None = None,
-                 captions: dict[int, str] | None = None) -> SearchTrace:
+                 captions: dict[int, str] | None = None,
+                 solvers: WindowSearchSolvers | None = None) -> SearchTrace:
     """Ground one query in one movie; the returned trace carries window, prediction and GT.
-    `captions` (chunk index -> text, e.g. from retrieval.caption_chunks) join the chunk texts."""
-    from components.window_search.localizer import localize
-    from components.window_search.memory import CharacterMemory
-    from components.window_search.retrieval import oracle_chunk, retrieve
-
+    `captions` (chunk index -> text, e.g. from retrieval.caption_chunks) join the chunk texts;
+    `solvers` defaults to `solvers_for(backend, settings)`."""
     settings = settings or SearchSettings()
     if method not in METHODS:
         raise UserError(f"unknown method '{method}'; choose one of {', '.join(METHODS)}.")
     if not query or not query.strip():
         raise UserError("the query is empty; type a description of the moment to find.")
+    solvers = solvers or solvers_for(backend, settings, embedder=embedder)
     started = time.perf_counter()
     memory = memory if memory is not None else CharacterMemory(movie.movie_id)
     ranked = retrieve(query, movie, embedder, k=settings.k, captions=captions)
-
-    if method == "aws":
-        from components.window_search.agent import agentic_window_search
-
-        trace = agentic_window_search(
-            query, ranked, movie, memory, _solver_for(backend, embedder), K=settings.k, M=settings.m,
-            delta_max=settings.delta_max, max_new_frames=settings.max_new_frames,
-            frame_cap=settings.frame_cap, on_update=on_update, stop=stop, qid=qid)
-    else:
-        if method == "rag":
-            chosen = ranked[0]
-        else:
-            if ground_truth is None:
-                raise UserError("the oracle-chunk method needs the query's ground truth (pick a query "
-                                "from an annotation file).")
-            chosen = oracle_chunk(movie, ground_truth)
-        trace = SearchTrace(query=query, qid=qid, chunks=ranked)
-        trace.candidates = [CandidateTrace(rank=chosen.rank or 1, chunk=chosen,
-                                           final_window=(chosen.start, chosen.end), outcome="selected")]
-        trace.selected_rank = chosen.rank
-        trace.window = (chosen.start, chosen.end)
+    trace = _select_window(query, method, ranked, movie, memory, solvers, settings, ground_truth,
+                           qid, on_update, stop)
     trace.backend = backend.backend_id
-    trace.text_only_baseline = bool(backend.is_baseline)
+    trace.text_only_baseline = solvers.text_only
     trace.ground_truth = tuple(ground_truth) if ground_truth is not None else None
     if on_update:
         on_update(trace)
 
     if trace.window is not None and not trace.stopped and not (stop is not None and stop.is_set()):
-        result = localize(query, trace.window, movie, None if backend.is_baseline else backend,
-                          fps=settings.localize_fps, cap=settings.localize_cap, embedder=embedder,
-                          stop=stop, ref=qid or "")
+        result = solvers.localizer.localize(query, trace.window, movie, stop=stop, ref=qid or "")
         trace.calls["localize"] = trace.calls.get("localize", 0) + 1
         trace.prediction = tuple(result.interval) if result.interval is not None else None
         if result.error:
@@ -139,13 +125,10 @@ class MovieLibrary:
     _memories: dict = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def embedder(self) -> "EmbeddingBackend":
-        from backends.registry import resolve_embedder
+    def embedder(self) -> EmbeddingBackend:
         return resolve_embedder(self.embedder_spec)
 
-    def movie(self, entry) -> "Movie":
-        from components.window_search.movie import Movie
-
+    def movie(self, entry: MovieEntry) -> Movie:
         key = (str(entry.video), self.chunk_seconds)
         with self._lock:
             if key not in self._movies:
@@ -153,14 +136,12 @@ class MovieLibrary:
                                           chunk_seconds=self.chunk_seconds)
             return self._movies[key]
 
-    def memory(self, movie_id: str) -> "CharacterMemory":
-        from components.window_search.memory import load_or_empty
-
+    def memory(self, movie_id: str) -> CharacterMemory:
         with self._lock:
             if movie_id not in self._memories:
                 if self.memory_dir is None:
-                    from components.window_search.memory import CharacterMemory
                     self._memories[movie_id] = CharacterMemory(movie_id)
                 else:
-                    self._memories[movie_id] = load_or_empty(Path(self.memory_dir) / f"{movie_id}.json", movie_id)
+                    self._memories[movie_id] = load_or_empty(Path(self.memory_dir) / f"{movie_id}.json",
+                                                             movie_id)
             return self._memories[movie_id]

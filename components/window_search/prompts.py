@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from backends.base import Message
-
-if TYPE_CHECKING:
-    from components.window_search.solvers import CastOption, InspectContext, SelectCandidate
-    from components.window_search.types import Statement
+from components.window_search.types import CastOption, InspectContext, Observation, \
+    SelectCandidate, Statement
 
 PROMPT_DIR = Path(__file__).resolve().parents[2] / "assets" / "prompts"
 
@@ -44,7 +43,7 @@ PROMPT_FILES = (
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> str:
     """Text of assets/prompts/<name>.txt without its final newline."""
     path = PROMPT_DIR / f"{name}.txt"
@@ -96,13 +95,13 @@ def time_marker(t: float) -> str:
     return f"<{t:.1f} seconds>"
 
 
-def decomposition_json(statements: Sequence["Statement"]) -> str:
+def decomposition_json(statements: Sequence[Statement]) -> str:
     """Serialized sub-queries (ids and texts only: no reference image field, Appendix G)."""
     return json.dumps([{"id": s.sid, "text": s.text} for s in statements], ensure_ascii=False,
                       indent=2)
 
 
-def _merge_text(parts: list) -> list:
+def merge_text(parts: list) -> list:
     """Join adjacent strings with newlines so each message alternates text and images."""
     out: list = []
     for p in parts:
@@ -113,8 +112,11 @@ def _merge_text(parts: list) -> list:
     return out
 
 
+_merge_text = merge_text  # the earlier name
+
+
 # -- Decompose ----------------------------------------------------------------------------------
-def decompose_messages(query: str, options: Sequence["CastOption"]) -> list[Message]:
+def decompose_messages(query: str, options: Sequence[CastOption]) -> list[Message]:
     parts: list = [fill(load_prompt("aws_decompose_user"), query=query)]
     if options:
         parts.append("")
@@ -128,7 +130,7 @@ def decompose_messages(query: str, options: Sequence["CastOption"]) -> list[Mess
                 parts.append(ref.label)  # == fill(aws_decompose_cast_ref, cid=..., j=...)
                 parts.append(ref.image)
     return [Message.text("system", load_prompt("aws_decompose_system")),
-            Message("user", _merge_text(parts))]
+            Message("user", merge_text(parts))]
 
 
 def cast_ref_label(cid: str, j: int) -> str:
@@ -170,7 +172,7 @@ def _frame_parts(frames: Sequence[Any]) -> list:
     return parts
 
 
-def expansion_text(obs: Any, k: int) -> str:
+def expansion_text(obs: Observation, k: int) -> str:
     """Our wording for the observation appended after the k-th expansion (Appendix G is silent)."""
     side = "earlier (left)" if obs.side == "left" else "later (right)"
     text = (f"Expansion {k}: revealed {obs.applied:g} s of {side} footage, "
@@ -188,7 +190,7 @@ def expansion_text(obs: Any, k: int) -> str:
     return text
 
 
-def inspect_messages(ctx: "InspectContext", allow_expand: bool) -> list[Message]:
+def inspect_messages(ctx: InspectContext, allow_expand: bool) -> list[Message]:
     """The conversation for Inspect call n = len(ctx.replies) (history + new user turn)."""
     system = with_budget(load_prompt("aws_inspect_system"), ctx.M, ctx.delta_max)
     messages = [Message.text("system", system)]
@@ -210,15 +212,15 @@ def inspect_messages(ctx: "InspectContext", allow_expand: bool) -> list[Message]
         parts += _frame_parts(obs.frames)
         is_last = i == len(ctx.observations) - 1
         parts += budget_lines(i, ctx.M, allow_expand if is_last else True, ctx.delta_max)
-        messages.append(Message("user", _merge_text(parts)))
+        messages.append(Message("user", merge_text(parts)))
         if i < len(ctx.replies):
             messages.append(Message.text("assistant", ctx.replies[i]))
     return messages
 
 
 # -- Select -------------------------------------------------------------------------------------
-def select_messages(query: str, statements: Sequence["Statement"],
-                    rejected: Sequence["SelectCandidate"]) -> list[Message]:
+def select_messages(query: str, statements: Sequence[Statement],
+                    rejected: Sequence[SelectCandidate]) -> list[Message]:
     parts: list = [fill(load_prompt("aws_select_user"), query=query,
                         decomposition_json=decomposition_json(statements), n=len(rejected))]
     for c in rejected:
@@ -229,7 +231,7 @@ def select_messages(query: str, statements: Sequence["Statement"],
             parts += [time_marker(c.frame.time), c.frame.image]
     parts.append(load_prompt("aws_select_closing"))
     return [Message.text("system", load_prompt("aws_select_system")),
-            Message("user", _merge_text(parts))]
+            Message("user", merge_text(parts))]
 
 
 # -- Localizer ----------------------------------------------------------------------------------
@@ -239,4 +241,4 @@ def localize_messages(query: str, window: tuple[float, float], frames: Sequence[
     uses TimeLens2 unchanged); aws_localize.txt is ours, in the TimeLens style."""
     text = fill(load_prompt("aws_localize"), fps=fps, win_start=window[0], win_end=window[1],
                 query=query)
-    return [Message("user", _merge_text(_frame_parts(frames) + [text]))]
+    return [Message("user", merge_text(_frame_parts(frames) + [text]))]

@@ -19,12 +19,12 @@ import ast
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from backends.ask import Unparsed
+from components.window_search.types import DecomposeReply, InspectReply, SelectReply, Statement, \
+    StatementCheck
 
-from components.window_search.types import Statement, StatementCheck
 
-
-class ReplyParseError(ValueError):
+class ReplyParseError(Unparsed):
     """The model's reply could not be read as the expected JSON object."""
 
 
@@ -107,12 +107,6 @@ def extract_json_object(text: str) -> dict:
 
 
 # -- Decompose ----------------------------------------------------------------------------------
-@dataclass
-class DecomposeReply:
-    statements: list[Statement]
-    cast: list[dict]  # {"char_id": "C1", "name": "...", "ref": "C1:r2"} as the model wrote them
-
-
 def parse_decompose(text: str) -> DecomposeReply:
     obj = extract_json_object(text)
     raw_statements = obj.get("statements")
@@ -144,18 +138,6 @@ _STATUS = {"true": "true", "false": "false", "cutoff": "cutoff", "cut off": "cut
            "cut-off": "cutoff", "cut_off": "cutoff"}
 _DECISION = {"EMIT": "EMIT", "EXPAND": "EXPAND", "REJECT": "REJECT", "ACCEPT": "EMIT"}
 _SIDE = {"left": "left", "right": "right", "earlier": "left", "later": "right"}
-
-
-@dataclass
-class InspectReply:
-    checks: list[StatementCheck]
-    decision: str                      # EMIT | EXPAND | REJECT
-    confidence: float | None = None
-    cooccurrence: str = ""
-    expand_direction: str | None = None
-    expand_seconds: float | None = None  # None: not given (the agent then applies delta_max)
-    score: float | None = None           # set by the text-only baseline (mean similarity)
-    notes: list[str] = field(default_factory=list)
 
 
 def normalise_status(value) -> str:
@@ -239,12 +221,6 @@ def parse_inspect(text: str, statement_ids: list[str] | None = None) -> InspectR
 
 
 # -- Select -------------------------------------------------------------------------------------
-@dataclass
-class SelectReply:
-    index: int
-    reasoning: str = ""
-
-
 def parse_select(text: str, n: int) -> SelectReply:
     """Read a Select reply; the index must name one of the `n` candidates (0-based)."""
     try:

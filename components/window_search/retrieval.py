@@ -14,21 +14,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Sequence
+import threading
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
+from backends.ask import Unparsed, ask, resample
+from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, Message, VLMBackend
+from components.common.intervals import overlap
+from components.window_search.movie import Movie
 from components.window_search.types import Chunk
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy stays out of `python app.py --help`
     import numpy as np
-
-    from backends.base import EmbeddingBackend
-    from components.window_search.movie import Movie
 
 NO_TEXT_SCORE = -1.0
 CACHE_VERSION = 1
 
 
-def chunk_texts(movie: "Movie", captions: dict[int, str] | None = None) -> list[str]:
+def chunk_texts(movie: Movie, captions: dict[int, str] | None = None) -> list[str]:
     """Per chunk: its subtitles joined, then its caption (if any)."""
     texts = []
     for c in movie.chunks:
@@ -39,15 +42,15 @@ def chunk_texts(movie: "Movie", captions: dict[int, str] | None = None) -> list[
     return texts
 
 
-def _normalise(v: "np.ndarray") -> "np.ndarray":
+def _normalise(v: np.ndarray) -> np.ndarray:
     import numpy as np
 
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     return np.where(n > 0, v / np.maximum(n, 1e-12), 0.0).astype(np.float32)
 
 
-def _compute_embeddings(movie: "Movie", embedder: "EmbeddingBackend", texts: list[str],
-                        use_images: bool) -> "np.ndarray":
+def _compute_embeddings(movie: Movie, embedder: EmbeddingBackend, texts: list[str],
+                        use_images: bool) -> np.ndarray:
     """(n_chunks, dim) unit rows; zero rows for chunks that cannot be embedded (no text, text-only)."""
     import numpy as np
 
@@ -78,9 +81,9 @@ def _compute_embeddings(movie: "Movie", embedder: "EmbeddingBackend", texts: lis
     return out
 
 
-def chunk_embeddings(movie: "Movie", embedder: "EmbeddingBackend", *,
+def chunk_embeddings(movie: Movie, embedder: EmbeddingBackend, *,
                      captions: dict[int, str] | None = None,
-                     use_images: bool | None = None) -> "np.ndarray":
+                     use_images: bool | None = None) -> np.ndarray:
     """Chunk embeddings, from the disk cache when the movie, chunking, model and texts match."""
     if use_images is None:
         use_images = bool(getattr(embedder, "supports_images", False))
@@ -97,7 +100,7 @@ def rank_scores(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-float(scores[i]), i))
 
 
-def score_chunks(query: str, movie: "Movie", embedder: "EmbeddingBackend", *,
+def score_chunks(query: str, movie: Movie, embedder: EmbeddingBackend, *,
                  captions: dict[int, str] | None = None) -> list[float]:
     import numpy as np
 
@@ -115,7 +118,7 @@ def score_chunks(query: str, movie: "Movie", embedder: "EmbeddingBackend", *,
     return scores
 
 
-def retrieve(query: str, movie: "Movie", embedder: "EmbeddingBackend", *, k: int | None = 5,
+def retrieve(query: str, movie: Movie, embedder: EmbeddingBackend, *, k: int | None = 5,
              captions: dict[int, str] | None = None) -> list[Chunk]:
     """The top-k chunks (all when k is None) with score and 1-based rank."""
     scores = score_chunks(query, movie, embedder, captions=captions)
@@ -127,15 +130,15 @@ def retrieve(query: str, movie: "Movie", embedder: "EmbeddingBackend", *, k: int
             for r, i in enumerate(order, 1)]
 
 
-def oracle_chunk(movie: "Movie", interval: tuple[float, float]) -> Chunk:
+def oracle_chunk(movie: Movie, interval: tuple[float, float]) -> Chunk:
     """The chunk with the largest overlap with the ground truth (ties: earlier chunk), Table 2 row 6."""
-    s, e = interval
     best, best_overlap = None, -1.0
     for c in movie.chunks:
-        overlap = max(0.0, min(e, c.end) - max(s, c.start))
-        if overlap > best_overlap + 1e-9:
-            best, best_overlap = c, overlap
-    assert best is not None
+        shared = overlap(interval, (c.start, c.end))
+        if shared > best_overlap + 1e-9:
+            best, best_overlap = c, shared
+    if best is None:
+        raise ValueError(f"{movie!r} has no chunks")
     return Chunk(index=best.index, start=best.start, end=best.end, score=None, rank=1)
 
 
@@ -144,11 +147,36 @@ CAPTION_PROMPT = ("The frames below are sampled from one {seconds:.0f}-second st
                   "(visible appearance), where it takes place, and what they do. Do not guess names.")
 
 
-def caption_chunks(movie: "Movie", backend, *, frames_per_chunk: int = 16, stop=None) -> dict[int, str]:
+CAPTION_PARAMS = GenerationParams(temperature=0.0, max_tokens=160)
+
+
+def _caption_text(text: str) -> str:
+    if not text.strip():
+        raise Unparsed("empty caption")
+    return text.strip()
+
+
+def _spread(frames: list, n: int) -> list:
+    """At most n of `frames`, evenly spread."""
+    if len(frames) <= n:
+        return frames
+    return [frames[int((i + 0.5) * len(frames) / n)] for i in range(n)]
+
+
+def _caption_request(movie: Movie, chunk: Chunk, frames: list,
+                     stop: threading.Event | None) -> GenerationRequest:
+    content: list = [CAPTION_PROMPT.format(seconds=chunk.end - chunk.start)]
+    for f in frames:
+        content += [f"<{f.time:.1f} seconds>", f.image]
+    return GenerationRequest([Message("user", content)], CAPTION_PARAMS, task="aws.caption",
+                             ref=f"{movie.movie_id}:{chunk.index}", cancel=stop)
+
+
+def caption_chunks(movie: Movie, backend: VLMBackend, *, frames_per_chunk: int = 16,
+                   stop: threading.Event | None = None) -> dict[int, str]:
     """One caption per chunk from a VLM (our prompt; the paper's retriever embeds frames directly),
     cached on disk per movie, chunking and model. Used by text-only embedders as the chunk's visual
     text. A failed call leaves that chunk without a caption (never a made-up one)."""
-    from backends.base import GenerationParams, GenerationRequest, Message
 
     def compute() -> dict[str, str]:
         out: dict[str, str] = {}
@@ -158,15 +186,11 @@ def caption_chunks(movie: "Movie", backend, *, frames_per_chunk: int = 16, stop=
             frames = movie.frames(c.start, c.end, fps=1.0, cap=frames_per_chunk)
             if not frames:
                 continue
-            content: list = [CAPTION_PROMPT.format(seconds=c.end - c.start)]
-            for f in frames:
-                content += [f"<{f.time:.1f} seconds>", f.image]
-            result = backend.generate(GenerationRequest([Message("user", content)],
-                                                        GenerationParams(temperature=0.0, max_tokens=160),
-                                                        task="aws.caption", ref=f"{movie.movie_id}:{c.index}",
-                                                        cancel=stop))
-            if result.ok and result.text.strip():
-                out[str(c.index)] = result.text.strip()
+            asked = ask(backend, _caption_request(movie, c, frames, stop), _caption_text, attempts=1,
+                        on_too_many=resample(lambda n, c=c, frames=frames: _caption_request(
+                            movie, c, _spread(frames, n), stop)))  # one try: a caption is optional
+            if asked.value is not None:
+                out[str(c.index)] = asked.value
         return out
 
     params = {"what": "ws-chunk-captions", "v": CACHE_VERSION, "backend": backend.backend_id,

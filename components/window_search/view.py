@@ -6,13 +6,24 @@ status chips true ✓ / false ✗ / cutoff △ (the paper's check, cross and tri
 from __future__ import annotations
 
 import html
-from typing import Iterable
+from collections.abc import Iterable
 
 from components.window_search.types import CandidateTrace, SearchTrace
 
 CHIP = {"true": ("✓", "#1a7f37", "true"), "false": ("✗", "#cf222e", "false"),
         "cutoff": ("△", "#bf8700", "cutoff")}
 BASELINE_LABEL = "text-only baseline (subtitles only)"
+
+# Clicking a ranked chunk on the timeline clicks the matching "#r" choice of the Window radio.
+TIMELINE_JS = """
+element.addEventListener('click', (e) => {
+  const block = e.target.closest('[data-rank]');
+  if (!block) return;
+  const want = '#' + block.dataset.rank;
+  const labels = document.querySelectorAll('#ws-window-pick label');
+  for (const l of labels) { if (l.textContent.trim() === want) { l.click(); break; } }
+});
+"""
 
 
 def fmt_t(seconds: float | None) -> str:
@@ -31,16 +42,13 @@ def candidate(trace: SearchTrace, rank: int | None) -> CandidateTrace | None:
 
 def candidate_at(trace: SearchTrace, t: float) -> int | None:
     """Rank of the inspected window under time t (the accepted one first), else the nearest."""
-    def span(c: CandidateTrace):
-        return c.final_window or (c.chunk.start, c.chunk.end)
-
-    hits = [c for c in trace.candidates if span(c)[0] <= t <= span(c)[1]]
+    hits = [c for c in trace.candidates if c.span[0] <= t <= c.span[1]]
     if hits:
         hits.sort(key=lambda c: (c.outcome not in ("accepted", "selected"), c.rank))
         return hits[0].rank
     if not trace.candidates:
         return None
-    return min(trace.candidates, key=lambda c: min(abs(t - span(c)[0]), abs(t - span(c)[1]))).rank
+    return min(trace.candidates, key=lambda c: min(abs(t - c.span[0]), abs(t - c.span[1]))).rank
 
 
 def _pct(t: float, duration: float) -> float:
@@ -127,7 +135,7 @@ def checklist_html(trace: SearchTrace | None, rank: int | None) -> str:
         body = "".join(f"<li>{html.escape(s.sid)} {html.escape(s.text)}</li>" for s in trace.statements)
         return "".join(head) + (f"<div>Statements:</div><ul>{body}</ul>" if body else
                                 "<div>No window inspected yet.</div>")
-    w = cand.final_window or (cand.chunk.start, cand.chunk.end)
+    w = cand.span
     n_cands = len(trace.chunks) or len(trace.candidates)
     head.append(f"<div style='font-weight:bold'>Window rank #{cand.rank} of {n_cands} · "
                 f"[{fmt_t(w[0])} - {fmt_t(w[1])}] · {html.escape(cand.outcome)}</div>")

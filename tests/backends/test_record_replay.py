@@ -14,7 +14,7 @@ from backends.config import ApiSettings
 from backends.registry import resolve
 from backends.replay import ReplayBackend
 from backends.trace_format import image_sha256
-from tests.backends.support import SECRET, api_backend
+from tests.backends.support import SECRET, ScriptedBackend, api_backend
 
 
 def frame(seed: int) -> Image.Image:
@@ -148,3 +148,21 @@ def test_replay_of_missing_or_broken_trace(tmp_path):
     broken.write_text('{"key": "x", "backend": "b", "response": "r"}\nnot json\n')
     with pytest.raises(BackendError, match="line 2"):
         ReplayBackend(broken)
+
+
+def test_replay_reads_calls_recorded_after_it_was_built_and_keeps_its_place(tmp_path):
+    trace = tmp_path / "growing.jsonl"
+    req = cloze_request([frame(8)], "Pick one.", "g1", temperature=0.8)
+    recorder = RecordingBackend(ScriptedBackend(["first", "second", "third"]), trace)
+    recorder.generate(req)
+    recorder.generate(req)
+    replay = ReplayBackend(trace)
+    assert replay.generate(req).text == "first"
+    later = cloze_request([frame(9)], "Another one.", "g2")
+    recorder.generate(later)  # "third", recorded while the replay is in use
+    with open(trace, "a", encoding="utf-8") as fh:
+        fh.write('{"key": "torn')  # a write still under way: the answers read before still serve
+    assert replay.generate(req).text == "second"
+    trace.write_text(trace.read_text(encoding="utf-8").rsplit("\n", 1)[0] + "\n", encoding="utf-8")
+    assert replay.generate(later).text == "third"
+    assert replay.generate(req).text == "second"  # after the last, the last repeats

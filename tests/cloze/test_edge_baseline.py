@@ -7,7 +7,7 @@ from components.cloze.layout import load_dataset
 from components.cloze.questions import build_set
 from components.cloze.runner import answer_safely
 from components.cloze.scoring import score_results
-from components.cloze.solver import EdgeSolver
+from components.cloze.solvers import EdgeSolver
 from components.common.errors import UserError
 
 

@@ -58,7 +58,7 @@ def test_record_format_resume_and_redo(tmp_path, questions):
     assert list(r0)[:12] == UPSTREAM_KEYS
     assert r0["correct"] and r0["option_map"][r0["answer"]] == "GT" and r0["redo_count"] == 0
     assert r0["annotator"] == "anon-1" and r0["order_seed"] == 42 and r0["backend"] == "human"
-    wrong = next(l for l in "ABCD" if l != q1.expected)
+    wrong = next(x for x in "ABCD" if x != q1.expected)
     _answer(path, q1, 1, wrong)
     prog = load_progress(path, questions)
     assert prog.next_index == 2 and prog.answered_count(questions) == 2

@@ -14,7 +14,7 @@ from components.common.errors import UserError
 def test_example_data_is_in_the_released_layout(cloze_examples):
     ds = load_dataset(cloze_examples)
     assert len(ds.instances) >= 6
-    for stem, inst in ds.instances.items():
+    for _stem, inst in ds.instances.items():
         assert inst.available_dims() == ["S", "A", "C"], inst.problems()
         for rel in ("before.mp4", "GT.mp4", "after.mp4", "S/Rand1.mp4", "S/Rand2.mp4", "S/Rand3.mp4",
                     "A/Early.mp4", "A/Late.mp4", "A/Wide.mp4", "C/Reverse.mp4", "C/Shuffle.mp4",

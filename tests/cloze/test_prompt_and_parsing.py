@@ -33,7 +33,7 @@ def test_prompt_words_match_the_paper_appendix_g2():
 
 def test_request_content_order():
     b, e = [f"b{i}" for i in range(3)], [f"e{i}" for i in range(3)]
-    cands = [[f"{l}{i}" for i in range(3)] for l in "abcd"]
+    cands = [[f"{letter}{i}" for i in range(3)] for letter in "abcd"]
     content = request_content("P", b, e, cands)
     assert content[:5] == ["P", "[BEGINNING]", "b0", "b1", "b2"]
     assert content[5:9] == ["[END]", "e0", "e1", "e2"]

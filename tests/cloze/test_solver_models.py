@@ -8,7 +8,7 @@ from components.cloze.prompt import eval_prompt
 from components.cloze.questions import build_set
 from components.cloze.runner import answer_safely
 from components.cloze.scoring import score_results
-from components.cloze.solver import ModelSolver, solver_for
+from components.cloze.solvers import ModelSolver, solvers_for
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 
@@ -27,13 +27,17 @@ def _backend(server, **kw):
                                                          max_retries=0, **kw))
 
 
+def _solver(backend):
+    return solvers_for(backend).solver
+
+
 def _parts(body):
     return body["messages"][0]["content"]
 
 
 def test_request_layout_is_the_released_one(ds, question):
     with ScriptedOpenAIServer([f'{{"answer": "{question.expected}", "reason": "smooth"}}']) as server:
-        rec = solver_for(_backend(server)).answer(ds.instance(question.stem), question)
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
         body = server.requests[0]
     assert body["temperature"] == 0
     parts = _parts(body)
@@ -51,7 +55,7 @@ def test_request_layout_is_the_released_one(ds, question):
 def test_garbage_is_retried_three_times_then_kept_raw_as_unparsed(ds, question):
     script = ["I think it is B", "```\nnot json\n```", '{"answer": "B or C"}', '{"answer": "A"}']
     with ScriptedOpenAIServer(script) as server:
-        rec = solver_for(_backend(server)).answer(ds.instance(question.stem), question)
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
         assert len(server.requests) == 3
     assert rec["answer"] is None and rec["parsed"] is False and rec["correct"] is False
     assert rec["raw"] == '{"answer": "B or C"}' and rec["raw_attempts"][0] == "I think it is B"
@@ -62,7 +66,7 @@ def test_garbage_is_retried_three_times_then_kept_raw_as_unparsed(ds, question):
 
 def test_a_late_valid_answer_is_used(ds, question):
     with ScriptedOpenAIServer(["nope", '{"answer": "c", "reason": "r"}']) as server:
-        rec = solver_for(_backend(server)).answer(ds.instance(question.stem), question)
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
     assert rec["answer"] == "C" and rec["attempts"] == 2
 
 
@@ -74,7 +78,7 @@ def test_server_rejecting_images_steps_frames_down(ds, question):
         return '{"answer": "A", "reason": "r"}'
 
     with ScriptedOpenAIServer(script) as server:
-        rec = solver_for(_backend(server)).answer(ds.instance(question.stem), question)
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
         counts = [sum(1 for p in _parts(b) if p["type"] == "image_url") for b in server.requests]
     assert counts == [96, 72, 24]             # 16 -> 12 -> 4 frames per clip
     assert rec["used_num_frames"] == 4 and rec["answer"] == "A"
@@ -82,7 +86,7 @@ def test_server_rejecting_images_steps_frames_down(ds, question):
 
 def test_backend_max_images_is_respected_before_sending(ds, question):
     with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
-        rec = solver_for(_backend(server, max_images=30)).answer(ds.instance(question.stem), question)
+        rec = _solver(_backend(server, max_images=30)).answer(ds.instance(question.stem), question)
         counts = [sum(1 for p in _parts(b) if p["type"] == "image_url") for b in server.requests]
     assert counts == [24] and rec["used_num_frames"] == 4
 
@@ -92,7 +96,9 @@ def test_a_timeout_is_recorded_not_guessed(ds, question):
         backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-test",
                                                                timeout_s=0.3, max_retries=0))
         rec = ModelSolver(backend, max_attempts=2).answer(ds.instance(question.stem), question)
-    assert rec["answer"] is None and rec["attempts"] == 2 and "timed out" in rec["error"]
+    # a transport failure is recorded after the backend's own retries, not asked again
+    assert rec["answer"] is None and rec["attempts"] == 1 and "timed out" in rec["error"]
+    assert rec["parsed"] is False and rec["raw"] == ""
     assert "sk-test" not in rec["error"]
 
 
@@ -101,7 +107,7 @@ def test_a_broken_clip_is_recorded_with_a_media_error(cloze_copy):
     q = build_set(ds, "all", ["S"]).questions[0]
     (ds.instance(q.stem).folder / "GT.mp4").write_bytes(b"not a video")
     with ScriptedOpenAIServer(['{"answer": "A"}']) as server:
-        rec = answer_safely(solver_for(_backend(server)), ds, q)
+        rec = answer_safely(_solver(_backend(server)), ds, q)
         assert server.requests == []
     assert rec["answer"] is None and rec["error"].startswith("media:") and "GT.mp4" in rec["error"]
 
@@ -116,3 +122,15 @@ def test_tiny_local_model_output_is_counted_unparsed_with_raw_kept(ds, question,
         assert score_results({question.stem: {question.dim: rec}})["invalid_entries_skipped"] == 1
     else:                       # a parse can only come from a real JSON answer
         assert rec["answer"] in "ABCD" and rec["raw"]
+
+
+def test_one_factory_picks_the_solver_and_carries_the_model_panels_frames(ds, question):
+    from components.cloze.solvers import EdgeSolver, SolverSettings
+
+    baseline = solvers_for(resolve("baseline"), SolverSettings(edge_variant="edge4"))
+    assert isinstance(baseline.solver, EdgeSolver) and baseline.name == "baseline:edge4"
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        solvers = solvers_for(_backend(server), SolverSettings(max_frames=4))
+        rec = solvers.solver.answer(ds.instance(question.stem), question)
+        counts = [sum(1 for p in _parts(b) if p["type"] == "image_url") for b in server.requests]
+    assert solvers.name == "openai:test-model" and counts == [24] and rec["used_num_frames"] == 4

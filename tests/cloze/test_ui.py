@@ -5,11 +5,14 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
+from components.cloze.ui import handlers  # noqa: E402 - after the gradio skip
+from components.cloze.ui.session import RESOURCES, ClozeSession  # noqa: E402
+
 REQUIRED_IDS = ["cloze-mode", "cloze-annotator", "cloze-start", "cloze-progress", "cloze-submit",
                 "cloze-next", "cloze-prev", "cloze-navigator", "cloze-export-json", "cloze-export-csv",
                 "cloze-blind", "cloze-display", "cloze-flow", "cloze-run-one", "cloze-run-set",
                 "cloze-raw", "cloze-parsed", "cloze-reason", "cloze-option-map", "cloze-leaderboard",
-                "cloze-hvm", "cloze-order-run", *[f"cloze-choice-{l}" for l in "ABCD"]]
+                "cloze-hvm", "cloze-order-run", *[f"cloze-choice-{x}" for x in "ABCD"]]
 
 
 def _build(data_dir: Path):
@@ -19,15 +22,8 @@ def _build(data_dir: Path):
 
     with gr.Blocks() as demo:
         settings = gr.State(SessionSettings().to_state())
-        build_tab(TabContext(data_dir=data_dir, settings=settings))
+        build_tab(TabContext(data_dir=data_dir, settings=settings, demo=demo))
     return demo
-
-
-def _fn(demo, name):
-    for block_fn in demo.fns.values():
-        if getattr(block_fn.fn, "__name__", "") == name:
-            return block_fn.fn
-    raise AssertionError(f"no handler {name}")
 
 
 def test_tab_builds_with_every_elem_id(cloze_examples):
@@ -40,20 +36,19 @@ def test_tab_builds_with_every_elem_id(cloze_examples):
 def test_human_session_through_the_handlers(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
     monkeypatch.delenv("APP_HUMAN_STUDY_REPO", raising=False)
-    demo = _build(cloze_examples.parent)
-    start, choice = _fn(demo, "on_start"), _fn(demo, "on_choice")
+    fresh = ClozeSession(data_dir=str(cloze_examples.parent))
     root = str(cloze_examples)
-    out = start({}, "Human study", root, "examples", "S, A, P", 42, "anon-5", "frames")
-    st = out[0]
-    assert st["index"] == 0 and "Question 1 of 18" in out[13]
-    out = choice(st, "B", "frames", "immediate", False)
-    st = out[0]
-    assert st["index"] == 1 and "Question 1:" in out[15]
+    out = handlers.start(fresh, "Human study", root, "examples", "S, A, P", 42, "anon-5", "frames")
+    st = out.session
+    assert st.index == 0 and "Question 1 of 18" in out.question.progress
+    out = handlers.choose(st, "B", "frames", "immediate", False)
+    st = out.session
+    assert st.index == 1 and "Question 1:" in out.feedback
     # a restart (new session state) resumes at the next unanswered question
-    out = start({}, "Human study", root, "examples", "S, A, P", 42, "anon-5", "video")
-    assert out[0]["index"] == 1 and "Resumed" in out[15]
+    out = handlers.start(fresh, "Human study", root, "examples", "S, A, P", 42, "anon-5", "video")
+    assert out.session.index == 1 and "Resumed" in out.feedback
     with pytest.raises(gr.Error):
-        start({}, "Human study", root, "examples", "S, A, P", 42, "../x", "frames")
+        handlers.start(fresh, "Human study", root, "examples", "S, A, P", 42, "../x", "frames")
 
 
 def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monkeypatch):
@@ -62,22 +57,61 @@ def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monk
     from components.common.io import read_jsonl
 
     monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
-    demo = _build(cloze_examples.parent)
-    start, choice, submit = _fn(demo, "on_start"), _fn(demo, "on_choice"), _fn(demo, "on_submit")
-    navigate, export = _fn(demo, "on_navigate"), _fn(demo, "on_export_json")
-    st = start({}, "Human study", str(cloze_examples), "examples", "A", 42, "anon-6", "frames")[0]
-    out = choice(st, "C", "frames", "select_then_submit", True)
-    st = out[0]
-    assert st["selected"] == "C" and st["index"] == 0 and "Submit" in out[15]
+    fresh = ClozeSession(data_dir=str(cloze_examples.parent))
+    st = handlers.start(fresh, "Human study", str(cloze_examples), "examples", "A", 42, "anon-6", "frames").session
+    out = handlers.choose(st, "C", "frames", "select_then_submit", True)
+    st = out.session
+    assert st.selected == "C" and st.index == 0 and "Submit" in out.feedback
     assert not read_jsonl(tmp_path / "study" / "anon-6.jsonl")          # nothing saved yet
-    out = submit(st, "frames", "select_then_submit", True)
-    assert out[15] == "Question 1: answer saved."                        # blind: no reveal
-    st = navigate(out[0], "frames", "1 ✓")[0]                             # navigator back to 1
-    out = choice(st, "D", "frames", "immediate", False)
-    assert "true middle" in out[15]                                       # reveal when not blind
+    out = handlers.submit(st, "frames", "select_then_submit", True)
+    assert out.feedback == "Question 1: answer saved."                   # blind: no reveal
+    st = handlers.navigate(out.session, "frames", "1 ✓").session          # navigator back to 1
+    out = handlers.choose(st, "D", "frames", "immediate", False)
+    assert "true middle" in out.feedback                                  # reveal when not blind
     recs = read_jsonl(tmp_path / "study" / "anon-6.jsonl")
     assert [r["redo_count"] for r in recs] == [0, 1]
     assert recs[0]["answer_flow"] == "select_then_submit" and recs[0]["blind"] is True
-    path = export(out[0])
+    path = handlers.export_json(out.session)
     data = json.loads(open(path).read())
     assert len(data) == 1 and data[0]["answer"] == "D"
+
+
+def test_views_spread_into_the_wired_outputs(cloze_examples, tmp_path, monkeypatch):
+    from components.cloze.ui.handlers import spread
+
+    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    demo = _build(cloze_examples.parent)
+    wired = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()}
+    fresh = ClozeSession(data_dir=str(cloze_examples.parent))
+    start = handlers.start(fresh, "Human study", str(cloze_examples), "all", "S", 42, "anon-7", "frames")
+    assert len(spread(start)) == wired["on_start"]
+    assert len(spread(handlers.choose(start.session, "A", "frames", "immediate", False))) == wired["on_choice"]
+    assert len(spread(handlers.next_question(start.session, "frames"))) == wired["on_next"]
+    assert len(spread(handlers.mode_view("Model"))) == wired["on_mode"]
+
+
+def test_unload_sets_the_sessions_stop_event_and_releases_it():
+    stop = RESOURCES.get("page-1").stop
+    assert not stop.is_set() and RESOURCES.get("page-1").stop is stop
+    handlers.release_session(type("Request", (), {"session_hash": "page-1"})())
+    assert stop.is_set()
+    assert RESOURCES.get("page-1").stop is not stop        # a new page starts with a fresh event
+    RESOURCES.release("page-1")
+
+
+def test_a_stopped_set_run_asks_nothing_and_resumes_later(cloze_examples, tmp_path, monkeypatch):
+    import threading
+
+    from components.cloze.layout import load_dataset
+    from components.cloze.questions import build_set
+    from components.cloze.runner import run_set
+    from components.cloze.solvers import EdgeSolver
+
+    ds = load_dataset(cloze_examples)
+    questions = build_set(ds, "all", ["S"]).questions[:2]
+    stop = threading.Event()
+    stop.set()
+    out = run_set(EdgeSolver(), ds, questions, tmp_path / "r.json", progress=False, stop=stop)
+    assert out["counts"] == {"done": 0, "skipped": 0, "failed": 2}
+    out = run_set(EdgeSolver(), ds, questions, tmp_path / "r.json", progress=False)
+    assert out["counts"]["done"] == 2

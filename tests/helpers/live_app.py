@@ -4,7 +4,7 @@ from __future__ import annotations
 import socket
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 
 def free_port() -> int:

@@ -20,7 +20,8 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 class ScriptedOpenAIServer:
@@ -47,7 +48,7 @@ class ScriptedOpenAIServer:
         assert self._httpd is not None
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
-    def __enter__(self) -> "ScriptedOpenAIServer":
+    def __enter__(self) -> ScriptedOpenAIServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):

@@ -1,4 +1,4 @@
-"""A random-weight Qwen2.5-VL built offline for tests (see reference/environment.md).
+"""A random-weight Qwen2.5-VL built offline for tests (see docs/environment.md).
 
 The model, tokenizer and image processor are saved with `save_pretrained`, so loading it goes
 through the same code path as a real checkpoint. Its output is noise: assert behaviour around it.

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.impact.intervals import NONE, OK, UNPARSED, format_mmss, parse_intervals, parse_time
+from components.common.intervals import format_mmss, parse_time
+from components.impact.intervals import NONE, OK, UNPARSED, parse_intervals
 
 F = 1 / 24
 CASES = [

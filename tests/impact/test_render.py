@@ -67,6 +67,17 @@ def test_glb_keeps_vertex_colours_after_a_reload(body, tmp_path):
     np.testing.assert_array_equal(np.asarray(mesh.visual.vertex_colors), colors)
 
 
+def test_two_threads_painting_one_frame_do_not_share_a_temp_file(body, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    colors = vertex_colors(body, region_vertex_mask(body, ["head"]), None)
+    target = tmp_path / "frame.glb"
+    with ThreadPoolExecutor(4) as pool:
+        paths = list(pool.map(lambda _: export_glb(body, colors, target), range(8)))
+    assert paths == [target] * 8 and target.read_bytes()[:4] == b"glTF"
+    assert [p.name for p in tmp_path.iterdir()] == ["frame.glb"]  # no temp file left behind
+
+
 def test_turntable_renders_every_frame_to_mp4(body, tmp_path):
     _require_gl()
     from components.media import open_video

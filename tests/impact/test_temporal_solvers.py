@@ -6,13 +6,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from backends.base import GenerationResult, VLMBackend
 from backends.config import ApiSettings
+from backends.errors import TooManyImagesError
 from backends.registry import resolve
 from components.impact.annotations import ImpactItem
 from components.impact.temporal_metrics import temporal_iou
+from components.impact.solvers import solvers_for
 from components.impact.temporal_solvers import (BASELINE_METHOD, ModelTemporalSolver,
                                                 MotionEnergyBaseline, impact_candidates,
-                                                make_temporal_solver, motion_energy)
+                                                motion_energy)
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.impact.clipdata import block_clip
 
@@ -140,7 +143,7 @@ def test_always_malformed_is_kept_raw_and_unparsed_after_bounded_retries(short_c
 
 
 def test_baseline_backend_gets_the_motion_solver():
-    assert isinstance(make_temporal_solver(resolve("baseline")), MotionEnergyBaseline)
+    assert isinstance(solvers_for(resolve("baseline")).temporal, MotionEnergyBaseline)
 
 
 def test_tiny_model_noise_is_counted_not_guessed(tiny_vlm_dir, short_clip):
@@ -158,3 +161,48 @@ def test_tiny_model_noise_is_counted_not_guessed(tiny_vlm_dir, short_clip):
         assert pred.windows == [] and len(pred.attempts) == 2
     else:
         assert pred.windows == parsed.windows()
+
+
+class CappedBackend(VLMBackend):
+    """Refuses a request with more than `cap` images and says its limit, as a vLLM server does."""
+
+    kind = "openai"
+
+    def __init__(self, cap: int, answer: str):
+        self.cap, self.answer, self.sent = cap, answer, []
+
+    @property
+    def backend_id(self) -> str:
+        return "openai:capped-model"
+
+    def generate(self, request):
+        self.sent.append(request.num_images())
+        if request.num_images() > self.cap:
+            raise TooManyImagesError("too many images in this request", limit=self.cap,
+                                     sent=request.num_images())
+        return GenerationResult(text=self.answer, backend=self.backend_id, model="capped-model")
+
+
+def test_a_server_that_states_its_image_cap_gets_the_clip_resampled(impact_clip):
+    backend = CappedBackend(12, "[[3.4, 3.6]]")
+    pred = ModelTemporalSolver(backend).localize(item_for(impact_clip, 156))
+    assert backend.sent == [156, 12]  # the refused size is not an attempt
+    assert pred.status == "ok" and pred.num_frames_sent == 12 and pred.attempts == ["[[3.4, 3.6]]"]
+
+
+def test_a_transport_failure_is_recorded_and_not_asked_again(short_clip):
+    with ScriptedOpenAIServer([{"status": 400, "body": {"error": {"message": "bad request"}}}]) as server:
+        pred = ModelTemporalSolver(openai_backend(server), max_retries=2).localize(item_for(short_clip, 40))
+    assert len(server.requests) == 1
+    assert pred.status == "error" and "bad request" in pred.error and pred.windows == []
+
+
+def test_the_model_panel_cap_reaches_the_model_solver():
+    from components.settings.session import SessionSettings
+
+    backend = resolve("openai:gpt-4o", api=ApiSettings(base_url="http://127.0.0.1:9/v1", api_key="sk-test"))
+    solvers = solvers_for(backend, SessionSettings(max_frames=12), style="open", max_retries=1)
+    assert isinstance(solvers.temporal, ModelTemporalSolver)
+    assert solvers.temporal.max_frames == 12 and solvers.temporal.style == "open"
+    assert solvers.temporal.max_retries == 1 and solvers.regions.needs_image
+    assert not solvers_for(resolve("baseline")).regions.needs_image

@@ -117,11 +117,11 @@ def test_the_tab_has_every_documented_component(data_dir):
     clip = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "impact-clip")
     assert clip.choices[0] == ("h0001 · A man is struck behind the knees by a staff.", "h0001")
     # a click on a timeline block (the browser sends {frame}) seeks the player and the slider
-    from gradio.helpers import special_args
+    from components.impact.ui import handlers
 
-    fn = next(f for f in demo.fns.values() if f.name == "on_timeline_click")
-    inputs, *_ = special_args(fn.fn, ["h0002", {}], None, gr.EventData(None, {"frame": 90}))
-    video, slider = fn.fn(*inputs)
+    data = handlers.load_data(data_dir)
+    seek = handlers.on_timeline_click(data, "h0002", handlers.clicked_frame(gr.EventData(None, {"frame": 90})))
+    video, slider = seek.video, seek.frame
     assert slider.value == 90 and video.playback_position == pytest.approx(89 / 24)
 
 
@@ -138,12 +138,15 @@ def test_missing_annotations_show_a_note_instead_of_failing(tmp_path):
 
 
 def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, monkeypatch):
-    from components.impact import ui
     from components.impact.render import RenderUnavailable
+    from components.impact.ui import handlers
+    from components.impact.ui.session import ImpactSession
 
-    annotations = load_annotations(data_dir / "impact" / "annotations.json")
-    state = {"spatial": {"h0001": {"84": {"regions": ["left calf", "right calf"], "note": "text-only"}}}}
-    glb, legend, line, turn, msg, note = ui._frame_view(annotations, "h0001", 84, state, turntable=False)
+    data = handlers.load_data(data_dir)
+    state = ImpactSession(spatial={"h0001": {"84": {"regions": ["left calf", "right calf"], "note": "text-only"}}})
+    frame = handlers.frame_view(data, state, "h0001", 84, turntable=False)
+    glb, legend, line, turn, msg, note = (frame.body3d, frame.legend, frame.regions, frame.turntable,
+                                          frame.turntable_msg, frame.body_note)
     assert Path(glb).exists() and glb.endswith(".glb")
     assert "predicted [left calf, right calf] · truth [left calf, right calf] · F1 1.00" in line
     assert "hit" in legend.lower() or "both" in legend.lower()
@@ -153,16 +156,18 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     def no_gl(body, painted, **kwargs):
         raise RenderUnavailable("no offscreen OpenGL (install libosmesa6 or libegl1)")
 
-    monkeypatch.setattr(ui.view, "turntable_for", no_gl)
-    *_, turn, msg, _ = ui._frame_view(annotations, "h0001", 85, state, turntable=True)
+    monkeypatch.setattr(handlers.view, "turntable_for", no_gl)
+    frame = handlers.frame_view(data, state, "h0001", 85, turntable=True)
+    turn, msg = frame.turntable, frame.turntable_msg
     assert turn is None and msg == "Rotating view unavailable: no offscreen OpenGL (install libosmesa6 or libegl1)"
 
 
 def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir):
-    from components.impact.ui import set_metrics, temporal_status
+    from components.impact.ui.handlers import set_metrics, temporal_status
+    from components.impact.ui.session import ImpactSession
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
-    md = set_metrics(annotations, "test", {"backend": "baseline", "max_frames": 32}, {})
+    md = set_metrics(annotations, "test", {"backend": "baseline", "max_frames": 32}, ImpactSession())
     assert "motion-energy baseline (no model)" in md and "text-only" in md
     assert "(paper, Table 3)" in md and "(paper, Table 4)" in md
     row = next(line for line in md.splitlines() if line.startswith("| **motion-energy"))

@@ -19,7 +19,7 @@ def write_video(path: Path, frames: int = 12, width: int = 64, height: int = 48,
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         stream.options = {"preset": "ultrafast", "crf": "30"}
         rng = np.random.default_rng(0)
-        for i in range(frames):
+        for _ in range(frames):
             arr = rng.integers(0, 255, (height, width, 3), dtype=np.uint8)
             for packet in stream.encode(av.VideoFrame.from_ndarray(arr, format="rgb24")):
                 container.mux(packet)

@@ -42,7 +42,6 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     results: dict[str, object] = {}
     errors: list[BaseException] = []
     finished_at: dict[str, float] = {}
-    heavy_done = threading.Event()
 
     def human(i: int, letters: str):
         c = sessions[i]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from backends.base import GenerationRequest, GenerationResult, VLMBackend
 from components.media import Cue, open_video

@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from components.media import DiskCache, write_video_from_arrays
+
 
 def write_test_video(path: Path, seconds: float, fps: float = 2.0, size: tuple[int, int] = (32, 32)) -> Path:
     """A real H.264 video whose frame brightness rises with time (decodable by the media layer)."""
-    from components.media import write_video_from_arrays
-
     n = int(round(seconds * fps))
     w, h = size
     frames = (np.full((h, w, 3), (i * 7) % 256, np.uint8) for i in range(n))
@@ -60,8 +60,6 @@ class BagOfWordsEmbedder:
 
 @pytest.fixture
 def cache(tmp_path):
-    from components.media import DiskCache
-
     return DiskCache(tmp_path / "cache")
 
 

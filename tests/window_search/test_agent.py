@@ -5,6 +5,8 @@ import threading
 
 import pytest
 
+from backends.base import GenerationResult
+from backends.errors import TooManyImagesError
 from components.common.errors import UserError
 from components.window_search import prompts
 from components.window_search.agent import agentic_window_search
@@ -325,8 +327,6 @@ def test_image_cap_of_the_backend_is_respected(movie, memory):
 
 
 def test_backend_failure_is_recorded_not_guessed(movie, memory):
-    from backends.base import GenerationResult
-
     class Failing(ScriptedBackend):
         def generate(self, request):
             self.requests.append(request)
@@ -358,8 +358,6 @@ def test_trace_round_trips_through_json(movie, memory):
 
 
 def test_server_image_limit_is_obeyed_on_the_next_attempt(movie, memory):
-    from backends.errors import TooManyImagesError
-
     class Picky(ScriptedBackend):
         def generate(self, request):
             if request.num_images() > 10:

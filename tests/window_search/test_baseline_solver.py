@@ -7,9 +7,10 @@ import pytest
 from backends.base import EmbeddingBackend
 from components.media import Cue
 from components.window_search.agent import agentic_window_search
-from components.window_search.solvers import InspectContext, Observation, SelectCandidate, \
-    TextOnlyBaselineSolver, decompose_text, lexical_similarity
-from components.window_search.types import Chunk, Statement, StatementCheck
+from components.window_search.solvers import TextOnlyBaselineSolver
+from components.window_search.text_baseline import content_tokens, decompose_text, lexical_similarity
+from components.window_search.types import Chunk, InspectContext, Observation, SelectCandidate, \
+    Statement, StatementCheck
 
 
 @pytest.mark.parametrize("query,expected", [
@@ -95,7 +96,6 @@ class BagOfWords(EmbeddingBackend):
     backend_id = "bow"
 
     def embed_texts(self, texts):
-        from components.window_search.solvers import content_tokens
         out = np.zeros((len(texts), 64), dtype=np.float32)
         for i, t in enumerate(texts):
             for w in content_tokens(t):

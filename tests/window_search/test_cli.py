@@ -7,6 +7,7 @@ import pytest
 
 from app import build_parser
 from components.common.io import read_jsonl
+from tests.helpers.openai_server import ScriptedOpenAIServer
 
 KEYS = {"mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5", "PairSuccess@0.7",
         "num_queries", "num_pairs"}
@@ -59,8 +60,6 @@ def test_run_rag_is_resumable_and_eval_prints_diagnostics(grounding_examples, tm
 
 def test_run_against_an_api_backend_concurrently(grounding_examples, tmp_path, monkeypatch):
     """Movie RAG with a real HTTP model server as localizer, 3 queries in flight; no secret in traces."""
-    from tests.helpers.openai_server import ScriptedOpenAIServer
-
     monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-test-key")
     out, traces = tmp_path / "p.jsonl", tmp_path / "t.jsonl"
@@ -78,8 +77,6 @@ def test_run_against_an_api_backend_concurrently(grounding_examples, tmp_path, m
 
 
 def test_a_failing_api_leaves_queries_for_the_next_run(grounding_examples, tmp_path, monkeypatch):
-    from tests.helpers.openai_server import ScriptedOpenAIServer
-
     monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     out = tmp_path / "p.jsonl"

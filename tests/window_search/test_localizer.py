@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.media import Cue
+from components.media import Cue, Frame, fps_times
 from components.window_search.localizer import IntervalParseError, fit_interval, localize, \
     parse_interval, to_seconds
 from tests.window_search.agent_fixtures import ScriptedBackend, frame_times, texts
@@ -65,7 +65,6 @@ class FrameMovie:
         self.calls = []
 
     def frames(self, start, end, fps=1.0, cap=None):
-        from components.media import Frame, fps_times
         self.calls.append((start, end, fps, cap))
         return [Frame(self._img, t, int(t)) for t in fps_times(start, end, fps, cap)]
 

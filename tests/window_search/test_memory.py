@@ -7,9 +7,14 @@ import json
 import pytest
 from PIL import Image
 
+from backends.config import ApiSettings
+from backends.registry import resolve
 from components.common.errors import DataFormatError, UserError
-from components.media import Cue
-from components.window_search.memory import CharacterMemory, build_names_only, name_mentions
+from components.media import Cue, DiskCache, load_subtitles
+from components.window_search.memory import CharacterMemory, build_names_only, build_with_vlm, name_mentions
+from components.window_search.movie import Movie
+from tests.helpers.openai_server import ScriptedOpenAIServer
+from tests.window_search.conftest import write_srt, write_test_video
 
 
 def _memory_file(tmp_path):
@@ -80,8 +85,6 @@ def test_offline_names_from_address_and_introductions():
 
 
 def test_offline_memory_of_the_example_movie(grounding_examples):
-    from components.media import load_subtitles
-
     mem = build_names_only("m01", load_subtitles(grounding_examples / "movies" / "m01.srt"))
     assert sorted(c.display_name for c in mem.characters) == ["Harry", "Lloyd", "Mary"]
 
@@ -89,14 +92,6 @@ def test_offline_memory_of_the_example_movie(grounding_examples):
 def test_vlm_memory_picks_frames_per_clip_over_http(tmp_path):
     """Reduced D.2 against a real HTTP server: one call per 30 s clip; a name is kept only with
     two supporting clips; an unparsable reply is retried then counted, never guessed."""
-    from backends.config import ApiSettings
-    from backends.registry import resolve
-    from components.media import DiskCache
-    from components.window_search.memory import build_with_vlm
-    from components.window_search.movie import Movie
-    from tests.helpers.openai_server import ScriptedOpenAIServer
-    from tests.window_search.conftest import write_srt, write_test_video
-
     video = write_test_video(tmp_path / "v.mp4", 120.0, fps=1.0, size=(32, 32))
     srt = write_srt(tmp_path / "v.srt", [(10, 12, "Harry, come here."), (70, 72, "Thanks, Harry."),
                                          (20, 22, "I'm Lloyd."), (25, 27, "Lloyd, stop.")])

@@ -6,6 +6,8 @@ import weakref
 
 import pytest
 
+from components.common.errors import MediaError
+from components.media import DiskCache
 from components.window_search.movie import Movie, chunk_bounds
 from tests.window_search.conftest import write_srt, write_test_video
 
@@ -47,7 +49,6 @@ def test_cues_are_windowed_and_missing_subtitles_are_a_clear_error(video_25s, ca
     movie = Movie(video_25s, srt, chunk_seconds=10, cache=cache)
     assert [c.text for c in movie.cues(0, 10)] == ["Harry, over here."]
     assert movie.chunk_text(1) == "Lloyd!"
-    from components.common.errors import MediaError
     with pytest.raises(MediaError, match="nope.srt"):
         Movie(video_25s, tmp_path / "nope.srt", cache=cache)
 
@@ -56,8 +57,6 @@ class CountingCache:
     """The real DiskCache, plus weak references to every frame it hands out."""
 
     def __init__(self, root):
-        from components.media import DiskCache
-
         self.inner = DiskCache(root)
         self.handed_out: list[weakref.ref] = []
 

@@ -5,16 +5,17 @@ import threading
 
 import pytest
 
+from backends.registry import resolve
 from components.common.errors import UserError
+from components.media import DiskCache
 from components.window_search.annotations import load_annotations
+from components.window_search.movie import Movie
 from components.window_search.pipeline import MovieLibrary, SearchSettings, ground_query, prediction_record
 from components.window_search.types import SearchTrace
 
 
 @pytest.fixture(scope="module")
 def example(grounding_examples, tmp_path_factory):
-    from components.media import DiskCache
-
     ann = load_annotations(grounding_examples / "annotations.json")
     lib = MovieLibrary(memory_dir=grounding_examples / "memory")
     movie = lib.movie(ann.movie("m01"))
@@ -23,8 +24,6 @@ def example(grounding_examples, tmp_path_factory):
 
 
 def test_aws_with_the_baseline_gives_a_labelled_trace_with_prediction(example):
-    from backends.registry import resolve
-
     ann, lib, movie = example
     q = ann.query("p0001_t")
     updates: list[int] = []
@@ -46,8 +45,6 @@ def test_aws_with_the_baseline_gives_a_labelled_trace_with_prediction(example):
 
 
 def test_rag_uses_the_top_chunk_and_oracle_the_largest_overlap(example):
-    from backends.registry import resolve
-
     ann, lib, movie = example
     q = ann.query("p0006_t")  # Harry walks across the office, [320, 385]: straddles 360
     base = resolve("baseline")
@@ -61,8 +58,6 @@ def test_rag_uses_the_top_chunk_and_oracle_the_largest_overlap(example):
 
 
 def test_a_set_stop_event_stops_before_localizing(example):
-    from backends.registry import resolve
-
     ann, lib, movie = example
     stop = threading.Event()
     stop.set()
@@ -72,10 +67,6 @@ def test_a_set_stop_event_stops_before_localizing(example):
 
 
 def test_movie_without_subtitles_still_runs(grounding_examples, tmp_path):
-    from backends.registry import resolve
-    from components.media import DiskCache
-    from components.window_search.movie import Movie
-
     movie = Movie(grounding_examples / "movies" / "m01.mp4", None, cache=DiskCache(tmp_path))
     lib = MovieLibrary()
     trace = ground_query("Lloyd jumps.", movie, resolve("baseline"), embedder=lib.embedder(), method="rag")

@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from gradio_client import Client, handle_file
+
+from tests.helpers.live_app import running_app
 
 
 @pytest.fixture(scope="module")
 def app_url(grounding_examples, tmp_path_factory):
-    from tests.helpers.live_app import running_app
-
     data = tmp_path_factory.mktemp("ws-data")
     (data / "grounding").symlink_to(grounding_examples.resolve())
     with running_app(data) as url:
@@ -17,8 +18,6 @@ def app_url(grounding_examples, tmp_path_factory):
 
 
 def test_pick_run_select_export_and_load(app_url, tmp_path):
-    from gradio_client import Client, handle_file
-
     client = Client(app_url, verbose=False)
     out = client.predict("m01", 180, api_name="/pick_movie")
     assert "data-rank" not in out[1] and "ws-tl" in out[1]          # empty timeline, no ranks yet

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 import pytest
 
+from backends.config import ApiSettings
+from backends.registry import resolve, resolve_embedder
 from components.window_search.movie import Movie
-from components.window_search.retrieval import NO_TEXT_SCORE, chunk_embeddings, oracle_chunk, rank_scores, \
-    retrieve
+from components.window_search.retrieval import NO_TEXT_SCORE, caption_chunks, chunk_embeddings, oracle_chunk, \
+    rank_scores, retrieve
+from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.window_search.conftest import write_srt
 
 SUBS = [
@@ -25,8 +28,6 @@ def test_rank_scores_breaks_ties_by_chunk_index():
 
 
 def test_real_minilm_ranks_the_matching_chunk_first(movie):
-    from backends.registry import resolve_embedder
-
     emb = resolve_embedder("minilm")
     top = retrieve("a snowy street at night", movie, emb, k=3)
     assert [c.index for c in top][:2] == [0, 1]
@@ -75,11 +76,6 @@ def test_oracle_chunk_is_the_largest_overlap(movie):
 
 def test_vlm_captions_are_cached_and_score_chunks_without_subtitles(movie, bow, tmp_path):
     """One caption call per chunk over real HTTP, cached; the caption lets chunk 2 be retrieved."""
-    from backends.config import ApiSettings
-    from backends.registry import resolve
-    from components.window_search.retrieval import caption_chunks
-    from tests.helpers.openai_server import ScriptedOpenAIServer
-
     script = ["A man walks in the snow.", "A car on a desert road.", "Penguins slide on the ice."]
     with ScriptedOpenAIServer(script) as server:
         backend = resolve("openai:test-vlm", api=ApiSettings(base_url=server.url, api_key="sk-test"))

@@ -1,0 +1,21 @@
+"""One instance per key per process, for backends whose construction is costly to repeat (local
+models: the weights load once and every session shares them)."""
+from __future__ import annotations
+
+import threading
+from typing import TypeVar
+from collections.abc import Callable
+
+T = TypeVar("T")
+
+_instances: dict[tuple[type, str], object] = {}
+_lock = threading.Lock()
+
+
+def once_per_process(cls: type[T], key: str, build: Callable[[], T]) -> T:
+    """The instance of `cls` built for `key`; `build()` runs only the first time."""
+    with _lock:
+        instance = _instances.get((cls, key))
+        if instance is None:
+            instance = _instances[(cls, key)] = build()
+        return instance  # type: ignore[return-value]

@@ -1,0 +1,173 @@
+"""Answering one question: a model-backed solver (any VLMBackend + the G.2 prompt) and the edge
+baseline, chosen once by `solvers_for`. Both return a record in the upstream result format
+(`correct, answer, expected, reason, option_map`) plus `raw`, `error`, `used_num_frames`, ..."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import datetime, UTC
+from typing import Protocol
+from collections.abc import Callable
+
+from backends.ask import Asked, Unparsed, ask, step_down
+from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
+from components.cloze.edge import VARIANTS, edge_answer
+from components.cloze.frames import clip_frames
+from components.cloze.layout import Instance
+from components.cloze.prompt import ParsedAnswer, eval_prompt, parse_answer, request_content
+from components.cloze.questions import Question
+from components.common.errors import UserError
+
+FRAME_STEPS = (16, 12, 4, 2, 1)
+MAX_ATTEMPTS = 3
+CLIPS_PER_QUESTION = 6  # BEGINNING, END and four candidates
+
+
+def now_utc() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class ClozeSolver(Protocol):
+    name: str
+
+    def answer(self, inst: Instance, q: Question) -> dict: ...
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """What the solvers take from the Model panel (max frames) and from the tab's own options."""
+
+    max_frames: int = 16          # frames per clip at most (the Model panel's cap; 16 is the paper's)
+    edge_variant: str = "edge1"   # the baseline when the backend is 'baseline'
+    strict: bool = False          # stricter parsing (unwraps <A>, needs a reason)
+    max_attempts: int = MAX_ATTEMPTS
+    retry_sleep: float = 0.0      # seconds before a re-ask, times the attempt number
+    cancel: threading.Event | None = None  # set: stop before the next model call
+
+
+def _frames(inst: Instance, q: Question, n: int):
+    begin = clip_frames(inst.clip_path("before"), n)
+    end = clip_frames(inst.clip_path("after"), n)
+    cands = [clip_frames(inst.clip_path(c), n) for c in q.options]
+    return begin, end, cands
+
+
+def _base_record(q: Question, backend_id: str) -> dict:
+    return {"correct": False, "answer": None, "expected": q.expected, "reason": "",
+            "option_map": q.option_map, "backend": backend_id, "seed": q.seed,
+            "order_rule": q.order_rule}
+
+
+@dataclass
+class EdgeSolver:
+    """Appendix B.2.2 edge baseline (Edge-1 by default)."""
+
+    variant: str = "edge1"
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise UserError(f"Unknown edge baseline '{self.variant}'; use edge1 or edge4.")
+
+    @property
+    def name(self) -> str:
+        return f"baseline:{self.variant}"
+
+    def answer(self, inst: Instance, q: Question) -> dict:
+        begin, end, cands = _frames(inst, q, 16)
+        ans = edge_answer(begin, end, cands, VARIANTS[self.variant])
+        rec = _base_record(q, self.name)
+        rec.update(correct=ans.letter == q.expected, answer=ans.letter, reason=ans.reason,
+                   raw=ans.reason, probabilities=ans.probabilities, used_num_frames=16,
+                   attempts=1, parsed=True, error=None, timestamp_utc=now_utc())
+        return rec
+
+
+@dataclass
+class ModelSolver:
+    """The released evaluation's request and parsing, asked through `backends.ask`: a malformed
+    reply is asked again (bounded), refused image counts step down 16, 12, 4, 2, 1 frames per clip
+    (a refused size is not an attempt) and a backend failure is recorded, never re-asked."""
+
+    backend: VLMBackend
+    strict: bool = False
+    max_attempts: int = MAX_ATTEMPTS
+    retry_sleep: float = 0.0  # grows linearly with the attempt number
+    max_frames: int = 16
+    max_tokens: int = 512
+    on_attempt: Callable[[int, str], None] | None = None
+    cancel: threading.Event | None = None
+
+    @property
+    def name(self) -> str:
+        return self.backend.backend_id
+
+    def _steps(self) -> list[int]:
+        steps = [n for n in FRAME_STEPS if n <= max(1, self.max_frames)]
+        cap = self.backend.max_images
+        if cap and not [n for n in steps if CLIPS_PER_QUESTION * n <= cap]:
+            raise UserError(f"{self.backend.backend_id} accepts at most {cap} images per request; "
+                            "a cloze question needs at least 6 (one frame per clip).")
+        return steps
+
+    def _parse(self, text: str) -> ParsedAnswer:
+        parsed = parse_answer(text, strict=self.strict)
+        if not parsed.ok:
+            raise Unparsed(parsed.why)
+        return parsed
+
+    def answer(self, inst: Instance, q: Question) -> dict:
+        steps = self._steps()
+        frames_of: dict[int, int] = {}  # images in a request -> frames per clip
+
+        def build(n: int) -> GenerationRequest:
+            begin, end, cands = _frames(inst, q, n)
+            content = request_content(eval_prompt(), begin, end, cands)
+            req = GenerationRequest([Message("user", content)],
+                                    GenerationParams(temperature=0.0, max_tokens=self.max_tokens),
+                                    task="cloze.answer", ref=q.key, cancel=self.cancel)
+            frames_of[req.num_images()] = n
+            return req
+
+        asked = ask(self.backend, build(steps[0]), self._parse, attempts=self.max_attempts,
+                    on_too_many=step_down(build, steps[1:]), retry_sleep=self.retry_sleep,
+                    on_attempt=self.on_attempt)
+        return self._record(q, asked, frames_of, steps)
+
+    def _record(self, q: Question, asked: Asked[ParsedAnswer], frames_of: dict[int, int],
+                steps: list[int]) -> dict:
+        rec = _base_record(q, self.name)
+        sent = asked.request.num_images() if asked.request is not None else None
+        rec.update(used_num_frames=frames_of.get(sent, steps[0]),
+                   attempts=asked.attempts, timestamp_utc=now_utc(), raw=asked.raw)
+        if len(asked.raws) > 1:
+            rec["raw_attempts"] = list(asked.raws)
+        if asked.ok:
+            rec.update(correct=asked.value.letter == q.expected, answer=asked.value.letter,
+                       reason=asked.value.reason, parsed=True, error=None)
+        elif asked.failed:
+            rec.update(parsed=False, error=asked.error)
+        else:
+            rec.update(parsed=False, error=f"unparsed: {parse_answer(asked.raw, strict=self.strict).why}")
+        return rec
+
+
+@dataclass(frozen=True)
+class ClozeSolvers:
+    """The cloze tab's solver bundle: one solver answers every question of a run."""
+
+    solver: ClozeSolver
+
+    @property
+    def name(self) -> str:
+        return self.solver.name
+
+
+def solvers_for(backend: VLMBackend, settings: SolverSettings | None = None) -> ClozeSolvers:
+    """The edge baseline for the 'baseline' backend, else the model solver (the only place that
+    asks `is_baseline`)."""
+    settings = settings or SolverSettings()
+    if backend.is_baseline:
+        return ClozeSolvers(EdgeSolver(settings.edge_variant))
+    return ClozeSolvers(ModelSolver(backend, strict=settings.strict, max_attempts=settings.max_attempts,
+                                    retry_sleep=settings.retry_sleep, max_frames=settings.max_frames,
+                                    cancel=settings.cancel))

@@ -1,0 +1,5 @@
+"""The Cloze tab's UI: `build_tab(ctx)` (app.py) lays out layout.py; handlers.py holds the handlers,
+session.py the per-session state. `python -m components.cloze.ui` runs the tab alone."""
+from components.cloze.ui.layout import build_tab
+
+__all__ = ["build_tab"]

@@ -1,0 +1,84 @@
+"""What the Cloze tab keeps per browser session: the typed session state (held in a gr.State) and
+the heavy per-session objects (stop events of running batches), kept by session hash and released
+when the page closes."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+
+HUMAN, MODEL = "human", "model"
+DEFAULT_DIMS = ("S", "A", "P")
+DEFAULT_SEED = 42
+
+
+def parse_dims(choice: str | None) -> tuple[str, ...]:
+    """The Dimension dropdown: "S, A, P" -> ("S", "A", "P"); "Mixed" -> ("Mixed",)."""
+    if choice == "Mixed":
+        return ("Mixed",)
+    return tuple(d.strip() for d in (choice or ", ".join(DEFAULT_DIMS)).split(","))
+
+
+@dataclass(frozen=True)
+class ClozeSession:
+    """One session's place in the tab. Handlers return a new one (dataclasses.replace)."""
+
+    data_dir: str = ""          # the app's data folder: study files, runs, uploads, built instances
+    mode: str = HUMAN           # HUMAN (study order) or MODEL (evaluation order)
+    root: str = ""              # the data folder shown; "" until Start / resume or a model run
+    set_name: str = "all"
+    dims: tuple[str, ...] = DEFAULT_DIMS
+    seed: int = DEFAULT_SEED
+    index: int = 0              # the question shown (0-based)
+    shown_at: float | None = None  # when it was shown (time.time()), for elapsed_sec
+    selected: str | None = None    # a letter chosen in the select-then-submit flow
+    annotator: str = ""
+    file: str = ""              # the annotator's study file ("" outside the human study)
+    session_id: str = ""        # one id per Start / resume, recorded with every answer
+
+    @property
+    def loaded(self) -> bool:
+        return bool(self.root)
+
+    @property
+    def human(self) -> bool:
+        return self.mode == HUMAN
+
+    def with_inputs(self, mode: str | None, root: str, set_name: str | None, dims: str | None,
+                    seed: float | None) -> ClozeSession:
+        """The session after reading the tab's question controls (mode radio label, folder, ...)."""
+        return replace(self, mode=HUMAN if mode == "Human study" else MODEL, root=root,
+                       set_name=set_name or "all", dims=parse_dims(dims),
+                       seed=int(seed if seed is not None else DEFAULT_SEED))
+
+
+@dataclass
+class SessionResources:
+    """Heavy objects of one browser session."""
+
+    stop: threading.Event = field(default_factory=threading.Event)  # set: running batches stop
+
+
+class SessionRegistry:
+    """Per-session resources by `gr.Request.session_hash`; `release` (on page unload) sets the stop
+    events, so a batch still running for a closed page ends before its next question."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, SessionResources] = {}
+        self._lock = threading.Lock()
+
+    def get(self, session_hash: str | None) -> SessionResources:
+        with self._lock:
+            return self._by_session.setdefault(session_hash or "", SessionResources())
+
+    def release(self, session_hash: str | None) -> None:
+        with self._lock:
+            resources = self._by_session.pop(session_hash or "", None)
+        if resources is not None:
+            resources.stop.set()
+
+    def __len__(self) -> int:
+        return len(self._by_session)
+
+
+#: the Cloze tab's per-session resources (keyed by session, never shared between sessions)
+RESOURCES = SessionRegistry()

@@ -1,0 +1,79 @@
+"""One clip end to end, shared by the Impact tab and `run impact` / `eval impact-spatial`: which
+frames are scored, their images, the region answers for them, and the spatial scores of a set."""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping
+
+from backends.errors import GenerationStopped
+from components.common.errors import DataFormatError
+from components.impact.annotations import ImpactAnnotations, ImpactItem
+from components.impact.body import BodyModel, load_body
+from components.impact.region_prompt import RegionAnswer, RegionSolver
+from components.impact.spatial_metrics import spatial_metrics_from_records
+from components.media import open_video
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+#: wraps the frame loop (e.g. a progress bar's tqdm)
+Track = Callable[[Iterable[int]], Iterable[int]]
+
+
+def annotated_frames(item: ImpactItem) -> list[int]:
+    """Frames scored spatially: the annotated ones, else every frame inside the moments (A.6.3)."""
+    if item.frames:
+        return sorted(item.frames)
+    return sorted({f for fs, fe in item.moments for f in range(fs, fe + 1)})
+
+
+def frame_images(item: ImpactItem, frames: list[int]) -> dict[int, Image.Image]:
+    """1-based frame -> its image, decoded in one pass over the clip."""
+    source = open_video(item.video)
+    try:
+        return {f: fr.image for f, fr in zip(frames, source.frames_at_indices([f - 1 for f in frames]))}
+    finally:
+        source.close()
+
+
+def check_stop(cancel: threading.Event | None) -> None:
+    """Raise GenerationStopped once the stop event is set (between clips or frames)."""
+    if cancel is not None and cancel.is_set():
+        raise GenerationStopped("stopped by the user")
+
+
+def select_regions(solver: RegionSolver, item: ImpactItem, frames: list[int], *,
+                   cancel: threading.Event | None = None,
+                   track: Track | None = None) -> dict[int, RegionAnswer]:
+    """The solver's answer for each frame (its image only decoded when the solver reads it)."""
+    images = frame_images(item, frames) if frames and solver.needs_image else {}
+    answers = {}
+    for frame in (track(frames) if track is not None else frames):
+        check_stop(cancel)
+        answers[frame] = solver.select(images.get(frame), item.query, ref=f"{item.qid}#{frame}",
+                                       cancel=cancel)
+    return answers
+
+
+def evaluate_spatial(annotations: ImpactAnnotations, predictions: Mapping[tuple[str, int], dict],
+                     *, split: str | None = None, body: BodyModel | None = None) -> dict:
+    """Per annotated frame: GT and prediction painted on the body, then the body engineer's metrics.
+    A frame with no prediction line counts as nothing predicted (precision 1, recall 0, F1 0)."""
+    body = body or load_body()
+    gt_records, pred_records = [], []
+    for item in annotations.split(split):
+        for frame in annotated_frames(item):
+            gt = item.frames.get(frame)
+            if gt is None:
+                continue
+            gt_records.append({"regions": gt.regions, "vertices": gt.vertices})
+            pred_records.append(predictions.get((item.qid, frame)))
+    if not gt_records:
+        raise DataFormatError(f"{annotations.path}: no annotated frame with regions to score "
+                              "(add 'frames' with 'regions' to the items).")
+    result = spatial_metrics_from_records(gt_records, pred_records, body)
+    result["num_frames"] = len(gt_records)
+    result["frames_without_prediction"] = sum(1 for p in pred_records if p is None)
+    result["body"] = body.kind
+    return result

@@ -1,0 +1,258 @@
+"""The Impact tab's handlers: parse inputs, call the logic modules, return a typed view.
+
+Each handler takes the tab's loaded data, this session's `ImpactSession` and the inputs, and
+returns a view dataclass whose fields are, in order, the event's output components (layout.py
+turns it into the outputs list). They raise UserError for what the user can fix.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from components.common.errors import UserError
+from components.impact import view
+from components.impact.annotations import ImpactAnnotations, ImpactItem, load_annotations
+from components.impact.body import load_body
+from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, select_regions
+from components.impact.render import RenderUnavailable
+from components.impact.solvers import solvers_for
+from components.impact.temporal_metrics import evaluate_temporal
+from components.impact.temporal_solvers import TemporalPrediction
+from components.impact.ui.session import ImpactSession
+from components.settings.session import SessionSettings, backend_for
+
+MANNEQUIN_NOTE = " Vertex-level SMPL-X annotations are shown as their regions on the mannequin."
+
+
+@dataclass(frozen=True)
+class ImpactData:
+    """What the tab read at start: the annotations (None when missing or unreadable) and why not."""
+
+    annotations: ImpactAnnotations | None
+    load_error: str | None = None
+
+    @property
+    def first(self) -> ImpactItem | None:
+        return self.annotations.items[0] if self.annotations and self.annotations.items else None
+
+    def splits(self) -> list[str]:
+        return sorted({i.split for i in (self.annotations.items if self.annotations else []) if i.split})
+
+    def item(self, qid: str | None) -> ImpactItem:
+        if self.annotations is None:
+            raise UserError("No impact annotations are loaded; see the note at the top of the tab.")
+        items = self.annotations.by_qid()
+        if not qid or qid not in items:
+            raise UserError("Choose a clip first.")
+        return items[qid]
+
+
+def load_data(data_dir: Path) -> ImpactData:
+    path = Path(data_dir) / "impact" / "annotations.json"
+    if not path.exists():
+        return ImpactData(None, f"No impact annotations at `{path}`. Run `python examples/generate.py` "
+                                "for example clips, or put your own annotations.json (formats.md) there.")
+    try:
+        return ImpactData(load_annotations(path))
+    except UserError as exc:
+        return ImpactData(None, f"Could not load `{path}`: {exc}")
+
+
+# -- views ---------------------------------------------------------------------------------------
+
+class View:
+    """A handler's answer; its fields (nested views flattened) are the event's outputs, in order."""
+
+
+@dataclass
+class FrameView(View):
+    """Everything that depends on (clip, frame, predictions)."""
+
+    body3d: str
+    legend: str
+    regions: str
+    turntable: str | None
+    turntable_msg: str
+    body_note: str
+
+
+@dataclass
+class ClipView(View):
+    video: Any  # gr.Video update
+    frame: Any  # gr.Slider update
+    timeline: str
+    body: FrameView
+
+
+@dataclass
+class FrameMoveView(View):
+    video: Any
+    timeline: str
+    body: FrameView
+
+
+@dataclass
+class SeekView(View):
+    video: Any
+    frame: Any
+
+
+@dataclass
+class TemporalView(View):
+    session: ImpactSession
+    timeline: str
+    status: str
+
+
+@dataclass
+class SpatialView(View):
+    session: ImpactSession
+    body: FrameView
+    status: str
+
+
+@dataclass
+class TurntableView(View):
+    turntable: str | None
+    turntable_msg: str
+
+
+# -- handlers ------------------------------------------------------------------------------------
+
+def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *,
+               turntable: bool = False) -> FrameView:
+    """The painted body, its legend, the regions line and the rotating view for one frame."""
+    item = data.item(qid)
+    frame = int(max(1, min(item.num_frames, int(frame or 1))))
+    body = load_body()
+    answer = session.answer_at(qid, frame)
+    painted = view.paint_frame(body, item, frame, answer["regions"] if answer is not None else None)
+    line = view.regions_line(painted.pred, painted.truth, painted.f1)
+    if answer is not None and answer.get("error"):
+        line += f"  \n_Model answer not usable ({answer['error']}); raw: `{answer.get('raw', '')[:200]}`_"
+    elif answer is not None and answer.get("note"):
+        line += f"  \n_{answer['note']}_"
+    turn_value, turn_msg = None, "Press **Render turntable** for a rotating view of this frame."
+    cached = view.turntable_path(painted)
+    if cached.exists():  # rendered once per painted state, then reused
+        turn_value, turn_msg = str(cached), ""
+    elif turntable:
+        try:
+            turn_value, turn_msg = str(view.turntable_for(body, painted)), ""
+        except RenderUnavailable as exc:
+            turn_value, turn_msg = None, f"Rotating view unavailable: {exc}"
+    note = body.note + (MANNEQUIN_NOTE if body.kind != "smplx"
+                        and "painted as their regions" not in body.note else "")
+    return FrameView(str(painted.glb), view.legend_html(painted.legend), line, turn_value, turn_msg,
+                     f"_{note}_")
+
+
+def timeline_for(item: ImpactItem, session: ImpactSession, frame: int) -> str:
+    record = session.temporal.get(item.qid)
+    windows = record["pred_relevant_windows"] if record else None
+    return view.timeline_html(item, windows, frame, session.temporal_method)
+
+
+def on_clip(data: ImpactData, session: ImpactSession, qid: str) -> ClipView:
+    item = data.item(qid)
+    start = item.moments[0][0] if item.moments else 1
+    return ClipView(gr.Video(value=str(item.video), playback_position=(start - 1) / item.fps),
+                    gr.Slider(minimum=1, maximum=item.num_frames, value=start),
+                    timeline_for(item, session, start), frame_view(data, session, qid, start))
+
+
+def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: float) -> FrameMoveView:
+    item = data.item(qid)
+    frame = int(frame)
+    return FrameMoveView(gr.Video(playback_position=(frame - 1) / item.fps),
+                         timeline_for(item, session, frame), frame_view(data, session, qid, frame))
+
+
+def clicked_frame(event: gr.EventData | None) -> int | None:
+    """The frame a timeline click sent from the browser ({frame}), if any."""
+    payload = getattr(event, "_data", None) or {}
+    return int(payload["frame"]) if payload.get("frame") else None
+
+
+def on_timeline_click(data: ImpactData, qid: str, frame: int | None) -> SeekView:
+    if not frame:
+        return SeekView(gr.skip(), gr.skip())
+    item = data.item(qid)
+    frame = int(max(1, min(item.num_frames, frame)))
+    return SeekView(gr.Video(playback_position=(frame - 1) / item.fps), gr.Slider(value=frame))
+
+
+def run_temporal(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
+                 frame: float, style: str, *, cancel: threading.Event | None = None,
+                 progress: gr.Progress | None = None) -> TemporalView:
+    item = data.item(qid)
+    solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style).temporal
+    if progress is not None:
+        progress(0.1, desc=f"{solver.method}: localizing")
+    pred = solver.localize(item, cancel=cancel)
+    session = session.with_temporal(qid, pred.to_record(), solver.method)
+    return TemporalView(session, timeline_for(item, session, int(frame)), temporal_status(pred))
+
+
+def run_spatial(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
+                frame: float, *, cancel: threading.Event | None = None,
+                progress: gr.Progress | None = None) -> SpatialView:
+    item = data.item(qid)
+    solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
+    frame = int(frame)
+    frames = sorted({*(annotated_frames(item) or [frame]), frame})
+    track = (lambda fs: progress.tqdm(fs, desc=f"{solver.name}: regions")) if progress is not None else None
+    answers = select_regions(solver, item, frames, cancel=cancel, track=track)
+    session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
+    return SpatialView(session, frame_view(data, session, qid, frame),
+                       f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.")
+
+
+def render_turntable(data: ImpactData, session: ImpactSession, qid: str, frame: float) -> TurntableView:
+    body = frame_view(data, session, qid, int(frame), turntable=True)
+    return TurntableView(body.turntable, body.turntable_msg)
+
+
+def temporal_status(pred: TemporalPrediction) -> str:
+    """One readable line about a temporal answer (method, status, raw text)."""
+    head = f"Temporal: **{pred.method}**"
+    if pred.prompt_style:
+        head += f" · {pred.num_frames_sent} frames sent"
+    text = {"ok": f"{len(pred.windows)} interval(s)", "none": "the model answered that no such impact "
+            "occurs (empty prediction, counted)", "unparsed": f"no interval could be read after "
+            f"{len(pred.attempts)} attempt(s); kept raw, counted as unparsed",
+            "error": f"backend error: {pred.error}"}.get(pred.status, pred.status)
+    raw = f"  \nRaw answer: `{pred.raw[:300]}`" if pred.raw else ""
+    return f"{head} · {text}{raw}"
+
+
+def set_metrics(annotations: ImpactAnnotations | None, split_name: str | None, settings: dict | None,
+                session: ImpactSession, progress: gr.Progress | None = None, *, style: str = "auto",
+                cancel: threading.Event | None = None) -> str:
+    """Run the session's model (or the baselines) over every clip of the set, then both tables."""
+    if annotations is None:
+        raise UserError("No impact annotations are loaded.")
+    items = annotations.split(split_name)
+    solvers = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style)
+    preds, spatial = [], {}
+    for item in (progress.tqdm(items, desc="clips") if progress is not None else items):
+        check_stop(cancel)
+        preds.append(solvers.temporal.localize(item, cancel=cancel).to_record())
+        frames = [f for f in annotated_frames(item) if f in item.frames]
+        for frame, answer in select_regions(solvers.regions, item, frames, cancel=cancel).items():
+            spatial[(item.qid, frame)] = answer.as_dict()
+    method = solvers.temporal.method
+    temporal = evaluate_temporal([i.gt_record() for i in items], preds, fps=annotations.fps)
+    unparsed = sum(1 for p in preds if p.get("status") == "unparsed")
+    parts = [f"**Temporal** — {method}; {len(items)} clip(s); unparsed answers: {unparsed}",
+             view.temporal_table([(method, temporal)]),
+             "**By moment length and count** (mAP@0.3)", view.breakdown_table([(method, temporal)])]
+    if spatial:
+        result = evaluate_spatial(annotations, spatial, split=split_name)
+        name = solvers.regions.name
+        parts += [f"**Spatial** — {name}", view.spatial_table([(name, result)])]
+    return "\n\n".join(parts)

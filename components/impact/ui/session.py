@@ -1,0 +1,52 @@
+"""What one browser session of the Impact tab holds.
+
+`ImpactSession` is the gr.State value: the predictions this session made (another session never
+sees them). `StopEvents` keeps the per-session objects too live for a State: one stop event per
+session, set when the page closes (the unload event) so a running model call ends, then dropped.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class ImpactSession:
+    """Predictions of this session. A handler returns a new session rather than changing one."""
+
+    temporal: dict[str, dict] = field(default_factory=dict)  # qid -> prediction record (JSONL line)
+    spatial: dict[str, dict[str, dict]] = field(default_factory=dict)  # qid -> {frame: answer dict}
+    temporal_method: str = ""
+    spatial_method: str = ""
+
+    def answer_at(self, qid: str, frame: int) -> dict | None:
+        """The region answer for one frame of a clip, if this session asked for it."""
+        return self.spatial.get(qid, {}).get(str(frame))
+
+    def with_temporal(self, qid: str, record: dict, method: str) -> ImpactSession:
+        return replace(self, temporal={**self.temporal, qid: record}, temporal_method=method)
+
+    def with_spatial(self, qid: str, answers: dict[str, dict], method: str) -> ImpactSession:
+        return replace(self, spatial={**self.spatial, qid: answers}, spatial_method=method)
+
+
+class StopEvents:
+    """One stop event per session hash, handed to every model call the session starts."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def for_session(self, session_hash: str | None) -> threading.Event:
+        with self._lock:
+            return self._events.setdefault(session_hash or "", threading.Event())
+
+    def release(self, session_hash: str | None) -> None:
+        """The page closed: stop what that session runs and forget its event."""
+        with self._lock:
+            event = self._events.pop(session_hash or "", None)
+        if event is not None:
+            event.set()
+
+    def __len__(self) -> int:
+        return len(self._events)

@@ -1,0 +1,118 @@
+"""The Impact tab's module-level handlers, its session objects, its wiring and its standalone app."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from backends.errors import GenerationStopped
+from components.impact.ui import handlers
+from components.impact.ui.layout import outputs
+from components.impact.ui.session import ImpactSession, StopEvents
+from tests.impact.clipdata import make_impact_data
+
+BASELINE = {"backend": "baseline", "max_frames": 32}
+
+
+@pytest.fixture(autouse=True)
+def own_render_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("IMPACT_RENDER_DIR", str(tmp_path / "render"))
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    make_impact_data(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def data(data_dir):
+    return handlers.load_data(data_dir)
+
+
+def test_a_clip_view_starts_at_the_first_moment(data):
+    clip = handlers.on_clip(data, ImpactSession(), "h0002")
+    assert clip.frame.value == 30 and clip.frame.maximum == 120
+    assert clip.video.playback_position == pytest.approx(29 / 24)
+    assert "press Run temporal" in clip.timeline
+    assert "truth [head]" in clip.body.regions and clip.body.body3d.endswith(".glb")
+    assert len(outputs(clip)) == 9  # video, frame, timeline + the six frame outputs
+
+
+def test_predictions_live_in_the_session_that_made_them(data):
+    mine = ImpactSession()
+    ran = handlers.run_temporal(data, mine, BASELINE, "h0001", 84, "auto")
+    assert "motion-energy" in ran.status and "#1 IoU" in ran.timeline
+    assert "h0001" in ran.session.temporal and ran.session.temporal_method.startswith("motion-energy")
+    assert mine.temporal == {}  # a handler returns a new session, it never edits one
+    assert "#1 IoU" in handlers.on_clip(data, ran.session, "h0001").timeline
+    assert "#1 IoU" not in handlers.on_clip(data, ImpactSession(), "h0001").timeline
+    assert [type(v).__name__ for v in outputs(ran)] == ["ImpactSession", "str", "str"]
+
+
+def test_run_spatial_with_the_baseline_paints_the_text_only_answer(data):
+    ran = handlers.run_spatial(data, ImpactSession(), BASELINE, "h0001", 84)
+    assert ran.status.startswith("Spatial: **baseline (text-only") and "4 frame(s) of h0001" in ran.status
+    assert "predicted [left calf, right calf] · truth [left calf, right calf] · F1 1.00" in ran.body.regions
+    assert "text-only baseline" in ran.body.regions  # the baseline's note under the line
+    assert set(ran.session.spatial["h0001"]) == {"83", "84", "85", "86"}
+    moved = handlers.on_frame(data, ran.session, "h0001", 85)
+    assert "predicted [left calf, right calf]" in moved.body.regions
+
+
+def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_errors(data):
+    import gradio as gr
+
+    from components.common.errors import UserError
+
+    assert handlers.clicked_frame(gr.EventData(None, {})) is None
+    seek = handlers.on_timeline_click(data, "h0001", None)
+    assert outputs(seek) == [gr.skip(), gr.skip()]
+    with pytest.raises(UserError, match="Choose a clip first"):
+        handlers.on_clip(data, ImpactSession(), "nope")
+    with pytest.raises(UserError, match="No impact annotations"):
+        handlers.ImpactData(None, "missing").item("h0001")
+
+
+def test_stop_events_are_set_when_a_session_is_released():
+    stops = StopEvents()
+    event = stops.for_session("abc")
+    assert stops.for_session("abc") is event and not event.is_set()
+    stops.release("abc")
+    assert event.is_set() and len(stops) == 0
+    assert not stops.for_session("abc").is_set()  # a new page gets a fresh event
+    stops.release("never-seen")  # harmless
+
+
+def test_a_set_stop_event_stops_the_set_run(data):
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(GenerationStopped):
+        handlers.set_metrics(data.annotations, None, BASELINE, ImpactSession(), cancel=cancel)
+
+
+def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
+    import gradio as gr
+
+    from components.common.ui import TabContext
+    from components.impact.ui import build_tab
+
+    with gr.Blocks() as demo:
+        build_tab(TabContext(data_dir=data_dir, settings=gr.State(BASELINE), demo=demo))
+    events = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()
+              if any(t[1] != "unload" for t in fn.targets)}
+    assert events == {"on_clip": 9, "on_frame": 8, "on_timeline_click": 2, "on_run_temporal": 3,
+                      "on_run_spatial": 8, "on_render": 2, "on_metrics": 1, "on_clip_1": 9}
+    assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
+
+
+def test_the_tab_runs_alone_with_the_model_panel(data_dir):
+    from components.impact.ui.__main__ import build_demo, build_parser
+
+    demo = build_demo(data_dir)
+    ids = {c.elem_id for c in demo.blocks.values() if getattr(c, "elem_id", None)}
+    assert {"settings-panel", "impact-clip", "impact-body3d", "impact-run-metrics"} <= ids
+    assert {"set_backend", "on_run_temporal"} <= {fn.api_name for fn in demo.fns.values()}
+    args = build_parser().parse_args(["--data-dir", str(data_dir), "--port", "7999"])
+    assert args.port == 7999 and args.backend
