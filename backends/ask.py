@@ -12,6 +12,9 @@ Policies, decided here once for all tabs:
   a smaller request, or None to give up. A refused size is not an attempt. The three policies the
   tabs use are below: `step_down` (fewer frames per clip), `resample` (as many frames as the cap
   allows) and a tab's own frame dropper passed as a function.
+- A reply cut at max_tokens (`finish_reason == "length"`) is its own error: `truncated=True`, kept
+  raw, never parsed as an answer (it may hold half an answer) and not re-asked (the same request
+  would be cut again); raise the role's max_tokens instead.
 - A set stop event ends the conversation with `GenerationStopped` before the next call.
 
 Each call carries its attempt number (`GenerationRequest.attempt`), which traces record.
@@ -46,6 +49,7 @@ class Asked(Generic[T]):
     attempts: int = 0          # model replies asked for (a refused image count is not one)
     error: str | None = None   # why `value` is None
     failed: bool = False       # the backend itself failed (transport), as opposed to unparsed
+    truncated: bool = False    # the last reply was cut at max_tokens
     request: GenerationRequest | None = None  # the request as finally sent (after any fitting)
     latency_s: float = 0.0
 
@@ -60,7 +64,7 @@ class Asked(Generic[T]):
 
     @property
     def unparsed(self) -> bool:
-        return self.value is None and not self.failed
+        return self.value is None and not self.failed and not self.truncated
 
 
 def _image_limit(exc: TooManyImagesError, request: GenerationRequest) -> int:
@@ -103,6 +107,11 @@ def ask(backend: VLMBackend, request: GenerationRequest, parse: Callable[[str], 
             out.failed, out.error = True, f"{backend.backend_id} failed: {result.error}"
             return out
         out.raws.append(result.text)
+        if result.finish_reason == "length":
+            out.truncated = True
+            out.error = (f"truncated at max_tokens ({request.params.max_tokens}): the reply was cut "
+                         "before it ended; raise the role's max_tokens")
+            return out
         try:
             out.value = parse(result.text)
             out.error = None

@@ -18,7 +18,32 @@ if TYPE_CHECKING:  # keep PIL/numpy out of `python app.py --help`
     import numpy as np
     from PIL import Image
 
-Content = Union[str, "Image.Image"]
+@dataclass(frozen=True)
+class EncodedImage:
+    """An image already encoded for the wire (e.g. the JPEG a benchmark's released code sends):
+    API backends send these bytes as they are, never encoding the picture a second time."""
+
+    data: bytes = field(repr=False)
+    mime: str
+    width: int
+    height: int
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return self.width, self.height
+
+    def to_pil(self) -> Image.Image:
+        """Decoded, for backends that take pictures (a local model) and for traces."""
+        import io
+
+        from PIL import Image as PILImage
+
+        image = PILImage.open(io.BytesIO(self.data))
+        image.load()
+        return image
+
+
+Content = Union[str, "Image.Image", EncodedImage]
 
 
 @dataclass
@@ -42,10 +67,16 @@ class GenerationParams:
     top_p: float = 1.0
     max_tokens: int = 512
     stop: tuple[str, ...] | None = None
+    #: None: the server's default; False: ask the server to disable thinking (CoM2 Section 5);
+    #: True: ask for it. Each backend sends what its server understands.
+    thinking: bool | None = None
 
     def as_dict(self) -> dict:
-        return {"temperature": self.temperature, "top_p": self.top_p,
-                "max_tokens": self.max_tokens, "stop": list(self.stop) if self.stop else None}
+        out = {"temperature": self.temperature, "top_p": self.top_p,
+               "max_tokens": self.max_tokens, "stop": list(self.stop) if self.stop else None}
+        if self.thinking is not None:  # absent by default, so traces recorded before still match
+            out["thinking"] = self.thinking
+        return out
 
 
 @dataclass
@@ -80,6 +111,8 @@ class GenerationResult:
     latency_s: float = 0.0
     usage: Usage | None = None
     error: str | None = None
+    #: why generation ended as the server says: "stop", "length" (cut at max_tokens), ... or None
+    finish_reason: str | None = None
 
     @property
     def ok(self) -> bool:

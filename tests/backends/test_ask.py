@@ -11,7 +11,7 @@ from PIL import Image
 
 from backends import ask as ask_module
 from backends.ask import Unparsed, ask, resample, step_down, trim
-from backends.base import GenerationParams, GenerationRequest, Message
+from backends.base import GenerationParams, GenerationRequest, GenerationResult, Message, VLMBackend
 from backends.errors import GenerationStopped
 from backends.openai_api import RetryPolicy
 from backends.record import RecordingBackend
@@ -239,3 +239,31 @@ def test_ask_through_the_api_backend_does_not_re_ask_a_transport_failure(serve):
         calls = len(server.requests)
     assert asked.failed and calls == 1
     assert asked.error.startswith("openai:test-model failed: ") and "HTTP 503" in asked.error
+
+
+class _CutBackend(VLMBackend):
+    """Answers once, cut at max_tokens."""
+
+    kind = "cut"
+
+    def __init__(self):
+        self.calls = 0
+
+    @property
+    def backend_id(self) -> str:
+        return "cut:test"
+
+    def generate(self, request):
+        self.calls += 1
+        return GenerationResult(text='{"answer": "B", "rea', backend=self.backend_id, model="test",
+                                finish_reason="length")
+
+
+def test_a_reply_cut_at_max_tokens_is_its_own_error_not_parsed_and_not_reasked():
+    backend = _CutBackend()
+    asked = ask(backend, GenerationRequest([Message.text("user", "q")], GenerationParams(max_tokens=8)),
+                lambda text: text[12], attempts=3)
+    assert backend.calls == 1
+    assert asked.truncated and not asked.unparsed and not asked.failed
+    assert asked.value is None and asked.raw == '{"answer": "B", "rea'
+    assert "max_tokens (8)" in asked.error
