@@ -272,27 +272,35 @@ def _render_clip(spec: ClipSpec, body, rng: np.random.Generator, clips_dir: Path
         color, depth = cache[key]
         image = color.copy()
         for track in tracks:
-            if f not in track:
-                continue
-            centre = np.asarray(track[f])
-            xy, z = scene.project(centre[None])
-            radius_px = obj_size * (HEIGHT / 2) / np.tan(scene.yfov / 2) / z[0]
-            reach = radius_px * (4.5 if spec.obj == "staff" else 1.5) + 2
-            x0, x1 = int(max(0, xy[0][0] - reach)), int(min(WIDTH, xy[0][0] + reach + 1))
-            y0, y1 = int(max(0, xy[0][1] - reach)), int(min(HEIGHT, xy[0][1] + reach + 1))
-            if x0 >= x1 or y0 >= y1:
-                continue  # off-screen
-            win = (slice(y0, y1), slice(x0, x1))
-            inside = _object_mask(spec.obj, xy[0], radius_px, 0.3 + 0.15 * f, xx[win], yy[win])
-            visible = inside & ((depth[win] == 0) | (depth[win] > z[0] - obj_size))
-            shade = 1.0 - 0.35 * np.clip(((xx[win] - xy[0][0]) ** 2 + (yy[win] - xy[0][1]) ** 2)
-                                         / (radius_px * 2.0) ** 2, 0, 1)
-            rgb = _rgba(spec.rgb)[:3].astype(np.float64)
-            patch = image[win]
-            patch[visible] = np.clip(rgb[None, :] * shade[visible][:, None], 0,
-                                     255).astype(np.uint8)
+            if f in track:
+                _draw_object(image, depth, np.asarray(track[f]), f, spec, scene, obj_size, xx, yy)
         frames.append(image)
     write_frames(frames, clips_dir / f"{spec.qid}.mp4", FPS)
+    return _clip_record(spec, total, regions_per_strike)
+
+
+def _draw_object(image: np.ndarray, depth: np.ndarray, centre: np.ndarray, f: int, spec: ClipSpec,
+                 scene, obj_size: float, xx: np.ndarray, yy: np.ndarray) -> None:
+    """Paint the striking object at `centre` into frame `f`, hidden where the body is in front."""
+    xy, z = scene.project(centre[None])
+    radius_px = obj_size * (HEIGHT / 2) / np.tan(scene.yfov / 2) / z[0]
+    reach = radius_px * (4.5 if spec.obj == "staff" else 1.5) + 2
+    x0, x1 = int(max(0, xy[0][0] - reach)), int(min(WIDTH, xy[0][0] + reach + 1))
+    y0, y1 = int(max(0, xy[0][1] - reach)), int(min(HEIGHT, xy[0][1] + reach + 1))
+    if x0 >= x1 or y0 >= y1:
+        return  # off-screen
+    win = (slice(y0, y1), slice(x0, x1))
+    inside = _object_mask(spec.obj, xy[0], radius_px, 0.3 + 0.15 * f, xx[win], yy[win])
+    visible = inside & ((depth[win] == 0) | (depth[win] > z[0] - obj_size))
+    shade = 1.0 - 0.35 * np.clip(((xx[win] - xy[0][0]) ** 2 + (yy[win] - xy[0][1]) ** 2)
+                                 / (radius_px * 2.0) ** 2, 0, 1)
+    rgb = _rgba(spec.rgb)[:3].astype(np.float64)
+    patch = image[win]
+    patch[visible] = np.clip(rgb[None, :] * shade[visible][:, None], 0, 255).astype(np.uint8)
+
+
+def _clip_record(spec: ClipSpec, total: int, regions_per_strike: list) -> dict:
+    """The clip's annotation record: its moments and every annotated frame's regions."""
     moments = [[s.contact, s.contact + s.length - 1] for s in spec.strikes]
     annotated = {}
     for (fs, fe), regions in zip(moments, regions_per_strike):

@@ -133,13 +133,9 @@ LOOKS = {
 SKIN = (235, 200, 160)
 
 
-def _backgrounds(seed: int):
-    """One pre-drawn background per setting (PIL images) and the snow flakes' parameters."""
-    import numpy as np
+def _snowy_street(rng):
+    """A snowy street at night."""
     from PIL import Image, ImageDraw
-
-    rng = np.random.default_rng(seed)
-    bgs = {}
 
     img = Image.new("RGB", (WIDTH, HEIGHT), (12, 16, 48))  # snowy street at night
     d = ImageDraw.Draw(img)
@@ -158,7 +154,12 @@ def _backgrounds(seed: int):
     for x in (40, 200):
         d.rectangle((x, 70, x + 3, 140), fill=(60, 60, 70))
         d.ellipse((x - 5, 62, x + 8, 74), fill=(255, 230, 120))
-    bgs["snow"] = img
+    return img
+
+
+def _desert_road(rng):
+    """A desert road."""
+    from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (WIDTH, HEIGHT), (120, 190, 240))  # desert road
     d = ImageDraw.Draw(img)
@@ -176,7 +177,12 @@ def _backgrounds(seed: int):
         d.rectangle((x - 8, 145 - h, x - 5, 145 - h + 14), fill=(40, 140, 60))
         d.rectangle((x + 9, 145 - h + 16, x + 15, 145 - h + 20), fill=(40, 140, 60))
         d.rectangle((x + 12, 145 - h + 6, x + 15, 145 - h + 20), fill=(40, 140, 60))
-    bgs["desert"] = img
+    return img
+
+
+def _kitchen(rng):
+    """A kitchen."""
+    from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (WIDTH, HEIGHT), (245, 230, 200))  # kitchen
     d = ImageDraw.Draw(img)
@@ -193,7 +199,12 @@ def _backgrounds(seed: int):
         for x in range(0, WIDTH, 14):
             dark = ((x // 14) + (y - 125) // 14) % 2 == 0
             d.rectangle((x, y, x + 13, y + 13), fill=(60, 60, 60) if dark else (235, 235, 235))
-    bgs["kitchen"] = img
+    return img
+
+
+def _office(rng):
+    """An office."""
+    from PIL import Image, ImageDraw
 
     img = Image.new("RGB", (WIDTH, HEIGHT), (200, 210, 225))  # office
     d = ImageDraw.Draw(img)
@@ -210,8 +221,16 @@ def _backgrounds(seed: int):
         d.rectangle((x + 35, 98, x + 40, 100), fill=(30, 30, 35))
     d.rectangle((280, 20, 300, 60), fill=(60, 140, 70))  # plant
     d.rectangle((284, 60, 296, 75), fill=(150, 90, 50))
-    bgs["office"] = img
+    return img
 
+
+def _backgrounds(seed: int):
+    """One pre-drawn background per setting (PIL images) and the snow flakes' parameters."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    bgs = {"snow": _snowy_street(rng), "desert": _desert_road(rng), "kitchen": _kitchen(rng),
+           "office": _office(rng)}  # drawn in this order: the generator's bytes depend on it
     flakes = np.stack([rng.uniform(0, WIDTH, 140), rng.uniform(0, HEIGHT, 140),
                        rng.uniform(8, 20, 140), rng.uniform(0, 2 * math.pi, 140)], axis=1)
     return bgs, flakes
