@@ -12,12 +12,11 @@ from tests.helpers.openai_server import ScriptedOpenAIServer
 
 @pytest.fixture(scope="module")
 def app_url(example_data_dir, tmp_path_factory):
-    import os
-
-    os.environ["APP_HUMAN_STUDY_DIR"] = str(tmp_path_factory.mktemp("human"))
-    os.environ["APP_CLOZE_RUNS_DIR"] = str(tmp_path_factory.mktemp("runs"))
-    with running_app(example_data_dir) as url:
-        yield url
+    with pytest.MonkeyPatch.context() as env:  # undone when the module's app stops
+        env.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path_factory.mktemp("human")))
+        env.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
+        with running_app(example_data_dir) as url:
+            yield url
 
 
 def _config(url: str) -> dict:

@@ -19,11 +19,10 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 
 @pytest.fixture(scope="session")
 def app_url(example_data_dir, tmp_path_factory):
-    import os
-
-    os.environ["APP_HUMAN_STUDY_DIR"] = str(tmp_path_factory.mktemp("human-study"))
-    with running_app(example_data_dir) as url:
-        yield url
+    with pytest.MonkeyPatch.context() as env:  # undone when the session's app stops
+        env.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path_factory.mktemp("human-study")))
+        with running_app(example_data_dir) as url:
+            yield url
 
 
 @pytest.fixture(scope="session")

@@ -101,7 +101,7 @@ def test_run_impact_baseline_is_resumable_and_feeds_both_evals(impact_data, tmp_
     assert 0 < spatial_result["F1"] < 100
 
 
-def test_run_impact_with_an_api_backend(impact_data, tmp_path, capsys):
+def test_run_impact_with_an_api_backend(impact_data, tmp_path, capsys, monkeypatch):
     from tests.helpers.openai_server import ScriptedOpenAIServer
 
     def answer(body):
@@ -110,16 +110,11 @@ def test_run_impact_with_an_api_backend(impact_data, tmp_path, capsys):
             return "The affected body regions are head."
         return "The event happens in 3.417 - 3.583 seconds."
 
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with ScriptedOpenAIServer(answer) as server:
-        import os
-
-        os.environ["OPENAI_API_KEY"] = "sk-test"
-        try:
-            code, out, _ = run_cli(["run", "impact", "--annotations", str(impact_data), "--backend",
-                                    "openai:gpt-4o", "--base-url", server.url, "--out", str(tmp_path),
-                                    "--concurrency", "2", "--max-frames", "16", "--no-progress"], capsys)
-        finally:
-            os.environ.pop("OPENAI_API_KEY", None)
+        code, out, _ = run_cli(["run", "impact", "--annotations", str(impact_data), "--backend",
+                                "openai:gpt-4o", "--base-url", server.url, "--out", str(tmp_path),
+                                "--concurrency", "2", "--max-frames", "16", "--no-progress"], capsys)
     assert code == 0
     preds = {p["qid"]: p for p in read_jsonl(tmp_path / "temporal_pred.jsonl")}
     assert preds["h0001"]["pred_relevant_windows"] == [[3.417, 3.583, 1.0]]

@@ -2,7 +2,6 @@
 test starts its own subprocess). Study answers and cloze runs go to this package's temp folders."""
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -10,7 +9,6 @@ import pytest
 
 from tests.helpers.live_app import running_app
 
-ENV_KEYS = ("APP_HUMAN_STUDY_DIR", "APP_CLOZE_RUNS_DIR")
 
 
 @pytest.fixture(scope="package")
@@ -20,18 +18,11 @@ def system_dirs(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture(scope="package")
 def system_app(example_data_dir, system_dirs):
-    saved = {k: os.environ.get(k) for k in ENV_KEYS}
-    os.environ["APP_HUMAN_STUDY_DIR"] = str(system_dirs["human"])
-    os.environ["APP_CLOZE_RUNS_DIR"] = str(system_dirs["runs"])
-    try:
+    with pytest.MonkeyPatch.context() as env:  # undone when the package's app stops
+        env.setenv("APP_HUMAN_STUDY_DIR", str(system_dirs["human"]))
+        env.setenv("APP_CLOZE_RUNS_DIR", str(system_dirs["runs"]))
         with running_app(example_data_dir) as url:
             yield url
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 def client(url: str):
