@@ -11,7 +11,10 @@ import os
 import sys
 from pathlib import Path
 
+from backends.errors import BackendError
 from components.common.cli import HelpFormatter
+from components.common.errors import UserError
+from components.settings.session import SessionSettings
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
@@ -75,9 +78,9 @@ def build_app(data_dir: Path, backend: str = "baseline"):
     """Assemble the three tabs under one shared Model panel."""
     import gradio as gr
 
-    from components.settings.session import SessionSettings
-    from components.settings.ui import build_settings_panel
+    # these two build gradio components: imported here so `app.py --help` never loads gradio
     from components.common.ui import TabContext
+    from components.settings.ui import build_settings_panel
 
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(INTRO, elem_id="app-intro")
@@ -119,9 +122,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         launch(args)
         return 0
-    from backends.errors import BackendError
-    from components.common.errors import UserError
-
     try:
         return int(args.func(args) or 0)
     except (UserError, BackendError) as exc:

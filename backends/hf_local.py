@@ -2,7 +2,10 @@
 
 Weights load lazily on the first `generate`, once per process (`from_spec` shares one instance
 per model), and a lock serialises generation so sessions can share the model. The Stop button sets
-`request.cancel`; a StoppingCriteria checks it between tokens.
+`request.cancel`; a StoppingCriteria checks it between tokens. `GenerationParams.thinking` reaches
+the chat template as `enable_thinking` when the template reads that variable (Qwen3 and others);
+an `EncodedImage` is decoded. `finish_reason` is "length" when generation used every one of
+`max_tokens` without an end token, else "stop".
 """
 from __future__ import annotations
 
@@ -12,7 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from backends.base import GenerationParams, GenerationRequest, GenerationResult, Usage, VLMBackend
+from backends.base import (EncodedImage, GenerationParams, GenerationRequest, GenerationResult, Usage,
+                           VLMBackend)
 from backends.config import ApiSettings
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.shared import once_per_process
@@ -66,8 +70,46 @@ _LOADED: dict[str, HFBackend] = {}
 _GPU_ENTRY: Any = None  # None: not looked up yet; False: no `spaces` package
 
 
+def template_source(processor: Any) -> str:
+    """The chat template's text (all named templates joined), '' when there is none."""
+    template = getattr(processor, "chat_template", None)
+    tokenizer = getattr(processor, "tokenizer", None)
+    if not template and tokenizer is not None:
+        template = getattr(tokenizer, "chat_template", None)
+    if isinstance(template, dict):
+        return "\n".join(str(t) for t in template.values())
+    return str(template or "")
+
+
+def template_kwargs(template: str, thinking: bool | None) -> dict[str, Any]:
+    """`enable_thinking=thinking` for a template that reads it; {} otherwise or for None."""
+    if thinking is None or "enable_thinking" not in template:
+        return {}
+    return {"enable_thinking": bool(thinking)}
+
+
+def finish_reason(new_ids: list[int], max_new_tokens: int, end_ids: set[int], text: str,
+                  stops: tuple[str, ...] | None) -> str:
+    """"length" when all `max_new_tokens` were generated and none ended the reply (an end token
+    last, or a stop string in the text), else "stop"."""
+    if len(new_ids) < max_new_tokens:
+        return "stop"
+    if new_ids and new_ids[-1] in end_ids:
+        return "stop"
+    if any(stop in text for stop in stops or ()):
+        return "stop"
+    return "length"
+
+
+def _end_ids(model: Any, tokenizer: Any) -> set[int]:
+    ids = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids = list(ids) if isinstance(ids, (list, tuple)) else [ids]
+    ids.append(getattr(tokenizer, "eos_token_id", None))
+    return {int(i) for i in ids if i is not None}
+
+
 def _generate_on_zero_gpu(source: str, messages: list[dict], images: list,
-                          params: GenerationParams) -> tuple[str, int, int]:
+                          params: GenerationParams) -> tuple[str, int, int, str]:
     return _LOADED[source]._generate(messages, images, params, None)
 
 
@@ -179,12 +221,14 @@ class HFBackend(VLMBackend):
                     parts.append({"type": "text", "text": part})
                 else:
                     parts.append({"type": "image"})
-                    images.append(part.convert("RGB"))
+                    picture = part.to_pil() if isinstance(part, EncodedImage) else part
+                    images.append(picture.convert("RGB"))
             messages.append({"role": message.role, "content": parts})
         return messages, images
 
     def _generate(self, messages: list[dict], images: list, params: GenerationParams,
-                  cancel: threading.Event | None) -> tuple[str, int, int]:
+                  cancel: threading.Event | None) -> tuple[str, int, int, str]:
+        """(answer, prompt tokens, new tokens, finish reason)."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -200,7 +244,9 @@ class HFBackend(VLMBackend):
                                   device=input_ids.device)
 
         processor = self._processor
-        text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        text = processor.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=False,
+            **template_kwargs(template_source(processor), params.thinking))
         inputs = processor(text=[text], images=images or None, return_tensors="pt")
         inputs = inputs.to(self._device, dtype=self._model.dtype)  # casts floating tensors only
         kwargs: dict[str, Any] = {"max_new_tokens": params.max_tokens,
@@ -217,9 +263,11 @@ class HFBackend(VLMBackend):
         prompt_len = inputs["input_ids"].shape[1]
         new_tokens = output[0, prompt_len:]
         answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        return answer, int(prompt_len), int(new_tokens.shape[0])
+        finish = finish_reason(new_tokens.tolist(), params.max_tokens,
+                               _end_ids(self._model, processor.tokenizer), answer, params.stop)
+        return answer, int(prompt_len), int(new_tokens.shape[0]), finish
 
-    def _run(self, request: GenerationRequest) -> tuple[str, int, int]:
+    def _run(self, request: GenerationRequest) -> tuple[str, int, int, str]:
         messages, images = self._chat(request)
         gpu_entry = _zero_gpu_entry()
         if gpu_entry is not None:  # arguments cross into the GPU worker pickled: no Event
@@ -252,7 +300,7 @@ class HFBackend(VLMBackend):
                 raise _stopped()
             start = time.monotonic()
             try:
-                text, prompt_tokens, completion_tokens = self._run(request)
+                text, prompt_tokens, completion_tokens, finish = self._run(request)
             except Exception as exc:  # noqa: BLE001 - one failed call must not end a batch run
                 return self._failure(request, exc, time.monotonic() - start)
             latency = time.monotonic() - start
@@ -264,4 +312,5 @@ class HFBackend(VLMBackend):
         return GenerationResult(text=text, backend=self.backend_id, model=self.source,
                                 latency_s=latency,
                                 usage=Usage(prompt_tokens=prompt_tokens,
-                                            completion_tokens=completion_tokens))
+                                            completion_tokens=completion_tokens),
+                                finish_reason=finish)

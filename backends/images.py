@@ -1,4 +1,5 @@
-"""Images for API requests: downscaled JPEG data URLs (never full-size PNG frames)."""
+"""Images for API requests: downscaled JPEG data URLs (never full-size PNG frames); an already
+encoded image (`backends.base.EncodedImage`) as its own bytes."""
 from __future__ import annotations
 
 import base64
@@ -8,6 +9,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from PIL import Image
+
+    from backends.base import EncodedImage
 
 DEFAULT_MAX_SIDE = 1024
 JPEG_QUALITY = 85
@@ -40,3 +43,8 @@ def jpeg_data_url(image: Image.Image, max_side: int | None = None,
     buf = io.BytesIO()
     small.save(buf, format="JPEG", quality=quality)
     return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def encoded_data_url(image: EncodedImage) -> str:
+    """`data:<mime>;base64,...` of an already encoded image's own bytes (no decode, no resize)."""
+    return f"data:{image.mime};base64," + base64.b64encode(image.data).decode("ascii")

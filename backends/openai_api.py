@@ -1,6 +1,8 @@
 """OpenAI-compatible chat API (OpenAI, vLLM, SGLang, ...) with our own bounded retries.
 
-Frames go out as downscaled JPEG data URLs. Transport failures (429, 5xx, timeouts, dropped
+Frames go out as downscaled JPEG data URLs; an `EncodedImage` goes out as its own bytes (never
+decoded, resized or encoded again). `GenerationParams.thinking` goes out as the server understands
+it (`backends.thinking`). `max_tokens` is sent as asked, never capped here. Transport failures (429, 5xx, timeouts, dropped
 connections, empty or malformed bodies) are retried with exponential backoff that honours
 `Retry-After`; when attempts run out the call returns `GenerationResult(error=...)`.
 """
@@ -13,10 +15,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from collections.abc import Callable
 
-from backends.base import GenerationRequest, GenerationResult, Message, Usage, VLMBackend
+from backends import thinking as thinking_wire
+from backends.base import EncodedImage, GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.config import ApiSettings
-from backends.images import jpeg_data_url
+from backends.images import encoded_data_url, jpeg_data_url
 
 T = TypeVar("T")
 
@@ -166,8 +169,9 @@ def to_openai_messages(messages: list[Message], max_side: int | None = None) -> 
             if isinstance(part, str):
                 parts.append({"type": "text", "text": part})
             else:
-                parts.append({"type": "image_url",
-                              "image_url": {"url": jpeg_data_url(part, max_side)}})
+                url = (encoded_data_url(part) if isinstance(part, EncodedImage)
+                       else jpeg_data_url(part, max_side))
+                parts.append({"type": "image_url", "image_url": {"url": url}})
         out.append({"role": message.role, "content": parts})
     return out
 
@@ -181,8 +185,15 @@ class OpenAIBackend(VLMBackend):
         self.settings = (settings or ApiSettings()).resolved()
         self.max_images = self.settings.max_images
         self.policy = policy or RetryPolicy(max_retries=self.settings.max_retries)
+        base_url = self.settings.base_url
+        #: the concrete thinking control: "chat_template_kwargs" | "reasoning_effort" | "none"
+        self.thinking_control = thinking_wire.resolve_control(
+            self.settings.thinking_control or "auto", base_url, model)
+        self._effort_off = thinking_wire.disable_effort(base_url, model)
         self._client = make_client(self.settings)
-        self._use_max_completion_tokens = False
+        # reasoning models want max_completion_tokens; a refusal of either name flips it once
+        self._use_max_completion_tokens = self.thinking_control == "reasoning_effort"
+        self._tokens_key_flipped = False
 
     @classmethod
     def from_spec(cls, arg: str, api: ApiSettings) -> OpenAIBackend:
@@ -203,31 +214,57 @@ class OpenAIBackend(VLMBackend):
             "(lower the frame budget) or raise the per-request image limit in the Model panel.",
             limit=self.max_images, sent=sent)
 
+    def thinking_fields(self, thinking: bool | None) -> dict:
+        """The request-body fields that carry `thinking` to this server ({} for None)."""
+        return thinking_wire.request_fields(self.thinking_control, thinking, self._effort_off)
+
+    def _kwargs(self, messages: list[dict], request: GenerationRequest) -> dict[str, Any]:
+        params = request.params
+        kwargs: dict[str, Any] = {"model": self._model, "messages": messages,
+                                  "temperature": params.temperature, "top_p": params.top_p}
+        tokens_key = "max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"
+        kwargs[tokens_key] = params.max_tokens  # as asked: never capped here
+        if params.stop:
+            kwargs["stop"] = list(params.stop)
+        extra = self.thinking_fields(params.thinking)
+        if extra:
+            kwargs["extra_body"] = extra
+        return kwargs
+
+    def _on_bad_request(self, text: str, request: GenerationRequest) -> bool:
+        """A 400/413/422 answer: True to send again at once with changed arguments."""
+        lower, sent = text.lower(), request.num_images()
+        if "max_completion_tokens" in lower and not self._tokens_key_flipped:
+            self._tokens_key_flipped = True  # newer OpenAI models reject max_tokens, others the reverse
+            self._use_max_completion_tokens = not self._use_max_completion_tokens
+            return True
+        fields = self.thinking_fields(request.params.thinking)
+        effort = fields.get("reasoning_effort")
+        if effort and effort == self._effort_off:
+            lower_one = thinking_wire.lower_effort_offered(text, effort)
+            if lower_one is not None:  # e.g. 'minimal' refused, 'low' offered: the lowest offered
+                self._effort_off = lower_one
+                return True
+        refused = [name for name in ("reasoning_effort", "chat_template_kwargs", "enable_thinking")
+                   if name in lower and fields]
+        if refused:
+            raise BackendError(_scrub(
+                f"{self.backend_id}: HTTP 400: {text}".rstrip(".") + ". The server refused the "
+                f"thinking switch ({refused[0]}); set the thinking control (Model panel or "
+                "APP_THINKING_CONTROL) to one it takes, or to 'none'.", self.settings.api_key))
+        if sent and any(hint in lower for hint in _TOO_MANY_IMAGES_HINTS):
+            raise self._too_many(sent, f"refused the request as too large ({text})")
+        return False
+
     def generate(self, request: GenerationRequest) -> GenerationResult:
         sent = request.num_images()
         if self.max_images is not None and sent > self.max_images:
             raise self._too_many(sent, f"accepts at most {self.max_images} image(s) per request")
         _check_cancel(request.cancel)
         messages = to_openai_messages(request.messages)
-        params = request.params
-
-        def on_bad_request(text: str) -> bool:
-            lower = text.lower()
-            if "max_completion_tokens" in lower and not self._use_max_completion_tokens:
-                self._use_max_completion_tokens = True  # newer OpenAI models reject max_tokens
-                return True
-            if sent and any(hint in lower for hint in _TOO_MANY_IMAGES_HINTS):
-                raise self._too_many(sent, f"refused the request as too large ({text})")
-            return False
 
         def once():
-            kwargs: dict[str, Any] = {"model": self._model, "messages": messages,
-                                      "temperature": params.temperature, "top_p": params.top_p}
-            tokens_key = "max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"
-            kwargs[tokens_key] = params.max_tokens
-            if params.stop:
-                kwargs["stop"] = list(params.stop)
-            response = self._client.chat.completions.create(**kwargs)
+            response = self._client.chat.completions.create(**self._kwargs(messages, request))
             if isinstance(response, str) or not getattr(response, "choices", None):
                 raise _Retryable("the server answered with no choices")
             return response
@@ -236,7 +273,7 @@ class OpenAIBackend(VLMBackend):
         try:
             response = call_with_retries(once, label=self.backend_id, policy=self.policy,
                                          secret=self.settings.api_key, cancel=request.cancel,
-                                         on_bad_request=on_bad_request)
+                                         on_bad_request=lambda text: self._on_bad_request(text, request))
         except (TooManyImagesError, GenerationStopped):
             raise
         except BackendError as exc:
@@ -250,7 +287,8 @@ class OpenAIBackend(VLMBackend):
             latency_s=time.monotonic() - start,
             usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", None),
                         completion_tokens=getattr(usage, "completion_tokens", None))
-            if usage else None)
+            if usage else None,
+            finish_reason=getattr(choice, "finish_reason", None) or None)
 
     def close(self) -> None:
         self._client.close()

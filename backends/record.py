@@ -1,4 +1,4 @@
-"""Records every answered call of a backend to a trace (reference/formats.md, "Model traces").
+"""Records every answered call of a backend to a trace (docs/formats.md, "Model traces").
 
 The wrapper knows nothing of the backend inside it; the backend knows nothing of the trace.
 Failed calls (results with `error`) are not written: a trace holds answers only.
@@ -8,9 +8,10 @@ from __future__ import annotations
 from datetime import datetime, UTC
 from pathlib import Path
 
-from backends.base import GenerationRequest, GenerationResult, VLMBackend
-from backends.trace_format import encode_messages, image_relpath, image_sha256, images_dir, trace_key
-from components.common.io import append_jsonl, atomic_write
+from backends.base import EncodedImage, GenerationRequest, GenerationResult, VLMBackend
+from backends.trace_format import (encode_messages, image_extension, image_relpath, image_sha256,
+                                   images_dir, trace_key)
+from components.common.io import append_jsonl, atomic_write, atomic_write_bytes
 
 
 class RecordingBackend(VLMBackend):
@@ -33,12 +34,18 @@ class RecordingBackend(VLMBackend):
         return self.inner.is_baseline
 
     def _save_image(self, image) -> dict:
-        sha = image_sha256(image)
-        target = images_dir(self.trace_path) / f"{sha}.png"
-        if not target.exists():  # stored once: the name is the pixels' hash
-            rgb = image.convert("RGB")
-            atomic_write(target, lambda fh: rgb.save(fh, format="PNG"))
-        return {"sha256": sha, "path": image_relpath(self.trace_path, sha)}
+        sha, ext = image_sha256(image), image_extension(image)
+        target = images_dir(self.trace_path) / f"{sha}.{ext}"
+        if not target.exists():  # stored once: the name is the pixels' (or the bytes') hash
+            if isinstance(image, EncodedImage):
+                atomic_write_bytes(target, image.data)
+            else:
+                rgb = image.convert("RGB")
+                atomic_write(target, lambda fh: rgb.save(fh, format="PNG"))
+        entry = {"sha256": sha, "path": image_relpath(self.trace_path, sha, ext)}
+        if isinstance(image, EncodedImage):
+            entry["mime"] = image.mime
+        return entry
 
     def generate(self, request: GenerationRequest) -> GenerationResult:
         result = self.inner.generate(request)
@@ -58,6 +65,7 @@ class RecordingBackend(VLMBackend):
                       "completion_tokens": usage.completion_tokens} if usage else None,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "task": request.task, "ref": request.ref, "attempt": request.attempt,
+            "finish_reason": result.finish_reason,
         }
         append_jsonl(self.trace_path, record)
 

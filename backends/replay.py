@@ -112,4 +112,5 @@ class ReplayBackend(VLMBackend):
         return GenerationResult(text=entry["response"], backend=self.backend_id,
                                 model=entry.get("model", ""),
                                 latency_s=float(entry.get("latency_s") or 0.0),
-                                usage=Usage(**usage) if isinstance(usage, dict) else None)
+                                usage=Usage(**usage) if isinstance(usage, dict) else None,
+                                finish_reason=entry.get("finish_reason"))

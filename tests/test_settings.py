@@ -5,11 +5,11 @@ import pytest
 
 from backends.base import GenerationParams, GenerationRequest, Message
 from backends.config import ApiSettings
-from backends.errors import UnknownBackendError
+from backends.errors import BackendError, UnknownBackendError
 from backends.record import RecordingBackend
 from backends.registry import configured_choices, resolve, split_spec, VLM_BACKENDS
 from components.settings import session
-from components.settings.session import SessionSettings, backend_for, badge
+from components.settings.session import SessionSettings, backend_for, badge, localizer_backend_for
 from tests.backends.support import ScriptedBackend
 
 
@@ -110,3 +110,69 @@ def test_two_visitors_replaying_one_trace_each_start_at_the_first_answer(tmp_pat
     assert backend_for(alice).generate(request).text == "first"
     assert backend_for(bob).generate(request).text == "first"  # alice's click did not move bob's place
     assert backend_for(alice).generate(request).text == "second"
+
+
+# -- the localizer's own backend and the thinking switch (issue 13) ----------------------------
+def test_the_localizer_is_the_models_backend_unless_chosen(tmp_path):
+    state = SessionSettings(backend="openai:verifier", base_url="http://127.0.0.1:9/v1",
+                            api_key="sk-loc-1").to_state()
+    assert localizer_backend_for(state) is backend_for(state)
+    assert localizer_backend_for({**state, "localizer": "openai:verifier"}) is backend_for(state)
+    chosen = {**state, "localizer": "openai:timelens2"}
+    localizer = localizer_backend_for(chosen)
+    assert localizer.backend_id == "openai:timelens2" and localizer is not backend_for(chosen)
+    assert backend_for(chosen).backend_id == "openai:verifier"
+    assert localizer_backend_for(dict(chosen)) is localizer  # reused from click to click
+    assert localizer.settings.base_url == "http://127.0.0.1:9/v1"  # the session's server
+    recording = {**chosen, "record": True, "trace_path": str(tmp_path / "t.jsonl")}
+    assert isinstance(localizer_backend_for(recording), RecordingBackend)
+    assert localizer_backend_for(recording).inner.backend_id == "openai:timelens2"
+
+
+def test_the_sessions_thinking_control_reaches_its_backend(monkeypatch):
+    monkeypatch.delenv("APP_THINKING_CONTROL", raising=False)
+    state = SessionSettings(backend="openai:m", base_url="http://127.0.0.1:9/v1").to_state()
+    assert backend_for(state).thinking_control == "chat_template_kwargs"  # auto, self-hosted
+    none = backend_for({**state, "thinking_control": "none"})
+    assert none.thinking_control == "none" and none is not backend_for(state)
+    with pytest.raises(BackendError, match="Unknown thinking control"):
+        backend_for({**state, "thinking_control": "loud"})
+
+
+def test_apply_validates_the_localizer_and_the_thinking_control():
+    import gradio as gr
+
+    from components.settings.ui import SAME_AS_MODEL, apply_settings
+
+    state, text = apply_settings("baseline", "", "", 16, False, "replay:loc.jsonl", "none", {})
+    assert state["localizer"] == "replay:loc.jsonl" and state["thinking_control"] == "none"
+    assert "localizer: replay:loc.jsonl" in text
+    state, text = apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "auto", state)
+    assert state["localizer"] == "" and "localizer" not in text
+    with pytest.raises(gr.Error, match="Did you mean 'openai'"):
+        apply_settings("baseline", "", "", 16, False, "opneai:timelens", "auto", {})
+    with pytest.raises(gr.Error, match="Unknown thinking control"):
+        apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "loud", {})
+
+
+def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments():
+    import gradio as gr
+    from gradio_client import Client
+
+    from components.settings.ui import build_settings_panel
+
+    with gr.Blocks() as demo:
+        build_settings_panel(SessionSettings())
+    elem_ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
+    assert {"settings-backend", "settings-localizer", "settings-thinking-control",
+            "settings-apply", "settings-max-frames", "settings-record"} <= elem_ids
+    _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(url, verbose=False)
+        badge_text = client.predict("baseline", "", "", 16, False, "replay:loc.jsonl", "none",
+                                    api_name="/set_backend")
+        assert "localizer: replay:loc.jsonl" in badge_text
+        assert "Model: baseline" in client.predict("baseline", "", "", 16, False,
+                                                   api_name="/set_backend")  # the old five
+    finally:
+        demo.close()

@@ -1,6 +1,8 @@
 """Building a TempCloze instance from any video, by the released generation rules:
-gap 20-40% of T inside the middle 50%, accepted when the mean Farneback flow inside it is > 1.0
-(up to 3 tries), then the nine distractors (intervals.py) cut with components.media."""
+gap 20-40% of T inside the middle 50%, accepted when the Farneback flow magnitude averaged over
+EVERY consecutive frame pair inside it is > 1.0 (up to 3 tries), then the nine distractors
+(intervals.py) cut with components.media. The entry goes to `<out>/meta.json` (the app's layout;
+the released generator writes `output/<preset>/meta.json`, which layout.load_meta also reads)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from components.cloze.intervals import distractor_intervals, duration_problem, sample_gap
-from components.common.errors import MediaError, UserError
+from components.common.errors import UserError
 from components.common.intervals import Interval
 from components.common.io import atomic_write_text, load_json, path_lock
 from components.media import cut_clip, loop_segment, open_video, reorder_thirds, reverse_clip
@@ -17,8 +19,6 @@ from components.media import cut_clip, loop_segment, open_video, reorder_thirds,
 FLOW_THRESHOLD = 1.0
 FLOW_HEIGHT = 256
 GAP_TRIES = 3
-FLOW_PAIRS = 8   # consecutive-frame pairs sampled evenly inside the gap (the released code's
-                 # frame stride is not documented; 8 pairs keep this fast on long gaps)
 
 
 @dataclass
@@ -33,39 +33,54 @@ class GapChoice:
                 f"{'>' if t['accepted'] else '<='} {FLOW_THRESHOLD}" for i, t in enumerate(self.tries)]
 
 
-def farneback_magnitude(prev_rgb, next_rgb) -> float:
-    """Mean flow magnitude between two RGB arrays, after resizing to height 256 (upstream call)."""
+def _flow_gray(rgb, size: tuple[int, int] | None):
+    """Grey frame at height 256, width round(256 w / h) as the released filter resizes."""
     import cv2
     import numpy as np
 
-    def prep(a):
-        g = cv2.cvtColor(np.asarray(a), cv2.COLOR_RGB2GRAY)
-        h, w = g.shape
-        return cv2.resize(g, (max(1, round(w * FLOW_HEIGHT / h)), FLOW_HEIGHT))
-
-    flow = cv2.calcOpticalFlowFarneback(prep(prev_rgb), prep(next_rgb), None, 0.5, 3, 15, 3, 5, 1.2, 0)
-    mag = np.sqrt(flow[..., 0] ** 2 + flow[..., 1] ** 2)
-    return float(mag.mean())
+    g = cv2.cvtColor(np.asarray(rgb), cv2.COLOR_RGB2GRAY)
+    h, w = g.shape
+    return cv2.resize(g, size or (max(1, int(round(FLOW_HEIGHT * w / h))), FLOW_HEIGHT))
 
 
-def mean_flow(video: str | Path, start: float, end: float, pairs: int = FLOW_PAIRS) -> float:
-    src = open_video(video)
-    try:
-        info = src.info
-        first = max(0, int(start * info.fps))
-        last = min(info.num_frames - 2, int(end * info.fps))
-        if last <= first:
-            return 0.0
-        count = min(pairs, last - first)
-        starts = sorted({first + (i * (last - first)) // count for i in range(count)})
-        idx = sorted({i for s in starts for i in (s, s + 1)})
-        frames = {f.index: f.image for f in src.frames_at_indices(idx)}
-    finally:
-        src.close()
+def _pair_magnitude(prev_gray, next_gray) -> float:
+    import cv2
     import numpy as np
 
-    mags = [farneback_magnitude(np.asarray(frames[s]), np.asarray(frames[s + 1]))
-            for s in starts if s in frames and s + 1 in frames]
+    flow = cv2.calcOpticalFlowFarneback(prev_gray, next_gray, None, 0.5, 3, 15, 3, 5, 1.2, 0)
+    return float(np.sqrt(flow[..., 0] ** 2 + flow[..., 1] ** 2).mean())
+
+
+def farneback_magnitude(prev_rgb, next_rgb) -> float:
+    """Mean flow magnitude between two RGB arrays, after resizing to height 256 (upstream call)."""
+    a = _flow_gray(prev_rgb, None)
+    return _pair_magnitude(a, _flow_gray(next_rgb, (a.shape[1], a.shape[0])))
+
+
+def gap_frame_range(start: float, end: float, fps: float, num_frames: int) -> range:
+    """The frames the released motion check reads: int(start * fps) up to, not including,
+    int(end * fps) (clipped to the video)."""
+    first = max(0, int(start * fps))
+    return range(first, min(num_frames, int(end * fps)))
+
+
+def mean_flow(video: str | Path, start: float, end: float) -> float:
+    """Farneback magnitude averaged over every consecutive frame pair of [start, end) (the
+    released filter's rule; frames streamed in batches, so memory stays flat on long gaps).
+    0.0 when the gap holds fewer than two frames."""
+    src = open_video(video)
+    mags: list[float] = []
+    try:
+        info = src.info
+        frames = gap_frame_range(start, end, info.fps, info.num_frames)
+        prev = None
+        for frame in src.iter_indices(list(frames)):
+            gray = _flow_gray(frame.image, None if prev is None else (prev.shape[1], prev.shape[0]))
+            if prev is not None:
+                mags.append(_pair_magnitude(prev, gray))
+            prev = gray
+    finally:
+        src.close()
     return sum(mags) / len(mags) if mags else 0.0
 
 
@@ -156,7 +171,3 @@ def add_meta_entry(meta_path: Path, name: str, entry: dict) -> None:
         meta[name] = entry
         atomic_write_text(meta_path, json.dumps(meta, indent=1, sort_keys=True))
 
-
-def check_clip(path: Path) -> None:
-    if not path.is_file() or path.stat().st_size == 0:
-        raise MediaError(f"{path} is missing or empty.")

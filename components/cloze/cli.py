@@ -4,6 +4,7 @@
     python app.py eval cloze --results R.json [--json] | --human --results a1.jsonl a2.jsonl
     python app.py [--backend SPEC] run cloze --data DIR --out R.json [--backend SPEC] [--set NAME]
         [--dims S,A,P] [--seed 42] [--limit N] [--edge edge1|edge4] [--strict] [--max-images N]
+        [--max-tokens 8192] [--prompt-style api|open]
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import argparse
 import json
 from pathlib import Path
 
-from components.cloze.human import load_study_files
+from components.cloze.study.protocol import load_human_files
 from components.cloze.layout import load_dataset
+from components.cloze.prompt import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set
 from components.cloze.runner import run_set
 from components.cloze.scoring import check_results, human_results, score_results
@@ -29,7 +31,8 @@ def add_eval_parsers(eval_subparsers) -> None:
         description="Score a TempCloze result file exactly like the released analysis: S, A, P, "
                     "acc, 3/3..0/3, >=1, >=2, error sources; plus strict accuracy and parse rate.")
     p.add_argument("--results", required=True, nargs="+", type=Path,
-                   help="result JSON (stem -> {S, A, C}); with --human, human-study JSONL files")
+                   help="result JSON (stem -> {S, A, C}); with --human, human-study files: this "
+                        "app's JSONL and/or the released app's human_eval_results/set_N.json")
     p.add_argument("--human", action="store_true",
                    help="inputs are human-study JSONL files; a question is correct only if every "
                         "annotator chose GT (the paper's Human row)")
@@ -55,6 +58,12 @@ def add_run_parsers(run_subparsers) -> None:
     p.add_argument("--retry-sleep", type=float, default=1.0,
                    help="seconds before re-asking after an unreadable answer, times the attempt number")
     p.add_argument("--max-images", type=int, default=None, help="images one request may carry")
+    p.add_argument("--max-tokens", type=int, default=RELEASED_MAX_TOKENS,
+                   help="longest reply asked for (the released evaluation's 8192); a reply cut "
+                        "there is recorded as truncated, not scored")
+    p.add_argument("--prompt-style", default=DEFAULT_STYLE, choices=sorted(PROMPT_STYLES),
+                   help="api: the paper's G.2 prompt, frames <= 360 px (the API evaluator); open: "
+                        "the released vLLM evaluator's variant (unbolded last line, original size)")
     add_backend_options(p, items="questions")
     p.set_defaults(func=run_handler)
 
@@ -67,7 +76,8 @@ def format_table(m: dict) -> str:
     lines = ["            S       A       P     acc    >=1    >=2    3/3",
              "score  " + " ".join(_fmt(m[k]) for k in ("S", "A", "P", "acc", ">=1", ">=2", "3/3")),
              f"stems (all three valid): {m['stems']} · invalid entries skipped: "
-             f"{m['invalid_entries_skipped']} · parse rate: {_fmt(m['parse_rate']).strip()}%",
+             f"{m['invalid_entries_skipped']} (" + ", ".join(f"{k} {n}" for k, n in m["invalid_kinds"].items())
+             + f") · parse rate: {_fmt(m['parse_rate']).strip()}%",
              "strict (unparsed = wrong): " + " ".join(f"{k} {_fmt(m['strict'][k]).strip()}"
                                                      for k in ("S", "A", "P", "acc")),
              "2/3 " + _fmt(m["2/3"]).strip() + " · 1/3 " + _fmt(m["1/3"]).strip()
@@ -90,9 +100,9 @@ def eval_handler(args: argparse.Namespace) -> int:
         missing = [str(p) for p in args.results if not Path(p).exists()]
         if missing:
             raise UserError(f"human-study file not found: {', '.join(missing)}")
-        records = load_study_files(args.results)
+        records = load_human_files(args.results)
         if not records:
-            raise UserError(f"no human-study records (JSON lines) in {', '.join(map(str, args.results))}.")
+            raise UserError(f"no human-study records (JSON lines or set_N.json responses) in {', '.join(map(str, args.results))}.")
         results = human_results(records)
     else:
         if len(args.results) != 1:
@@ -110,7 +120,10 @@ def run_handler(args: argparse.Namespace) -> int:
     for why in qs.skipped:
         print(f"skipped: {why}")
     backend = backend_from_args(args, max_images=args.max_images)
-    settings = SolverSettings(edge_variant=args.edge, strict=args.strict, retry_sleep=args.retry_sleep)
+    if args.max_tokens < 1:
+        raise UserError(f"--max-tokens must be at least 1 (got {args.max_tokens}).")
+    settings = SolverSettings(edge_variant=args.edge, strict=args.strict, retry_sleep=args.retry_sleep,
+                              max_tokens=args.max_tokens, prompt_style=args.prompt_style)
     out = run_set(solvers_for(backend, settings).solver, ds, qs.questions, args.out,
                   concurrency=args.concurrency, progress=not args.no_progress)
     c = out["counts"]

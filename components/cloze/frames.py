@@ -1,12 +1,15 @@
-"""Frames of one clip as the model sees them: 16 bin-centred frames, height <= 360 px, JPEG 85."""
+"""Frames of one clip as the model sees them: 16 bin-centred frames, height <= 360 px (the "api"
+prompt style; "open" keeps the original size), encoded ONCE as JPEG quality 85 like the released
+evaluators. The JPEG bytes travel to the backend as `backends.base.EncodedImage` parts, which API
+backends send as they are (no second encode) and a local model decodes."""
 from __future__ import annotations
 
-import io
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from backends.base import EncodedImage
 from components.cloze.prompt import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
 from components.media import open_video, resize_max_height, to_jpeg_bytes
@@ -19,20 +22,27 @@ _lock = threading.Lock()
 _CACHE_SIZE = 256
 
 
-def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True) -> list[Image.Image]:
-    """Bin-centred frames of a clip (upstream rule; skips the first and last frame), resized to
-    at most 360 px high and passed through JPEG quality 85 as the released evaluation sends them."""
-    from PIL import Image
-
-    path = Path(path)
+def _cached(path: Path, kind: str, n: int, max_height: int | None, make) -> list:
+    """An LRU entry per (file identity, kind, n, max_height)."""
     if not path.is_file():
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     st = path.stat()
-    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, n, jpeg)
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns, kind, n, max_height)
     with _lock:
         if key in _cache:
             _cache.move_to_end(key)
             return list(_cache[key])
+    items = make()
+    with _lock:
+        _cache[key] = items
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return list(items)
+
+
+def _sampled(path: Path, n: int, max_height: int | None) -> list[Image.Image]:
+    """Bin-centred frames (upstream rule; skips the first and last frame), RGB, resized to at most
+    `max_height` pixels high (None: original size)."""
     src = open_video(path)
     try:
         frames = src.bin_centred(n)
@@ -40,18 +50,32 @@ def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True) -> list[Ima
         src.close()
     if not frames:
         raise MediaError(f"{path} has too few frames (need at least 3) to sample; re-cut this clip.")
-    images = []
-    for fr in frames:
-        img = resize_max_height(fr.image.convert("RGB"), MAX_HEIGHT)
-        if jpeg:
-            img = Image.open(io.BytesIO(to_jpeg_bytes(img, JPEG_QUALITY)))
-            img.load()
-        images.append(img)
-    with _lock:
-        _cache[key] = images
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return list(images)
+    images = [fr.image.convert("RGB") for fr in frames]
+    return [resize_max_height(img, max_height) for img in images] if max_height else images
+
+
+def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[EncodedImage]:
+    """The clip's frames as the released evaluation sends them: bin-centred, at most `max_height`
+    high (360; None for the open-model style), JPEG quality 85, encoded once."""
+    path = Path(path)
+
+    def make() -> list[EncodedImage]:
+        out = []
+        for img in _sampled(path, n, max_height):
+            out.append(EncodedImage(to_jpeg_bytes(img, JPEG_QUALITY), "image/jpeg", img.width, img.height))
+        return out
+
+    return _cached(path, "jpeg", n, max_height, make)
+
+
+def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True,
+                max_height: int | None = MAX_HEIGHT) -> list[Image.Image]:
+    """The same frames as pictures: decoded from the JPEG the model receives (`jpeg=True`, for the
+    edge baseline), or straight from the video (`jpeg=False`, for display)."""
+    path = Path(path)
+    if jpeg:
+        return [e.to_pil() for e in clip_jpegs(path, n, max_height=max_height)]
+    return _cached(path, "pil", n, max_height, lambda: _sampled(path, n, max_height))
 
 
 def frame_grid(images: list[Image.Image], per_row: int = 4, tile_height: int = 120) -> Image.Image:

@@ -24,7 +24,7 @@ from components.common.errors import UserError
 
 ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DISPLAY_MODES = ("frames", "video")
-ANSWER_FLOWS = ("immediate", "select_then_submit")
+ANSWER_FLOWS = ("immediate", "confirm", "select_then_submit")  # confirm: the released name
 
 
 def sanitise_annotator(value: str | None) -> str:
@@ -92,7 +92,7 @@ def record_answer(path: str | Path, q: Question, *, task_index: int, answer: str
     answer = (answer or "").strip().upper()
     if answer not in q.option_map:
         raise UserError(f"Choose one of A, B, C, D (got {answer!r}).")
-    with path_lock(path):  # the redo count and the append are one step
+    with path_lock(path), push_lock(path.parent):  # one step: redo count and append; no push mid-line
         prior = sum(1 for r in read_jsonl(path) if r.get("stem") == q.stem and r.get("dim") == q.dim)
         rec = {"task_index": task_index, "stem": q.stem, "dim": q.dim, "answer": answer,
                "expected": q.expected, "correct": answer == q.expected, "option_map": q.option_map,
@@ -158,7 +158,7 @@ class HubPush:
     def scheduler_kwargs(self) -> dict:
         return {"repo_id": self.repo_id, "repo_type": "dataset", "folder_path": str(self.folder),
                 "path_in_repo": self.path_in_repo, "every": self.every_minutes,
-                "allow_patterns": ["*.jsonl"]}
+                "allow_patterns": ["*.jsonl"], "ignore_patterns": [".*", "**/.*"]}  # never a temp file
 
     @property
     def started(self) -> bool:
@@ -170,4 +170,16 @@ class HubPush:
 
             self.folder.mkdir(parents=True, exist_ok=True)
             self.scheduler = CommitScheduler(**self.scheduler_kwargs())
+            _started[str(self.folder.resolve())] = self
         return self.scheduler
+
+
+_started: dict[str, HubPush] = {}  # study folder -> its running push
+
+
+def push_lock(folder: str | Path):
+    """The running push's lock for `folder` (held while appending, so the scheduler never uploads
+    a half-written line), or a no-op when nothing pushes that folder."""
+    push = _started.get(str(Path(folder).resolve()))
+    lock = getattr(push.scheduler, "lock", None) if push else None
+    return lock if lock is not None else nullcontext()

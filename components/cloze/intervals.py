@@ -1,9 +1,12 @@
-"""Gap and distractor intervals as pure functions (tempcloze-upstream.md, "How a gap and its
+"""Gap and distractor intervals as pure functions (docs/tempcloze-upstream.md, "How a gap and its
 distractors are made"). Times are seconds; T is the source video's duration. The interval type is
 the one all tabs share (components.common.intervals.Interval); the cloze rules stay here.
 
-Where the released code leaves a number open we say so: Rand's `max_len` is not defined there; we
-use min(0.4 T, length of the chosen region) so the clip always fits in its region.
+Rand follows the released generator: a length uniform in [0.2 T, max_len] where max_len is the
+chosen region's length (not capped at 0.4 T, so a Rand clip can be longer than any gap). Our one
+addition: when a region is shorter than 0.2 T (only possible with an explicit gap; the released
+rule keeps each region >= 0.25 T) the lower bound drops to the region's length, so the clip still
+fits in its region instead of overlapping the gap.
 """
 from __future__ import annotations
 
@@ -73,11 +76,11 @@ def shuffle_thirds(gs: float, ge: float) -> list[Interval]:
 
 
 def rand_interval(gs: float, ge: float, duration: float, rng: random.Random) -> Interval:
-    """One Semantic distractor: a region ([0, gs] or [ge, T]) at random, a length uniform in
-    [0.2 T, max_len] with max_len = min(0.4 T, region length), a start uniform inside the region."""
+    """One Semantic distractor, as released: a region ([0, gs] or [ge, T]) at random, a length
+    uniform in [0.2 T, max_len] with max_len = the region's length, a start uniform inside it."""
     regions = [Interval(0.0, gs), Interval(ge, duration)]
     region = regions[rng.randrange(2)]
-    max_len = min(GAP_MAX_FRAC * duration, region.length)
+    max_len = region.length
     min_len = min(GAP_MIN_FRAC * duration, max_len)
     length = rng.uniform(min_len, max_len)
     start = rng.uniform(region.start, region.end - length)

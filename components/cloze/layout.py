@@ -1,5 +1,7 @@
-"""The released on-disk layout: `choices/<stem>/{before,GT,after}.mp4`, `S/`, `A/`, `C/` and
-`meta.json` (tempcloze-upstream.md), `sets.json` (our set lists), validated with
+"""The released on-disk layout: `choices/<stem>/{before,GT,after}.mp4`, `S/`, `A/`, `C/`,
+`meta.json` (beside choices/, or `output/<preset>/meta.json` where the released generator writes
+it), `mixed/mixed_ids.json` (the released Mixed subset, a bare JSON list of {"stem", "S", "A",
+"P"}) (docs/tempcloze-upstream.md) and `sets.json` (our set lists), validated with
 components.common.validate so a bad file names its path, record and key. Also safe extraction of an
 uploaded zip."""
 from __future__ import annotations
@@ -121,12 +123,14 @@ class MetaEntry(TypedDict):
 
 
 class MixedItem(TypedDict):
-    """One Mixed question in sets.json: its stem and one distractor clip per dimension."""
+    """One Mixed question (sets.json or the released mixed/mixed_ids.json): its stem and one
+    distractor clip per dimension ("C" is read where "P" is missing, as the released script does)."""
 
     stem: str
     S: NotRequired[str]
     A: NotRequired[str]
     P: NotRequired[str]
+    C: NotRequired[str]
 
 
 META_SCHEMA = dict[str, MetaEntry]
@@ -151,19 +155,67 @@ def _load_checked(path: Path, schema, fix: str):
     return data
 
 
+#: meta.json files read, in order: the app's own (beside choices/), then the released generator's
+#: `output/meta.json` (older) and `output/<preset>/meta.json`
+META_GLOBS = ("meta.json", "output/meta.json", "output/*/meta.json")
+MIXED_IDS = Path("mixed") / "mixed_ids.json"
+MIXED_SET = "mixed"
+
+
+def meta_files(root: Path) -> list[Path]:
+    return [p for pattern in META_GLOBS for p in sorted(root.glob(pattern)) if p.is_file()]
+
+
+def _gap(entry: dict) -> tuple:
+    return entry.get("gap_start"), entry.get("gap_end")
+
+
 def load_meta(root: Path) -> dict:
-    path = root / "meta.json"
+    """Every meta.json of the data folder merged (video file name -> entry). Entries the released
+    filter marked `"keep": false` (rejected videos, gap null) are left out. The same video with two
+    different gaps in two files is an error naming both files."""
+    merged: dict = {}
+    seen_in: dict[str, Path] = {}
+    for path in meta_files(root):
+        data = load_json(path, path.name)
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if not (isinstance(v, dict) and v.get("keep") is False)}
+        validated(META_SCHEMA, data, file=path,
+                  fix=f"Fix {path}: it maps a video file name to {{gap_start, gap_end}}.")
+        for name, entry in data.items():
+            if name in merged and _gap(merged[name]) != _gap(entry):
+                raise UserError(f"{name} has gap {_gap(merged[name])} in {seen_in[name]} but "
+                                f"{_gap(entry)} in {path}; keep one of them.")
+            merged.setdefault(name, entry)
+            seen_in.setdefault(name, path)
+    return merged
+
+
+def load_mixed_ids(root: Path) -> list | None:
+    """The released `mixed/mixed_ids.json` (a bare JSON list of {"stem", "S", "A", "P"}), or None."""
+    path = root / MIXED_IDS
     if not path.exists():
-        return {}
-    return _load_checked(path, META_SCHEMA, "it maps a video file name to {gap_start, gap_end}.")
+        return None
+    return _load_checked(path, list[MixedItem], 'it is a JSON list of {"stem", "S", "A", "P"} objects '
+                                                '(e.g. {"stem": "x", "S": "S/Rand2.mp4", "A": "A/Wide.mp4", '
+                                                '"P": "C/Loop.mp4"}).')
 
 
 def load_sets(root: Path) -> dict:
+    """sets.json (set name -> stems or mixed items) plus the released Mixed list as the set
+    'mixed'. Both naming a different 'mixed' set is an error (the data would be ambiguous)."""
     path = root / "sets.json"
-    if not path.exists():
-        return {}
-    return _load_checked(path, sets_schema(), "it maps a set name to a list of stems or of mixed items "
-                                            '{"stem", "S", "A", "P"}.')
+    sets = {}
+    if path.exists():
+        sets = _load_checked(path, sets_schema(), "it maps a set name to a list of stems or of mixed items "
+                                                  '{"stem", "S", "A", "P"}.')
+    released = load_mixed_ids(root)
+    if released is not None:
+        if MIXED_SET in sets and sets[MIXED_SET] != released:
+            raise UserError(f"{path} and {root / MIXED_IDS} both define the set '{MIXED_SET}' with "
+                            f"different items; remove one of them.")
+        sets = {**sets, MIXED_SET: released}
+    return sets
 
 
 def load_dataset(path: str | Path) -> ClozeDataset:

@@ -1,11 +1,20 @@
 """The request a model sees and how its answer is read, as in the released evaluation.
 
 Content order: prompt text, "[BEGINNING]" + 16 images, "[END]" + 16 images, then
-"[Candidate A]" + 16 images ... "[Candidate D]" + 16 images (96 images); temperature 0.
+"[Candidate A]" + 16 images ... "[Candidate D]" + 16 images (96 images); temperature 0,
+max_tokens 8192.
 
-`parse_answer` reproduces the released evaluation's parser letter for letter (fence, JSON, first
-"{" to last "}", exactly one of A-D), so scores stay comparable with the paper. It is deliberately
-separate from the shared reply and interval parsers (components.common.intervals): do not merge it.
+Two prompt styles (`PROMPT_STYLES`): "api", the paper's Appendix G.2 prompt as the released API
+evaluator sends it (frames at most 360 px high), the default; "open", the released open-model
+(vLLM) evaluator's variant (last line `Output JSON only: {...}` without bold, frames at their
+original size). Both send JPEG quality 85.
+
+`parse_answer` reads a reply exactly as the released evaluation's parser does, on every input
+(`strict=False`: the API evaluator's; `strict=True`: the vLLM evaluator's stricter one), so scores
+stay comparable with the paper. It takes the reply as given: the reasoning rule (closed
+<think> blocks removed, unclosed or oversized replies refused; components.common.replies) is
+applied by the solver BEFORE this parser, never inside it. Do not merge it with the shared reply
+and interval parsers.
 """
 from __future__ import annotations
 
@@ -14,28 +23,61 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
 from components.cloze.questions import LETTERS
+from components.common.errors import UserError
 
 if TYPE_CHECKING:
     from PIL import Image
 
-PROMPT_PATH = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "cloze_eval.txt"
+    from backends.base import EncodedImage
+
+PROMPTS_DIR = Path(__file__).resolve().parents[2] / "assets" / "prompts"
+PROMPT_PATH = PROMPTS_DIR / "cloze_eval.txt"
 MAX_HEIGHT = 360
 JPEG_QUALITY = 85
+#: the released evaluators' request length (a thinking model's reply needed ~2k tokens before
+#: its JSON; 512 cut such replies)
+RELEASED_MAX_TOKENS = 8192
 
 
-@lru_cache(maxsize=1)
-def eval_prompt() -> str:
-    """Appendix G.2 prompt (released form: the PDF's line breaks inside sentences removed)."""
-    return PROMPT_PATH.read_text(encoding="utf-8").strip()
+@dataclass(frozen=True)
+class PromptStyle:
+    name: str
+    file: str
+    max_height: int | None   # frames taller than this are resized (None: original size)
+    label: str
 
 
-def request_content(prompt: str, beginning: Sequence[Image.Image], end: Sequence[Image.Image],
-                    candidates: Sequence[Sequence[Image.Image]]) -> list:
-    """Interleaved text/images in the upstream order."""
+PROMPT_STYLES = {
+    "api": PromptStyle("api", "cloze_eval.txt", MAX_HEIGHT,
+                       "paper / API evaluator: G.2 prompt, frames <= 360 px"),
+    "open": PromptStyle("open", "cloze_eval_open.txt", None,
+                        "released open-model (vLLM) evaluator: unbolded last line, original frame size"),
+}
+DEFAULT_STYLE = "api"
+
+
+def prompt_style(name: str | None) -> PromptStyle:
+    key = (name or DEFAULT_STYLE).strip().lower()
+    if key not in PROMPT_STYLES:
+        raise UserError(f"Unknown prompt style '{name}'; use {' or '.join(PROMPT_STYLES)}.")
+    return PROMPT_STYLES[key]
+
+
+@lru_cache(maxsize=4)
+def eval_prompt(style: str = DEFAULT_STYLE) -> str:
+    """The prompt of `style` ("api": Appendix G.2 as released, the PDF's line breaks inside
+    sentences removed; "open": the vLLM evaluator's variant)."""
+    return (PROMPTS_DIR / prompt_style(style).file).read_text(encoding="utf-8").strip()
+
+
+def request_content(prompt: str, beginning: Sequence[Image.Image | EncodedImage],
+                    end: Sequence[Image.Image | EncodedImage],
+                    candidates: Sequence[Sequence[Image.Image | EncodedImage]]) -> list:
+    """Interleaved text/images in the upstream order (images: PIL or EncodedImage)."""
     content: list = [prompt, "[BEGINNING]", *beginning, "[END]", *end]
     for letter, frames in zip(LETTERS, candidates):
         content.append(f"[Candidate {letter}]")
@@ -54,32 +96,113 @@ class ParsedAnswer:
         return self.letter is not None
 
 
-def _strip_fence(text: str) -> str:
-    text = text.strip()
-    if text.startswith("```"):
-        text = text[3:]
-        newline = text.find("\n")
-        # drop a language tag such as ```json
-        if newline != -1 and re.fullmatch(r"[A-Za-z0-9_-]*", text[:newline].strip()):
-            text = text[newline + 1:]
-    if text.endswith("```"):
-        text = text[:-3]
-    return text.strip()
+class _Abort(Exception):
+    """The released parser raised (it is called inside a try that retries): the reply is unparsed."""
 
 
-def _load_object(text: str):
-    body = _strip_fence(text)
+def _released_fence(text: str) -> str:
+    """The released fence rule on a stripped reply: when it starts with ```, drop its first line
+    and, if the last line is exactly ``` (after strip), drop that too."""
+    if not text.startswith("```"):
+        return text
+    lines = text.split("\n")[1:]
+    if lines and lines[-1].strip() == "```":
+        lines = lines[:-1]
+    return "\n".join(lines).strip()
+
+
+def _loads(text: str):
+    """json.loads; None for a JSONDecodeError (the released code tries the next candidate), _Abort
+    for any other error (e.g. RecursionError, too many digits), which ended the released parse."""
     try:
-        return json.loads(body)
-    except (json.JSONDecodeError, ValueError, RecursionError):
-        pass
-    first, last = body.find("{"), body.rfind("}")
-    if first == -1 or last <= first:
+        return json.loads(text)
+    except json.JSONDecodeError:
         return None
+    except (ValueError, RecursionError) as exc:
+        raise _Abort(f"the released parser fails on this reply ({type(exc).__name__})") from None
+
+
+def _braced(text: str) -> str | None:
+    first, last = text.find("{"), text.rfind("}")
+    return text[first:last + 1] if first != -1 and last > first else None
+
+
+def _answer_of(obj) -> tuple[str, Any]:
+    """The released (answer or "").strip().upper() and (reason or ""); _Abort where it raised."""
+    if not isinstance(obj, dict):
+        raise _Abort("the reply's JSON is not an object")
+    answer = obj.get("answer") or ""
+    if not isinstance(answer, str):
+        raise _Abort(f"'answer' is {type(answer).__name__}, not a string")
+    return answer.strip().upper(), obj.get("reason") or ""
+
+
+def _as_text(reason: Any) -> str:
+    return reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
+
+
+def _parse_api(body: str) -> ParsedAnswer:
+    """The API evaluator: whole reply as JSON, then the first "{" .. last "}"."""
+    why = "no JSON object in the response"
+    for candidate in (body, _braced(body)):
+        if candidate is None:
+            continue
+        obj = _loads(candidate)
+        if obj is None:
+            continue
+        letter, reason = _answer_of(obj)
+        if letter in LETTERS:
+            return ParsedAnswer(letter, _as_text(reason))
+        why = f"answer {obj.get('answer')!r} is not exactly one of A-D"
+    return ParsedAnswer(None, "", why)
+
+
+_HTML_PREFIXES = ("<!doctype", "<html")
+
+
+def _strict_letter(value) -> str | None:
+    """The vLLM evaluator's answer rule: strip, upper, unwrap "<X>", exactly one of A-D."""
+    if not isinstance(value, str):
+        return None
+    s = value.strip().upper()
+    if len(s) >= 3 and s.startswith("<") and s.endswith(">"):
+        s = s[1:-1].strip()
+    if len(re.findall(r"[ABCD]", s)) != 1:
+        return None
+    return s if re.fullmatch(r"[ABCD]", s) else None
+
+
+def _parse_strict(body: str) -> ParsedAnswer:
+    """The vLLM evaluator: an object with 'answer' and a string 'reason', from the whole reply or
+    the first "{" .. last "}"; HTML error pages are refused."""
+    braced = _braced(body)
+    for candidate in (body, braced if braced != body else None):
+        if candidate is None:
+            continue
+        obj = _loads(candidate)
+        if isinstance(obj, dict) and "answer" in obj and isinstance(obj.get("reason"), str):
+            letter = _strict_letter(obj["answer"])
+            if letter is None:
+                return ParsedAnswer(None, "", f"answer {obj['answer']!r} is not exactly one of A-D")
+            return ParsedAnswer(letter, obj["reason"])
+    return ParsedAnswer(None, "", "no JSON object with 'answer' and a string 'reason'")
+
+
+def parse_answer(text: str | None, *, strict: bool = False) -> ParsedAnswer:
+    """The released parser, letter for letter: strip; a leading ``` line (and a closing ``` line)
+    removed; the whole reply as JSON, else the first "{" .. last "}"; the answer is
+    (answer or "").strip().upper() and must be exactly one of A-D. `strict`: the vLLM evaluator's
+    rule (unwraps "<A>", needs a string 'reason'). Never guesses a letter; never raises."""
+    body = (text or "").strip()
+    if not body:
+        return ParsedAnswer(None, "", "empty response")
+    if strict and len(body) >= 50 and body[:500].lower().startswith(_HTML_PREFIXES):
+        return ParsedAnswer(None, "", "the response is an HTML page")
+    body = _released_fence(body)
     try:
-        return json.loads(body[first:last + 1])
-    except (json.JSONDecodeError, ValueError, RecursionError):
-        return None
+        return _parse_strict(body) if strict else _parse_api(body)
+    except _Abort as exc:
+        return ParsedAnswer(None, "", str(exc))
 
 
 def unwrap_letter(value: str) -> str:
@@ -87,27 +210,6 @@ def unwrap_letter(value: str) -> str:
     if len(s) >= 2 and s[0] == "<" and s[-1] == ">":
         s = s[1:-1].strip()
     return s
-
-
-def parse_answer(text: str | None, *, strict: bool = False) -> ParsedAnswer:
-    """Upstream parsing: strip a ``` fence; JSON, else the first "{" .. last "}"; the answer is
-    answer.strip().upper() and must be exactly one of A-D. `strict` also unwraps "<A>" and
-    requires a string `reason`. Never guesses a letter."""
-    if not text or not text.strip():
-        return ParsedAnswer(None, "", "empty response")
-    obj = _load_object(text)
-    if not isinstance(obj, dict):
-        return ParsedAnswer(None, "", "no JSON object in the response")
-    answer = obj.get("answer")
-    reason = obj.get("reason")
-    if not isinstance(answer, str):
-        return ParsedAnswer(None, str(reason or ""), "JSON has no string 'answer'")
-    letter = unwrap_letter(answer) if strict else answer.strip().upper()
-    if letter not in LETTERS:
-        return ParsedAnswer(None, str(reason or ""), f"answer {answer!r} is not exactly one of A-D")
-    if strict and not isinstance(reason, str):
-        return ParsedAnswer(None, "", "JSON has no string 'reason'")
-    return ParsedAnswer(letter, reason if isinstance(reason, str) else "")
 
 
 def normalise_recorded_answer(value) -> str | None:

@@ -1,6 +1,8 @@
 """Questions: GT plus three distractors, in the upstream seeded option order.
 
 Evaluation order (released evaluation): random.Random(f"{seed}:{stem}:{dim}").shuffle([GT, d1, d2, d3]).
+Mixed order (released mixed evaluation): random.Random(f"{seed}:{stem}").shuffle([GT, S, A, P]), no
+dimension in the key.
 Human-study order (released study app): options Random(f"{seed}:{stem}:{dim}:options"), task list
 shuffled with int(sha256(f"{schedule_seed}:{set_name}").hexdigest()[:16], 16).
 """
@@ -17,6 +19,7 @@ LETTERS = ("A", "B", "C", "D")
 DEFAULT_SEED = 42
 ORDER_EVAL = "eval"    # Random(f"{seed}:{stem}:{dim}")
 ORDER_HUMAN = "human"  # Random(f"{seed}:{stem}:{dim}:options")
+MIXED_PICKS = ("S", "A", "P")  # one distractor per dimension, in the order the shuffle starts from
 
 
 @dataclass(frozen=True)
@@ -40,25 +43,45 @@ class Question:
         return f"{self.stem}:{self.dim}"
 
 
+def mixed_pick(stem: str, mixed: dict, dim: str) -> str:
+    """The clip a Mixed item names for `dim` ("S/Rand2.mp4" -> "Rand2"); it must be one of that
+    dimension's distractors. The released file names the Progression pick "P" (folder C); the
+    released evaluation script reads "C", so that key is accepted too."""
+    value = mixed.get(dim, mixed.get("C") if dim == "P" else None)
+    if not isinstance(value, str) or not value.strip():
+        raise UserError(f"Mixed item for '{stem}' lacks key '{dim}' (e.g. \"{dim}\": \"A/Wide.mp4\").")
+    clip = value.strip().rsplit("/", 1)[-1].removesuffix(".mp4")
+    want = dim_key(dim)
+    if clip_dim(clip) != want:
+        raise UserError(f"Mixed item for '{stem}': '{dim}' names {value!r}, which is not one of "
+                        f"{', '.join(DIM_CLIPS[want])}.")
+    return clip
+
+
 def candidate_clips(stem: str, dim: str, mixed: dict | None = None) -> list[str]:
-    """[GT, d1, d2, d3] in the order the shuffle starts from."""
+    """[GT, d1, d2, d3] in the order the shuffle starts from ([GT, S, A, P] for Mixed)."""
     if dim == "Mixed":
         if not mixed:
             raise UserError(f"Mixed question for '{stem}' needs its S, A and P picks from the set file.")
-        picks = []
-        for d in ("S", "A", "P"):
-            if d not in mixed:
-                raise UserError(f"Mixed item for '{stem}' lacks key '{d}' (e.g. \"{d}\": \"A/Wide.mp4\").")
-            picks.append(mixed[d].rsplit("/", 1)[-1].removesuffix(".mp4"))
-        return ["GT", *picks]
+        return ["GT", *[mixed_pick(stem, mixed, d) for d in MIXED_PICKS]]
     return ["GT", *DIM_CLIPS[dim]]
+
+
+def order_tag(stem: str, dim: str, seed: int = DEFAULT_SEED, rule: str = ORDER_EVAL) -> str:
+    """The string that seeds a question's option shuffle. Mixed under the evaluation rule uses the
+    released mixed evaluator's f"{seed}:{stem}" (no dimension); the human-study rule, for which no
+    released Mixed study exists, keeps the dimension and ":options" (our choice)."""
+    if rule == ORDER_HUMAN:
+        return f"{seed}:{stem}:{dim}:options"
+    if dim == "Mixed":
+        return f"{seed}:{stem}"
+    return f"{seed}:{stem}:{dim}"
 
 
 def shuffled_options(stem: str, dim: str, seed: int = DEFAULT_SEED, rule: str = ORDER_EVAL,
                      mixed: dict | None = None) -> tuple[str, ...]:
     clips = candidate_clips(stem, dim, mixed)
-    tag = f"{seed}:{stem}:{dim}" + (":options" if rule == ORDER_HUMAN else "")
-    random.Random(tag).shuffle(clips)
+    random.Random(order_tag(stem, dim, seed, rule)).shuffle(clips)
     return tuple(clips)
 
 

@@ -43,6 +43,9 @@ def answer_safely(solver: ClozeSolver, ds: ClozeDataset, q: Question) -> dict:
         rec = {"correct": False, "answer": None, "expected": q.expected, "reason": "",
                "option_map": q.option_map, "backend": solver.name, "raw": "", "parsed": False,
                "error": f"media: {exc}"}
+    # the data set it was asked on, so a leaderboard row can name it (rows on different data are
+    # not comparable)
+    rec.setdefault("data_set", ds.root.name)
     return {"key": q.key, "stem": q.stem, "dim": q.dim, **rec}
 
 
@@ -83,8 +86,11 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
         if stop is not None and stop.is_set():
             raise GenerationStopped(f"{q.key}: stopped before it was asked")
         rec = answer_safely(solver, ds, q)
-        if rec.get("error") and not rec.get("raw") and not str(rec["error"]).startswith(("media:", "unparsed")):
-            raise BackendError(f"{q.key}: {rec['error']}")  # not saved: the next run asks again
+        # a backend failure is not saved (the next run asks again); an unparsed or truncated
+        # reply and a broken clip are answers of their own kind and are kept
+        if rec.get("error") and not rec.get("raw") \
+                and not str(rec["error"]).startswith(("media:", "unparsed", "truncated")):
+            raise BackendError(f"{q.key}: {rec['error']}")
         return rec
 
     counts = run_resumable(questions, key=lambda q: q.key, work=work,

@@ -1,4 +1,4 @@
-"""Scores identical to the released analysis (tempcloze-upstream.md, "Result file ... and its
+"""Scores identical to the released analysis (docs/tempcloze-upstream.md, "Result file ... and its
 metrics"), plus a strict variant, the parse rate, Mixed error shares and the order sensitivity of
 the paper's Table 4. Percentages are 0-100, unrounded."""
 from __future__ import annotations
@@ -35,6 +35,22 @@ def entry_correct(entry: Mapping, letter: str) -> bool:
 RESULTS_SCHEMA = dict[str, dict[str, dict[str, Any]]]
 
 
+INVALID_KINDS = ("unparsed", "truncated", "media", "error", "no answer")
+
+
+def invalid_kind(entry: Mapping) -> str:
+    """Why an entry has no valid answer: a reply the parser could not read ('unparsed'), a reply
+    cut at max_tokens ('truncated'), a broken clip ('media'), any other recorded error (a backend
+    failure, an upstream file's "Cannot parse ..."), or a record with no answer and no error."""
+    if entry.get("truncated"):
+        return "truncated"
+    error = str(entry.get("error") or "")
+    for kind in ("unparsed", "truncated", "media"):
+        if error.startswith(kind):
+            return kind
+    return "error" if error else "no answer"
+
+
 def check_results(results, source: str = "results") -> dict:
     """`results` if it is in the upstream result format (stem -> dimension -> record object), else
     a DataFormatError naming the file, the stem and the dimension."""
@@ -51,6 +67,7 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     valid = Counter()
     total = Counter()
     invalid = 0
+    kinds = Counter()
     wrong_pick = {"A": Counter(), "C": Counter()}
     wrong_n = Counter()
     per_stem: list[int] = []
@@ -76,6 +93,7 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
             letter = normalise_recorded_answer(entry.get("answer"))
             if letter is None:
                 invalid += 1
+                kinds[invalid_kind(entry)] += 1
                 continue
             valid[dim] += 1
             stem_valid += 1
@@ -101,6 +119,7 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     out[">=2"] = _pct(counts[3] + counts[2], n)
     out["stems"] = n
     out["invalid_entries_skipped"] = invalid
+    out["invalid_kinds"] = {k: kinds[k] for k in INVALID_KINDS}
     out["error_source"] = {
         PAPER_KEYS[dim]: {name: _pct(wrong_pick[dim][name], wrong_n[dim]) for name in DIM_CLIPS[dim]}
         for dim in ("A", "C")}

@@ -1,6 +1,11 @@
 """Answering one question: a model-backed solver (any VLMBackend + the G.2 prompt) and the edge
 baseline, chosen once by `solvers_for`. Both return a record in the upstream result format
-(`correct, answer, expected, reason, option_map`) plus `raw`, `error`, `used_num_frames`, ..."""
+(`correct, answer, expected, reason, option_map`) plus `raw`, `error`, `used_num_frames`, ...
+
+The model solver reads a reply in two steps: first the one reasoning rule every parser shares
+(components.common.replies.answer_part: closed <think> blocks dropped, a reply whose reasoning never
+closed or longer than 64 kB refused), then the released parser unchanged (prompt.parse_answer).
+The raw reply is always kept in the record."""
 from __future__ import annotations
 
 import threading
@@ -12,11 +17,13 @@ from collections.abc import Callable
 from backends.ask import Asked, Unparsed, ask, step_down
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from components.cloze.edge import VARIANTS, edge_answer
-from components.cloze.frames import clip_frames
+from components.cloze.frames import clip_frames, clip_jpegs
 from components.cloze.layout import Instance
-from components.cloze.prompt import ParsedAnswer, eval_prompt, parse_answer, request_content
+from components.cloze.prompt import (DEFAULT_STYLE, RELEASED_MAX_TOKENS, ParsedAnswer, eval_prompt,
+                                     parse_answer, prompt_style, request_content)
 from components.cloze.questions import Question
 from components.common.errors import UserError
+from components.common.replies import ReplyRefused, answer_part
 
 FRAME_STEPS = (16, 12, 4, 2, 1)
 MAX_ATTEMPTS = 3
@@ -39,16 +46,27 @@ class SolverSettings:
 
     max_frames: int = 16          # frames per clip at most (the Model panel's cap; 16 is the paper's)
     edge_variant: str = "edge1"   # the baseline when the backend is 'baseline'
-    strict: bool = False          # stricter parsing (unwraps <A>, needs a reason)
+    strict: bool = False          # stricter parsing (the vLLM evaluator's: unwraps <A>, needs a reason)
     max_attempts: int = MAX_ATTEMPTS
     retry_sleep: float = 0.0      # seconds before a re-ask, times the attempt number
     cancel: threading.Event | None = None  # set: stop before the next model call
+    max_tokens: int = RELEASED_MAX_TOKENS  # the released evaluators' 8192
+    prompt_style: str = DEFAULT_STYLE      # "api" (paper) or "open" (released vLLM evaluator)
 
 
 def _frames(inst: Instance, q: Question, n: int):
+    """PIL frames (the edge baseline) as decoded from the JPEGs a model would receive."""
     begin = clip_frames(inst.clip_path("before"), n)
     end = clip_frames(inst.clip_path("after"), n)
     cands = [clip_frames(inst.clip_path(c), n) for c in q.options]
+    return begin, end, cands
+
+
+def _jpegs(inst: Instance, q: Question, n: int, max_height: int | None):
+    """The encoded frames sent to a model, clip by clip."""
+    begin = clip_jpegs(inst.clip_path("before"), n, max_height=max_height)
+    end = clip_jpegs(inst.clip_path("after"), n, max_height=max_height)
+    cands = [clip_jpegs(inst.clip_path(c), n, max_height=max_height) for c in q.options]
     return begin, end, cands
 
 
@@ -56,6 +74,16 @@ def _base_record(q: Question, backend_id: str) -> dict:
     return {"correct": False, "answer": None, "expected": q.expected, "reason": "",
             "option_map": q.option_map, "backend": backend_id, "seed": q.seed,
             "order_rule": q.order_rule}
+
+
+def read_reply(text: str, *, strict: bool = False) -> ParsedAnswer:
+    """A reply as the solver reads it: the shared reasoning/size rule, then the released parser
+    on what is left. Never raises; never guesses."""
+    try:
+        body = answer_part(text)
+    except ReplyRefused as exc:
+        return ParsedAnswer(None, "", str(exc))
+    return parse_answer(body, strict=strict)
 
 
 @dataclass
@@ -86,16 +114,18 @@ class EdgeSolver:
 class ModelSolver:
     """The released evaluation's request and parsing, asked through `backends.ask`: a malformed
     reply is asked again (bounded), refused image counts step down 16, 12, 4, 2, 1 frames per clip
-    (a refused size is not an attempt) and a backend failure is recorded, never re-asked."""
+    (a refused size is not an attempt), a reply cut at max_tokens is recorded as truncated and a
+    backend failure is recorded, neither re-asked."""
 
     backend: VLMBackend
     strict: bool = False
     max_attempts: int = MAX_ATTEMPTS
     retry_sleep: float = 0.0  # grows linearly with the attempt number
     max_frames: int = 16
-    max_tokens: int = 512
+    max_tokens: int = RELEASED_MAX_TOKENS
     on_attempt: Callable[[int, str], None] | None = None
     cancel: threading.Event | None = None
+    prompt_style: str = DEFAULT_STYLE
 
     @property
     def name(self) -> str:
@@ -110,18 +140,19 @@ class ModelSolver:
         return steps
 
     def _parse(self, text: str) -> ParsedAnswer:
-        parsed = parse_answer(text, strict=self.strict)
+        parsed = read_reply(text, strict=self.strict)
         if not parsed.ok:
             raise Unparsed(parsed.why)
         return parsed
 
     def answer(self, inst: Instance, q: Question) -> dict:
         steps = self._steps()
+        style = prompt_style(self.prompt_style)
         frames_of: dict[int, int] = {}  # images in a request -> frames per clip
 
         def build(n: int) -> GenerationRequest:
-            begin, end, cands = _frames(inst, q, n)
-            content = request_content(eval_prompt(), begin, end, cands)
+            begin, end, cands = _jpegs(inst, q, n, style.max_height)
+            content = request_content(eval_prompt(style.name), begin, end, cands)
             req = GenerationRequest([Message("user", content)],
                                     GenerationParams(temperature=0.0, max_tokens=self.max_tokens),
                                     task="cloze.answer", ref=q.key, cancel=self.cancel)
@@ -137,17 +168,20 @@ class ModelSolver:
                 steps: list[int]) -> dict:
         rec = _base_record(q, self.name)
         sent = asked.request.num_images() if asked.request is not None else None
-        rec.update(used_num_frames=frames_of.get(sent, steps[0]),
-                   attempts=asked.attempts, timestamp_utc=now_utc(), raw=asked.raw)
+        rec.update(used_num_frames=frames_of.get(sent, steps[0]), prompt_style=self.prompt_style,
+                   max_tokens=self.max_tokens, attempts=asked.attempts, timestamp_utc=now_utc(),
+                   raw=asked.raw)
         if len(asked.raws) > 1:
             rec["raw_attempts"] = list(asked.raws)
         if asked.ok:
             rec.update(correct=asked.value.letter == q.expected, answer=asked.value.letter,
                        reason=asked.value.reason, parsed=True, error=None)
+        elif asked.truncated:
+            rec.update(parsed=False, truncated=True, error=f"truncated: {asked.error}")
         elif asked.failed:
             rec.update(parsed=False, error=asked.error)
         else:
-            rec.update(parsed=False, error=f"unparsed: {parse_answer(asked.raw, strict=self.strict).why}")
+            rec.update(parsed=False, error=f"unparsed: {read_reply(asked.raw, strict=self.strict).why}")
         return rec
 
 
@@ -170,4 +204,5 @@ def solvers_for(backend: VLMBackend, settings: SolverSettings | None = None) -> 
         return ClozeSolvers(EdgeSolver(settings.edge_variant))
     return ClozeSolvers(ModelSolver(backend, strict=settings.strict, max_attempts=settings.max_attempts,
                                     retry_sleep=settings.retry_sleep, max_frames=settings.max_frames,
-                                    cancel=settings.cancel))
+                                    cancel=settings.cancel, max_tokens=settings.max_tokens,
+                                    prompt_style=prompt_style(settings.prompt_style).name))

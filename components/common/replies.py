@@ -15,9 +15,38 @@ import re
 MAX_REPLY_CHARS = 65_536
 
 _TAGS = "think|thinking|reasoning"
-_CLOSED = re.compile(rf"<({_TAGS})\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_OPEN = re.compile(rf"<(?:{_TAGS})\b[^>]*>", re.IGNORECASE)
+# [^<>]* (not [^>]*): an opener never scans past the next tag, so many openers stay linear
+_OPEN = re.compile(rf"<(?:{_TAGS})\b[^<>]*>", re.IGNORECASE)
+_OPEN_TAG = re.compile(rf"<({_TAGS})\b[^<>]*>", re.IGNORECASE)
+_CLOSE_TAG = {tag: re.compile(rf"</{tag}\s*>", re.IGNORECASE) for tag in _TAGS.split("|")}
 _STRAY_CLOSE = re.compile(rf"^.*?</(?:{_TAGS})\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def _blocks(text: str) -> tuple[list[tuple[int, int]], bool]:
+    """(start, end) of every closed reasoning block, in order, and whether one never closed.
+    One left-to-right scan (each opener looks for its own closing tag once): linear, where a
+    backreferencing regex is quadratic on many unclosed openers."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    while True:
+        opened = _OPEN_TAG.search(text, pos)
+        if opened is None:
+            return spans, False
+        closed = _CLOSE_TAG[opened.group(1).lower()].search(text, opened.end())
+        if closed is None:
+            return spans, True
+        spans.append((opened.start(), closed.end()))
+        pos = closed.end()
+
+
+def _without(text: str, spans: list[tuple[int, int]]) -> str:
+    parts, pos = [], 0
+    for start, end in spans:
+        parts.append(text[pos:start])
+        parts.append(" ")
+        pos = end
+    parts.append(text[pos:])
+    return "".join(parts)
 
 
 class ReplyRefused(ValueError):
@@ -31,7 +60,8 @@ def answer_part(text: str | None, *, max_chars: int = MAX_REPLY_CHARS) -> str:
     if len(text) > max_chars:
         raise ReplyRefused(f"reply of {len(text):,} characters is longer than the {max_chars:,} "
                            "a parser reads")
-    body = _CLOSED.sub(" ", text)
+    spans, _unclosed = _blocks(text)
+    body = _without(text, spans)
     # a template that opens <think> in the prompt leaves only the closing tag in the reply
     body = _STRAY_CLOSE.sub(" ", body, count=1) if not _OPEN.search(body) else body
     opened = _OPEN.search(body)
@@ -42,4 +72,5 @@ def answer_part(text: str | None, *, max_chars: int = MAX_REPLY_CHARS) -> str:
 
 def reasoning_part(text: str | None) -> str:
     """The reasoning blocks of a reply, joined (kept in records beside the raw reply)."""
-    return "\n".join(m.group(0) for m in _CLOSED.finditer(text or ""))
+    text = text or ""
+    return "\n".join(text[start:end] for start, end in _blocks(text)[0])

@@ -1,4 +1,4 @@
-"""HAPACT-style impact annotations (formats.md) and the QVHighlights JSONL convention (metrics.md).
+"""HAPACT-style impact annotations (docs/formats.md) and the QVHighlights JSONL convention (docs/metrics.md).
 
 Frames are 1-based and inclusive at `fps` (24 in HAPACT). Frame f covers [(f-1)/fps, f/fps], so a
 moment [fs, fe] is the interval [(fs-1)/fps, fe/fps] in seconds. Every malformed record raises a
@@ -89,15 +89,6 @@ def moment_to_seconds(moment: Iterable[int], fps: float = DEFAULT_FPS) -> tuple[
 def frame_at_time(t: float, fps: float = DEFAULT_FPS) -> int:
     """The 1-based frame whose span [(f-1)/fps, f/fps) holds time t."""
     return int(math.floor(t * fps + 1e-9)) + 1
-
-
-def frame_span_seconds(frame: int, fps: float = DEFAULT_FPS) -> tuple[float, float]:
-    return ((frame - 1) / fps, frame / fps)
-
-
-def window_frames(start: float, end: float, fps: float = DEFAULT_FPS) -> int:
-    """How many frames an interval in seconds spans (used for the length breakdown)."""
-    return int(round((end - start) * fps))
 
 
 # -- loading and validating --------------------------------------------------------------------------
@@ -267,7 +258,7 @@ def _where(raw: Any, loc: tuple) -> str:
 
 
 def load_annotations(path: str | Path) -> ImpactAnnotations:
-    """Read and validate an impact annotation file (formats.md, "Impact annotations")."""
+    """Read and validate an impact annotation file (docs/formats.md, "Impact annotations")."""
     path = Path(path)
     if not path.exists():
         raise DataFormatError(f"Impact annotation file not found: {path} "
@@ -322,13 +313,6 @@ def _item(record: _ItemRecord, fps: float, path: Path, where: str) -> ImpactItem
 
 def gt_records(items: Iterable[ImpactItem]) -> list[dict]:
     return [item.gt_record() for item in items]
-
-
-def pred_record(qid: str, windows: Iterable[Iterable[float]], **extra: Any) -> dict:
-    """A QVHighlights prediction line; `windows` are [start_s, end_s, score] in ranked order."""
-    record = {"qid": qid, "pred_relevant_windows": [[float(v) for v in w] for w in windows]}
-    record.update(extra)
-    return record
 
 
 def _read_jsonl_strict(path: Path) -> list[tuple[int, dict]]:

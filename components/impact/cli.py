@@ -17,7 +17,7 @@ from backends.errors import BackendError
 from components.common.batch import run_resumable
 from components.common.cli import HelpFormatter, add_backend_options, backend_from_args
 from components.common.errors import UserError
-from components.common.io import atomic_write_jsonl
+from components.common.io import atomic_write_jsonl, read_jsonl
 from components.impact.annotations import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
 from components.impact.pipeline import annotated_frames, evaluate_spatial, select_regions
@@ -30,7 +30,8 @@ from components.settings.session import SessionSettings
 TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3")
 SPATIAL_KEYS = ("F1", "precision", "recall", "geodesic_cm")
 TASKS = ("temporal", "spatial")
-PROMPT_STYLES = ["auto", "open", "gemini", "gpt"]
+PROMPT_STYLES = ["auto", "open", "gemini", "gpt", "vtimellm", "trace", "groundedvideollm", "unitime",
+                 "timelens"]
 
 
 def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
@@ -49,7 +50,7 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
     s = eval_sub.add_parser("impact-spatial", formatter_class=HelpFormatter,
                             help="HAPACT spatial metrics (F1, precision, recall, geodesic cm, "
                                  "per-group F1) of per-frame region/vertex predictions")
-    s.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (formats.md)")
+    s.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (docs/formats.md)")
     s.add_argument("--pred", required=True, type=Path, help='spatial predictions JSONL '
                    '({"qid", "frame", "regions": [...], "vertices": [...]} per line)')
     s.add_argument("--split", default=None, help="score only this split (e.g. test); unset: all items")
@@ -61,14 +62,17 @@ def add_run_parsers(run_sub: argparse._SubParsersAction) -> None:
     r = run_sub.add_parser("impact", formatter_class=HelpFormatter,
                            help="temporal + spatial predictions of a backend for a split (resumable; "
                                 "writes temporal_pred.jsonl, temporal_gt.jsonl, spatial_pred.jsonl)")
-    r.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (formats.md)")
+    r.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (docs/formats.md)")
     r.add_argument("--out", required=True, type=Path, help="output folder (rerun to resume)")
     r.add_argument("--split", default=None, help="only this split (e.g. test); unset: all items")
     r.add_argument("--tasks", default="temporal,spatial", help="comma list of temporal, spatial")
     r.add_argument("--max-frames", type=int, default=192,
-                   help="frames sent per clip (at most 192, the paper's budget)")
+                   help="frames sent per clip (at most the prompt style's count from the paper: "
+                        "192, VTimeLLM 100, TRACE 128, Grounded-Video-LLM 96)")
     r.add_argument("--prompt-style", default="auto", choices=PROMPT_STYLES,
-                   help="Table 7 prompt variant (auto: from the model name)")
+                   help="Table 7 prompt variant (auto: from the model name; vtimellm, trace, "
+                        "groundedvideollm, unitime, timelens: those rows of Table 7, with the "
+                        "paper's frame counts 100/128/96/192/192)")
     r.add_argument("--max-retries", type=int, default=2, help="re-asks after an unparsable answer")
     add_backend_options(r, items="clips")
     r.set_defaults(func=run_impact_command)
@@ -105,6 +109,10 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
     for name, summary in {**result["by_length"], **result["by_count"]}.items():
         rows.append((f"mAP@0.3 {name} ({summary['num_queries']} q)", summary["mAP@0.3"]))
     rows.append(("queries without prediction (left out)", result["queries_without_prediction"]))
+    rows.append(("invalid answers (unparsed/error/fallback, scored as empty)", result["invalid"]))
+    rows += [(f"  {k}", result[k]) for k in ("unparsed", "errors", "fallbacks")]
+    rows += [(f"mR@{k} queries (>= {k} GT and predicted windows)", result.get(f"mR@{k}_queries"))
+             for k in (1, 2, 3)]
     print(format_table(rows))
     return 0
 
@@ -172,6 +180,7 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                                             progress=progress)
         summary["temporal_pred"] = str(pred_path)
         summary["temporal_method"] = solvers.temporal.method
+        summary["temporal_answers"] = _status_counts(pred_path, "temporal")
     if "spatial" in tasks:
         units = [(item, frame) for item in items for frame in annotated_frames(item)]
         spatial_path = out_dir / "spatial_pred.jsonl"
@@ -181,7 +190,34 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
             key_field="key", progress=progress)
         summary["spatial_pred"] = str(spatial_path)
         summary["spatial_method"] = solvers.regions.name
+        summary["spatial_answers"] = _status_counts(spatial_path, "spatial")
     return summary
+
+
+def _status_counts(path: Path, task: str) -> dict[str, int]:
+    """How the answers written so far were obtained: parsed ("ok"), "none", "unparsed", "error"."""
+    counts: dict[str, int] = {}
+    if not path.exists():
+        return counts
+    for record in read_jsonl(path):
+        if task == "temporal":
+            status = str(record.get("status") or "ok")
+        elif record.get("error"):
+            status = "unparsed" if str(record["error"]).startswith("unparsed") else "error"
+        else:
+            status = "ok" if record.get("regions") else "none"
+        counts[status] = counts.get(status, 0) + 1
+    return counts
+
+
+def _report_invalid(summary: dict) -> None:
+    for task in TASKS:
+        counts = summary.get(f"{task}_answers") or {}
+        bad = {k: v for k, v in counts.items() if k not in ("ok", "none")}
+        if bad:
+            print(f"{task}: {sum(bad.values())} answer(s) were not parsed "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(bad.items()))}); they are kept raw and "
+                  "scored as empty predictions.", file=sys.stderr)
 
 
 def run_impact_command(args: argparse.Namespace) -> int:
@@ -190,9 +226,11 @@ def run_impact_command(args: argparse.Namespace) -> int:
                          max_frames=args.max_frames, prompt_style=args.prompt_style,
                          max_retries=args.max_retries, progress=not args.no_progress)
     print(json.dumps(summary, indent=1))
+    _report_invalid(summary)
     if summary.get("temporal_pred") and Path(summary["temporal_pred"]).exists():
         result = evaluate_temporal_files(Path(summary["temporal_gt"]), Path(summary["temporal_pred"]))
-        print(format_table([(k, result[k]) for k in TEMPORAL_KEYS]))
+        print(format_table([(k, result[k]) for k in TEMPORAL_KEYS]
+                           + [("invalid answers (scored as empty)", result["invalid"])]))
     failed = sum(summary.get(task, {}).get("failed", 0) for task in TASKS)
     if failed:
         print(f"{failed} item(s) failed and were not saved; rerun the same command to retry them.",

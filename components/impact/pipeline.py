@@ -56,10 +56,22 @@ def select_regions(solver: RegionSolver, item: ImpactItem, frames: list[int], *,
     return answers
 
 
+#: what an unparsed or failed answer is scored as: nothing predicted (precision 1, recall 0, F1 0)
+EMPTY_PREDICTION: dict = {"regions": [], "vertices": []}
+
+
+def is_invalid_region_record(record: dict) -> bool:
+    """A spatial prediction line that holds no parsed model answer (an unparsed reply, a failed
+    call, a fallback): its regions are never scored (docs/metrics.md)."""
+    status = str(record.get("status") or "")
+    return bool(record.get("error")) or status in ("unparsed", "error") or status.startswith("fallback")
+
+
 def evaluate_spatial(annotations: ImpactAnnotations, predictions: Mapping[tuple[str, int], dict],
                      *, split: str | None = None, body: BodyModel | None = None) -> dict:
     """Per annotated frame: GT and prediction painted on the body, then the body engineer's metrics.
-    A frame with no prediction line counts as nothing predicted (precision 1, recall 0, F1 0)."""
+    A frame with no prediction line counts as nothing predicted (precision 1, recall 0, F1 0), and
+    so does an unparsed or failed answer, whatever regions its line lists (counted in `invalid`)."""
     body = body or load_body()
     gt_records, pred_records = [], []
     for item in annotations.split(split):
@@ -69,11 +81,17 @@ def evaluate_spatial(annotations: ImpactAnnotations, predictions: Mapping[tuple[
                 continue
             gt_records.append({"regions": gt.regions, "vertices": gt.vertices})
             pred_records.append(predictions.get((item.qid, frame)))
+    invalid = [p for p in pred_records if p is not None and is_invalid_region_record(p)]
+    pred_records = [EMPTY_PREDICTION if p is not None and is_invalid_region_record(p) else p
+                    for p in pred_records]
     if not gt_records:
         raise DataFormatError(f"{annotations.path}: no annotated frame with regions to score "
                               "(add 'frames' with 'regions' to the items).")
     result = spatial_metrics_from_records(gt_records, pred_records, body)
     result["num_frames"] = len(gt_records)
     result["frames_without_prediction"] = sum(1 for p in pred_records if p is None)
+    result["invalid"] = len(invalid)  # unparsed or failed answers, scored as nothing predicted
+    result["unparsed"] = sum(1 for p in invalid if str(p.get("error") or "").startswith("unparsed")
+                             or p.get("status") == "unparsed")
     result["body"] = body.kind
     return result

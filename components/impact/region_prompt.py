@@ -1,4 +1,4 @@
-"""Query-guided region selection with the paper's prompt (papers/hapact.md A.6.3).
+"""Query-guided region selection with the paper's prompt (the HAPACT paper, A.6.3).
 
 One frame + the impact query go to any VLM backend with the prompt of
 `assets/prompts/hapact_region_selection.txt`; the answer is parsed onto the 18 labels.
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from backends.ask import Unparsed, ask
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
-from components.impact.regions import is_none_answer, parse_region_labels
+from components.impact.regions import OK, NONE, read_region_answer
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -73,11 +73,14 @@ def _no_label(unmapped: list[str]) -> str:
 
 
 def read_regions(raw: str) -> tuple[list[str], list[str]]:
-    """(labels, unmapped) of a reply; raises Unparsed when it names no label and is not "None"."""
-    labels, unmapped = parse_region_labels(raw)
-    if labels or is_none_answer(raw):
-        return labels, unmapped
-    raise Unparsed(_no_label(unmapped))
+    """(labels, unmapped) of a reply; raises Unparsed when it names no label and is not "None"
+    (also for an echo of the prompt's label list, a reply that only negates, unfinished reasoning
+    or an oversized reply: components.impact.regions.read_region_answer)."""
+    reading = read_region_answer(raw)
+    if reading.status in (OK, NONE):
+        return reading.labels, reading.unmapped
+    raise Unparsed(reading.reason + (f" (unmapped: {', '.join(reading.unmapped)})"
+                                     if reading.unmapped else ""))
 
 
 class ModelRegionSolver:
@@ -111,8 +114,9 @@ class ModelRegionSolver:
             return RegionAnswer([], [], raw=asked.raw, attempts=asked.attempts, source=self.name,
                                 error=f"backend error: {asked.error}")
         if asked.value is None:
-            unmapped = parse_region_labels(asked.raw)[1]
-            return RegionAnswer([], unmapped, raw=asked.raw, error=f"unparsed: {_no_label(unmapped)}",
+            reading = read_region_answer(asked.raw)
+            why = reading.reason or _no_label(reading.unmapped)
+            return RegionAnswer([], reading.unmapped, raw=asked.raw, error=f"unparsed: {why}",
                                 attempts=asked.attempts, source=self.name)
         labels, unmapped = asked.value
         return RegionAnswer(labels, unmapped, raw=asked.raw, attempts=asked.attempts, source=self.name)

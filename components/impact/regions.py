@@ -1,37 +1,56 @@
 """HAPACT's 18 body-region labels, their 7 evaluation groups, and a parser for free-text answers.
 
 The vocabulary (labels, groups, colours, synonyms) lives in `assets/regions.json`
-(papers/hapact.md A.6.3, reference/body.md).
+(the HAPACT paper, A.6.3, docs/body.md).
 
-Parser choices (`parse_region_labels`):
+Parser choices (`read_region_answer`, `parse_region_labels`; docs/decisions.md, "Impact"):
+- Only the answer is read: closed `<think>` blocks are dropped; a reply whose reasoning never
+  closed, or one longer than components.common.replies.MAX_REPLY_CHARS, is unparsed.
 - The answer may carry the paper's answer format ("The affected body regions are ..."); that
-  prefix is dropped. Items are split on commas, semicolons, new lines, "and", "&", "/" and "+".
+  prefix is dropped. A reply that repeats the prompt's list of all 18 labels in the prompt's order
+  is an echo, not an answer: the echo is cut out and the rest read; if nothing is left the reply
+  is unparsed (naming all 18 labels in any other order is an answer).
+- Clauses are split on commas, semicolons, new lines, sentence ends and "but"; items within a
+  clause on "and", "&", "/", "+", "plus", "as well as".
+- Negation: a negation word (no, not, n't, never, without, nothing, neither, nor, except,
+  excluding, besides, other than, apart from) negates the parts after it up to the end of its
+  clause ("No head injury; left forearm." -> left forearm; "head and not neck" -> head; "not the
+  head but the neck" -> neck). "not only" / "not just" are no negation. Negated labels are taken
+  out of the answer. "everything / all (regions) / the whole body except X" (also "but X", "other
+  than X") is the set complement: every label but X, in the paper's order.
 - Each item is matched, longest phrase first, against the 18 labels and the synonym table
   (face/skull/jaw -> head, stomach/ribs -> chest, shin/knee -> calf, buttocks -> butt, ...).
 - Left/right are the body's own sides, taken from the words "left"/"right" in the item. An item
   with no side that names a sided part ("hand", "calves", "legs", "both knees") gets both sides:
   the parser never guesses one side. A bare side word ("left and right calves") passes to the
   next item, and a part with no side inherits the side of the item before it within the same
-  comma-separated chunk ("left calf and thigh" -> left calf, left thigh).
+  clause ("left calf and thigh" -> left calf, left thigh).
 - "leg(s)" -> thigh + calf, "arm(s)" -> upper arm + forearm, "torso" -> chest + back.
-- Typos: words that match nothing are compared with difflib (ratio >= 0.85, words of at least
-  3 letters) against the synonym keys, and side words against left/right/both: "rigth calf"
-  -> right calf; one swap of neighbouring letters also counts ("lfet" -> left), since difflib
-  scores those low. Candidates must share the first letter, and the cutoff is not lower, so
-  unrelated words ("harm" ~ arm, "deck" ~ neck) stay unmapped.
+- Typos: in an item of at most FUZZY_MAX_WORDS words, a word that matches nothing is compared with
+  difflib (ratio >= 0.85, words of at least 3 letters, same first letter, length within 2) against
+  the synonym keys, and side words against left/right/both: "rigth calf" -> right calf; one swap
+  of neighbouring letters also counts ("lfet" -> left). Common English words
+  (components/impact/common_words.py: "but", "had", "should", "fee", "wait", ...) are never
+  fuzzy-matched, nor is any word of a longer sentence.
 - "None"/"nothing"/"no region" is an explicit empty answer: no labels and nothing unmapped.
-- Items that match nothing are returned verbatim as unmapped, never guessed.
+- Items that match nothing are returned verbatim as unmapped, never guessed. A reply that names
+  no label (after negations) and is not "None" is unparsed.
 """
 from __future__ import annotations
 
 import difflib
 import json
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from components.common.replies import ReplyRefused, answer_part
+from components.impact.common_words import COMMON_WORDS
+
 ASSET = Path(__file__).resolve().parents[2] / "assets" / "regions.json"
 SIDES = ("left", "right")
+OK, NONE, UNPARSED = "ok", "none", "unparsed"
 
 
 @lru_cache(maxsize=1)
@@ -68,9 +87,25 @@ _NONE_ANSWERS = {"none", "nothing", "n/a", "na", "no region", "no regions", "no 
                  "no body regions", "no affected region", "no affected regions", "none of them",
                  "none of the above", "no body part", "no body parts"}
 _PREFIX = re.compile(r"^.*?\baffected\s+body[\s-]*regions?\s*(?:are|is|:)\s*:?", re.S)
-_CHUNK_SPLIT = re.compile(r"[,;\n]+")
+_CLAUSE_SPLIT = re.compile(r"[,;\n!?]+|\.(?!\w)|\bbut\b")
 _ITEM_SPLIT = re.compile(r"\band\b|&|/|\+|\bplus\b|\bas well as\b")
+_NEGATIONS = {"no", "not", "never", "without", "nothing", "neither", "nor", "except", "excluding",
+              "besides", "excl", "minus"}
+_NEGATION_PHRASES = re.compile(r"\b(?:other\s+than|apart\s+from|save\s+for)\b")
+_NOT_ONLY = re.compile(r"\bnot\s+(?:only|just|merely)\b")
+_EVERYTHING = re.compile(
+    r"\b(?:everything|every\s+(?:body\s+)?(?:region|part)|all(?:\s+(?:the\s+)?(?:body\s+)?"
+    r"(?:regions|parts|labels))?|(?:the\s+)?(?:whole|entire|full)\s+body)\s+"
+    r"(?:except|but|other\s+than|apart\s+from|excluding|save)\b(?:\s+for\b)?")
+_ALL = "\x00all\x00"  # marks "everything except" (NULs of the reply are blanked first)
 FUZZY_CUTOFF = 0.85
+#: the most items (clauses and "and"-joined parts) a reply may list: 18 labels, each perhaps with a
+#: synonym and a negation, fit many times over; more is a runaway reply, unparsed (bounded work)
+MAX_ITEMS = 256
+#: the most words a region reply may have (an answer with a paragraph of explanation fits)
+MAX_WORDS_READ = 2000
+#: fuzzy matching is for label lists ("rigth calf"); a longer item is prose, read exactly
+FUZZY_MAX_WORDS = 3
 
 
 def _normalise(text: str) -> str:
@@ -78,9 +113,20 @@ def _normalise(text: str) -> str:
     return text.strip().lower()
 
 
-def is_none_answer(text: str) -> bool:
-    """True for an explicit empty answer such as "None" or "The affected body regions are none."."""
-    body = _PREFIX.sub("", _normalise(text or ""))
+def _echo_pattern() -> re.Pattern:
+    sep = r"[\s,;:.*'\"`\[\]()-]*(?:(?:and|or)\s+)?"
+    labels = [r"[\s-]+".join(map(re.escape, label.split())) for label in REGION_LABELS]
+    return re.compile(r"(?:(?:the\s+)?possible\s+body[\s-]*regions\s+are\s*:?\s*)?"
+                      + sep.join(labels) + r"\b")
+
+
+_ECHO = _echo_pattern()
+
+
+def _is_none_body(body: str) -> bool:
+    if len(body) > 200:  # "The affected body regions are none of the above." and the like
+        return False
+    body = _strip_prefix(body)
     body = re.sub(r"[\"'`.\[\]()*!]", " ", body)
     return " ".join(body.split()) in _NONE_ANSWERS
 
@@ -94,25 +140,35 @@ def _one_swap(a: str, b: str) -> bool:
         and a[diff[1]] == b[diff[0]]
 
 
-def _closest(token: str, candidates) -> str | None:
-    """difflib match at FUZZY_CUTOFF, or a single neighbouring-letter swap (difflib scores those low)."""
-    swapped = [c for c in candidates if _one_swap(token, c)]
+@lru_cache(maxsize=4096)
+def _closest(token: str, candidates: tuple[str, ...]) -> str | None:
+    """difflib match at FUZZY_CUTOFF, or a single neighbouring-letter swap (difflib scores those
+    low). Only candidates with the same first letter and a length within 2 can reach the cutoff
+    here, so only those are compared (bounded work per word)."""
+    near = [c for c in candidates if c[:1] == token[:1] and abs(len(c) - len(token)) <= 2]
+    swapped = [c for c in near if _one_swap(token, c)]
     if swapped:
         return swapped[0]
-    same_start = [c for c in candidates if c[:1] == token[:1]]  # typos rarely hit the 1st letter
-    close = difflib.get_close_matches(token, same_start, n=1, cutoff=FUZZY_CUTOFF)
+    close = difflib.get_close_matches(token, near, n=1, cutoff=FUZZY_CUTOFF)
     return close[0] if close else None
 
 
-def _fix_side(token: str) -> str | None:
-    if token in ("left", "right", "both"):
-        return token
-    if len(token) >= 3 and token not in _KNOWN_WORDS:
-        return _closest(token, ("left", "right", "both"))
-    return None
-
-
+_SIDE_WORDS = ("left", "right", "both")
+_SYNONYM_KEYS = tuple(SYNONYMS)
 _KNOWN_WORDS = {word for key in SYNONYMS for word in key.split()} | _FILLERS | {"of"}
+
+
+def _fuzzy_ok(token: str) -> bool:
+    return len(token) >= 3 and token not in _KNOWN_WORDS and token not in COMMON_WORDS \
+        and token not in _NEGATIONS
+
+
+def _fix_side(token: str, fuzzy: bool) -> str | None:
+    if token in _SIDE_WORDS:
+        return token
+    if fuzzy and _fuzzy_ok(token):
+        return _closest(token, _SIDE_WORDS)
+    return None
 
 
 def _match_words(words: list[str], fuzzy: bool) -> tuple[list[str], list[str]]:
@@ -129,12 +185,11 @@ def _match_words(words: list[str], fuzzy: bool) -> tuple[list[str], list[str]]:
                 break
         else:
             matched = False
-            if fuzzy:
+            if fuzzy and _fuzzy_ok(words[i]):
                 for size in (2, 1):
-                    key = " ".join(words[i:i + size])
-                    if len(key) < 3 or len(words[i:i + size]) < size or words[i] in _KNOWN_WORDS:
+                    if i + size > len(words):
                         continue
-                    close = _closest(key, SYNONYMS)
+                    close = _closest(" ".join(words[i:i + size]), _SYNONYM_KEYS)
                     if close:
                         targets.extend(SYNONYMS[close])
                         i += size
@@ -159,63 +214,184 @@ def _expand(targets: list[str], sides: list[str]) -> list[str]:
     return labels
 
 
-def _parse_item(item: str, fuzzy: bool = True) -> tuple[list[str], list[str], list[str]]:
-    """One item -> (sides, targets, leftover words). `targets` may hold 'SIDE <part>' entries."""
+@dataclass
+class _Item:
+    sides: list[str]
+    targets: list[str]      # may hold 'SIDE <part>' entries
+    negated: list[str]      # targets after a negation word
+    leftovers: list[str]
+    negation: bool          # a negation word appeared (it carries to the end of the clause)
+
+
+def _words_of(item: str) -> list[str]:
     cleaned = re.sub(r"^\s*(?:[-*\u2022]+|\d+[.)])\s*", "", item)
     cleaned = re.sub(r"[^a-z\s'-]", " ", cleaned).replace("-", " ").replace("'s", " ")
-    words = cleaned.replace("'", " ").split()
+    return cleaned.replace("'", " ").split()
+
+
+def _parse_item(item: str, negated_already: bool, fuzzy: bool = True) -> _Item:
+    """One item -> its sides, positive and negated targets, leftover words."""
+    words = _words_of(item)
+    fuzzy = fuzzy and len([w for w in words if w not in _FILLERS]) <= FUZZY_MAX_WORDS
     sides: list[str] = []
-    rest: list[str] = []
+    before: list[str] = []
+    after: list[str] = []
+    negation = negated_already
     for word in words:
-        side = _fix_side(word) if fuzzy else (word if word in ("left", "right", "both") else None)
+        if word in _NEGATIONS:
+            negation = True
+            continue
+        side = _fix_side(word, fuzzy)
         if side == "both":
             sides.extend(s for s in SIDES if s not in sides)
         elif side is not None:
             if side not in sides:
                 sides.append(side)
         elif word not in _FILLERS:
-            rest.append(word)
-    targets, leftovers = _match_words(rest, fuzzy)
-    return sides, targets, leftovers
+            (after if negation else before).append(word)
+    targets, leftovers = _match_words(before, fuzzy)
+    negated, more = _match_words(after, fuzzy)
+    return _Item(sides, targets, negated, leftovers + more, negation)
 
 
 def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def parse_region_labels(text: str) -> tuple[list[str], list[str]]:
-    """Free text -> (labels among REGION_LABELS in order of mention, phrases that mapped to nothing).
+@dataclass
+class RegionReading:
+    """What a region reply says: labels in order of mention, phrases that mapped to nothing, the
+    labels it negated, and its status ("ok" | "none" | "unparsed") with the reason."""
 
-    An explicit "None" gives ([], []). See the module docstring for every rule.
-    """
-    if not text or not text.strip() or is_none_answer(text):
-        return [], []
-    body = _PREFIX.sub("", _normalise(text))
-    labels: list[str] = []
-    unmapped: list[str] = []
-    for chunk in _CHUNK_SPLIT.split(body):
+    labels: list[str]
+    unmapped: list[str] = field(default_factory=list)
+    status: str = OK
+    negated: list[str] = field(default_factory=list)
+    reason: str = ""
+
+
+class _Reader:
+    """Collects the positive and negated labels of one reply, clause by clause."""
+
+    def __init__(self) -> None:
+        self.labels: list[str] = []
+        self.negated: list[str] = []
+        self.unmapped: list[str] = []
+
+    def clause(self, clause: str) -> None:
         pending: list[str] = []      # bare side words waiting for a part
         pending_items: list[str] = []
-        previous: list[str] = []     # sides of the previous item in this chunk
-        for raw in _ITEM_SPLIT.split(chunk):
+        previous: list[str] = []     # sides of the previous item in this clause
+        negation = False
+        for raw in _ITEM_SPLIT.split(clause):
             item = raw.strip().strip("\"'`.:!?[](){}").strip()
             if not item:
                 continue
-            sides, targets, leftovers = _parse_item(item)
-            if not targets:
-                if sides and not leftovers:
-                    pending.extend(s for s in sides if s not in pending)
+            parsed = _parse_item(item, negation)
+            negation = parsed.negation
+            if not parsed.targets and not parsed.negated:
+                if parsed.sides and not parsed.leftovers:
+                    pending.extend(s for s in parsed.sides if s not in pending)
                     pending_items.append(item)
-                else:
-                    unmapped.append(item)
+                elif not (parsed.negation and not parsed.leftovers):
+                    self.unmapped.append(item)
                 continue
-            own = pending + [s for s in sides if s not in pending]
-            if not own and any(t.startswith("SIDE ") for t in targets) and "both" not in item:
+            own = pending + [s for s in parsed.sides if s not in pending]
+            sided = any(t.startswith("SIDE ") for t in parsed.targets + parsed.negated)
+            if not own and sided and "both" not in item:
                 own = previous
-            labels.extend(_expand(targets, own))
+            self.labels.extend(_expand(parsed.targets, own))
+            self.negated.extend(_expand(parsed.negated, own))
             previous, pending, pending_items = own, [], []
-        unmapped.extend(pending_items)  # a side word that no part followed
-    return _dedupe([label for label in labels if label in REGION_LABELS]), _dedupe(unmapped)
+        self.unmapped.extend(pending_items)  # a side word that no part followed
+
+
+def _strip_prefix(body: str) -> str:
+    return _PREFIX.sub("", body) if "affected" in body else body
+
+
+def _cut_echo(body: str) -> tuple[str, bool]:
+    if "right foot" not in body:  # the list's last label (cheap test before the regex)
+        return body, False
+    cut = _ECHO.sub(" ", body)
+    return cut, cut != body
+
+
+def _rough_items(body: str) -> int:
+    """An upper bound of the items `_read_body` would read, by counting separators (no regex)."""
+    return 1 + sum(body.count(sep) for sep in (",", ";", "\n", "!", "?", ".", "but", "and", "&",
+                                                "/", "+", "plus", "as well as"))
+
+
+class _TooLong(ValueError):
+    pass
+
+
+def _read_body(body: str) -> _Reader:
+    reader = _Reader()
+    body = body.replace("\x00", " ")  # keeps the _ALL marker the parser's own
+    items = _rough_items(body)
+    if items > MAX_ITEMS:
+        raise _TooLong(f"the reply lists about {items:,} items; a region answer has at most "
+                       f"{MAX_ITEMS} (a runaway reply is not read)")
+    words = body.count(" ") + body.count("\n") + body.count("\t")
+    if words > MAX_WORDS_READ:
+        raise _TooLong(f"the reply has about {words:,} words; a region answer has at most "
+                       f"{MAX_WORDS_READ:,} (a runaway reply is not read)")
+    if "n't" in body:
+        body = body.replace("n't", " not")
+    if "not" in body:
+        body = _NOT_ONLY.sub(" ", body)
+    if "than" in body or "apart" in body or "save" in body:
+        body = _NEGATION_PHRASES.sub(" except ", body)
+    # "everything except / but the head": every label, less what follows (before "but" splits)
+    body = _EVERYTHING.sub(f" {_ALL} except ", body)
+    for clause in _CLAUSE_SPLIT.split(body):
+        if _ALL in clause:
+            reader.labels.extend(REGION_LABELS)
+            clause = clause.replace(_ALL, " ")
+        reader.clause(clause)
+    return reader
+
+
+def read_region_answer(text: str | None) -> RegionReading:
+    """Free text -> RegionReading (see the module docstring for every rule)."""
+    try:
+        answer = answer_part(text)
+    except ReplyRefused as exc:
+        return RegionReading([], [], UNPARSED, reason=str(exc))
+    body = _normalise(answer)
+    if not body:
+        return RegionReading([], [], UNPARSED, reason="empty reply")
+    if _is_none_body(body):
+        return RegionReading([], [], NONE)
+    body, echoed = _cut_echo(body)
+    try:
+        reader = _read_body(_strip_prefix(body))
+    except _TooLong as exc:
+        return RegionReading([], [], UNPARSED, reason=str(exc))
+    negated = set(reader.negated)
+    labels = _dedupe([label for label in reader.labels if label in REGION_LABELS
+                      and label not in negated])
+    unmapped = _dedupe(reader.unmapped)
+    if labels:
+        return RegionReading(labels, unmapped, OK, _dedupe(reader.negated))
+    if echoed:
+        why = "the reply repeats the prompt's list of all 18 labels (an echo, not an answer)"
+    elif reader.negated:
+        why = "the reply only names regions it negates"
+    else:
+        why = "no body-region label found in the reply"
+    return RegionReading([], unmapped, UNPARSED, _dedupe(reader.negated), why)
+
+
+def parse_region_labels(text: str | None) -> tuple[list[str], list[str]]:
+    """Free text -> (labels among REGION_LABELS in order of mention, phrases that mapped to nothing).
+
+    An explicit "None" gives ([], []); an unparsed reply gives no labels. See the module docstring.
+    """
+    reading = read_region_answer(text)
+    return reading.labels, reading.unmapped
 
 
 def find_region_words(text: str) -> tuple[list[str], list[str]]:
@@ -257,6 +433,3 @@ def find_region_words(text: str) -> tuple[list[str], list[str]]:
             i += 1
     return _dedupe([label for label in labels if label in REGION_LABELS]), found
 
-
-def labels_in_group(group: str) -> tuple[str, ...]:
-    return GROUPS[group]

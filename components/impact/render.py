@@ -321,15 +321,6 @@ class BodyScene:
             self._lock_held = False
             _GL_LOCK.release()
 
-    def add_mesh(self, vertices: np.ndarray, faces: np.ndarray, rgba: Sequence[float]):
-        """Extra object (e.g. a ball) in body-centred coordinates; returns its node."""
-        import trimesh
-
-        mesh = trimesh.Trimesh(vertices=np.asarray(vertices) - self.centre, faces=faces, process=False)
-        material = self._pyrender.MetallicRoughnessMaterial(baseColorFactor=np.asarray(rgba, float),
-                                                            metallicFactor=0.0, roughnessFactor=0.8)
-        return self._add(mesh=self._pyrender.Mesh.from_trimesh(mesh, material=material))
-
     def render(self, body_pose: np.ndarray | None = None,
                variant: int = 0) -> tuple[np.ndarray, np.ndarray]:
         for i, node in enumerate(self.body_nodes):

@@ -1,4 +1,4 @@
-"""Spatial on-body metrics (reference/metrics.md "Spatial"; HAPACT Table 4, A.6.3).
+"""Spatial on-body metrics (docs/metrics.md "Spatial"; HAPACT Table 4, A.6.3).
 
 Per annotated frame, as in the DECO challenge code (`precision_recall_f1score`, `det_error_metric`):
 - pred and GT are boolean masks over the body's vertices; TP = |pred & GT|;
@@ -12,7 +12,7 @@ Averages are over frames. Per-group F1 (7 groups): only on frames where the grou
 with both masks restricted to the group's vertices, averaged over those frames.
 Region selection: label-level F1 per frame between the predicted and GT label sets (same rules).
 
-Units: precision, recall and F1 are percentages 0-100 (metrics.md: "All percentages are 0-100";
+Units: precision, recall and F1 are percentages 0-100 (docs/metrics.md: "All percentages are 0-100";
 the paper's Tables 4, 10 and 12 print them so); geodesic error in cm. Unrounded floats.
 A group with no GT frame has F1 None (not 0: there was nothing to score).
 """

@@ -1,4 +1,4 @@
-"""HAPACT temporal metrics exactly as reference/metrics.md ("Impact moments in clips").
+"""HAPACT temporal metrics exactly as docs/metrics.md ("Impact moments in clips").
 
 Inputs follow the QVHighlights JSONL convention: GT lines {"qid", "relevant_windows": [[s, e]]},
 prediction lines {"qid", "pred_relevant_windows": [[s, e, score]]}. The per-query AP is the
@@ -9,7 +9,10 @@ Which queries count:
   reference evaluators only iterate over submitted qids);
 - a prediction line with an empty window list (the model answered "None") stays in: AP 0, top-1 miss
   (the reference code cannot score such a line at all; counting it as a miss never flatters a model);
-- prediction lines whose qid is not in the GT are ignored and counted in `unknown_pred_qids`.
+- prediction lines whose qid is not in the GT are ignored and counted in `unknown_pred_qids`;
+- a line whose status is "unparsed", "error" or "fallback:..." holds no model answer: it is scored
+  as an empty prediction whatever windows it lists, and counted (`invalid`, `unparsed`, `errors`,
+  `fallbacks`).
 All values are percentages 0-100, unrounded.
 
 `average_precision` and `recall_matches_at_k` are the plain reference implementations (one query
@@ -98,9 +101,10 @@ def average_precision(gt_windows: Sequence[Sequence[float]], pred_windows: Seque
 
 def recall_matches_at_k(gt_windows: Sequence[Sequence[float]], pred_windows: Sequence[Sequence[float]],
                         k: int, threshold: float) -> int:
-    """mR@k matching: top-k predictions in rank order, each to the unmatched GT of highest IoU,
-    a match when that IoU >= threshold."""
-    preds = sorted(pred_windows, key=lambda w: -w[2])[:k]
+    """mR@k matching: the first k predictions as listed (the reference code, QV-M2, does not sort
+    them by score first), each to the unmatched GT of highest IoU, a match when that IoU >=
+    threshold."""
+    preds = list(pred_windows)[:k]
     unmatched = list(range(len(gt_windows)))
     matches = 0
     for pred in preds:
@@ -298,9 +302,21 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else float(value) * 100.0
 
 
+#: prediction statuses that are no model answer: scored as an empty prediction, and counted
+INVALID_STATUSES = ("unparsed", "error")
+
+
+def is_invalid(record: dict) -> bool:
+    """A prediction line that holds no parsed model answer (unparsed, a failed call, a fallback):
+    never scored as a prediction (docs/metrics.md)."""
+    status = str(record.get("status") or "ok")
+    return status in INVALID_STATUSES or status.startswith("fallback")
+
+
 def _pairs(gt: Iterable[dict], pred: Iterable[dict]) -> tuple[list[tuple[str, list, list]], int, int]:
     gt_by_qid = {str(g["qid"]): [list(w[:2]) for w in g["relevant_windows"]] for g in gt}
-    pred_by_qid = {str(p["qid"]): [list(w[:3]) for w in p["pred_relevant_windows"]] for p in pred}
+    pred_by_qid = {str(p["qid"]): [] if is_invalid(p) else [list(w[:3]) for w in p["pred_relevant_windows"]]
+                   for p in pred}
     pairs = [(qid, gt_by_qid[qid], pred_by_qid[qid]) for qid in gt_by_qid if qid in pred_by_qid]
     unknown = sum(1 for qid in pred_by_qid if qid not in gt_by_qid)
     missing = sum(1 for qid in gt_by_qid if qid not in pred_by_qid)
@@ -336,17 +352,14 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
     big = [float(np.mean(v)) for count, v in groups.items() if count >= 3 and v]
     out["@3+tgt"] = _pct(np.mean(big)) if big else None  # unweighted mean of group means
     out["group_sizes"] = {str(count): len(v) for count, v in sorted(groups.items())}
-    # mR@k (recall_matches_at_k): IoUs of the top-3 predictions in rank order, computed once
+    # mR@k (recall_matches_at_k): IoUs of the first 3 predictions AS LISTED (the reference, QV-M2,
+    # takes them in the file's order, not sorted by score), computed once
     top_ious = {}
     for qid, g, p in pairs:
-        top3 = sorted(p, key=lambda w: -w[2])[:3]
-        top_ious[qid] = [[temporal_iou(pred, w) for w in g] for pred in top3]
+        top_ious[qid] = [[temporal_iou(pred, w) for w in g] for pred in p[:3]]
     for k in (1, 2, 3):
-        eligible_gt = [(qid, g, p) for qid, g, p in pairs if len(g) >= k]
-        if not eligible_gt:
-            out[f"mR@{k}"] = None
-            continue
-        eligible = [(qid, g, p) for qid, g, p in eligible_gt if len(p) >= k]
+        # as the reference: 0 where no query has >= k GT (and predicted) windows; the count shows it
+        eligible = [(qid, g, p) for qid, g, p in pairs if len(g) >= k and len(p) >= k]
         denom = sum(min(len(g), k) for _, g, _ in eligible)
         per_thr = []
         for thr in thresholds:
@@ -394,7 +407,7 @@ def count_breakdown(pairs: list[tuple[str, list, list]],
 
 def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 24.0,
                       thresholds: Sequence[float] = HAPACT_THRESHOLDS) -> dict:
-    """All HAPACT temporal metrics. Keys of formats.md first, then breakdowns and counts."""
+    """All HAPACT temporal metrics. Keys of docs/formats.md first, then breakdowns and counts."""
     pred = list(pred)
     pairs, unknown, missing = _pairs(gt, pred)
     table = _APTable(thresholds)  # per-query APs shared by the core metrics and the breakdowns
@@ -404,8 +417,13 @@ def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 
     out["queries_without_prediction"] = missing
     out["unknown_pred_qids"] = unknown
     out["empty_predictions"] = sum(1 for _, _, p in pairs if not p)
-    status = [p.get("status") for p in pred if p.get("status")]
-    if status:
-        out["unparsed"] = status.count("unparsed")
-        out["answered_none"] = status.count("none")
+    gt_qids = {qid for qid, _, _ in pairs}
+    scored = [p for p in pred if str(p.get("qid")) in gt_qids]
+    status = [str(p.get("status") or "ok") for p in scored]
+    # unparsed / failed / fallback lines are scored as empty predictions (AP 0, top-1 miss)
+    out["invalid"] = sum(1 for p in scored if is_invalid(p))
+    out["unparsed"] = status.count("unparsed")
+    out["errors"] = status.count("error")
+    out["fallbacks"] = sum(1 for st in status if st.startswith("fallback"))
+    out["answered_none"] = status.count("none")
     return out

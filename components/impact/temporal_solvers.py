@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from backends.ask import Unparsed, ask, resample
 from backends.base import GenerationParams, GenerationRequest, VLMBackend
 from components.impact.intervals import NONE, OK, UNPARSED, ParsedIntervals, parse_intervals
-from components.impact.temporal_prompt import build_messages, sample_count, style_for_backend, \
-    uniform_indices
+from components.impact.temporal_prompt import answer_in_frame_indices, build_messages, max_frames_for, \
+    sample_count, style_for_backend, uniform_indices
 from components.media import Frame, open_video
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ class ModelTemporalSolver:
         try:
             total = source.info.num_frames
             n = sample_count(total, backend_max_images=limit or self.backend.max_images,
-                             session_max_frames=self.max_frames)
+                             session_max_frames=self.max_frames, cap=max_frames_for(self.style))
             return source.frames_at_indices(uniform_indices(total, n), max_side=self.max_side)
         finally:
             source.close()
@@ -95,19 +95,29 @@ class ModelTemporalSolver:
         frames = self._frames(item, None)
 
         def parse(text: str) -> ParsedIntervals:
-            parsed = parse_intervals(text, duration=item.duration, fps=item.fps)
+            if answer_in_frame_indices(self.style):
+                parsed = frame_index_answer(text, sent_frames(), item.duration)
+            else:
+                parsed = parse_intervals(text, duration=item.duration, fps=item.fps)
             if parsed.status == UNPARSED:
-                raise Unparsed("no interval and no 'None' in the answer")
+                raise Unparsed("; ".join(parsed.notes) or "no interval and no 'None' in the answer")
             return parsed
+
+        def sent_frames() -> int:  # the request being answered (resampled if the server asked)
+            return holder["request"].num_images()
+
+        def rebuild(limit: int) -> GenerationRequest:
+            holder["request"] = self._request(item, self._frames(item, limit), cancel)
+            return holder["request"]
+
+        holder = {"request": self._request(item, frames, cancel)}
 
         def unparsed(attempt: int, why: str) -> None:
             log.info("impact temporal %s: unparsed answer (%d tries left)", item.qid,
                      1 + self.max_retries - attempt)
 
-        asked = ask(self.backend, self._request(item, frames, cancel), parse,
-                    attempts=1 + self.max_retries, on_attempt=unparsed,
-                    on_too_many=resample(lambda limit: self._request(item, self._frames(item, limit),
-                                                                     cancel)))
+        asked = ask(self.backend, holder["request"], parse, attempts=1 + self.max_retries,
+                    on_attempt=unparsed, on_too_many=resample(rebuild))
         sent = asked.request.num_images() if asked.request is not None else len(frames)
         pred = TemporalPrediction(qid=item.qid, windows=[], status=UNPARSED, method=self.method,
                                   raw=asked.raw, attempts=list(asked.raws), prompt_style=self.style,
@@ -117,7 +127,32 @@ class ModelTemporalSolver:
         elif asked.value is not None:
             pred.status, pred.windows, pred.notes = (asked.value.status, asked.value.windows(),
                                                      asked.value.notes)
+        elif asked.error:
+            pred.notes = [asked.error]  # why the last answer was unreadable
         return pred  # unparsed: kept raw, counted, never guessed
+
+
+def frame_index_answer(text: str, num_frames: int, duration: float) -> ParsedIntervals:
+    """A VTimeLLM-style answer ("From 12 to 30": numbers of the frames sent, 0-based, spread
+    uniformly over the clip, as VTimeLLM's own "From 00 to 99" over its 100 frames) in seconds:
+    frame i of n stands for [i/n, (i+1)/n] x duration, so "From a to b" is [a/n, (b+1)/n] x duration.
+    Read by the one interval parser first (negation, reasoning, size rules), clamped to the clip."""
+    # fps=1e9: "From 50 to 50" (one frame) stays an interval of (almost) no width, then frame 50
+    parsed = parse_intervals(text, duration=None, fps=1e9)
+    if parsed.status != OK or num_frames <= 0:
+        return parsed
+    step = duration / num_frames
+    intervals, scores, notes = [], [], list(parsed.notes)
+    for (a, b), window in zip(parsed.intervals, parsed.windows()):
+        s, e = max(0.0, a * step), min(duration, (b + 1) * step)
+        if e <= s:
+            notes.append(f"frames {a:g}-{b:g} lie outside the {num_frames} frames sent, dropped")
+            continue
+        intervals.append((s, e))
+        scores.append(window[2])
+    notes.append(f"frame numbers read as indices of the {num_frames} frames sent "
+                 f"({step:.3f} s each)")
+    return ParsedIntervals(intervals, parsed.raw, OK, parsed.out_of_range, notes, scores)
 
 
 # -- motion-energy baseline --------------------------------------------------------------------------
@@ -209,6 +244,3 @@ class MotionEnergyBaseline:
         return TemporalPrediction(qid=item.qid, windows=windows, status=OK if windows else NONE,
                                   method=self.method, num_frames_sent=len(energy))
 
-
-def windows_from_records(records: Sequence[dict]) -> dict[str, list[list[float]]]:
-    return {str(r["qid"]): r.get("pred_relevant_windows", []) for r in records}

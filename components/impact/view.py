@@ -145,48 +145,86 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = True) -> str:
-    """Markdown: this app's runs first, then the paper's Tables 2-3 rows."""
-    head = "| Method | " + " | ".join(TEMPORAL_KEYS) + " | queries |\n|" + "---|" * (len(TEMPORAL_KEYS) + 2)
+#: the data the paper's rows were measured on (HAPACT test split; Tables 2-4, 11)
+PAPER_QUERIES, PAPER_FRAMES = 433, 3142
+NOT_COMPARABLE = ("_Rows on different data are not comparable: each row names its data set and "
+                  "size. This app's rows are on {data}; the paper's rows are on the HAPACT test "
+                  "split ({paper})._")
+
+
+def data_label(annotations: ImpactAnnotations | None, split: str | None, count: int,
+               unit: str = "clips") -> str:
+    """Which data a row of this app was measured on, e.g. "examples, split test (7 clips)"."""
+    name = "this data"
+    if annotations is not None and getattr(annotations, "path", None):
+        path = Path(annotations.path)
+        name = path.parent.name if path.stem == "annotations" else path.stem
+    return f"{name}{f', split {split}' if split else ''} ({count} {unit})"
+
+
+def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = True,
+                   data: str | None = None) -> str:
+    """Markdown: this app's runs first, then the paper's Tables 2-3 rows; every row names its data
+    set and size, and the table says that rows on different data are not comparable."""
+    head = ("| Method | " + " | ".join(TEMPORAL_KEYS) + " | queries | Data |\n|"
+            + "---|" * (len(TEMPORAL_KEYS) + 3))
     lines = [head]
     for name, result in runs:
+        n = result.get("num_queries", "")
         lines.append(f"| **{name}** (this app) | " + " | ".join(_cell(result.get(k)) for k in TEMPORAL_KEYS)
-                     + f" | {result.get('num_queries', '')} |")
+                     + f" | {n} | {data or f'this data ({n} queries)'} |")
     if with_reference:
         for row in reference_rows()["temporal"]:
             setting = f" {row['setting']}" if row.get("setting") else ""
             lines.append(f"| {row['method']}{setting} (paper, {row['table']}) | "
-                         + " | ".join(_cell(row.get(k)) for k in TEMPORAL_KEYS) + " | 433 |")
-    return "\n".join(lines)
+                         + " | ".join(_cell(row.get(k)) for k in TEMPORAL_KEYS)
+                         + f" | {PAPER_QUERIES} | HAPACT test ({PAPER_QUERIES} queries), paper {row['table']} |")
+    notes = [NOT_COMPARABLE.format(data=data or "the data loaded here",
+                                   paper=f"{PAPER_QUERIES} queries")] if with_reference else []
+    for name, result in runs:
+        counts = [result.get(f"mR@{k}_queries") for k in (1, 2, 3)]
+        if any(c is not None for c in counts):
+            notes.append(f"_{name}: mR@1/2/3 scored on {'/'.join(str(c or 0) for c in counts)} "
+                         "queries (>= k GT and predicted windows; 0 where none, as the reference)._")
+    return "\n\n".join(notes + ["\n".join(lines)])
 
 
-def breakdown_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = True) -> str:
+def breakdown_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = True,
+                    data: str | None = None) -> str:
     cols = ("long", "middle", "short", "single", "multiple")
-    lines = ["| Method (mAP@0.3) | Long (7+f) | Middle (3-6f) | Short (1-2f) | Single (1) | Multiple (2+) |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| Method (mAP@0.3) | Long (7+f) | Middle (3-6f) | Short (1-2f) | Single (1) | Multiple (2+) | Data |",
+             "|---|---|---|---|---|---|---|"]
     for name, result in runs:
         groups = {**result.get("by_length", {}), **result.get("by_count", {})}
+        n = result.get("num_queries", "")
         lines.append(f"| **{name}** (this app) | " + " | ".join(
             f"{_cell(groups.get(c, {}).get('mAP@0.3'))} ({groups.get(c, {}).get('num_queries', 0)} q)"
-            for c in cols) + " |")
+            for c in cols) + f" | {data or f'this data ({n} queries)'} |")
     if with_reference:
         for row in reference_rows()["breakdowns"]:
-            lines.append(f"| {row['method']} (paper, Table 11) | " + " | ".join(_cell(row[c]) for c in cols) + " |")
+            lines.append(f"| {row['method']} (paper, Table 11) | " + " | ".join(_cell(row[c]) for c in cols)
+                         + f" | HAPACT test ({PAPER_QUERIES} queries), paper Table 11 |")
+        return NOT_COMPARABLE.format(data=data or "the data loaded here",
+                                     paper=f"{PAPER_QUERIES} queries") + "\n\n" + "\n".join(lines)
     return "\n".join(lines)
 
 
-def spatial_table(runs: Sequence[tuple[str, dict]]) -> str:
+def spatial_table(runs: Sequence[tuple[str, dict]], *, data: str | None = None) -> str:
     groups = ("head", "torso", "arms", "hips", "legs", "hands", "feet")
     keys = SPATIAL_KEYS + tuple(f"F1_{g}" for g in groups) + ("label_F1",)
-    lines = ["| Method | " + " | ".join(k.replace("_cm", " (cm)") for k in keys) + " | frames |",
-             "|" + "---|" * (len(keys) + 2)]
+    lines = ["| Method | " + " | ".join(k.replace("_cm", " (cm)") for k in keys) + " | frames | Data |",
+             "|" + "---|" * (len(keys) + 3)]
     for name, result in runs:
+        n = result.get("num_frames", "")
         lines.append(f"| **{name}** (this app, {result.get('body', '')} body) | "
-                     + " | ".join(_cell(result.get(k)) for k in keys) + f" | {result.get('num_frames', '')} |")
+                     + " | ".join(_cell(result.get(k)) for k in keys)
+                     + f" | {n} | {data or f'this data ({n} frames)'} |")
     for row in reference_rows()["spatial"]:
         lines.append(f"| {row['method']} {row['setting']} (paper, {row['table']}) | "
-                     + " | ".join(_cell(row.get(k)) for k in keys) + " | 3142 |")
-    return "\n".join(lines)
+                     + " | ".join(_cell(row.get(k)) for k in keys)
+                     + f" | {PAPER_FRAMES} | HAPACT test ({PAPER_FRAMES} frames), paper {row['table']} |")
+    return NOT_COMPARABLE.format(data=data or "the data loaded here",
+                                 paper=f"{PAPER_FRAMES:,} frames") + "\n\n" + "\n".join(lines)
 
 
 # -- painting the body for one frame -----------------------------------------------------------------

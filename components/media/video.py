@@ -29,6 +29,7 @@ from pathlib import Path
 from collections.abc import Iterator, Sequence
 
 from components.common.errors import MediaError
+from components.media.cache import file_identity
 from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
     index_to_time, size_for_max_height, size_for_max_side, time_to_index
 
@@ -325,8 +326,6 @@ _OPEN_CACHE_SIZE = 4
 
 def open_video(path: str | Path) -> VideoSource:
     """A VideoSource for `path`, reused while the file is unchanged (LRU of 4 sources)."""
-    from components.media.cache import file_identity
-
     p = check_file(path)
     key = (os.path.abspath(p), file_identity(p))
     with _OPEN_LOCK:

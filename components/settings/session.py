@@ -1,6 +1,8 @@
 """Per-session backend settings (pure; no gradio). The UI keeps `SessionSettings.to_state()` in a
-`gr.State`; handlers call `backend_for(state)`. The API key lives only in that session state: it is
-never logged, traced, exported or shown."""
+`gr.State`; handlers call `backend_for(state)` (the model) and `localizer_backend_for(state)` (the
+window-search localizer: its own backend when the session chose one, else the model's; CoM2 keeps
+an unchanged localizer apart from the verifier). The API key lives only in that session state: it
+is never logged, traced, exported or shown."""
 from __future__ import annotations
 
 import hashlib
@@ -13,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from backends.base import VLMBackend
-from backends.config import ApiSettings
+from backends.config import ApiSettings, check_thinking_control
 from backends.registry import resolve
 
 
@@ -33,6 +35,11 @@ class SessionSettings:
     #: the browser session that applied these settings: its backend is its own (a replay trace's
     #: recorded-order position is never shared with another visitor)
     session: str = ""
+    #: the localizer's backend spec; "" = the same backend as the model (the verifier)
+    localizer: str = ""
+    #: how the thinking switch is sent (backends.config.THINKING_CONTROLS); "" = the server's
+    #: $APP_THINKING_CONTROL, else "auto"
+    thinking_control: str = ""
 
     def to_state(self) -> dict:
         return asdict(self)
@@ -46,7 +53,8 @@ class SessionSettings:
     def __repr__(self) -> str:
         return (f"SessionSettings(backend={self.backend!r}, base_url={self.base_url!r}, "
                 f"api_key={'***' if self.api_key else ''!r}, max_frames={self.max_frames}, "
-                f"record={self.record})")
+                f"record={self.record}, localizer={self.localizer!r}, "
+                f"thinking_control={self.thinking_control!r})")
 
 
 def default_settings() -> SessionSettings:
@@ -69,6 +77,7 @@ class BackendKey:
     max_images: int | None
     record_to: str | None
     session: str
+    thinking_control: str | None = None
 
 
 #: most backends kept at once (one per distinct Model-panel setting in use)
@@ -77,14 +86,44 @@ _backends: OrderedDict[BackendKey, VLMBackend] = OrderedDict()
 _backends_lock = threading.Lock()
 
 
-def _backend_key(settings: SessionSettings, api: ApiSettings) -> BackendKey:
-    resolved = api.resolved()  # the environment's server and key count too
+def _backend_key(settings: SessionSettings, api: ApiSettings, spec: str) -> BackendKey:
+    resolved = api.resolved()  # the environment's server, key and thinking control count too
     key_hash = (hashlib.sha256(resolved.api_key.encode("utf-8")).hexdigest()
                 if resolved.api_key else None)
     record_to = (settings.trace_path or None) if settings.record else None
-    return BackendKey(spec=settings.backend.strip(), base_url=resolved.base_url,
+    return BackendKey(spec=spec.strip(), base_url=resolved.base_url,
                       api_key_sha256=key_hash, max_images=resolved.max_images,
-                      record_to=record_to, session=settings.session)
+                      record_to=record_to, session=settings.session,
+                      thinking_control=resolved.thinking_control)
+
+
+def _settings(state: dict | SessionSettings | None) -> SessionSettings:
+    return state if isinstance(state, SessionSettings) else SessionSettings.from_state(state)
+
+
+def _api(settings: SessionSettings) -> ApiSettings:
+    control = settings.thinking_control.strip()
+    return ApiSettings(base_url=settings.base_url or None, api_key=settings.api_key or None,
+                       thinking_control=check_thinking_control(control) if control else None)
+
+
+def _cached_backend(settings: SessionSettings, spec: str) -> VLMBackend:
+    """The backend `spec` names under this session's server settings, from the cache when built
+    before (least recently used first out)."""
+    api = _api(settings)
+    key = _backend_key(settings, api, spec)
+    with _backends_lock:
+        backend = _backends.get(key)
+        if backend is not None:
+            _backends.move_to_end(key)
+            return backend
+    backend = resolve(spec, api=api, record_to=key.record_to)
+    with _backends_lock:
+        backend = _backends.setdefault(key, backend)  # a concurrent first click may have won
+        _backends.move_to_end(key)
+        while len(_backends) > BACKEND_CACHE_SIZE:
+            _backends.popitem(last=False)  # not closed: a running call may still use it
+    return backend
 
 
 def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
@@ -93,21 +132,18 @@ def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
     One backend per distinct setting is kept (a few, least recently used first out), so the
     clicks of a session share one HTTP client, and a replay trace is read once and keeps its
     recorded-order position from click to click."""
-    settings = state if isinstance(state, SessionSettings) else SessionSettings.from_state(state)
-    api = ApiSettings(base_url=settings.base_url or None, api_key=settings.api_key or None)
-    key = _backend_key(settings, api)
-    with _backends_lock:
-        backend = _backends.get(key)
-        if backend is not None:
-            _backends.move_to_end(key)
-            return backend
-    backend = resolve(settings.backend, api=api, record_to=key.record_to)
-    with _backends_lock:
-        backend = _backends.setdefault(key, backend)  # a concurrent first click may have won
-        _backends.move_to_end(key)
-        while len(_backends) > BACKEND_CACHE_SIZE:
-            _backends.popitem(last=False)  # not closed: a running call may still use it
-    return backend
+    settings = _settings(state)
+    return _cached_backend(settings, settings.backend)
+
+
+def localizer_backend_for(state: dict | SessionSettings | None) -> VLMBackend:
+    """The backend of this session's localizer: its own spec when chosen (same server, key,
+    recording and reuse as `backend_for`), else the very backend `backend_for` gives."""
+    settings = _settings(state)
+    spec = settings.localizer.strip()
+    if not spec or spec == settings.backend.strip():
+        return backend_for(settings)
+    return _cached_backend(settings, spec)
 
 
 def _public_url(url: str) -> str:
@@ -122,4 +158,5 @@ def badge(state: dict | None) -> str:
     s = SessionSettings.from_state(state)
     where = f" @ {_public_url(s.base_url)}" if s.base_url and s.backend.startswith("openai:") else ""
     rec = " · recording" if s.record else ""
-    return f"Model: {s.backend}{where}{rec}"
+    localizer = f" · localizer: {s.localizer}" if s.localizer.strip() else ""
+    return f"Model: {s.backend}{where}{localizer}{rec}"

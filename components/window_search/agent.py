@@ -11,6 +11,9 @@ Decisions where the paper is silent (see also prompts.py):
 - A Select reply that stays unreadable falls back to the first rejected candidate in retrieval
   order (the Movie RAG choice), recorded in trace.errors; nothing is chosen at random.
 - A failed Decompose falls back to the query itself as the single statement and an empty cast.
+- Every fallback is named in trace.fallbacks ("decompose-unparsed", "inspect-unparsed" when no
+  Inspect reply at all could be read, "select-unparsed"); a prediction reached through one is
+  labelled "fallback:<why>" and is not scored as a model's answer (pipeline.prediction_record).
 - Text-only solvers receive no frames (nothing is decoded for them).
 - A backend failure (an error result after the backend's own transport retries) ends the search:
   trace.errors names it and trace.window stays None.
@@ -64,6 +67,10 @@ class CharacterMemoryView(Protocol):
     def load_reference_image(self, ref: ReferenceLike) -> Any: ...  # PIL.Image | None
 
 
+#: the smallest expansion applied (one frame at 1 fps); docs/decisions.md
+MIN_EXPAND_S = 1.0
+
+
 class _Stopped(Exception):
     pass
 
@@ -99,9 +106,10 @@ def expand_window(W: tuple[float, float], h: InspectContext, side: str,
                   requested: float | None, delta_max: float, movie: MovieView,
                   max_new_frames: int, with_frames: bool) -> tuple[tuple[float, float],
                                                                   InspectContext, Observation]:
-    """ExpandWindow (line 18): reveal min(request, delta_max) seconds on one side, clamped to the
-    movie, and append the NEW band's frames (at most max_new_frames, 1 fps) and cues to h."""
-    step = min(requested if requested is not None else delta_max, delta_max)
+    """ExpandWindow (line 18): reveal min(max(request, 1 s), delta_max) seconds on one side,
+    clamped to the movie, and append the NEW band's frames (at most max_new_frames, 1 fps) and
+    cues to h. (The 1 s floor is ours: a shorter step shows no new frame at 1 fps.)"""
+    step = min(max(requested, MIN_EXPAND_S) if requested is not None else delta_max, delta_max)
     if side == "left":
         new_start = max(0.0, W[0] - step)
         band, W_new = (new_start, W[0]), (new_start, W[1])
@@ -191,7 +199,7 @@ def agentic_window_search(query: str, ranked: list[Chunk], movie: MovieView,
     candidates = [Chunk(c.index, c.start, c.end, c.score, c.rank if c.rank is not None else r)
                   for r, c in enumerate(ranked[:K], 1)]
     trace = SearchTrace(query=query, qid=qid, backend=solver.backend_id, chunks=candidates,
-                        text_only_baseline=solver.is_text_only)
+                        text_only_baseline=solver.is_text_only, method="aws")
     search = _Search(query, movie, solver, trace, M, delta_max, max_new_frames, frame_cap,
                      on_update, stop)
     try:
@@ -203,11 +211,14 @@ def agentic_window_search(query: str, ranked: list[Chunk], movie: MovieView,
         trace.statements, trace.cast, trace.decompose_raw = dec.statements, dec.cast, dec.raw
         if dec.error:
             trace.errors.append(dec.error)
+            trace.fallbacks.append("decompose-unparsed")
         search.update()
         H: list[Rejected] = []                                               # 3
         for r, C_r in enumerate(candidates, 1):                              # 4: retrieval order
             if _inspect_candidate(search, dec, r, C_r, H):
                 return trace                                                 # 13
+        if all(step.parse_error for ct in trace.candidates for step in ct.steps):
+            trace.fallbacks.append("inspect-unparsed")  # every rejection was an unread reply
         trace.window = _select(search, dec.statements, H)                    # 22
         search.update()
         return trace                                                         # 23
@@ -300,6 +311,7 @@ def _select(search: _Search, D: list[Statement], H: list[Rejected]) -> Window:
         trace.select_raw = sel.raw
         if sel.index is None:
             trace.errors.append(f"{sel.error}; fell back to the highest-ranked rejected candidate")
+            trace.fallbacks.append("select-unparsed")
         else:
             chosen = sel.index
     W, _, ct, _ = H[chosen]

@@ -1,4 +1,4 @@
-"""Grounding annotations and predictions (formats.md), validated with errors that name the file,
+"""Grounding annotations and predictions (docs/formats.md), validated with errors that name the file,
 the record and the key (pure; no gradio).
 
 Annotations: {"movies": [{"movie_id", "video", "subtitles"?}], "pairs": [{"pair_id", "movie_id",
@@ -6,8 +6,9 @@ Annotations: {"movies": [{"movie_id", "video", "subtitles"?}], "pairs": [{"pair_
 The file's shape is checked by components.common.validate (the schema below); what a schema
 cannot say (unique ids, known movies, intervals inside the movie, paths inside the folder) is
 checked after it, in the same words. Predictions (JSONL): {"qid", "interval": [s, e]} + optional
-"window", "trace". An unreadable interval is kept as an invalid prediction (IoU 0, metrics.md), not
-an error.
+"window", "trace", "source", "fallback_interval". An unreadable interval (not two finite JSON
+numbers with e > s; numeric strings included) is kept as an invalid prediction (IoU 0,
+docs/metrics.md), not an error.
 """
 from __future__ import annotations
 
@@ -86,6 +87,17 @@ class Prediction:
     window: tuple[float, float] | None = None
     trace: str | None = None
     raw: Any = None
+    source: str | None = None               # how it was obtained (types.MODEL_SOURCES, FALLBACKS)
+    fallback_interval: tuple[float, float] | None = None  # a fallback's interval (not an answer)
+
+
+def numeric_interval(value: Any) -> tuple[float, float] | None:
+    """[s, e] of two finite JSON numbers with e > s, else None. Numeric strings ("2", "8") are
+    not numbers: docs/metrics.md calls a non-numeric prediction invalid (IoU 0)."""
+    if not isinstance(value, (list, tuple)) or len(value) != 2 or \
+            not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+        return None
+    return valid_interval(value)
 
 
 # -- the file's shape -------------------------------------------------------------------------------
@@ -243,7 +255,9 @@ def load_predictions(path: str | Path) -> dict[str, Prediction]:
         qid = str(rec["qid"])
         if qid in out:
             raise DataFormatError(f"{path}: line {n}: duplicate qid '{qid}'; keep one prediction per query.")
-        out[qid] = Prediction(qid, valid_interval(rec.get("interval")),
-                              valid_interval(rec.get("window")),
-                              rec.get("trace"), rec)
+        source = rec.get("source")
+        out[qid] = Prediction(qid, numeric_interval(rec.get("interval")),
+                              numeric_interval(rec.get("window")), rec.get("trace"), rec,
+                              source=str(source) if source is not None else None,
+                              fallback_interval=numeric_interval(rec.get("fallback_interval")))
     return out

@@ -1,10 +1,11 @@
-"""`eval grounding` and `run grounding` (formats.md "Command line"): argparse wiring and the two
+"""`eval grounding` and `run grounding` (docs/formats.md "Command line"): argparse wiring and the two
 handlers, calling the same pipeline as the UI.
 
-    python app.py eval grounding --annotations A.json --predictions P.jsonl [--json]
+    python app.py eval grounding --annotations A.json --predictions P.jsonl [--json] [--score-fallbacks]
     python app.py [--backend SPEC] run grounding --annotations A.json --out P.jsonl [--backend SPEC]
         [--traces T.jsonl] [--method aws|rag|oracle-chunk] [--k 5] [--m 3] [--delta-max 30]
         [--chunk-seconds 180] [--concurrency N] [--embedder minilm] [--memory-dir DIR] [--limit N]
+        [--localizer SPEC] [--localize-frames 32] [--thinking off|default]
 """
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ import threading
 from pathlib import Path
 
 from backends.errors import BackendError
+from backends.base import VLMBackend
+from backends.config import ApiSettings
+from backends.registry import resolve
 from components.common.batch import run_resumable
-from components.common.cli import HelpFormatter, add_backend_options, backend_from_args
-from components.common.io import append_jsonl
+from components.common.cli import HelpFormatter, add_backend_options, backend_from_args, backend_spec
+from components.common.errors import UserError
+from components.common.io import append_jsonl, read_jsonl
 from components.window_search.annotations import GroundingAnnotations, GroundingQuery, \
     load_annotations, load_predictions
 from components.window_search.metrics import evaluate, format_table
@@ -25,6 +30,7 @@ from components.window_search.pipeline import METHODS, MovieLibrary, SearchSetti
     prediction_record
 from components.window_search.retrieval import caption_chunks, chunk_embeddings
 from components.window_search.solvers import WindowSearchSolvers, solvers_for
+from components.window_search.types import UNPARSED
 
 
 def add_eval_parsers(eval_subparsers) -> None:
@@ -37,6 +43,9 @@ def add_eval_parsers(eval_subparsers) -> None:
     p.add_argument("--annotations", required=True, type=Path, help="grounding annotation JSON")
     p.add_argument("--predictions", required=True, type=Path, help="predictions JSONL")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--score-fallbacks", action="store_true",
+                   help="DIAGNOSTIC: also score fallback predictions (the whole window after an "
+                        "unreadable reply, ...) as if they were answers; the output says so")
     p.set_defaults(func=eval_grounding)
 
 
@@ -63,6 +72,15 @@ def add_run_parsers(run_subparsers) -> None:
     p.add_argument("--captions", action="store_true",
                    help="caption every chunk with the backend first (one call per chunk, cached) and "
                         "retrieve over subtitles + captions (for text-only embedders)")
+    p.add_argument("--localizer", default=None,
+                   help="the localizer's own backend SPEC (the paper keeps TimeLens2 apart from the "
+                        "verifier); unset: the verifier's backend")
+    p.add_argument("--localize-frames", type=int, default=32,
+                   help="the localizer's frame budget (spread over the window; the prompt states "
+                        "the real spacing)")
+    p.add_argument("--thinking", choices=("off", "default"), default="off",
+                   help="off: every model call asks the server to disable thinking (CoM2 §5); "
+                        "default: send no switch (the server's default)")
     add_backend_options(p, items="queries")
     p.set_defaults(func=run_grounding)
 
@@ -70,7 +88,7 @@ def add_run_parsers(run_subparsers) -> None:
 def eval_grounding(args: argparse.Namespace) -> int:
     ann = load_annotations(args.annotations)
     preds = load_predictions(args.predictions)
-    metrics = evaluate(ann, preds)
+    metrics = evaluate(ann, preds, score_fallbacks=getattr(args, "score_fallbacks", False))
     if args.json:
         print(json.dumps(metrics))
     else:
@@ -98,12 +116,17 @@ def _prepare_movies(ann: GroundingAnnotations, queries: list[GroundingQuery], li
 
 def run_grounding(args: argparse.Namespace) -> int:
     ann = load_annotations(args.annotations, check_files=True)
-    settings = SearchSettings(k=args.k, m=args.m, delta_max=args.delta_max)
+    if args.localize_frames < 1:
+        raise UserError(f"--localize-frames must be at least 1 (got {args.localize_frames}).")
+    settings = SearchSettings(k=args.k, m=args.m, delta_max=args.delta_max,
+                              localize_cap=args.localize_frames,
+                              thinking=False if args.thinking == "off" else None)
     backend = backend_from_args(args)
+    localizer = localizer_from_args(args, backend)
     memory_dir = args.memory_dir or (Path(args.annotations).parent / "memory")
     lib = MovieLibrary(chunk_seconds=args.chunk_seconds, embedder_spec=args.embedder, memory_dir=memory_dir)
     embedder = lib.embedder()
-    solvers = solvers_for(backend, settings, embedder=embedder)
+    solvers = solvers_for(backend, settings, embedder=embedder, localizer_backend=localizer)
     queries = ann.queries[: args.limit] if args.limit else ann.queries
     captions = _prepare_movies(ann, queries, lib, solvers, embedder, captions=args.captions,
                                chunk_seconds=args.chunk_seconds)
@@ -126,4 +149,27 @@ def run_grounding(args: argparse.Namespace) -> int:
                            progress=not args.no_progress)
     print(f"done: {counts['done']} new, {counts['skipped']} already in {args.out}, "
           f"{counts['failed']} failed", file=sys.stderr)
+    print(source_summary(read_jsonl(args.out)), file=sys.stderr)
     return 0 if counts["failed"] == 0 else 1
+
+
+def localizer_from_args(args: argparse.Namespace, backend: VLMBackend) -> VLMBackend:
+    """The --localizer backend (same server options as the verifier), else the verifier's."""
+    spec = getattr(args, "localizer", None)
+    if not spec or spec.strip() == backend_spec(args):
+        return backend
+    api = ApiSettings(base_url=getattr(args, "base_url", None))
+    return resolve(spec.strip(), api=api, record_to=getattr(args, "record", None))
+
+
+def source_summary(records: list[dict]) -> str:
+    """How the file's predictions were obtained: model answers, fallbacks, unparsed."""
+    by: dict[str, int] = {}
+    for r in records:
+        by[str(r.get("source") or "(no source)")] = by.get(str(r.get("source") or "(no source)"), 0) + 1
+    fallbacks = sum(n for k, n in by.items() if k.startswith("fallback:"))
+    unparsed = by.get(UNPARSED, 0)
+    detail = ", ".join(f"{k} {n}" for k, n in sorted(by.items()))
+    return (f"sources: {len(records) - fallbacks - unparsed} model answers, {fallbacks} fallbacks, "
+            f"{unparsed} unparsed ({detail or 'none'}); fallbacks and unparsed items are written "
+            "with interval null and score IoU 0")

@@ -4,9 +4,16 @@ With a VLM (`ModelLocalizer`): frames of W at `fps` (at most `cap`, uniform), ea
 "<T.T seconds>" marker, then a TimeLens-style grounding prompt. Appendix G has no localizer prompt
 (the paper runs TimeLens2 unchanged), so assets/prompts/aws_localize.txt is ours. The reply is
 parsed robustly (JSON list/object, "x - y seconds", "from x to y", "between x and y", HH:MM:SS /
-MM:SS; components.common.intervals), reversed ends are swapped, the interval is clamped into W; an
-interval lying wholly outside W but within [0, |W|] is read as times relative to the window
-start. Unreadable after the retries: the whole window, with the error recorded.
+MM:SS; components.common.intervals and components.window_search.reading: no negated pair, no
+date, no list of numbers, no NaN / 1e309, JSON ends are numbers or time strings, never bare
+numeric strings), reversed ends are swapped, the interval is clamped into W (an interval that
+leaves nothing inside W is unparsed); an interval lying wholly outside W but within [0, |W|] is
+read as times relative to the window start. Unreadable after the retries: the whole window,
+labelled a fallback ("vlm-fallback-window"; pipeline labels the prediction
+"fallback:localizer-unparsed" and it is not scored). The prompt states the frames' real count
+and spacing; the frame budget (`cap`) is a setting (SearchSettings.localize_cap). Thinking is
+switched off by default as for the verifier (the paper is silent on the localizer; a thinking
+localizer would spend its 128 tokens on reasoning).
 
 Without a model (`SubtitleLocalizer`, the baseline): the span of the subtitle cues in W that match
 the query above the similarity threshold ("baseline-subtitles"); when none does, the whole window
@@ -14,16 +21,19 @@ the query above the similarity threshold ("baseline-subtitles"); when none does,
 """
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 import threading
 from abc import ABC, abstractmethod
 from typing import Any
 
-from backends.ask import ask, resample
+from backends.ask import Unparsed, ask, resample
 from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, VLMBackend
 from backends.errors import BackendError
-from components.common.intervals import DASHES, TIME, json_span, pairs_in_json, pairs_in_text, \
-    parse_time
+from components.common.intervals import DASHES, END_KEYS, START_KEYS, TIME, json_span, parse_time
+from components.window_search.reading import answer_text, blank_dates, finite_number, negated, \
+    number_string, prose_pairs
 from components.window_search import prompts
 from components.window_search.text_baseline import TextSimilarity
 from components.window_search.types import LocalizeResult, Window
@@ -35,32 +45,90 @@ MAX_RETRIES = 2
 to_seconds = parse_time
 
 
-class IntervalParseError(ValueError):
+class IntervalParseError(Unparsed):
     pass
 
 
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
 _MARKER = re.compile(r"<-?\d+(?:\.\d+)? seconds>")
-_T = rf"(?<![\d.])({TIME})"
+_CLOCK = re.compile(rf"\s*(?:(?:\d{{1,2}}:){{1,2}}\d{{1,2}}(?:\.\d+)?|(?:{TIME})\s*(?:s|sec|secs|second|seconds))\s*",
+                    re.IGNORECASE)
+_ONE = r"(?<![\w.:])((?:\d{1,2}:){1,2}\d{1,2}(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\w:]|\.\d)"
 # window-search rule: "starts at 40.5 and ends at 52" (no separator between the two times)
-_START_END = re.compile(r"\bstart\w*\D{0,20}?" + _T + r".{0,40}?\bend\w*\D{0,20}?" + _T, re.I | re.S)
+_START_END = re.compile(r"\bstart\w*\D{0,20}?" + _ONE + r"[^\n]{0,40}?\bend\w*\D{0,20}?" + _ONE, re.I)
+
+
+def json_time(value: Any) -> float | None:
+    """A time in a localizer's JSON reply: a finite JSON number, or a string written as a time
+    (a clock "00:12" / "1:02:03.5", or a number with its unit "7s"). A bare numeric string ("2")
+    is a string where a number was due, and NaN / Infinity / 1e309 are no times: None."""
+    number = finite_number(value)
+    if number is not None or not isinstance(value, str):
+        return number
+    if len(value) > 64 or not _CLOCK.fullmatch(value):
+        return None
+    t = parse_time(value)
+    return t if math.isfinite(t) else None
+
+
+def _looks_like_time(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) or \
+        (isinstance(value, str) and number_string(value.replace(":", "")) is not None)
+
+
+def json_pair(data: Any) -> tuple[float, float] | None:
+    """The first interval in a parsed JSON reply ([s, e], [s, e, score] or an object with start /
+    end keys, any nesting, document order); None when there is none. An interval whose ends are no
+    times (a string, NaN, 1e309) raises IntervalParseError: the model's answer was that JSON."""
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            keys = {str(k).lower(): v for k, v in node.items()}
+            s = next((keys[k] for k in START_KEYS if k in keys), None)
+            e = next((keys[k] for k in END_KEYS if k in keys), None)
+            if s is not None and e is not None:
+                return _checked(s, e)
+            stack.extend(reversed(list(node.values())))
+        elif isinstance(node, list):
+            if len(node) in (2, 3) and all(_looks_like_time(v) for v in node[:2]):
+                return _checked(node[0], node[1])
+            stack.extend(reversed(node))
+    return None
+
+
+def _checked(s: Any, e: Any) -> tuple[float, float]:
+    start, end = json_time(s), json_time(e)
+    if start is None or end is None:
+        bad = s if start is None else e
+        raise IntervalParseError(f"{bad!r} is not a time (a JSON number or a time such as "
+                                 '"00:12" / "12 s"; NaN, Infinity and quoted bare numbers are not)')
+    return start, end
 
 
 def parse_interval(text: str) -> tuple[float, float]:
     """The first (start, end) pair in a localizer reply, in seconds (order as written): JSON first,
-    then a pair written in prose, then "start ... end ..."."""
-    if not text or not text.strip():
+    then a pair written in prose, then "start ... end ..." (components.window_search.reading: no
+    negated pair, no date, no list of numbers)."""
+    body = answer_text(text, IntervalParseError)
+    if not body:
         raise IntervalParseError("empty reply")
-    body = _MARKER.sub(" ", _THINK.sub("", text)).translate(DASHES)  # echoed frame markers are no answers
-    found = pairs_in_json(json_span(body))
-    if found:
-        return found[0][0], found[0][1]
-    for pair in pairs_in_text(body):
-        return pair
-    m = _START_END.search(body)
-    if m:
-        return parse_time(m.group(1)), parse_time(m.group(2))
-    raise IntervalParseError("no start and end time found in the reply")
+    body = _MARKER.sub(" ", body).translate(DASHES)  # echoed frame markers are no answers
+    pair = json_pair(json_span(body))
+    if pair is None:
+        pair = next(((s, e) for _, s, e in prose_pairs(body)), None)
+    if pair is None:
+        dated = blank_dates(body)
+        for m in _START_END.finditer(dated):
+            if not negated(dated, m.start()):
+                pair = parse_time(m.group(1)), parse_time(m.group(2))
+                break
+    if pair is None:
+        raise IntervalParseError("no start and end time found in the reply")
+    if not (math.isfinite(pair[0]) and math.isfinite(pair[1])):
+        raise IntervalParseError(f"{pair} is not a finite interval")
+    if pair[0] == pair[1]:
+        raise IntervalParseError(f"[{pair[0]:g}, {pair[1]:g}] is empty (start = end)")
+    return pair
 
 
 def fit_interval(pair: tuple[float, float], window: Window) -> tuple[Window, bool]:
@@ -74,7 +142,10 @@ def fit_interval(pair: tuple[float, float], window: Window) -> tuple[Window, boo
             s, e, relative = s + ws, e + ws, True
         else:
             raise IntervalParseError(f"[{s:g}, {e:g}] lies outside the window [{ws:g}, {we:g}]")
-    return (min(max(s, ws), we), min(max(e, ws), we)), relative
+    out = (min(max(s, ws), we), min(max(e, ws), we))
+    if out[1] <= out[0]:
+        raise IntervalParseError(f"[{s:g}, {e:g}] leaves nothing inside the window [{ws:g}, {we:g}]")
+    return out, relative
 
 
 class Localizer(ABC):
@@ -108,11 +179,12 @@ class ModelLocalizer(Localizer):
     """A VLM reads the window's frames and answers the grounding prompt."""
 
     def __init__(self, backend: VLMBackend, *, fps: float = 1.0, cap: int = 32,
-                 max_retries: int = MAX_RETRIES, params: GenerationParams | None = None):
+                 max_retries: int = MAX_RETRIES, params: GenerationParams | None = None,
+                 thinking: bool | None = False):
         self.backend = backend
         self.fps, self.cap = fps, cap
         self.max_retries = max(0, int(max_retries))
-        self.params = params or LOCALIZE_PARAMS
+        self.params = params or dataclasses.replace(LOCALIZE_PARAMS, thinking=thinking)
 
     def _request(self, query: str, window: Window, movie: Any, limit: int,
                  stop: threading.Event | None, ref: str) -> GenerationRequest:
@@ -136,6 +208,10 @@ class ModelLocalizer(Localizer):
             interval, relative = asked.value
             return LocalizeResult(interval, asked.raw, "vlm-relative" if relative else "vlm", None,
                                   asked.attempts)
+        if asked.truncated:
+            return LocalizeResult(window, asked.raw, "vlm-fallback-window",
+                                  f"{asked.error}; returned the whole window", asked.attempts,
+                                  truncated=True)
         return LocalizeResult(window, asked.raw, "vlm-fallback-window",
                               f"unparsed localizer reply after {asked.attempts} attempts "
                               f"({why[-1] if why else asked.error}); returned the whole window",

@@ -1,12 +1,12 @@
-"""Character memory per movie (paper §4.2, D.2; formats.md layout), pure; no gradio.
+"""Character memory per movie (paper §4.2, D.2; docs/formats.md layout), pure; no gradio.
 
     {"movie_id": "m01", "characters": [{"char_id": "C1", "display_name": "Lloyd Christmas",
       "names": ["Lloyd", "Lloyd Christmas"],
       "references": [{"ref_id": "C1:r1", "image": "m01/C1_r1.jpg", "time": 1432.0}]}]}
 
-Image paths are relative to the JSON file's folder (formats.md: "Paths inside a file are relative
+Image paths are relative to the JSON file's folder (docs/formats.md: "Paths inside a file are relative
 to the file's folder"); a path that is not found there is also tried relative to the folder above
-(formats.md's example writes "memory/m01/C1_r1.jpg" as seen from the data root).
+(docs/formats.md's example writes "memory/m01/C1_r1.jpg" as seen from the data root).
 
 MatchCharacters (Algorithm 1, line 1) is a name lookup without a model call: case-insensitive,
 whole word, any of a character's names.
@@ -28,6 +28,8 @@ from backends.errors import GenerationStopped
 from components.common.errors import DataFormatError, UserError
 from components.common.io import atomic_write_bytes, load_json
 from components.media import Cue
+from components.window_search.reading import finite_number, number_string
+from components.window_search.replies import ReplyParseError, extract_json_object
 
 if TYPE_CHECKING:  # PIL stays out of `python app.py --help`
     from PIL import Image
@@ -204,7 +206,7 @@ def _resolve_image(json_path: Path, stored: str) -> Path:
     first = json_path.parent / p
     if first.exists():
         return first
-    second = json_path.parent.parent / p  # formats.md's example is written from the data root
+    second = json_path.parent.parent / p  # docs/formats.md's example is written from the data root
     return second if second.exists() else first
 
 
@@ -293,16 +295,17 @@ PICK_PROMPT = (
 
 def _pick_frames_reply(text: str, n_frames: int) -> tuple[list[int], float] | None:
     """Frame numbers (1-based, in range) and confidence from a reply, or None when unparsable."""
-    m = re.search(r"\{.*\}", text or "", re.S)
-    if not m:
-        return None
     try:
-        data = json.loads(m.group(0))
-        frames = [int(x) for x in data.get("frames", [])]
-        conf = float(data.get("confidence", 0.0))
-    except (ValueError, TypeError, AttributeError):
+        data = extract_json_object(text)
+    except ReplyParseError:
         return None
-    return [f for f in frames if 1 <= f <= n_frames][:2], conf
+    frames_value, conf = data.get("frames", []), number_string(data.get("confidence", 0.0))
+    if not isinstance(frames_value, list) or conf is None or not 0.0 <= conf <= 1.0:
+        return None  # a confidence outside [0, 1] (or NaN, 1e309) is unreadable, never clamped
+    frames = [finite_number(x) for x in frames_value]
+    if any(f is None or f != int(f) for f in frames):
+        return None
+    return [int(f) for f in frames if 1 <= f <= n_frames][:2], conf
 
 
 def _clip_times(cues: list, *, max_clips: int, min_gap: float) -> list[float]:
@@ -317,7 +320,7 @@ def _clip_times(cues: list, *, max_clips: int, min_gap: float) -> list[float]:
     return chosen
 
 
-PICK_PARAMS = GenerationParams(temperature=0.2, max_tokens=128)
+PICK_PARAMS = GenerationParams(temperature=0.2, max_tokens=128, thinking=False)  # as the verifier (§5)
 
 
 def _parse_pick(text: str, n_frames: int) -> tuple[list[int], float]:

@@ -1,7 +1,8 @@
-"""Grounding metrics (metrics.md; paper §2 and §5), pure functions.
+"""Grounding metrics (docs/metrics.md; paper §2 and §5), pure functions.
 
 IoU of [s,e] and [s',e'] = |intersection| / |union| (durations); missing or invalid predictions
-score 0. mIoU and R@1@θ average over ALL queries of the annotation file; PairSuccess@θ is the share
+score 0, and so do fallbacks and unparsed items (only a model's parsed answer, or the text-only
+baseline's, is scored; `score_fallbacks` scores fallbacks for a diagnostic). mIoU and R@1@θ average over ALL queries of the annotation file; PairSuccess@θ is the share
 of ALL pairs whose two queries both reach IoU >= θ. Percentages 0-100, unrounded.
 
 Diagnostics (paper Table 2), when predictions carry the `window` handed to the localizer:
@@ -15,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from components.common.intervals import iou, overlap, valid_interval
 from components.window_search.annotations import GroundingAnnotations, Prediction
+from components.window_search.types import UNPARSED, is_scored_source
 
 THRESHOLDS = (0.3, 0.5, 0.7)
 METRIC_KEYS = ("mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5",
@@ -61,12 +63,56 @@ def grounding_metrics(pairs: Iterable[tuple[str, Sequence[tuple[str, Sequence[fl
     return out
 
 
-def evaluate(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction]) -> dict:
-    """formats.md keys; plus "diagnostics" when any prediction carries a window."""
+def scored_interval(pred: Prediction | None, *, score_fallbacks: bool = False
+                    ) -> Sequence[float] | None:
+    """The interval a prediction is scored with: a model answer's interval (types.MODEL_SOURCES,
+    or a line without a source); a fallback or an unparsed item scores as invalid (IoU 0) unless
+    `score_fallbacks` (a diagnostic) asks for its fallback interval."""
+    if pred is None:
+        return None
+    if is_scored_source(pred.source):
+        return pred.interval
+    if score_fallbacks and str(pred.source or "").startswith("fallback:"):
+        return pred.fallback_interval or pred.interval
+    return None
+
+
+def source_counts(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction]) -> dict:
+    """How the annotation file's queries were answered: model answers with a valid interval,
+    fallbacks, unparsed (no valid interval: unparsed, or invalid such as numeric strings),
+    other sources (unknown labels, not scored), missing lines; and the count per source."""
+    counts = {"model": 0, "fallback": 0, "unparsed": 0, "other": 0, "missing": 0}
+    by_source: dict[str, int] = {}
+    for q in annotations.queries:
+        pred = predictions.get(q.qid)
+        if pred is None:
+            counts["missing"] += 1
+            continue
+        label = pred.source or "(no source)"
+        by_source[label] = by_source.get(label, 0) + 1
+        if str(pred.source or "").startswith("fallback:"):
+            counts["fallback"] += 1
+        elif is_scored_source(pred.source) and pred.interval is not None:
+            counts["model"] += 1
+        elif is_scored_source(pred.source) or pred.source == UNPARSED:
+            counts["unparsed"] += 1
+        else:
+            counts["other"] += 1
+    counts["by_source"] = dict(sorted(by_source.items()))
+    return counts
+
+
+def evaluate(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction], *,
+             score_fallbacks: bool = False) -> dict:
+    """docs/formats.md keys, "counts" (source_counts) and "scored_fallbacks" (whether fallbacks were
+    scored, a diagnostic); plus "diagnostics" when any prediction carries a window."""
     pairs = [(p.pair_id, [(p.target.qid, p.target.interval), (p.confusable.qid, p.confusable.interval)])
              for p in annotations.pairs]
-    intervals = {qid: pred.interval for qid, pred in predictions.items()}
+    intervals = {qid: scored_interval(pred, score_fallbacks=score_fallbacks)
+                 for qid, pred in predictions.items()}
     out = grounding_metrics(pairs, intervals)
+    out["counts"] = source_counts(annotations, predictions)
+    out["scored_fallbacks"] = score_fallbacks
     diag = window_diagnostics(annotations, predictions)
     if diag is not None:
         out["diagnostics"] = diag
@@ -93,6 +139,16 @@ def format_table(metrics: dict) -> str:
     for k in METRIC_KEYS:
         v = metrics[k]
         lines.append(f"{k:<22}{v:>10.2f}" if isinstance(v, float) else f"{k:<22}{v:>10}")
+    counts = metrics.get("counts")
+    if counts:
+        lines.append(f"answered by the model {counts['model']}, fallbacks {counts['fallback']}, "
+                     f"unparsed {counts['unparsed']}, other {counts['other']}, missing "
+                     f"{counts['missing']}")
+        if metrics.get("scored_fallbacks"):
+            lines.append("DIAGNOSTIC: fallbacks were scored as if they were answers "
+                         "(--score-fallbacks); these are not the model's numbers")
+        elif counts["fallback"] or counts["unparsed"] or counts["other"]:
+            lines.append("fallbacks, unparsed and other items score IoU 0 (not the model's answers)")
     diag = metrics.get("diagnostics")
     if diag:
         lines.append("diagnostics (windows handed to the localizer)")

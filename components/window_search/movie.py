@@ -96,11 +96,6 @@ class Movie:
             raise IndexError(f"chunk {index} out of range (movie has {len(chunks)} chunks)")
         return chunks[index]
 
-    def chunk_of(self, t: float) -> int:
-        """Index of the chunk holding time t (clamped to the movie)."""
-        n = len(self.chunks)
-        return min(max(0, int(t // self.chunk_seconds)), max(0, n - 1))
-
     def _params(self, start: float, end: float, fps: float, cap: int | None) -> dict:
         return {"start": round(start, 3), "end": round(end, 3), "fps": fps, "cap": cap,
                 "max_side": self.max_side}

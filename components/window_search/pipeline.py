@@ -11,6 +11,7 @@ the text-only baseline, and the trace says so: `text_only_baseline`).
 """
 from __future__ import annotations
 
+import json
 import threading
 import time
 from dataclasses import dataclass, field
@@ -26,9 +27,12 @@ from components.window_search.memory import CharacterMemory, load_or_empty
 from components.window_search.movie import Movie
 from components.window_search.retrieval import oracle_chunk, retrieve
 from components.window_search.solvers import WindowSearchSolvers, solvers_for
-from components.window_search.types import CandidateTrace, Chunk, SearchSettings, SearchTrace
+from components.common.intervals import valid_interval
+from components.window_search.types import UNPARSED, CandidateTrace, Chunk, SearchSettings, \
+    SearchTrace, fallback_source, is_scored_source
 
-__all__ = ["METHODS", "SearchSettings", "ground_query", "prediction_record", "MovieLibrary"]
+__all__ = ["METHODS", "SearchSettings", "ground_query", "prediction_record", "prediction_source",
+           "MovieLibrary"]
 
 METHODS = ("aws", "rag", "oracle-chunk")
 
@@ -55,7 +59,7 @@ def _select_window(query: str, method: str, ranked: list[Chunk], movie: Movie,
             delta_max=settings.delta_max, max_new_frames=settings.capped(settings.max_new_frames),
             frame_cap=settings.capped(settings.frame_cap), on_update=on_update, stop=stop, qid=qid)
     chosen = _chosen_chunk(method, ranked, movie, ground_truth)
-    trace = SearchTrace(query=query, qid=qid, chunks=ranked)
+    trace = SearchTrace(query=query, qid=qid, chunks=ranked, method=method)
     trace.candidates = [CandidateTrace(rank=chosen.rank or 1, chunk=chosen,
                                        final_window=(chosen.start, chosen.end), outcome="selected")]
     trace.selected_rank = chosen.rank
@@ -86,6 +90,9 @@ def ground_query(query: str, movie: Movie, backend: VLMBackend, *,
     trace = _select_window(query, method, ranked, movie, memory, solvers, settings, ground_truth,
                            qid, on_update, stop)
     trace.backend = backend.backend_id
+    trace.method = method
+    trace.thinking = settings.thinking
+    trace.localizer_backend = localizer_id(solvers)
     trace.text_only_baseline = solvers.text_only
     trace.ground_truth = tuple(ground_truth) if ground_truth is not None else None
     if on_update:
@@ -95,22 +102,55 @@ def ground_query(query: str, movie: Movie, backend: VLMBackend, *,
         result = solvers.localizer.localize(query, trace.window, movie, stop=stop, ref=qid or "")
         trace.calls["localize"] = trace.calls.get("localize", 0) + 1
         trace.prediction = tuple(result.interval) if result.interval is not None else None
+        trace.localize_method, trace.localize_raw = result.method, result.raw
+        if result.method == "vlm-fallback-window":
+            trace.fallbacks.append("localizer-truncated" if result.truncated else "localizer-unparsed")
         if result.error:
             trace.errors.append(f"localize: {result.error}")
     elif stop is not None and stop.is_set():
         trace.stopped = True
+    trace.source = prediction_source(trace)
     trace.elapsed_s = time.perf_counter() - started
     if on_update:
         on_update(trace)
     return trace
 
 
+def localizer_id(solvers: WindowSearchSolvers) -> str:
+    """Who localizes: the localizer model's backend id, or the subtitle baseline."""
+    backend = getattr(solvers.localizer, "backend", None)
+    return backend.backend_id if backend is not None else "baseline:subtitles"
+
+
+def prediction_source(trace: SearchTrace) -> str:
+    """How the trace's prediction was obtained (types.MODEL_SOURCES / FALLBACKS): the first
+    fallback taken, else the text-only baseline, else the window's provenance."""
+    if trace.prediction is None:
+        return UNPARSED
+    if trace.fallbacks:
+        return fallback_source(trace.fallbacks[0])
+    if trace.text_only_baseline:
+        return "baseline"
+    if trace.method == "aws":
+        return "emitted" if trace.accepted_rank is not None else "selected"
+    return trace.method or "emitted"
+
+
 def prediction_record(trace: SearchTrace) -> dict:
-    """The predictions.jsonl line of a trace (formats.md), window included for the diagnostics."""
-    rec: dict = {"qid": trace.qid, "interval": list(trace.prediction) if trace.prediction else None}
-    if trace.window is not None:
+    """The predictions.jsonl line of a trace (docs/formats.md), window included for the diagnostics.
+    Only a model answer (or the baseline's) is written as "interval"; a fallback's interval is
+    kept apart as "fallback_interval" (interval null), so no tool scores it as an answer."""
+    source = trace.source or prediction_source(trace)
+    pred = valid_interval(trace.prediction)
+    scored = is_scored_source(source)
+    rec: dict = {"qid": trace.qid, "interval": list(pred) if pred and scored else None,
+                 "source": source}
+    if pred and not scored:
+        rec["fallback_interval"] = list(pred)
+    if trace.window is not None and valid_interval(trace.window):
         rec["window"] = list(trace.window)
     rec["trace"] = trace.qid
+    json.dumps(rec, allow_nan=False)  # a non-finite number never reaches the predictions file
     return rec
 
 

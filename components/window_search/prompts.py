@@ -235,10 +235,26 @@ def select_messages(query: str, statements: Sequence[Statement],
 
 
 # -- Localizer ----------------------------------------------------------------------------------
+def frame_sampling(frames: Sequence[Any]) -> str:
+    """How the frames were really sampled, from their own timestamps: "one frame every 6.6
+    seconds" (mean spacing), "one frame per second", or "a single frame"."""
+    times = [float(f.time) for f in frames]
+    if len(times) < 2:
+        return "a single frame" if times else "no frames"
+    step = (times[-1] - times[0]) / (len(times) - 1)
+    if abs(step - 1.0) < 0.05:
+        return "one frame per second"
+    return f"one frame every {step:.1f} seconds"
+
+
 def localize_messages(query: str, window: tuple[float, float], frames: Sequence[Any],
-                      fps: float) -> list[Message]:
+                      fps: float | None = None) -> list[Message]:
     """Grounding prompt for the localizer. NOTE: Appendix G has no localizer prompt (the paper
-    uses TimeLens2 unchanged); aws_localize.txt is ours, in the TimeLens style."""
-    text = fill(load_prompt("aws_localize"), fps=fps, win_start=window[0], win_end=window[1],
-                query=query)
+    uses TimeLens2 unchanged); aws_localize.txt is ours, in the TimeLens style. It states the
+    sampling the frames really have (their count and spacing, from their timestamps: a 210 s
+    window under a 32-frame budget is "32 frames ... one frame every 6.6 seconds"), and each
+    frame carries its own "<T.T seconds>" marker. (`fps` is the rate asked for; the frames'
+    timestamps are what is stated.)"""
+    text = fill(load_prompt("aws_localize"), n_frames=len(frames), sampling=frame_sampling(frames),
+                win_start=window[0], win_end=window[1], query=query)
     return [Message("user", merge_text(_frame_parts(frames) + [text]))]

@@ -11,15 +11,27 @@ Leniency, all deterministic:
 - decisions are EMIT / EXPAND / REJECT case-insensitively. "ACCEPT" is read as EMIT because the
   paper states that "EMIT corresponds to acceptance" (Appendix G) and the Section 4 text names the
   decision Accept; no other synonym is accepted.
-- confidence is a float clamped into [0, 1]; a value in (1, 100] is read as a percentage.
+- confidence: a number in [0, 1] is a probability; a whole number in (1, 100] or a string with
+  "%" is a percentage (80 -> 0.8); any other value in (1, 100] (1.5) is no confidence (unparsed,
+  never 0.015); below 0 or above 100 is clamped to 0 / 1; NaN, Infinity, 1e309 are unparsed.
+- expand_seconds: a finite number > 0 (a JSON number or a string such as "20" / "20 s");
+  NaN, Infinity, 1e309, 0 and negatives are unparsed. The agent applies min(max(x, 1), Delta_max)
+  (agent.expand_window): 1e20 reveals Delta_max seconds, 1e-9 one second (one frame at 1 fps).
+- Select read from prose (no JSON object): "selected_index: 2"; a negated mention ("Not
+  selected_index 1, rather 2") is discarded and its correction read; two different readings
+  are unparsed.
+- every reply goes through components.common.replies.answer_part first (reasoning is not the
+  answer, an unclosed <think> or a reply over 64 kB is unparsed); at most MAX_CANDIDATES JSON
+  objects of a reply are tried, so a reply of thousands of "{...}" stays fast.
 """
 from __future__ import annotations
 
 import ast
 import json
-import math
 import re
+
 from backends.ask import Unparsed
+from components.window_search.reading import answer_text, negated, number_string
 from components.window_search.types import DecomposeReply, InspectReply, SelectReply, Statement, \
     StatementCheck
 
@@ -29,7 +41,10 @@ class ReplyParseError(Unparsed):
 
 
 # -- JSON extraction ----------------------------------------------------------------------------
-_THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
+#: JSON objects of one reply tried at most (the first ones, fenced ones first)
+MAX_CANDIDATES = 8
+#: Python-literal repair is tried on objects up to this size only (ast parsing is the slow step)
+MAX_LITERAL_CHARS = 16_384
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 _QUOTES = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
@@ -74,6 +89,8 @@ def _loads(candidate: str) -> dict | None:
         if isinstance(value, dict):
             return value
     # Python-literal style ({'a': True, 'b': None}); `null`/`true`/`false` mapped first.
+    if len(candidate) > MAX_LITERAL_CHARS:
+        return None
     py = re.sub(r"\bnull\b", "None", re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False",
                                                                       attempts[-1])))
     try:
@@ -85,14 +102,16 @@ def _loads(candidate: str) -> dict | None:
 
 def extract_json_object(text: str) -> dict:
     """The first JSON object in a model reply, or ReplyParseError."""
-    if not isinstance(text, str) or not text.strip():
+    if text is not None and not isinstance(text, str):
+        raise ReplyParseError("the reply is not text")
+    body = answer_text(text, ReplyParseError)
+    if not body:
         raise ReplyParseError("empty reply")
-    body = _THINK.sub("", text)
     candidates: list[str] = []
     for fenced in _FENCE.findall(body):
         candidates += _balanced_objects(fenced)
     candidates += _balanced_objects(body)
-    for cand in candidates:
+    for cand in candidates[:MAX_CANDIDATES]:
         value = _loads(cand)
         if value is not None:
             return value
@@ -157,28 +176,31 @@ def normalise_decision(value) -> str:
 
 
 def parse_confidence(value) -> float | None:
+    """The module docstring's confidence rule; None when no confidence was given."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool):
         raise ReplyParseError(f"confidence {value!r} is not a number")
-    try:
-        c = float(str(value).strip().rstrip("%"))
-    except ValueError:
-        raise ReplyParseError(f"confidence {value!r} is not a number") from None
-    if c != c:  # NaN
-        raise ReplyParseError("confidence is NaN")
+    percent = isinstance(value, str) and value.strip().endswith("%")
+    c = number_string(value.strip().rstrip("%") if isinstance(value, str) else value)
+    if c is None:
+        raise ReplyParseError(f"confidence {value!r} is not a finite number")
+    if percent and 0.0 <= c <= 100.0:
+        return c / 100.0
     if 1.0 < c <= 100.0:
-        c /= 100.0
+        if c != int(c):
+            raise ReplyParseError(f"confidence {value!r} is neither a probability in [0, 1] nor a "
+                                  "whole percentage")
+        return c / 100.0
     return min(1.0, max(0.0, c))
 
 
 def _seconds(value) -> float | None:
     if value is None:
         return None
-    m = re.search(r"-?\d+(?:\.\d+)?", str(value))
-    if not m:
-        raise ReplyParseError(f"expand_seconds {value!r} is not a number")
-    s = float(m.group(0))
+    s = number_string(value)
+    if s is None:
+        raise ReplyParseError(f"expand_seconds {value!r} is not a finite number")
     if s <= 0:
         raise ReplyParseError(f"expand_seconds {value!r} must be positive")
     return s
@@ -221,22 +243,45 @@ def parse_inspect(text: str, statement_ids: list[str] | None = None) -> InspectR
 
 
 # -- Select -------------------------------------------------------------------------------------
+_INDEX_MENTION = re.compile(r'"?selected_index"?\s*[:=]?\s*"?(-?\d+)(?![\d.eE])', re.IGNORECASE)
+_CORRECTION = re.compile(r"\b(?:rather|instead|but|actually)\b[\s,:]*(?:(?:it\s+is|it's|choose|pick|"
+                         r"select(?:ed)?(?:_index)?|index|candidate)\s*[:=]?\s*)?\"?(-?\d+)(?![\d.eE])",
+                         re.IGNORECASE)
+
+
+def _index_in_prose(text: str) -> str | None:
+    """The selected index written in prose (no JSON object): negated mentions are discarded and
+    a correction after one ("rather 2") is read; None when there is none; two different readings
+    raise."""
+    values: list[str] = []
+    negated_at: list[int] = []
+    for m in _INDEX_MENTION.finditer(text):
+        if negated(text, m.start()):
+            negated_at.append(m.end())
+        else:
+            values.append(m.group(1))
+    if negated_at:
+        values += [m.group(1) for m in _CORRECTION.finditer(text, negated_at[0])
+                   if not negated(text, m.start(1))]
+    distinct = list(dict.fromkeys(v.lstrip("+") for v in values))
+    if len(distinct) > 1:
+        raise ReplyParseError(f"the reply names several indices ({', '.join(distinct)})")
+    return distinct[0] if distinct else None
+
+
 def parse_select(text: str, n: int) -> SelectReply:
     """Read a Select reply; the index must name one of the `n` candidates (0-based)."""
     try:
         obj = extract_json_object(text)
         value, reasoning = obj.get("selected_index"), str(obj.get("reasoning") or "")
     except ReplyParseError:
-        m = re.search(r'"?selected_index"?\s*[:=]\s*"?(-?\d+)', text or "")
-        if not m:
+        body = answer_text(text, ReplyParseError)
+        value, reasoning = _index_in_prose(body), ""
+        if value is None:
             raise
-        value, reasoning = m.group(1), ""
     if isinstance(value, bool) or value is None:
         raise ReplyParseError(f"selected_index {value!r} is not an integer")
-    try:
-        f = float(str(value).strip().strip("[]"))
-    except ValueError:
-        raise ReplyParseError(f"selected_index {value!r} is not an integer") from None
-    if not math.isfinite(f) or f != int(f) or not 0 <= int(f) < n:
+    f = number_string(str(value).strip().strip("[]") if isinstance(value, str) else value)
+    if f is None or f != int(f) or not 0 <= int(f) < n:
         raise ReplyParseError(f"selected_index {value!r} is not one of the {n} candidates (0-{n - 1})")
     return SelectReply(index=int(f), reasoning=reasoning.strip())

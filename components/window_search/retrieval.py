@@ -22,6 +22,7 @@ from backends.ask import Unparsed, ask, resample
 from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, Message, VLMBackend
 from components.common.intervals import overlap
 from components.window_search.movie import Movie
+from components.window_search.reading import answer_text
 from components.window_search.types import Chunk
 
 if TYPE_CHECKING:  # numpy stays out of `python app.py --help`
@@ -147,13 +148,15 @@ CAPTION_PROMPT = ("The frames below are sampled from one {seconds:.0f}-second st
                   "(visible appearance), where it takes place, and what they do. Do not guess names.")
 
 
-CAPTION_PARAMS = GenerationParams(temperature=0.0, max_tokens=160)
+CAPTION_PARAMS = GenerationParams(temperature=0.0, max_tokens=160, thinking=False)  # as the verifier
 
 
 def _caption_text(text: str) -> str:
-    if not text.strip():
+    """The caption: the reply's answer part (no reasoning; a reply over 64 kB is unparsed)."""
+    body = answer_text(text, Unparsed)
+    if not body:
         raise Unparsed("empty caption")
-    return text.strip()
+    return body
 
 
 def _spread(frames: list, n: int) -> list:

@@ -38,10 +38,12 @@ __all__ = ["CastOption", "DecomposeOutcome", "InspectContext", "InspectOutcome",
            "resolve_cast", "cap_frames", "count_frames", "decompose_text"]
 
 # Section 5: "Decompose and Select use temperature 0.2, while Inspect uses temperature 0.4 and
-# top probability 0.9." (top-p of Decompose/Select is not stated: 1.0.)
-DECOMPOSE_PARAMS = GenerationParams(temperature=0.2, top_p=1.0, max_tokens=1024)
-INSPECT_PARAMS = GenerationParams(temperature=0.4, top_p=0.9, max_tokens=1024)
-SELECT_PARAMS = GenerationParams(temperature=0.2, top_p=1.0, max_tokens=512)
+# top probability 0.9." (top-p of Decompose/Select is not stated: 1.0.) "Thinking is disabled for
+# all three roles": thinking=False (SearchSettings.thinking=None gives the server's default).
+# max_tokens is ours (the paper states none): 1024 for the two JSON roles, 512 for Select.
+DECOMPOSE_PARAMS = GenerationParams(temperature=0.2, top_p=1.0, max_tokens=1024, thinking=False)
+INSPECT_PARAMS = GenerationParams(temperature=0.4, top_p=0.9, max_tokens=1024, thinking=False)
+SELECT_PARAMS = GenerationParams(temperature=0.2, top_p=1.0, max_tokens=512, thinking=False)
 MAX_RETRIES = 2  # re-asks of a malformed reply before it counts as unparsed
 
 
@@ -149,13 +151,16 @@ def cap_frames(messages: list[Message], limit: int) -> tuple[list[Message], int]
 
 
 # -- the model-backed solver --------------------------------------------------------------------
-def _with_max_tokens(p: GenerationParams, max_tokens: int | None) -> GenerationParams:
-    return p if max_tokens is None else GenerationParams(p.temperature, p.top_p, max_tokens, p.stop)
+def _with_max_tokens(p: GenerationParams, max_tokens: int | None,
+                     thinking: bool | None = False) -> GenerationParams:
+    p = dataclasses.replace(p, thinking=thinking)
+    return p if max_tokens is None else dataclasses.replace(p, max_tokens=max_tokens)
 
 
 class ModelWindowSolver(WindowSolver):
     """The paper's zero-shot verifier: Appendix G prompts on any VLMBackend, Section 5 sampling.
-    (Section 5 also disables thinking; that is a property of the backend's chat template.)
+    Section 5 also disables thinking: every request carries `thinking` (False by default; None
+    leaves the server's default), which each backend sends as its server understands it.
 
     `max_frames` (the Model panel's "Max frames per request") bounds the timestamped frames of
     one request; the backend's image cap bounds all its images. Frames beyond either are dropped
@@ -167,13 +172,13 @@ class ModelWindowSolver(WindowSolver):
                  max_tokens: int | None = None, max_frames: int | None = None,
                  decompose_params: GenerationParams | None = None,
                  inspect_params: GenerationParams | None = None,
-                 select_params: GenerationParams | None = None):
+                 select_params: GenerationParams | None = None, thinking: bool | None = False):
         self.backend = backend
         self.max_retries = max(0, int(max_retries))
         self.max_frames = max_frames
-        self.decompose_params = decompose_params or _with_max_tokens(DECOMPOSE_PARAMS, max_tokens)
-        self.inspect_params = inspect_params or _with_max_tokens(INSPECT_PARAMS, max_tokens)
-        self.select_params = select_params or _with_max_tokens(SELECT_PARAMS, max_tokens)
+        self.decompose_params = decompose_params or _with_max_tokens(DECOMPOSE_PARAMS, max_tokens, thinking)
+        self.inspect_params = inspect_params or _with_max_tokens(INSPECT_PARAMS, max_tokens, thinking)
+        self.select_params = select_params or _with_max_tokens(SELECT_PARAMS, max_tokens, thinking)
 
     @property
     def backend_id(self) -> str:
@@ -369,22 +374,29 @@ class WindowSearchSolvers:
 
 
 def solvers_for(backend: VLMBackend, settings: SearchSettings | None = None, *,
-                embedder: EmbeddingBackend | str | None = None) -> WindowSearchSolvers:
+                embedder: EmbeddingBackend | str | None = None,
+                localizer_backend: VLMBackend | None = None) -> WindowSearchSolvers:
     """The solvers `backend` gets: the text-only baseline and the subtitle localizer for the
-    baseline backend, the paper's verifier and the VLM localizer for any model. `settings` carries
-    the localizer's fps and frame count and `max_frames`, the Model panel's cap on frames per
-    request (it lowers the paper's counts, never raises them)."""
+    baseline backend, the paper's verifier and the VLM localizer for any model. The localizer is
+    its own model (the paper keeps TimeLens2 apart from the verifier): `localizer_backend`, by
+    default the verifier's backend; a baseline localizer backend gets the subtitle localizer.
+    `settings` carries the localizer's fps and frame budget, the thinking switch and
+    `max_frames`, the Model panel's cap on frames per request (it lowers the paper's counts, never
+    raises them)."""
+    settings = settings or SearchSettings()
+    loc_backend = localizer_backend or backend
+    localizer: Localizer = (SubtitleLocalizer(embedder) if loc_backend.is_baseline else
+                            ModelLocalizer(loc_backend, fps=settings.localize_fps,
+                                           cap=settings.capped(settings.localize_cap),
+                                           thinking=settings.thinking))
     if backend.is_baseline:
         return WindowSearchSolvers(verifier=TextOnlyBaselineSolver(embedder=embedder),
-                                   localizer=SubtitleLocalizer(embedder))
-    settings = settings or SearchSettings()
+                                   localizer=localizer)
     max_frames = settings.max_frames
 
     def memory_builder(movie, path, **kw) -> tuple[CharacterMemory, dict]:
         return build_with_vlm(movie, backend, path, max_frames=max_frames, **kw)
 
     return WindowSearchSolvers(
-        verifier=ModelWindowSolver(backend, max_frames=max_frames),
-        localizer=ModelLocalizer(backend, fps=settings.localize_fps,
-                                 cap=settings.capped(settings.localize_cap)),
-        memory_builder=memory_builder, model=backend)
+        verifier=ModelWindowSolver(backend, max_frames=max_frames, thinking=settings.thinking),
+        localizer=localizer, memory_builder=memory_builder, model=backend)

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -95,7 +96,51 @@ def _no_calls() -> dict[str, int]:
 
 
 _SCALAR_KEYS = ("qid", "backend", "matched_characters", "accepted_rank", "selected_rank",
-                "elapsed_s", "text_only_baseline", "stopped", "errors", "decompose_raw", "select_raw")
+                "elapsed_s", "text_only_baseline", "stopped", "errors", "decompose_raw", "select_raw",
+                "method", "source", "fallbacks", "localizer_backend", "localize_method",
+                "localize_raw", "thinking")
+
+#: how a prediction was obtained (`SearchTrace.source`, the predictions file's "source"):
+#: model answers, scored by `eval grounding`
+MODEL_SOURCES = {
+    "emitted": "the localizer read an interval inside the window Inspect accepted (EMIT)",
+    "selected": "every candidate was rejected; Select chose a window, the localizer read an "
+                "interval inside it",
+    "rag": "Movie RAG: the localizer read an interval inside the top-1 retrieved chunk",
+    "oracle-chunk": "the localizer read an interval inside the oracle chunk",
+    "baseline": "the text-only baseline (no model): its own rules, a method of its own",
+}
+#: fallbacks: a step's reply was unreadable and the app continued with a stated default; not
+#: scored unless `eval grounding --score-fallbacks` (a diagnostic) asks for it
+FALLBACKS = {
+    "decompose-unparsed": "Decompose unreadable: the query itself was the only statement",
+    "inspect-unparsed": "no Inspect reply could be read: every candidate was rejected unread",
+    "select-unparsed": "Select unreadable: the highest-ranked rejected candidate was taken",
+    "localizer-unparsed": "the localizer's reply was unreadable: the whole window was kept",
+    "localizer-truncated": "the localizer's reply was cut at max_tokens: the whole window was kept",
+}
+UNPARSED = "unparsed"  # no interval at all
+
+
+def fallback_source(why: str) -> str:
+    return f"fallback:{why}"
+
+
+def is_scored_source(source: str | None) -> bool:
+    """Whether `eval grounding` scores a prediction of this source by default (a line without a
+    source, from another tool, is scored as the answer it is)."""
+    return not source or source in MODEL_SOURCES
+
+
+def finite_json(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None (JSON has no NaN / Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(v) for v in value]
+    return value
 
 
 def _window(x: Any) -> Window | None:
@@ -126,9 +171,17 @@ class SearchTrace:
     errors: list[str] = field(default_factory=list)
     decompose_raw: str = ""
     select_raw: str = ""
+    method: str = ""                  # "aws" | "rag" | "oracle-chunk"
+    source: str = ""                  # how the prediction was obtained (MODEL_SOURCES, FALLBACKS)
+    fallbacks: list[str] = field(default_factory=list)  # every fallback taken, in order
+    localizer_backend: str = ""
+    localize_method: str = ""         # LocalizeResult.method
+    localize_raw: str = ""
+    thinking: bool | None = None      # the thinking switch the model calls carried
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """JSON-safe (non-finite numbers become null)."""
+        return finite_json(asdict(self))
 
     @classmethod
     def from_dict(cls, d: dict) -> SearchTrace:
@@ -304,6 +357,7 @@ class LocalizeResult:
     #                         | "baseline-window"
     error: str | None = None
     attempts: int = 0
+    truncated: bool = False  # the reply was cut at max_tokens
 
 
 # -- the search budget ----------------------------------------------------------------------------
@@ -317,7 +371,10 @@ class SearchSettings:
     max_new_frames: int = 32      # frames per expansion (paper §5)
     frame_cap: int | None = None  # frames per Inspect window (None: the agent's default)
     localize_fps: float = 1.0
-    localize_cap: int = 32
+    localize_cap: int = 32        # the localizer's frame budget (frames spread over the window)
+    #: the thinking switch of every window-search call: False (CoM2 §5, "Thinking is disabled for
+    #: all three roles"; the default), None: the server's default
+    thinking: bool | None = False
     #: the Model panel's "Max frames per request": lowers the counts above, never raises them
     max_frames: int | None = None
 

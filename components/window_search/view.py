@@ -8,7 +8,8 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
-from components.window_search.types import CandidateTrace, SearchTrace
+from components.window_search.types import FALLBACKS, MODEL_SOURCES, UNPARSED, CandidateTrace, \
+    SearchTrace, is_scored_source
 
 CHIP = {"true": ("✓", "#1a7f37", "true"), "false": ("✗", "#cf222e", "false"),
         "cutoff": ("△", "#bf8700", "cutoff")}
@@ -183,7 +184,11 @@ def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
     if trace.window:
         bits.append(f"{how} window [{trace.window[0]:.0f} s, {trace.window[1]:.0f} s]")
     if trace.prediction:
-        bits.append(f"prediction [{trace.prediction[0]:.1f} s, {trace.prediction[1]:.1f} s]")
+        scored = is_scored_source(trace.source)
+        what = "prediction" if scored else "fallback (not scored, IoU 0)"
+        bits.append(f"{what} [{trace.prediction[0]:.1f} s, {trace.prediction[1]:.1f} s]")
+    if trace.source:
+        bits.append(f"source: `{trace.source}` ({source_meaning(trace.source)})")
     if iou is not None:
         bits.append(f"IoU {iou:.2f}")
     if partner is not None:
@@ -199,6 +204,15 @@ def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
              f"{', ' + str(calls['retries']) + ' retries' if calls.get('retries') else ''} · {trace.elapsed_s:.1f} s")
     errors = "".join(f"\n\n⚠ {e}" for e in trace.errors)
     return " · ".join(bits) + "\n\n" + line2 + errors
+
+
+def source_meaning(source: str) -> str:
+    """What a prediction's source label means (types.MODEL_SOURCES / FALLBACKS)."""
+    if source in MODEL_SOURCES:
+        return MODEL_SOURCES[source]
+    if source.startswith("fallback:"):
+        return FALLBACKS.get(source.split(":", 1)[1], "a fallback")
+    return "no interval could be read" if source == UNPARSED else source
 
 
 def progress_text(trace: SearchTrace, k: int, done: bool) -> str:
@@ -221,6 +235,10 @@ def metrics_rows(metrics: dict) -> list[list]:
     keys = ["mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5", "PairSuccess@0.7"]
     rows = [[k, round(metrics[k], 2)] for k in keys]
     rows += [["num_queries", metrics["num_queries"]], ["num_pairs", metrics["num_pairs"]]]
+    counts = metrics.get("counts")
+    if counts:  # fallbacks and unparsed items score 0: say how many there were
+        rows += [["model answers", counts["model"]], ["fallbacks (IoU 0)", counts["fallback"]],
+                 ["unparsed (IoU 0)", counts["unparsed"]]]
     diag = metrics.get("diagnostics")
     if diag:
         rows += [["retrieval miss %", round(diag["retrieval_miss"], 2)],

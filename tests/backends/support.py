@@ -61,7 +61,8 @@ class SharedServer:
 class ScriptedBackend(VLMBackend):
     """A fake model: answers from a list (the last entry repeats), and keeps every request.
 
-    An entry is a reply text, or `Failure("why")` for a transport failure. `refuse_over=n` makes it
+    An entry is a reply text, `Reply(text, finish_reason)`, or `Failure("why")` for a transport
+    failure. `refuse_over=n` makes it
     raise TooManyImagesError for a request of more than n images (with `limit=n` when
     `states_limit`, as an API does; without, as a local model running out of memory does)."""
 
@@ -93,8 +94,10 @@ class ScriptedBackend(VLMBackend):
         if isinstance(reply, Failure):
             return GenerationResult(text="", backend=self.backend_id, model=self.name,
                                     latency_s=0.01, error=reply.why)
-        return GenerationResult(text=reply, backend=self.backend_id, model=self.name,
-                                latency_s=0.01, usage=Usage(prompt_tokens=3, completion_tokens=1))
+        text, finish = (reply.text, reply.finish_reason) if isinstance(reply, Reply) else (reply, None)
+        return GenerationResult(text=text, backend=self.backend_id, model=self.name,
+                                latency_s=0.01, usage=Usage(prompt_tokens=3, completion_tokens=1),
+                                finish_reason=finish)
 
     @property
     def sizes(self) -> list[int]:
@@ -105,3 +108,9 @@ class ScriptedBackend(VLMBackend):
 @dataclass(frozen=True)
 class Failure:
     why: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    finish_reason: str | None = None

@@ -1,16 +1,18 @@
 """The local transformers backend end to end with the tiny Qwen2.5-VL built by the tests."""
 from __future__ import annotations
 
+import io
 import threading
 import time
 
 import pytest
 from PIL import Image
 
-from backends.base import GenerationParams, GenerationRequest, Message
+from backends.base import EncodedImage, GenerationParams, GenerationRequest, Message
 from backends.errors import BackendError, GenerationStopped
-from backends.hf_local import HFBackend, load_processor
+from backends.hf_local import HFBackend, finish_reason, load_processor, template_kwargs, template_source
 from backends.registry import resolve
+from tests.helpers import tiny_model
 
 # The tiny model's tokenizer is byte-level: one token per UTF-8 byte, one per special token.
 # "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n" -> 3 special + 5 + 2 + 1 + 10 bytes.
@@ -168,3 +170,63 @@ def test_generation_runs_under_spaces_gpu_when_available(backend, monkeypatch):
     result = backend.generate(request([square(70), "hi"], max_tokens=2))
     assert result.ok and result.usage.prompt_tokens == TEXT_ONLY_PROMPT_TOKENS + IMAGE_56_TOKENS
     assert calls == [120]
+
+
+# -- the thinking switch, finish_reason and encoded images (issue 13) ---------------------------
+THINKING_TEMPLATE = tiny_model.CHAT_TEMPLATE.replace(
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}",
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n"
+    "{% endif %}{% endif %}")
+EMPTY_THINK_TOKENS = len("<think>\n\n</think>\n\n")  # byte-level: one token per byte
+
+
+@pytest.fixture()
+def thinking_backend(tiny_vlm_dir) -> HFBackend:
+    """Its own instance (the shared one keeps the plain template), with a Qwen3-style template."""
+    backend = HFBackend(str(tiny_vlm_dir))
+    backend.load()
+    backend._processor.chat_template = THINKING_TEMPLATE
+    return backend
+
+
+def test_enable_thinking_reaches_a_template_that_reads_it(thinking_backend):
+    tokens = {thinking: thinking_backend.generate(request(["hi"], max_tokens=1,
+                                                          thinking=thinking)).usage.prompt_tokens
+              for thinking in (None, True, False)}
+    assert tokens[None] == tokens[True] == TEXT_ONLY_PROMPT_TOKENS
+    assert tokens[False] == TEXT_ONLY_PROMPT_TOKENS + EMPTY_THINK_TOKENS  # the empty think block
+
+
+def test_a_template_without_the_switch_is_left_alone(backend):
+    assert "enable_thinking" not in template_source(backend._processor)
+    assert template_kwargs(template_source(backend._processor), False) == {}
+    assert template_kwargs(THINKING_TEMPLATE, False) == {"enable_thinking": False}
+    assert template_kwargs(THINKING_TEMPLATE, None) == {}
+    result = backend.generate(request(["hi"], max_tokens=1, thinking=False))
+    assert result.ok and result.usage.prompt_tokens == TEXT_ONLY_PROMPT_TOKENS
+
+
+def test_finish_reason_says_length_when_every_token_was_used(backend):
+    result = backend.generate(request([square(90), "describe"], max_tokens=3))
+    assert result.finish_reason == ("length" if result.usage.completion_tokens == 3 else "stop")
+
+
+def test_finish_reason_rule():
+    end = {7}
+    assert finish_reason([1, 2, 3], 3, end, "abc", None) == "length"
+    assert finish_reason([1, 2, 7], 3, end, "ab", None) == "stop"  # the end token came last
+    assert finish_reason([1, 7], 3, end, "a", None) == "stop"
+    assert finish_reason([1, 2, 3], 3, end, "a###", ("###",)) == "stop"  # a stop string ended it
+    assert finish_reason([1, 2, 3], 3, end, "abc", ("###",)) == "length"
+
+
+def test_an_encoded_image_is_decoded_for_the_model(backend):
+    buffer = io.BytesIO()
+    square(90).save(buffer, format="PNG")
+    encoded = EncodedImage(buffer.getvalue(), "image/png", 56, 56)
+    assert Message("user", [encoded, "hi"]).num_images() == 1
+    result = backend.generate(request([encoded, "hi"], max_tokens=2))
+    assert result.ok and result.usage.prompt_tokens == TEXT_ONLY_PROMPT_TOKENS + IMAGE_56_TOKENS
+    greedy = backend.generate(request([square(90), "describe"], max_tokens=4)).text
+    assert backend.generate(request([encoded, "describe"], max_tokens=4)).text == greedy

@@ -9,7 +9,7 @@ import time
 import pytest
 from PIL import Image
 
-from backends.base import GenerationParams, GenerationRequest, Message
+from backends.base import EncodedImage, GenerationParams, GenerationRequest, Message
 from backends.errors import GenerationStopped, TooManyImagesError
 from backends.openai_api import RetryPolicy, parse_retry_after
 from backends.config import ApiSettings
@@ -238,3 +238,60 @@ def test_client_error_is_not_retried(serve):
         result = api_backend(server, model="nope").generate(interleaved_request(1))
     assert len(server.requests) == 1
     assert result.error == "openai:nope: HTTP 404: The model `nope` does not exist."
+
+
+# -- finish_reason and encoded images (issue 13) -----------------------------------------------
+def jpeg_bytes(width: int, height: int, shade: int = 70) -> bytes:
+    buffer = io.BytesIO()
+    frame(width, height, shade).save(buffer, format="JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def test_finish_reason_comes_from_the_server(serve):
+    with serve([{"content": '{"answer": "B", "rea', "finish_reason": "length"}, "done"]) as server:
+        backend = api_backend(server)
+        cut = backend.generate(interleaved_request(1))
+        whole = backend.generate(interleaved_request(1))
+    assert cut.ok and cut.finish_reason == "length"
+    assert whole.finish_reason == "stop"
+
+
+def test_a_reply_cut_at_max_tokens_is_truncated_not_parsed(serve):
+    from backends.ask import ask
+
+    def parse(text: str) -> str:
+        return text  # would accept anything: the cut reply must never reach it
+
+    with serve([{"content": "<think>still going", "finish_reason": "length"}]) as server:
+        asked = ask(api_backend(server), interleaved_request(1, max_tokens=16), parse, attempts=3)
+    assert asked.truncated and asked.value is None and len(server.requests) == 1
+    assert "truncated at max_tokens (16)" in asked.error and asked.raw == "<think>still going"
+
+
+@pytest.mark.parametrize("mime", ["image/jpeg", "image/png"])
+def test_encoded_images_go_out_as_their_own_bytes(serve, monkeypatch, mime):
+    monkeypatch.setenv("APP_API_IMAGE_MAX_SIDE", "64")  # would shrink a picture; not these bytes
+    if mime == "image/jpeg":
+        data = jpeg_bytes(2000, 1000)
+    else:
+        buffer = io.BytesIO()
+        frame(300, 200).save(buffer, format="PNG")
+        data = buffer.getvalue()
+    encoded = EncodedImage(data, mime, *Image.open(io.BytesIO(data)).size)
+    request = GenerationRequest([Message("user", ["<0.0 seconds>", encoded, "What happens?"])])
+    assert request.num_images() == 1
+    with serve(["ok"]) as server:
+        assert api_backend(server, max_images=1).generate(request).ok
+    url = server.requests[0]["messages"][0]["content"][1]["image_url"]["url"]
+    prefix = f"data:{mime};base64,"
+    assert url.startswith(prefix)
+    assert base64.b64decode(url[len(prefix):]) == data  # byte for byte: no resize, no re-encode
+
+
+def test_encoded_images_count_against_the_image_cap(serve):
+    encoded = EncodedImage(jpeg_bytes(32, 32), "image/jpeg", 32, 32)
+    with serve(["never"]) as server:
+        with pytest.raises(TooManyImagesError):
+            api_backend(server, max_images=1).generate(
+                GenerationRequest([Message("user", [encoded, encoded, "?"])]))
+    assert server.requests == []

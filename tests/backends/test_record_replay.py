@@ -1,12 +1,14 @@
 """Record a live backend to a trace, replay it offline, and keep secrets out of it."""
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 
 import pytest
 from PIL import Image, ImageDraw
 
-from backends.base import GenerationParams, GenerationRequest, Message
+from backends.base import EncodedImage, GenerationParams, GenerationRequest, Message
 from backends.errors import BackendError, ReplayMissError
 from backends.openai_api import RetryPolicy
 from backends.record import RecordingBackend
@@ -14,7 +16,7 @@ from backends.config import ApiSettings
 from backends.registry import resolve
 from backends.replay import ReplayBackend
 from backends.trace_format import image_sha256
-from tests.backends.support import SECRET, ScriptedBackend, api_backend
+from tests.backends.support import SECRET, Reply, ScriptedBackend, api_backend
 
 
 def frame(seed: int) -> Image.Image:
@@ -166,3 +168,44 @@ def test_replay_reads_calls_recorded_after_it_was_built_and_keeps_its_place(tmp_
     trace.write_text(trace.read_text(encoding="utf-8").rsplit("\n", 1)[0] + "\n", encoding="utf-8")
     assert replay.generate(later).text == "third"
     assert replay.generate(req).text == "second"  # after the last, the last repeats
+
+
+# -- finish_reason and encoded images (issue 13) -----------------------------------------------
+def encoded(seed: int) -> EncodedImage:
+    buffer = io.BytesIO()
+    frame(seed).save(buffer, format="JPEG", quality=80)
+    return EncodedImage(buffer.getvalue(), "image/jpeg", 64, 48)
+
+
+def test_finish_reason_is_recorded_and_replayed(tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    cut = cloze_request([frame(1)], "Which clip fits?", "f1")
+    whole = cloze_request([frame(2)], "Which clip fits?", "f2")
+    recorder = RecordingBackend(ScriptedBackend([Reply('{"answer": "B', "length"),
+                                                 Reply("B", "stop")]), trace)
+    assert recorder.generate(cut).finish_reason == "length"
+    recorder.generate(whole)
+    assert [line["finish_reason"] for line in read_trace(trace)] == ["length", "stop"]
+    replay = ReplayBackend(trace)
+    assert replay.generate(cut).finish_reason == "length"
+    assert replay.generate(whole).finish_reason == "stop"
+
+
+def test_encoded_images_are_stored_as_their_bytes_and_replay_by_them(serve, tmp_path):
+    trace = tmp_path / "trace.jsonl"
+    images = [encoded(1), encoded(2)]
+    request = cloze_request(images, "Which is earlier?", "e1")
+    with serve(["A"]) as server:
+        assert RecordingBackend(api_backend(server), trace).generate(request).text == "A"
+    parts = read_trace(trace)[0]["messages"][1]["content"]
+    stored = [p for p in parts if p["type"] == "image"]
+    assert [p["sha256"] for p in stored] == [hashlib.sha256(i.data).hexdigest() for i in images]
+    for part, image in zip(stored, images):
+        assert part["path"].endswith(".jpg") and part["mime"] == "image/jpeg"
+        assert (trace.parent / part["path"]).read_bytes() == image.data  # the bytes, as sent
+    replay = ReplayBackend(trace)
+    again = [EncodedImage((trace.parent / p["path"]).read_bytes(), "image/jpeg", 64, 48)
+             for p in stored]
+    assert replay.generate(cloze_request(again, "Which is earlier?", "e1")).text == "A"
+    with pytest.raises(ReplayMissError):  # the same pictures as decoded frames are another call
+        replay.generate(cloze_request([i.to_pil() for i in images], "Which is earlier?", "e1"))

@@ -18,7 +18,7 @@ def test_scrubbing_to_an_impact_frame_paints_the_body(page, example_data_dir):
         "(label) => document.querySelector('#impact-regions')?.innerText.includes(label)",
         arg=info["regions"][0], timeout=90_000)
     canvas = page.locator("#impact-body3d canvas").first
-    canvas.wait_for(timeout=60_000)
+    canvas.wait_for(timeout=120_000)  # software WebGL on a loaded 2-core machine can take a minute
     canvas.scroll_into_view_if_needed()
     page.wait_for_timeout(6000)  # software WebGL: let the GLB load and draw
     shot = snap(page, "impact-painted-body")

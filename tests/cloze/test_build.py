@@ -5,7 +5,7 @@ import random
 import numpy as np
 import pytest
 
-from components.cloze.build import build_instance, choose_gap
+from components.cloze.build import FLOW_THRESHOLD, build_instance, choose_gap
 from components.cloze.intervals import distractor_intervals
 from components.common.errors import UserError
 from components.media import open_video
@@ -86,3 +86,72 @@ def test_bad_explicit_gap(tmp_path):
     video = write_video(tmp_path / "v.mp4", 12.0)
     with pytest.raises(UserError, match="gap"):
         build_instance(video, tmp_path / "out", gap=(8.0, 20.0))
+
+
+def _burst_video(path, fps=24, seconds=8.0, burst=range(23, 28)):
+    """A still textured frame that moves 4 px a frame only from frame 23 to 28 (5 of the gap's 83 pairs)."""
+    from components.media import write_video_from_arrays
+
+    w, h = 64, 48
+    rng = np.random.default_rng(0)
+    big = np.kron(rng.uniform(0, 255, (h // 4, 2 * w // 4)), np.ones((4, 4)))  # 4-px blocks
+
+    def frames():
+        for k in range(int(seconds * fps)):
+            shift = 4 * (min(max(k, burst.start), burst.stop) - burst.start)
+            v = big[:, shift:shift + w]
+            yield np.stack([v, v, v], -1).clip(0, 255).astype(np.uint8)
+
+    return write_video_from_arrays(frames(), path, fps)
+
+
+def test_motion_check_averages_every_frame_pair_of_the_gap(tmp_path):
+    from components.cloze.build import farneback_magnitude, gap_frame_range, mean_flow
+
+    video = _burst_video(tmp_path / "burst.mp4")
+    info = _info(video)
+    frames = gap_frame_range(0.5, 4.0, info.fps, info.num_frames)
+    assert (frames.start, frames.stop) == (12, 96)          # int(0.5 * 24), int(4.0 * 24)
+    src = open_video(video)
+    try:
+        images = [np.asarray(f.image) for f in src.frames_at_indices(list(frames))]
+    finally:
+        src.close()
+    pairs = [farneback_magnitude(a, b) for a, b in zip(images, images[1:])]
+    assert len(pairs) == 83
+    expected = sum(pairs) / len(pairs)
+    # 5 moving pairs (~19 each) of 83: the released mean is ~1.16 > 1.0, accepted; the 8 pairs
+    # sampled before (frames 12, 22, 33, ...) all fall in still stretches and rejected this gap
+    assert expected > FLOW_THRESHOLD
+    assert mean_flow(video, 0.5, 4.0) == pytest.approx(expected, rel=1e-6)
+
+
+def test_meta_json_is_read_from_output_preset_beside_choices(cloze_copy):
+    from components.cloze.layout import load_dataset
+
+    meta = json.loads((cloze_copy / "meta.json").read_text())
+    (cloze_copy / "meta.json").unlink()
+    released = {name: {"gap_start": e["gap_start"], "gap_end": e["gap_end"]} for name, e in meta.items()}
+    (cloze_copy / "output" / "lvd").mkdir(parents=True)
+    (cloze_copy / "output" / "lvd" / "meta.json").write_text(json.dumps(released))
+    ds = load_dataset(cloze_copy)
+    name, entry = next(iter(released.items()))
+    assert ds.instances[name.removesuffix(".mp4")].meta == entry
+    assert ds.meta == released
+
+
+def test_meta_json_rejected_entries_are_skipped_and_conflicts_named(cloze_copy):
+    from components.cloze.layout import load_dataset
+
+    meta = json.loads((cloze_copy / "meta.json").read_text())
+    name = next(iter(meta))
+    (cloze_copy / "output").mkdir()
+    (cloze_copy / "output" / "meta.json").write_text(json.dumps(
+        {"dropped.mp4": {"keep": False, "gap_start": None, "gap_end": None, "reason": "QUALITY_LOW"},
+         name: {"gap_start": meta[name]["gap_start"], "gap_end": meta[name]["gap_end"]}}))
+    ds = load_dataset(cloze_copy)
+    assert "dropped.mp4" not in ds.meta
+    (cloze_copy / "output" / "meta.json").write_text(json.dumps(
+        {name: {"gap_start": 0.5, "gap_end": 1.5}}))
+    with pytest.raises(UserError, match="keep one of them"):
+        load_dataset(cloze_copy)

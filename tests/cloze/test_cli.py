@@ -74,3 +74,40 @@ def test_run_with_an_api_model(cloze_examples, tmp_path, monkeypatch):
     res = json.loads(out.read_text())
     entries = [d["A"] for d in res.values()]
     assert len(entries) == 2 and all(e["answer"] == "B" and e["backend"] == "openai:test-model" for e in entries)
+
+
+def test_run_sends_the_released_max_tokens_and_takes_max_tokens_and_prompt_style(cloze_examples, tmp_path,
+                                                                                monkeypatch):
+    from components.cloze.prompt import eval_prompt
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def tokens(body):
+        return body.get("max_tokens", body.get("max_completion_tokens"))
+
+    base = ["run", "cloze", "--data", str(cloze_examples), "--backend", "openai:test-model",
+            "--limit", "1", "--dims", "A", "--retry-sleep", "0", "--no-progress"]
+    with ScriptedOpenAIServer(['{"answer": "B", "reason": "r"}']) as server:
+        assert _run(base + ["--base-url", server.url, "--out", str(tmp_path / "a.json")]) == 0
+        assert _run(base + ["--base-url", server.url, "--out", str(tmp_path / "b.json"),
+                            "--max-tokens", "1000", "--prompt-style", "open"]) == 0
+        first, second = server.requests
+    assert tokens(first) == 8192 and first["messages"][0]["content"][0]["text"] == eval_prompt("api")
+    assert tokens(second) == 1000 and second["messages"][0]["content"][0]["text"] == eval_prompt("open")
+    with pytest.raises(SystemExit):
+        _run(base + ["--out", str(tmp_path / "c.json"), "--prompt-style", "bold"])
+
+
+def test_run_records_truncated_replies_and_eval_counts_them(cloze_examples, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "t.json"
+    with ScriptedOpenAIServer([{"content": '{"answer": "B", "rea', "finish_reason": "length"}]) as server:
+        assert _run(["run", "cloze", "--data", str(cloze_examples), "--backend", "openai:test-model",
+                     "--base-url", server.url, "--out", str(out), "--limit", "2", "--dims", "A",
+                     "--retry-sleep", "0", "--no-progress"]) == 0
+    entries = [d["A"] for d in json.loads(out.read_text()).values()]
+    assert len(entries) == 2 and all(e["truncated"] and e["answer"] is None for e in entries)
+    capsys.readouterr()
+    assert _run(["eval", "cloze", "--results", str(out), "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["invalid_kinds"]["truncated"] == 2 and m["A"] is None

@@ -140,3 +140,36 @@ def test_hub_push_is_configured_lazily(tmp_path, monkeypatch):
 
     params = inspect.signature(CommitScheduler.__init__).parameters
     assert set(kwargs) <= set(params)   # the scheduler accepts exactly these arguments (not started)
+
+
+def test_hub_push_never_uploads_a_temp_file(tmp_path):
+    from huggingface_hub.utils import filter_repo_objects
+
+    from components.common.io import atomic_temp_path
+
+    kwargs = HubPush("someone/study", tmp_path).scheduler_kwargs()
+    tmp = atomic_temp_path(tmp_path / "anon-1.jsonl").name
+    names = ["anon-1.jsonl", tmp, "sub/.x.tmp.jsonl"]
+    kept = list(filter_repo_objects(names, allow_patterns=kwargs["allow_patterns"],
+                                    ignore_patterns=kwargs["ignore_patterns"]))
+    assert kept == ["anon-1.jsonl"], kept
+
+
+def test_an_append_waits_for_a_running_push(tmp_path, questions):
+    """While the scheduler holds its lock (uploading), no answer is half-written into the file."""
+    from components.cloze import human
+
+    push = HubPush("someone/study", tmp_path)
+    push.scheduler = type("Scheduler", (), {"lock": threading.Lock()})()
+    human._started[str(tmp_path.resolve())] = push
+    try:
+        path = annotator_file(tmp_path, "anon-7")
+        with push.scheduler.lock:
+            worker = threading.Thread(target=_answer, args=(path, questions[0], 0, "A", "anon-7"))
+            worker.start()
+            worker.join(0.5)
+            assert worker.is_alive() and not path.exists()
+        worker.join(10)
+        assert [r["answer"] for r in read_jsonl(path)] == ["A"]
+    finally:
+        human._started.pop(str(tmp_path.resolve()), None)

@@ -1,4 +1,4 @@
-"""Gap and distractor maths against hand-computed numbers (tempcloze-upstream.md formulas)."""
+"""Gap and distractor maths against hand-computed numbers (docs/tempcloze-upstream.md formulas)."""
 import random
 
 import pytest
@@ -58,3 +58,22 @@ def test_duration_limits_have_a_clear_message(duration, ok):
     assert (msg is None) == ok
     if not ok:
         assert "12-90 s" in msg
+
+
+def test_rand_length_reaches_up_to_the_regions_length_as_released():
+    # T = 40, gap [10, 18]: the region after the gap is 22 s = 0.55 T long. The released generator
+    # draws lengths uniform in [0.2 T, region length], so clips longer than 0.4 T (16 s) occur.
+    T, gs, ge = 40.0, 10.0, 18.0
+    rng = random.Random(11)
+    after = [r for r in (iv.rand_interval(gs, ge, T, rng) for _ in range(400)) if r.start >= ge]
+    assert after and max(r.length for r in after) > 0.5 * T
+    for r in after:
+        assert 0.2 * T - 1e-9 <= r.length <= (T - ge) + 1e-9 and r.end <= T + 1e-9
+
+
+def test_rand_in_a_region_shorter_than_a_fifth_stays_inside_it():
+    # explicit gap [1, 38] of a 40 s video: both regions are shorter than 0.2 T = 8 s
+    rng = random.Random(2)
+    for _ in range(100):
+        r = iv.rand_interval(1.0, 38.0, 40.0, rng)
+        assert not r.overlaps(iv.Interval(1.0, 38.0)) and r.start >= 0 and r.end <= 40.0

@@ -1,12 +1,9 @@
 """The G.2 prompt as printed, the request layout, and upstream answer parsing."""
 import re
-from pathlib import Path
 
 import pytest
 
 from components.cloze.prompt import eval_prompt, normalise_recorded_answer, parse_answer, request_content
-
-PAPER = Path("/work/shared/papers/tempcloze.md")
 
 
 def _norm(text: str) -> str:
@@ -15,18 +12,14 @@ def _norm(text: str) -> str:
 
 
 def test_prompt_words_match_the_paper_appendix_g2():
-    if PAPER.exists():
-        paper = PAPER.read_text(encoding="utf-8")
-        block = paper.split("G.2 Temporal Cloze Evaluation Prompt", 1)[1]
-        block = block.split('eval_prompt = """', 1)[1].split('"""', 1)[0]
-    else:  # the paper's text as printed (Appendix G.2), kept here for machines without /work/shared
-        block = ('You are given: - **BEGINNING**: the first part of a video (frames in temporal order). '
-                 '- **END**: the last part of the same video (frames in temporal order). The middle '
-                 'segment between BEGINNING and END was removed. You will then see four candidate middle '
-                 'segments, labeled A, B, C, D. Each candidate is a short clip; exactly one is the true '
-                 'middle that connects BEGINNING to END. The others are wrong. Task: Which candidate is '
-                 'the correct middle? Choose one of A, B, C, D. **Output JSON only** : {"answer": '
-                 '"<A, B, C, or D>", "reason": "<one or two sentences>"}')
+    # the paper's text as printed (Appendix G.2); tests never read the papers folder
+    block = ('You are given: - **BEGINNING**: the first part of a video (frames in temporal order). '
+             '- **END**: the last part of the same video (frames in temporal order). The middle '
+             'segment between BEGINNING and END was removed. You will then see four candidate middle '
+             'segments, labeled A, B, C, D. Each candidate is a short clip; exactly one is the true '
+             'middle that connects BEGINNING to END. The others are wrong. Task: Which candidate is '
+             'the correct middle? Choose one of A, B, C, D. **Output JSON only** : {"answer": '
+             '"<A, B, C, or D>", "reason": "<one or two sentences>"}')
     assert _norm(eval_prompt()) == _norm(block)
     assert "\u201c" not in eval_prompt() and "\u201d" not in eval_prompt()
 
@@ -71,3 +64,21 @@ def test_strict_variant_unwraps_brackets_and_needs_a_reason():
                                        ("AB", None), ("", None), (None, None), ("E", None)])
 def test_analysis_validity_rule(value, out):
     assert normalise_recorded_answer(value) == out
+
+
+def test_open_style_differs_only_in_the_last_line():
+    api, open_ = eval_prompt("api").splitlines(), eval_prompt("open").splitlines()
+    assert api[:-1] == open_[:-1]
+    assert open_[-1] == api[-1].replace("**Output JSON only** :", "Output JSON only:")
+
+
+@pytest.mark.parametrize("text,api,strict", [
+    ('```json {"answer": "A", "reason": "r"}```', None, None),      # the released fence drops line 1
+    ('```json\n{"answer": "A", "reason": "r"}```', "A", "A"),
+    ("[" * 3000 + '{"answer": "B", "reason": "r"}' + "]" * 3000, None, None),  # RecursionError
+    ('<html><body>' + '{"answer": "C", "reason": "r"}' + "x" * 40 + "</body></html>", "C", None),
+    ('{"answer": 0, "x": {"answer": "D", "reason": "r"}}', None, None),
+])
+def test_released_parser_edge_cases(text, api, strict):
+    assert parse_answer(text).letter == api
+    assert parse_answer(text, strict=True).letter == strict

@@ -40,6 +40,8 @@ def test_request_layout_is_the_released_one(ds, question):
         rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
         body = server.requests[0]
     assert body["temperature"] == 0
+    # the released evaluation's request length (was 512, which cut thinking models' replies)
+    assert body.get("max_tokens", body.get("max_completion_tokens")) == 8192
     parts = _parts(body)
     kinds = ["img" if p["type"] == "image_url" else p["text"] for p in parts]
     assert kinds[0] == eval_prompt()
@@ -117,7 +119,10 @@ def test_tiny_local_model_output_is_counted_unparsed_with_raw_kept(ds, question,
     rec = ModelSolver(backend, max_frames=1, max_tokens=8).answer(ds.instance(question.stem), question)
     assert 1 <= rec["attempts"] <= 3 and rec["used_num_frames"] == 1
     assert isinstance(rec["raw"], str)
-    if rec["answer"] is None:   # noise: unparsed after exactly the bounded number of attempts
+    if rec.get("truncated"):    # 8 tokens of noise use up max_tokens: truncated, not re-asked
+        assert rec["attempts"] == 1 and rec["error"].startswith("truncated") and rec["answer"] is None
+        assert score_results({question.stem: {question.dim: rec}})["invalid_kinds"]["truncated"] == 1
+    elif rec["answer"] is None:  # noise: unparsed after exactly the bounded number of attempts
         assert rec["attempts"] == 3 and rec["parsed"] is False and rec["correct"] is False
         assert score_results({question.stem: {question.dim: rec}})["invalid_entries_skipped"] == 1
     else:                       # a parse can only come from a real JSON answer
@@ -134,3 +139,82 @@ def test_one_factory_picks_the_solver_and_carries_the_model_panels_frames(ds, qu
         rec = solvers.solver.answer(ds.instance(question.stem), question)
         counts = [sum(1 for p in _parts(b) if p["type"] == "image_url") for b in server.requests]
     assert solvers.name == "openai:test-model" and counts == [24] and rec["used_num_frames"] == 4
+
+
+def test_frames_reach_the_server_as_the_tabs_own_jpeg_bytes(ds, question):
+    """Encoded once: the bytes a server receives are exactly the cloze tab's JPEG (360 px, q85)."""
+    import base64
+
+    from components.cloze.frames import clip_jpegs
+
+    with ScriptedOpenAIServer([f'{{"answer": "{question.expected}", "reason": "r"}}']) as server:
+        _solver(_backend(server)).answer(ds.instance(question.stem), question)
+        body = server.requests[0]
+    urls = [p["image_url"]["url"] for p in _parts(body) if p["type"] == "image_url"]
+    sent = [base64.b64decode(u.split(",", 1)[1]) for u in urls]
+    inst = ds.instance(question.stem)
+    ours = [e.data for clip in ("before", "after", *question.options)
+            for e in clip_jpegs(inst.clip_path(clip), 16)]
+    assert len(sent) == 96 and sent == ours
+    assert all(u.startswith("data:image/jpeg;base64,") for u in urls)
+
+
+def test_a_reply_cut_at_max_tokens_is_recorded_as_truncated(ds, question):
+    cut = {"content": '<think>the first clip shows the ball rolling left, then', "finish_reason": "length"}
+    with ScriptedOpenAIServer([cut, '{"answer": "A", "reason": "r"}']) as server:
+        rec = ModelSolver(_backend(server), max_tokens=64).answer(ds.instance(question.stem), question)
+        assert len(server.requests) == 1                       # not re-asked: it would be cut again
+        assert server.requests[0].get("max_tokens", server.requests[0].get("max_completion_tokens")) == 64
+    assert rec["truncated"] is True and rec["answer"] is None and rec["parsed"] is False
+    assert rec["error"].startswith("truncated") and "unparsed" not in rec["error"]
+    assert rec["raw"] == cut["content"]                        # the raw reply is kept
+    m = score_results({question.stem: {question.dim: rec}})
+    assert m["invalid_kinds"]["truncated"] == 1 and m["invalid_kinds"]["unparsed"] == 0
+
+
+def test_closed_reasoning_is_stripped_before_the_released_parser(ds, question):
+    other = next(x for x in "ABCD" if x != question.expected)
+    reply = (f'<think>maybe {{"answer": "{other}"}} fits</think>\n'
+             f'{{"answer": "{question.expected}", "reason": "r"}}')
+    with ScriptedOpenAIServer([reply]) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+    assert rec["answer"] == question.expected and rec["raw"] == reply
+
+
+def test_unclosed_reasoning_is_unparsed_not_read(ds, question):
+    reply = f'<think>I think {{"answer": "{question.expected}", "reason": "r"}} but wait'
+    with ScriptedOpenAIServer([reply]) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+        assert len(server.requests) == 3
+    assert rec["answer"] is None and rec["error"].startswith("unparsed") and "reasoning" in rec["error"]
+    assert rec["raw"] == reply
+
+
+def test_open_prompt_style_sends_the_vllm_prompt_at_original_size(ds, question):
+    import io
+
+    from PIL import Image
+
+    from components.cloze.solvers import SolverSettings
+
+    inst = ds.instance(question.stem)
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        solver = solvers_for(_backend(server), SolverSettings(prompt_style="open")).solver
+        rec = solver.answer(inst, question)
+        body = server.requests[0]
+    parts = _parts(body)
+    assert parts[0]["text"] == eval_prompt("open")
+    assert parts[0]["text"].splitlines()[-1].startswith("Output JSON only: {")
+    assert eval_prompt("api").splitlines()[-1].startswith("**Output JSON only** : {")
+    import base64
+
+    first = next(p for p in parts if p["type"] == "image_url")["image_url"]["url"]
+    size = Image.open(io.BytesIO(base64.b64decode(first.split(",", 1)[1]))).size
+    from components.media import open_video
+
+    src = open_video(inst.clip_path("before"))
+    try:
+        assert size == (src.info.width, src.info.height)      # no 360 px resize
+    finally:
+        src.close()
+    assert rec["prompt_style"] == "open"

@@ -12,7 +12,7 @@ REQUIRED_IDS = ["cloze-mode", "cloze-annotator", "cloze-start", "cloze-progress"
                 "cloze-next", "cloze-prev", "cloze-navigator", "cloze-export-json", "cloze-export-csv",
                 "cloze-blind", "cloze-display", "cloze-flow", "cloze-run-one", "cloze-run-set",
                 "cloze-raw", "cloze-parsed", "cloze-reason", "cloze-option-map", "cloze-leaderboard",
-                "cloze-hvm", "cloze-order-run", *[f"cloze-choice-{x}" for x in "ABCD"]]
+                "cloze-hvm", "cloze-order-run", "cloze-prompt-style", *[f"cloze-choice-{x}" for x in "ABCD"]]
 
 
 def _build(data_dir: Path):
@@ -115,3 +115,24 @@ def test_a_stopped_set_run_asks_nothing_and_resumes_later(cloze_examples, tmp_pa
     assert out["counts"] == {"done": 0, "skipped": 0, "failed": 2}
     out = run_set(EdgeSolver(), ds, questions, tmp_path / "r.json", progress=False)
     assert out["counts"]["done"] == 2
+
+
+def test_run_one_sends_the_chosen_prompt_style_and_the_leaderboard_marks_its_data(cloze_examples, tmp_path,
+                                                                                monkeypatch):
+    from components.cloze.prompt import eval_prompt
+    from components.settings.session import SessionSettings
+    from tests.helpers.openai_server import ScriptedOpenAIServer
+
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    fresh = ClozeSession(data_dir=str(cloze_examples.parent))
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        settings = SessionSettings(backend="openai:test-model", base_url=server.url,
+                                   api_key="sk-test").to_state()
+        out = handlers.run_one(fresh, settings, "Model", str(cloze_examples), "all", "S", 42, "edge1",
+                               False, "open")
+        body = server.requests[0]
+    assert body["messages"][0]["content"][0]["text"] == eval_prompt("open")
+    assert out.letter == "A"
+    board = handlers.refresh(fresh, [], []).leaderboard
+    assert "not comparable" in board["label"] and "Data (size)" in board["headers"]

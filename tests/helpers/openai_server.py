@@ -7,6 +7,7 @@
 Each script entry is consumed by one POST to /v1/chat/completions (or /v1/embeddings):
   - str: a normal completion whose message content is that string;
   - {"content": str, "delay": s}: answer after sleeping s seconds (use for timeouts);
+  - {"content": str, "finish_reason": "length"}: a completion with that finish_reason ("stop" else);
   - {"status": int, "body": str|dict, "headers": {...}}: an error response;
   - {"malformed": True}: a 200 whose body is not JSON;
   - {"empty_choices": True}: a 200 with "choices": [];
@@ -115,7 +116,7 @@ class ScriptedOpenAIServer:
                                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode())
                     return
                 choices = [] if entry.get("empty_choices") else [{
-                    "index": 0, "finish_reason": "stop",
+                    "index": 0, "finish_reason": entry.get("finish_reason", "stop"),
                     "message": {"role": "assistant", "content": entry.get("content", "")}}]
                 self._send(200, json.dumps({
                     "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),

@@ -1,4 +1,4 @@
-"""Impact annotation format (formats.md): conversion and clear errors on malformed files."""
+"""Impact annotation format (docs/formats.md): conversion and clear errors on malformed files."""
 from __future__ import annotations
 
 import copy

@@ -142,3 +142,22 @@ def test_backend_failures_are_not_saved_and_a_rerun_resumes(impact_data, tmp_pat
     assert summary["temporal"]["done"] == 2
     assert [p["status"] for p in read_jsonl(tmp_path / "temporal_pred.jsonl")] == ["ok", "ok"]
     assert "sk-test" not in out
+
+
+def test_run_impact_with_a_table7_row_chosen_by_prompt_style(impact_data, tmp_path, capsys, monkeypatch):
+    from tests.helpers.openai_server import ScriptedOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ScriptedOpenAIServer(["The event happens in 3.417 - 3.583 seconds."]) as server:
+        code, _, _ = run_cli(["run", "impact", "--annotations", str(impact_data), "--backend",
+                              "openai:gpt-4o", "--base-url", server.url, "--out", str(tmp_path),
+                              "--tasks", "temporal", "--prompt-style", "timelens", "--max-frames", "8",
+                              "--no-progress"], capsys)
+    assert code == 0
+    texts = [part["text"] for part in server.requests[0]["messages"][0]["content"]
+             if part.get("type") == "text"]
+    assert texts[-1].startswith("You are given a video with multiple frames. The numbers before")
+    assert texts[0] == "0.000" or texts[0].replace(".", "").isdigit()  # each frame after its time
+    preds = read_jsonl(tmp_path / "temporal_pred.jsonl")
+    assert all(p["prompt_style"] == "timelens" and "timelens prompt" in p["method"] for p in preds)
+    assert preds[0]["pred_relevant_windows"] == [[3.417, 3.583, 1.0]]

@@ -1,4 +1,4 @@
-"""The synthetic impact clips: layout (formats.md), exact moments and regions, determinism."""
+"""The synthetic impact clips: layout (docs/formats.md), exact moments and regions, determinism."""
 from __future__ import annotations
 
 import json

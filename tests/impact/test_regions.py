@@ -118,7 +118,11 @@ def test_parser(text, labels, unmapped):
 def test_every_label_parses_to_itself():
     for label in REGION_LABELS:
         assert parse_region_labels(label) == ([label], [])
-    assert parse_region_labels(", ".join(REGION_LABELS)) == (list(REGION_LABELS), [])
+    # issue 13: the prompt's own list, in the prompt's order, is an echo (unparsed), not 18 labels;
+    # all 18 in another order is an answer
+    assert parse_region_labels(", ".join(REGION_LABELS)) == ([], [])
+    backwards = list(reversed(REGION_LABELS))
+    assert parse_region_labels(", ".join(backwards)) == (backwards, [])
 
 
 def test_unrelated_words_are_not_fuzzy_matched():

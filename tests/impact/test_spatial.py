@@ -1,4 +1,4 @@
-"""Spatial metrics, hand-computed (metrics.md "Spatial", DECO challenge code's special cases)."""
+"""Spatial metrics, hand-computed (docs/metrics.md "Spatial", DECO challenge code's special cases)."""
 from __future__ import annotations
 
 import math

@@ -1,4 +1,4 @@
-"""HAPACT temporal metrics (reference/metrics.md), worked by hand."""
+"""HAPACT temporal metrics (docs/metrics.md), worked by hand."""
 from __future__ import annotations
 
 import pytest
@@ -190,3 +190,20 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
     multiple = [(g, p) for g, p in pairs if len(g) >= 2]
     assert result["by_count"]["multiple"]["mAP@0.1:0.5"] == pytest.approx(
         100 * np.mean([ap_mean(g, p) for g, p in multiple]), abs=1e-9)
+
+
+def test_mr_at_k_takes_the_predictions_as_listed_not_sorted_by_score():
+    # issue 13: the reference (QV-M2) takes the first k windows of the line as they are listed; a
+    # low-scored miss listed first is the top-1 for mR@1 (sorting by score would have hit)
+    r = evaluate_temporal([gt("q", [0, 1])], [pred("q", [5, 6, 0.2], [0, 1, 0.9])])
+    assert r["mR@1"] == 0.0
+    assert r["mAP@0.3"] == pytest.approx(100.0)  # the AP still sorts by score (reference)
+    r = evaluate_temporal([gt("q", [0, 1])], [pred("q", [0, 1, 0.2], [5, 6, 0.9])])
+    assert r["mR@1"] == pytest.approx(100.0)
+
+
+def test_mr_at_k_is_0_with_its_count_when_no_query_has_k_windows():
+    r = evaluate_temporal([gt("q", [0, 1])], [pred("q", [0, 1, 0.9], [3, 4, 0.5])])
+    assert r["mR@1"] == pytest.approx(100.0) and r["mR@1_queries"] == 1
+    for k in (2, 3):  # nobody has 2 or 3 GT windows: 0, as the reference reports, and 0 queries
+        assert r[f"mR@{k}"] == 0.0 and r[f"mR@{k}_queries"] == 0

@@ -206,3 +206,14 @@ def test_the_model_panel_cap_reaches_the_model_solver():
     assert solvers.temporal.max_frames == 12 and solvers.temporal.style == "open"
     assert solvers.temporal.max_retries == 1 and solvers.regions.needs_image
     assert not solvers_for(resolve("baseline")).regions.needs_image
+
+
+def test_vtimellm_frame_numbers_are_indices_of_the_frames_sent():
+    from components.impact.temporal_solvers import frame_index_answer
+
+    # 100 frames sent over a 10 s clip: frame i covers [i/10, (i+1)/10] s
+    parsed = frame_index_answer("From 20 to 29; From 50 to 50", 100, 10.0)
+    assert parsed.status == "ok"
+    assert parsed.intervals == [pytest.approx((2.0, 3.0)), pytest.approx((5.0, 5.1))]
+    assert frame_index_answer("not 1 - 2", 100, 10.0).status == "unparsed"
+    assert frame_index_answer("From 150 to 160", 100, 10.0).intervals == []  # past the frames sent

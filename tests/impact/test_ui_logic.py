@@ -178,3 +178,24 @@ def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir
     text = temporal_status(TemporalPrediction("q", [], "unparsed", "openai:gpt-4o", raw="blah",
                                               attempts=["blah"] * 3, prompt_style="gpt", num_frames_sent=40))
     assert "kept raw, counted as unparsed" in text and "3 attempt(s)" in text and "blah" in text
+
+
+def test_every_metrics_row_names_its_data_and_the_table_says_rows_are_not_comparable(data_dir):
+    """Issue 13: this app's numbers on a few clips sat above the paper's HAPACT-test rows with
+    nothing saying they are on different data."""
+    from components.impact.ui.handlers import set_metrics
+    from components.impact.ui.session import ImpactSession
+
+    annotations = load_annotations(data_dir / "impact" / "annotations.json")
+    md = set_metrics(annotations, "test", {"backend": "baseline", "max_frames": 32}, ImpactSession())
+    assert md.count("Rows on different data are not comparable") == 3  # temporal, breakdown, spatial
+    rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| Method")]
+    assert rows
+    for row in rows:
+        data = row.rstrip(" |").rsplit("| ", 1)[-1]
+        if "(this app" in row:
+            assert data.startswith("impact, split test (") and ("queries)" in data or "frames)" in data), row
+        else:
+            assert data.startswith("HAPACT test (433 queries), paper Table") \
+                or data.startswith("HAPACT test (3142 frames), paper Table 4"), row
+    assert "mR@1/2/3 scored on" in md

@@ -153,3 +153,38 @@ def test_sigkill_at_random_points_loses_no_confirmed_answer(example_data_dir, tm
     assert on_disk >= KILLS // 2 and total_confirmed >= KILLS // 4, (events, answer_s)
     print("\n".join(events), answer_s)
     print(f"{KILLS} kills, {total_confirmed} confirmed answers over {len(confirmed)} pseudonym(s)")
+
+
+def test_a_torn_tail_does_not_eat_the_next_answer(cloze_examples, tmp_path, monkeypatch):
+    """A study file ending in a half-written line (power loss): the next confirmed answer starts on
+    a new line and reads back; the torn line is skipped; the file stays 0644."""
+    from components.cloze.human import annotator_file, load_progress, record_answer, study_questions
+    from components.cloze.layout import load_dataset
+    from components.cloze.study import handlers as h
+    from components.common.io import read_jsonl
+    from tests.cloze.test_study_flow import make_study
+
+    questions = study_questions(load_dataset(cloze_examples), "all", 42).questions
+    path = annotator_file(tmp_path / "tab", "torn-1")
+    record_answer(path, questions[0], task_index=0, answer="A", annotator="torn-1", session="s",
+                  set_name="all", order_seed=42, display_mode="frames", answer_flow="immediate", elapsed_sec=1)
+    with open(path, "ab") as fh:
+        fh.write(b'{"task_index": 1, "stem": "half-writ')
+    record_answer(path, questions[1], task_index=1, answer="B", annotator="torn-1", session="s",
+                  set_name="all", order_seed=42, display_mode="frames", answer_flow="immediate", elapsed_sec=1)
+    assert [r["answer"] for r in read_jsonl(path)] == ["A", "B"]
+    assert load_progress(path, questions).next_index == 2
+    assert oct(path.stat().st_mode & 0o777) == "0o644"
+    # the study page's store: same rule
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    study = h.Study(str(make_study(cloze_examples, tmp_path / "data")))
+    out, _ = h.start(study, h.StudySession(), "torn-2")
+    out = h.choose(study, out[0], "C")
+    file = study.config.results / "pilot" / "torn-2.jsonl"
+    with open(file, "ab") as fh:
+        fh.write(b'{"task_index": 5, "answ')
+    from components.cloze.study import store as study_store
+    study_store._stores.clear()                              # a restarted server reads the file
+    out, _ = h.start(study, h.StudySession(), "torn-2")
+    h.choose(study, out[0], "D")
+    assert [r["answer"] for r in read_jsonl(file)] == ["C", "D"]

@@ -1,4 +1,4 @@
-"""`eval grounding` / `run grounding` through app.build_parser (formats.md keys, resumable runs)."""
+"""`eval grounding` / `run grounding` through app.build_parser (docs/formats.md keys, resumable runs)."""
 from __future__ import annotations
 
 import json
@@ -32,7 +32,9 @@ def test_eval_json_keys_and_values(tmp_path, capsys):
                     '{"qid": "t2", "interval": [5, 15]}\n')  # c2 missing
     assert _run(["eval", "grounding", "--annotations", str(ann), "--predictions", str(pred), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == KEYS  # no windows in the predictions: no diagnostics
+    # no windows in the predictions: no diagnostics; the source counts are always there (issue 13)
+    assert set(out) == KEYS | {"counts", "scored_fallbacks"}
+    assert out["counts"]["model"] == 3 and out["counts"]["missing"] == 1
     assert out["mIoU"] == pytest.approx(100 * (1 + 0.8 + 1 / 3 + 0) / 4)
     assert out["R@1@0.7"] == pytest.approx(50.0)
     assert out["PairSuccess@0.3"] == pytest.approx(50.0) and out["PairSuccess@0.7"] == pytest.approx(50.0)

@@ -1,4 +1,4 @@
-"""Character memory: formats.md load/save, add/remove references atomically, name matching, and
+"""Character memory: docs/formats.md load/save, add/remove references atomically, name matching, and
 offline name extraction from dialogue."""
 from __future__ import annotations
 

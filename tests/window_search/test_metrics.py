@@ -1,4 +1,4 @@
-"""Grounding metrics (metrics.md) on hand-computed cases, and annotation/prediction validation."""
+"""Grounding metrics (docs/metrics.md) on hand-computed cases, and annotation/prediction validation."""
 from __future__ import annotations
 
 import json

@@ -23,10 +23,12 @@ from components.cloze.human import (HubPush, annotator_file, export_records, lat
                                     load_progress, load_study_files, new_session_id, record_answer,
                                     sanitise_annotator, study_dir, study_questions)
 from components.cloze.layout import ClozeDataset, find_root, load_dataset, safe_extract_zip
-from components.cloze.leaderboard import reference_rows, row_from_results, table
+from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
 from components.cloze.questions import Question, QuestionSet, build_set, distractor_type, set_names
 from components.cloze.runner import answer_safely, run_orders, run_set
 from components.cloze.scoring import check_results, human_results, score_results
+from components.cloze.study.config import researcher_allowed
+from components.cloze.study.media import opaque_videos
 from components.cloze.solvers import SolverSettings, solvers_for
 from components.cloze.ui.session import RESOURCES, ClozeSession
 from components.common.errors import UserError
@@ -193,18 +195,40 @@ def frame_cap(settings: dict | SessionSettings | None) -> int:
 
 
 def solver_settings(settings, edge: str | None, strict: bool = False,
-                    cancel: threading.Event | None = None) -> SolverSettings:
+                    cancel: threading.Event | None = None, prompt_style: str | None = None) -> SolverSettings:
     return SolverSettings(max_frames=frame_cap(settings), edge_variant=edge or "edge1",
-                          strict=bool(strict), cancel=cancel)
+                          strict=bool(strict), cancel=cancel, prompt_style=prompt_style or "api")
+
+
+_sets_cache: dict[tuple, tuple[tuple, tuple[ClozeDataset, QuestionSet]]] = {}
+_sets_lock = threading.Lock()
+
+
+def _folder_stamp(root: str) -> tuple:
+    """What invalidates a cached set: the data folder's choices/, meta.json and sets.json times."""
+    base = find_root(root)
+    return tuple(p.stat().st_mtime_ns if p.exists() else None
+                 for p in (base / "choices", base / "meta.json", base / "sets.json"))
 
 
 def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
+    """The dataset and question set, cached per (folder, set, dims, seed, mode) until the folder changes."""
+    key = (str(Path(session.root).resolve()), session.set_name, session.dims, session.seed, session.human)
+    stamp = _folder_stamp(session.root)
+    with _sets_lock:
+        hit = _sets_cache.get(key)
+        if hit and hit[0] == stamp:
+            return hit[1]
     ds = load_dataset(session.root)
     mixed = session.dims == ("Mixed",) and "mixed" in ds.sets and session.set_name == "all"
     set_name = "mixed" if mixed else session.set_name
     if session.human:
-        return ds, study_questions(ds, set_name, session.seed, session.dims)
-    return ds, build_set(ds, set_name, session.dims, seed=session.seed)
+        value = ds, study_questions(ds, set_name, session.seed, session.dims)
+    else:
+        value = ds, build_set(ds, set_name, session.dims, seed=session.seed)
+    with _sets_lock:
+        _sets_cache[key] = (stamp, value)
+    return value
 
 
 def clip_views(ds: ClozeDataset, q: Question, display: str) -> list:
@@ -216,13 +240,22 @@ def clip_views(ds: ClozeDataset, q: Question, display: str) -> list:
     return [frame_grid(clip_frames(inst.clip_path(n), PAPER_FRAMES, jpeg=False)) for n in names]
 
 
+def media_cache(data_dir: str | Path) -> Path:
+    """Where the human study's opaque-named links to its clips live (under the served data folder)."""
+    return writable_dir(Path(data_dir) / "cloze" / ".study-media", "cloze-study-media")
+
+
 def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionView]:
     """The current question's clips, progress line and navigator; the clock restarts."""
     ds, qs = questions_for(session)
     questions = qs.questions
     index = min(max(0, session.index), len(questions) - 1)
-    session = replace(session, index=index, shown_at=time.time(), selected=None)
-    values = clip_views(ds, questions[index], display)
+    session = replace(session, index=index, shown_at=time.time(), selected=None, total=len(questions))
+    if display == "video" and session.human:  # the study never sends a clip's real name
+        values = opaque_videos(media_cache(session.data_dir), "tab", session.annotator or session.session_id or "-",
+                               index, ds.instance(questions[index].stem), questions[index])
+    else:
+        values = clip_views(ds, questions[index], display)
     video = display == "video"
 
     def shown(value, as_video: bool):
@@ -232,7 +265,7 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
              *[shown(values[2 + i], False) for i in range(4)],
              *[shown(values[2 + i], True) for i in range(4)])
     answered = latest_records(read_jsonl(session.file)) if session.file else {}
-    marks = [f"{i + 1} ✓" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
+    marks = [f"{i + 1} · answered" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
     done = sum(1 for x in questions if (x.stem, x.dim) in answered)
     progress = f"**Question {index + 1} of {len(questions)} · 00:00** · answered {done}/{len(questions)}"
     return session, QuestionView(clips, progress, gr.update(choices=marks, value=marks[index]))
@@ -292,13 +325,9 @@ def start(session: ClozeSession, mode: str, root: str, set_name: str, dims: str,
 
 def tick(session: ClozeSession) -> Any:
     """The progress line's clock (every second while a study question is shown)."""
-    if not session.loaded or session.shown_at is None:
+    if not session.loaded or session.shown_at is None or not session.total:
         return gr.update()
-    try:
-        total = len(questions_for(session)[1].questions)
-    except Exception:  # noqa: BLE001 - a tick never raises
-        return gr.update()
-    return f"**Question {session.index + 1} of {total} · {mmss(time.time() - session.shown_at)}**"
+    return f"**Question {session.index + 1} of {session.total} · {mmss(time.time() - session.shown_at)}**"
 
 
 @user_errors
@@ -317,7 +346,7 @@ def next_question(session: ClozeSession, display: str) -> NavView:
 
 
 def navigate(session: ClozeSession, display: str, label: str) -> NavView:
-    """The navigator's label "7 ✓" -> question 7."""
+    """The navigator's label "7 · answered" -> question 7."""
     return go_to(session, display, int(str(label).split()[0]) - 1)
 
 
@@ -430,16 +459,19 @@ def _percent(value: float | None) -> str:
 
 @user_errors
 def run_one(session: ClozeSession, settings: dict, mode: str, root: str, set_name: str, dims: str,
-            seed: float, edge: str, strict: bool) -> RunOneView:
+            seed: float, edge: str, strict: bool, prompt_style: str = "api") -> RunOneView:
     """Answer the question shown with the session's backend (or the edge baseline)."""
     session = session.with_inputs("Model", root, set_name, dims, seed)
     ds, qs = questions_for(session)
     q = qs.questions[min(session.index, len(qs.questions) - 1)]
-    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict))
+    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict,
+                                                                 prompt_style=prompt_style))
     rec = answer_safely(solvers.solver, ds, q)
     why = rec.get("reason") or rec.get("error") or ""
-    verdict = "correct" if rec["correct"] else ("unparsed - counted as unparsed, not guessed"
-                                                if not rec.get("answer") else "wrong")
+    verdict = "correct" if rec["correct"] else ("wrong" if rec.get("answer") else
+                                                "truncated at max_tokens - recorded as truncated, not scored"
+                                                if rec.get("truncated") else
+                                                "unparsed - counted as unparsed, not guessed")
     summary = (f"{q.stem} · {q.dim} · expected {q.expected} · {verdict} · frames per clip "
                f"{rec.get('used_num_frames', '-')} · attempts {rec.get('attempts', '-')}")
     return RunOneView(rec.get("raw", ""), rec.get("answer") or "(unparsed)", why, rec["option_map"], summary)
@@ -450,20 +482,24 @@ def _run_summary(name: str, set_name: str, res: dict) -> str:
     counts = res["counts"]
     return (f"**{name}** on {set_name}: S {_percent(m['S'])} · A {_percent(m['A'])} · P {_percent(m['P'])} · "
             f"acc {_percent(m['acc'])} · 3/3 {_percent(m['3/3'])} · parse rate {_percent(m['parse_rate'])} · "
-            f"unparsed {m['invalid_entries_skipped']} · {counts['done']} new, {counts['skipped']} resumed"
+            f"invalid {m['invalid_entries_skipped']} ("
+            + ", ".join(f"{k} {n}" for k, n in m["invalid_kinds"].items() if n) + ") · "
+            f"{counts['done']} new, {counts['skipped']} resumed"
             + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else ""))
 
 
 @user_errors
 def run_whole_set(session: ClozeSession, settings: dict, root: str, set_name: str, dims: str,
-                  seed: float, edge: str, strict: bool, request: gr.Request = None,
-                  progress=gr.Progress()) -> RunSetView:
+                  seed: float, edge: str, strict: bool, prompt_style: str = "api",
+                  request: gr.Request = None, progress=gr.Progress()) -> RunSetView:
     """Answer the whole set into this app's runs folder (resumable; stops when the page closes)."""
     session = session.with_inputs("Model", root, set_name, dims, seed)
     ds, qs = questions_for(session)
     stop = RESOURCES.get(getattr(request, "session_hash", None)).stop
-    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict, cancel=stop))
-    out = runs_dir(session.data_dir) / f"{safe_name(f'{solvers.name}-{qs.name}-seed{session.seed}')}.json"
+    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict, cancel=stop,
+                                                                 prompt_style=prompt_style))
+    style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
+    out = runs_dir(session.data_dir) / f"{safe_name(f'{solvers.name}-{qs.name}-seed{session.seed}{style}')}.json"
     total = len(qs.questions)
     seen = [0]
 
@@ -478,14 +514,15 @@ def run_whole_set(session: ClozeSession, settings: dict, root: str, set_name: st
 
 @user_errors
 def order_sensitivity(session: ClozeSession, settings: dict, root: str, set_name: str, dims: str,
-                      seed: float, edge: str, k: float, limit: float, request: gr.Request = None,
-                      progress=gr.Progress()) -> str:
+                      seed: float, edge: str, k: float, limit: float, prompt_style: str = "api",
+                      request: gr.Request = None, progress=gr.Progress()) -> str:
     """The first `limit` questions under k candidate orders: FR, CFR, Range, Disp (Table 4)."""
     session = session.with_inputs("Model", root, set_name, dims, seed)
     ds, qs = questions_for(session)
     questions = qs.questions[:max(1, int(limit or 1))]
     stop = RESOURCES.get(getattr(request, "session_hash", None)).stop
-    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, cancel=stop))
+    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, cancel=stop,
+                                                                 prompt_style=prompt_style))
     res = run_orders(solvers.solver, ds, questions, max(2, int(k or 4)),
                      on_step=lambda i, t: progress((i, t), desc="orders"))
     m = res["metrics"]
@@ -537,17 +574,21 @@ def _human_vs_model(human: dict, runs: dict[str, dict]) -> Any:
 
 
 @user_errors
-def refresh(session: ClozeSession, imported: list | None, files: list | None) -> LeaderboardView:
-    """The paper's rows, imported files, this app's runs and this study, scored alike."""
+def refresh(session: ClozeSession, imported: list | None, files: list | None,
+            token: str | None = "") -> LeaderboardView:
+    """The paper's rows, imported files, this app's runs and this study, scored alike. The study's
+    own answers (its row, the per-question human column) need the researcher token."""
     rows = reference_rows() + list(imported or [])
     rows += [_import_row(f) for f in files or []]
     runs = _run_files(session.data_dir)
     rows += [row_from_results(name, results, "this app") for name, results in runs.items()]
-    human = _study_results(session.data_dir)
+    human = _study_results(session.data_dir) if researcher_allowed(token) else {}
     if human:
-        rows.append(row_from_results("Human (this study)", human, "this study"))
+        rows.append(row_from_results("Human (this study)", human, "this study",
+                                     data=f"human study in '{Path(session.data_dir).name}'"))
     headers, body = table(rows)
-    return LeaderboardView(gr.update(value=body, headers=headers), _human_vs_model(human, runs))
+    label = f"Leaderboard. {comparability_note()}"
+    return LeaderboardView(gr.update(value=body, headers=headers, label=label), _human_vs_model(human, runs))
 
 
 # ---- build an instance -----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The Cloze tab's components and event wiring (design/ui.md); the handlers are in handlers.py."""
+"""The Cloze tab's components and event wiring (docs/ui-design.md); the handlers are in handlers.py."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +15,10 @@ LETTERS = ("A", "B", "C", "D")
 DIM_CHOICES = ["S, A, P", "S", "A", "P", "Mixed"]
 CODE_NOTE = ("Follows the released TempCloze code where it differs from the paper: 16 bin-centred "
              "frames per clip (first/last frame skipped), frames <= 360 px high, JPEG 85, option order "
-             "`random.Random(f\"{seed}:{stem}:{dim}\")`, folder `C` for the paper's Progression (P), "
-             "and the released analysis for the scores (invalid answers skipped; strict variant shown too).")
+             "`random.Random(f\"{seed}:{stem}:{dim}\")` (Mixed: `f\"{seed}:{stem}\"`), folder `C` for the paper's Progression (P), "
+             "and the released analysis for the scores (invalid answers skipped; strict variant shown too). "
+             "Requests ask for up to 8192 tokens as released; a reply cut there is recorded as truncated, "
+             "not scored. Choices the paper and code leave open are listed in docs/decisions.md.")
 
 
 def build_tab(ctx: TabContext) -> None:
@@ -57,7 +59,7 @@ def _source_controls(ui: SimpleNamespace, data_dir: Path) -> None:
 
 
 def _clip(kind, label: str, elem: str, **kw):
-    return kind(label=label, interactive=False, elem_id=f"cloze-{elem}", **kw)
+    return kind(label=label, interactive=False, buttons=[], elem_id=f"cloze-{elem}", **kw)  # no download
 
 
 def _question_panel(ui: SimpleNamespace) -> None:
@@ -68,7 +70,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
             ui.start = gr.Button("Start / resume", variant="primary", elem_id="cloze-start")
             ui.display = gr.Radio([("16 frames", "frames"), ("Video", "video")], value="frames", label="Display",
                                   elem_id="cloze-display")
-            ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select then submit", "select_then_submit")],
+            ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select then submit", "confirm")],
                                value="immediate", label="Answer flow", elem_id="cloze-flow")
             ui.blind = gr.Checkbox(False, label="Blind (no answer reveal)", elem_id="cloze-blind")
         ui.progress = gr.Markdown("Enter an annotator id and press Start / resume.", elem_id="cloze-progress")
@@ -88,7 +90,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
         with gr.Row():
             ui.prev = gr.Button("◀ Previous", elem_id="cloze-prev")
             ui.next = gr.Button("Next ▶", elem_id="cloze-next")
-            ui.navigator = gr.Dropdown([], label="Go to question (✓ answered)", elem_id="cloze-navigator")
+            ui.navigator = gr.Dropdown([], label="Go to question", elem_id="cloze-navigator")
         ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
         with gr.Row() as ui.export_row:
             ui.export_json = gr.Button("Export session (JSON)", elem_id="cloze-export-json")
@@ -104,6 +106,10 @@ def _model_panel(ui: SimpleNamespace) -> None:
             ui.edge = gr.Radio([("Edge-1", "edge1"), ("Edge-4", "edge4")], value="edge1",
                                label="Baseline (when the backend is 'baseline')", elem_id="cloze-edge")
             ui.strict = gr.Checkbox(False, label="Strict parsing", elem_id="cloze-strict")
+            ui.prompt_style = gr.Radio([("Paper / API evaluator (G.2 prompt, frames <= 360 px)", "api"),
+                                        ("Released open-model variant (unbolded last line, original size)",
+                                         "open")], value="api", label="Prompt style",
+                                       elem_id="cloze-prompt-style")
         with gr.Row():
             ui.raw = gr.Textbox(label="Raw answer", lines=4, elem_id="cloze-raw")
             ui.parsed = gr.Textbox(label="Parsed letter", elem_id="cloze-parsed")
@@ -119,8 +125,12 @@ def _compare_panel(ui: SimpleNamespace) -> None:
         with gr.Row():
             ui.imports = gr.File(label="Import result files (.json) or human-study files (.jsonl)",
                                  file_count="multiple", elem_id="cloze-import")
+            ui.study_token = gr.Textbox(label="Researcher token (shows this study's answers)", type="password",
+                                        elem_id="cloze-study-token")
             ui.refresh = gr.Button("Refresh leaderboard", elem_id="cloze-refresh")
-        ui.leaderboard = gr.Dataframe(label="Leaderboard (paper Table 2.2 rows, imports, this app's runs, this study)",
+        ui.leaderboard = gr.Dataframe(label="Leaderboard (paper Table 2.2 rows, imports, this app's runs, this "
+                                            "study). Each row names its data set and size; rows on different "
+                                            "data are not comparable.",
                                       interactive=False, elem_id="cloze-leaderboard")
         ui.hvm = gr.Dataframe(label="Human vs model, per question (chosen clip)", interactive=False,
                               elem_id="cloze-hvm")
@@ -156,11 +166,13 @@ def _wire(ui: SimpleNamespace) -> None:
     ui.root.submit(emit(h.load_root), [ui.root], [ui.set_name, ui.status], api_name="on_root")
     ui.mode.change(emit(h.mode_view), [ui.mode], [ui.question_group, ui.model_group, ui.compare_group, ui.answer_row,
                                                   ui.export_row, ui.annotator, ui.blind, ui.start], api_name="on_mode")
-    ui.run_one.click(emit(h.run_one), [ui.state, ui.settings, ui.mode, *model[2:], ui.strict],
+    ui.run_one.click(emit(h.run_one), [ui.state, ui.settings, ui.mode, *model[2:], ui.strict, ui.prompt_style],
                      [ui.raw, ui.parsed, ui.reason, ui.option_map, ui.summary], api_name="on_run_one")
-    ui.run_set.click(emit(h.run_whole_set), [*model, ui.strict], [ui.summary, ui.results_file], api_name="on_run_set")
+    ui.run_set.click(emit(h.run_whole_set), [*model, ui.strict, ui.prompt_style], [ui.summary, ui.results_file],
+                     api_name="on_run_set")
     for i, event in enumerate((ui.refresh.click, ui.imports.upload)):
-        event(emit(h.refresh), [ui.state, ui.imported, ui.imports], [ui.leaderboard, ui.hvm],
+        event(emit(h.refresh), [ui.state, ui.imported, ui.imports, ui.study_token], [ui.leaderboard, ui.hvm],
               api_name="on_refresh" + (f"_{i}" if i else ""))
-    ui.order_run.click(emit(h.order_sensitivity), [*model, ui.k_orders, ui.order_limit], [ui.order_out],
+    ui.order_run.click(emit(h.order_sensitivity), [*model, ui.k_orders, ui.order_limit, ui.prompt_style],
+                       [ui.order_out],
                        api_name="on_orders")

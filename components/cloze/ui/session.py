@@ -34,6 +34,7 @@ class ClozeSession:
     annotator: str = ""
     file: str = ""              # the annotator's study file ("" outside the human study)
     session_id: str = ""        # one id per Start / resume, recorded with every answer
+    total: int = 0              # questions in the set shown (so the clock needs no I/O)
 
     @property
     def loaded(self) -> bool:

@@ -55,7 +55,7 @@ def load_data(data_dir: Path) -> ImpactData:
     path = Path(data_dir) / "impact" / "annotations.json"
     if not path.exists():
         return ImpactData(None, f"No impact annotations at `{path}`. Run `python examples/generate.py` "
-                                "for example clips, or put your own annotations.json (formats.md) there.")
+                                "for example clips, or put your own annotations.json (docs/formats.md) there.")
     try:
         return ImpactData(load_annotations(path))
     except UserError as exc:
@@ -227,7 +227,8 @@ def temporal_status(pred: TemporalPrediction) -> str:
             f"{len(pred.attempts)} attempt(s); kept raw, counted as unparsed",
             "error": f"backend error: {pred.error}"}.get(pred.status, pred.status)
     raw = f"  \nRaw answer: `{pred.raw[:300]}`" if pred.raw else ""
-    return f"{head} · {text}{raw}"
+    notes = f"  \nHow it was read: {'; '.join(pred.notes[:3])}" if pred.notes else ""
+    return f"{head} · {text}{raw}{notes}"
 
 
 def set_metrics(annotations: ImpactAnnotations | None, split_name: str | None, settings: dict | None,
@@ -247,12 +248,18 @@ def set_metrics(annotations: ImpactAnnotations | None, split_name: str | None, s
             spatial[(item.qid, frame)] = answer.as_dict()
     method = solvers.temporal.method
     temporal = evaluate_temporal([i.gt_record() for i in items], preds, fps=annotations.fps)
-    unparsed = sum(1 for p in preds if p.get("status") == "unparsed")
-    parts = [f"**Temporal** — {method}; {len(items)} clip(s); unparsed answers: {unparsed}",
-             view.temporal_table([(method, temporal)]),
-             "**By moment length and count** (mAP@0.3)", view.breakdown_table([(method, temporal)])]
+    temporal_data = view.data_label(annotations, split_name, temporal["num_queries"], "queries")
+    parts = [f"**Temporal** — {method}; {len(items)} clip(s); unparsed answers: "
+             f"{temporal['unparsed']}, failed calls: {temporal['errors']} (both scored as empty "
+             "predictions, never guessed)",
+             view.temporal_table([(method, temporal)], data=temporal_data),
+             "**By moment length and count** (mAP@0.3)",
+             view.breakdown_table([(method, temporal)], data=temporal_data)]
     if spatial:
         result = evaluate_spatial(annotations, spatial, split=split_name)
         name = solvers.regions.name
-        parts += [f"**Spatial** — {name}", view.spatial_table([(name, result)])]
+        parts += [f"**Spatial** — {name}; unparsed or failed answers: {result['invalid']} of "
+                  f"{result['num_frames']} frame(s) (scored as nothing predicted)",
+                  view.spatial_table([(name, result)], data=view.data_label(
+                      annotations, split_name, result["num_frames"], "frames"))]
     return "\n\n".join(parts)

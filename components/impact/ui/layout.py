@@ -9,6 +9,7 @@ from components.common.ui import TabContext, user_errors
 from components.impact import view
 from components.impact.ui import handlers
 from components.impact.ui.handlers import ImpactData, View
+from components.impact.temporal_prompt import STYLE_ROWS, STYLES
 from components.impact.ui.session import ImpactSession, StopEvents
 
 INTRO = ("Find **when** a queried impact hits a person in a short clip (24 fps, frame-accurate "
@@ -88,9 +89,12 @@ def _layout(data: ImpactData) -> ImpactComponents:
                            elem_id="impact-clip", scale=4)
         run_temporal = gr.Button("Run temporal", variant="primary", elem_id="impact-run-temporal", scale=1)
         run_spatial = gr.Button("Run spatial", elem_id="impact-run-spatial", scale=1)
-        prompt_style = gr.Dropdown(choices=["auto", "open", "gemini", "gpt"], value="auto",
+        prompt_style = gr.Dropdown(choices=[("auto (from the model name)", "auto")]
+                                   + [(f"{STYLE_ROWS[s]} ({s})", s) for s in STYLES], value="auto",
                                    label="Prompt variant (Table 7)", elem_id="impact-prompt-style",
-                                   info="auto: from the model name", scale=1)
+                                   info="the Table 7 row's prompt, verbatim, and its frame count "
+                                        "(192; VTimeLLM 100, TRACE 128, Grounded-Video-LLM 96)",
+                                   scale=1)
     with gr.Row():
         video = gr.Video(value=str(first.video) if first else None, label="Clip (24 fps)",
                          elem_id="impact-video", interactive=False)
@@ -113,8 +117,10 @@ def _layout(data: ImpactData) -> ImpactComponents:
     body_note = gr.Markdown(elem_id="impact-body-note")
     with gr.Accordion("Metrics for the set", open=False, elem_id="impact-metrics"):
         gr.Markdown("Runs the chosen model (or the baselines) over every clip of the set and scores "
-                    "it with HAPACT's metrics; the paper's rows (HAPACT test split) are listed "
-                    "beneath for reference.")
+                    "it with HAPACT's metrics; the paper's rows (HAPACT test split, 433 queries / "
+                    "3,142 frames) are listed beneath for reference. Every row names its data: "
+                    "rows on different data are not comparable. Unparsed answers are scored as "
+                    "empty predictions and counted, never guessed.")
         with gr.Row():
             split = gr.Dropdown(choices=["all"] + data.splits(), value="all", label="Split",
                                 elem_id="impact-split", scale=1)

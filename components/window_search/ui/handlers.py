@@ -21,6 +21,7 @@ from components.common.errors import DataFormatError, UserError
 from components.common.intervals import valid_interval
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
+from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
 from components.window_search import view
 from components.window_search.annotations import GroundingAnnotations, Prediction, load_annotations
@@ -28,7 +29,7 @@ from components.window_search.memory import CharacterMemory, build_names_only, l
 from components.window_search.metrics import evaluate, temporal_iou
 from components.window_search.pipeline import SearchSettings, ground_query, prediction_record
 from components.window_search.solvers import solvers_for
-from components.window_search.types import SearchTrace
+from components.window_search.types import SearchTrace, is_scored_source
 from components.window_search.ui.session import MovieInfo, Partner, PickedQuery, SessionResources, \
     WindowSearchSession
 
@@ -199,7 +200,20 @@ def _window_pick(trace: SearchTrace | None, selected: int | None) -> Any:
 
 
 def _iou(trace: SearchTrace) -> float | None:
-    return None if trace.ground_truth is None else temporal_iou(trace.prediction, trace.ground_truth)
+    """The IoU the benchmark gives this prediction: a fallback or unparsed item scores 0."""
+    if trace.ground_truth is None:
+        return None
+    scored = trace.prediction if is_scored_source(trace.source) else None
+    return temporal_iou(scored, trace.ground_truth)
+
+
+def _localizer_backend(settings: dict | None, backend: Any) -> Any:
+    """The session's localizer choice (components.settings: empty = the verifier's backend)."""
+    pick = getattr(settings_session, "localizer_backend_for", None)
+    chosen = str(getattr(SessionSettings.from_state(settings), "localizer", "") or "").strip()
+    if pick is None or not chosen:  # no choice (or no such setting): the verifier localizes
+        return backend
+    return pick(settings) or backend
 
 
 def _result(session: WindowSearchSession, trace: SearchTrace | None) -> str:
@@ -264,10 +278,14 @@ def _opened(res: SessionResources, info: MovieInfo, chunk: float | None,
 
 
 def search_settings(settings: dict | None, k: float | None, m: float | None,
-                    delta: float | None) -> SearchSettings:
-    """The budget typed in the tab, with the Model panel's frames-per-request cap."""
+                    delta: float | None, thinking_off: bool | None = True) -> SearchSettings:
+    """The budget typed in the tab, with the Model panel's frames-per-request cap; the thinking
+    switch is off as in CoM2 §5 unless the tab's "thinking off" box is unticked (then no switch
+    is sent: the server's default)."""
+    state = SessionSettings.from_state(settings)
     return SearchSettings(k=int(k or 5), m=int(m or 0), delta_max=float(delta or 30),
-                          max_frames=int(SessionSettings.from_state(settings).max_frames) or None)
+                          max_frames=int(state.max_frames) or None,
+                          thinking=False if thinking_off is not False else None)
 
 
 def baseline_label(settings: dict | None) -> str:
@@ -345,7 +363,7 @@ def _drained(updates: queue.Queue) -> Iterator[tuple[str, Any]]:
 
 def run(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
         text: str | None, chunk: float | None, k: float | None, m: float | None,
-        delta: float | None, method: str) -> Iterator[RunView]:
+        delta: float | None, method: str, thinking_off: bool | None = True) -> Iterator[RunView]:
     """Ground the query in the session's movie, yielding the views as the search goes."""
     if not session.has_video:
         raise UserError("Pick a movie (or upload one) first.")
@@ -358,16 +376,20 @@ def run(tab: TabData, res: SessionResources, session: WindowSearchSession, setti
     if qid is None:
         session.partner = None
     backend = backend_for(settings)
-    search = search_settings(settings, k, m, delta)
+    search = search_settings(settings, k, m, delta, thinking_off)
     session.chunk_seconds = float(chunk or 180)
     movie = res.movie(session.movie, session.chunk_seconds)
     memory = _memory(session.movie)
     embedder = resolve_embedder("minilm")
     res.stop.clear()
 
+    solvers = solvers_for(backend, search, embedder=embedder,
+                          localizer_backend=_localizer_backend(settings, backend))
+
     def work(on_update: Callable[[SearchTrace], None]) -> SearchTrace:
         return ground_query(text, movie, backend, embedder=embedder, memory=memory, method=method,
-                            settings=search, ground_truth=gt, qid=qid, stop=res.stop, on_update=on_update)
+                            settings=search, ground_truth=gt, qid=qid, stop=res.stop, on_update=on_update,
+                            solvers=solvers)
 
     updates = _search_in_thread(work)
     session.trace, session.selected = None, None
@@ -560,15 +582,16 @@ def build_refs(tab: TabData, res: SessionResources, session: WindowSearchSession
 # -- the benchmark ----------------------------------------------------------------------------------
 def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
           chunk: float | None, k: float | None, m: float | None, delta: float | None,
-          method: str) -> Iterator[BenchView]:
+          method: str, thinking_off: bool | None = True) -> Iterator[BenchView]:
     """Every query of the annotation file, the metrics after each (missing ones count as failures)."""
     ann = tab.annotations
     if ann is None:
         raise UserError(tab.error or "No annotation file.")
     backend = backend_for(settings)
-    search = search_settings(settings, k, m, delta)
+    search = search_settings(settings, k, m, delta, thinking_off)
     embedder = resolve_embedder("minilm")
-    solvers = solvers_for(backend, search, embedder=embedder)
+    solvers = solvers_for(backend, search, embedder=embedder,
+                          localizer_backend=_localizer_backend(settings, backend))
     res.stop.clear()
     records: list[dict] = []
     out = Path(tempfile.mkdtemp(prefix="ws-bench-")) / "predictions.jsonl"
@@ -584,8 +607,8 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
         if trace.stopped:
             break
         records.append(prediction_record(trace))
-        preds = {r["qid"]: Prediction(r["qid"], valid_interval(r["interval"]), valid_interval(r.get("window")))
-                 for r in records}
+        preds = {r["qid"]: Prediction(r["qid"], valid_interval(r["interval"]), valid_interval(r.get("window")),
+                                      source=r.get("source")) for r in records}
         atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))
         yield BenchView(f"{label}: {i} of {len(queries)} queries (missing ones count as failures)",
                         view.metrics_rows(evaluate(ann, preds)), str(out))

@@ -1,4 +1,4 @@
-"""The Window search tab's components and event wiring (design/ui.md); handlers are in handlers.py."""
+"""The Window search tab's components and event wiring (docs/ui-design.md); handlers are in handlers.py."""
 from __future__ import annotations
 
 import dataclasses
@@ -78,6 +78,8 @@ def _search_panel(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
         c.method = gr.Radio([("Agentic Window Search", "aws"), ("Movie RAG (top-1)", "rag"),
                              ("oracle chunk", "oracle-chunk")], value="aws", label="window selection",
                             elem_id="ws-method", scale=3)
+        c.thinking_off = gr.Checkbox(True, label="thinking off (CoM2 §5)", elem_id="ws-thinking", scale=1,
+                                     info="unticked: no switch is sent, the server's default applies")
     with gr.Row():
         c.query_pick = gr.Dropdown(view.query_choices(tab.queries_of(c.first_movie)), value=None,
                                    label="Query from the annotation file (qid · contrast · query)",
@@ -136,7 +138,7 @@ def _wire(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.scrub, c.checklist, c.result_md, c.window_pick,
                   c.memory_md, c.refs, c.char_pick]
     memory_outs = [c.state, c.memory_md, c.refs, c.char_pick]
-    budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method]
+    budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method, c.thinking_off]
     c.movie_pick.change(event(tab, h.pick_movie), [c.movie_pick, c.chunk_s, c.state], movie_outs,
                         api_name="pick_movie")
     c.upload.upload(event(tab, h.upload_movie), [c.upload, c.chunk_s, c.state], movie_outs, api_name="upload_movie")

@@ -1,0 +1,43 @@
+"""The loaded set and its questions, cached per (folder, set, seed) and invalidated only when the
+set folder changes (its modification time: adding, removing or renaming a stem folder). A clip
+replaced inside a stem folder is not noticed: call `invalidate()` after such an edit."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from components.cloze.layout import ClozeDataset
+from components.cloze.questions import Question
+from components.cloze.study.protocol import load_set_folder, released_questions
+
+
+@dataclass(frozen=True)
+class StudySet:
+    dataset: ClozeDataset
+    questions: tuple[Question, ...]
+    dropped: tuple[str, ...]
+
+
+_cache: dict[tuple, tuple[int, StudySet]] = {}
+_lock = threading.Lock()
+
+
+def study_set(folder: str | Path, set_name: str, seed: int) -> StudySet:
+    folder = Path(folder)
+    key = (str(folder.resolve()), set_name, seed)
+    stamp = folder.stat().st_mtime_ns
+    with _lock:
+        hit = _cache.get(key)
+        if hit and hit[0] == stamp:
+            return hit[1]
+    ds, dropped = load_set_folder(folder)
+    value = StudySet(ds, tuple(released_questions(ds, set_name, seed)), tuple(dropped))
+    with _lock:
+        _cache[key] = (stamp, value)
+    return value
+
+
+def invalidate() -> None:
+    with _lock:
+        _cache.clear()
