@@ -1,0 +1,49 @@
+"""Run one tab alone, under the Model panel, for focused work: `python -m components.<tab>.ui`."""
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import gradio as gr
+
+from components.common.cli import BACKEND_HELP, HelpFormatter
+from components.common.theme import CSS, THEME
+from components.common.ui import TabContext
+from components.settings.session import SessionSettings
+from components.settings.ui import build_settings_panel
+
+ROOT = Path(__file__).resolve().parents[2]
+BuildTab = Callable[[TabContext], None]
+
+
+def build_demo(build_tab: BuildTab, title: str, data_dir: Path, backend: str = "baseline") -> gr.Blocks:
+    """The tab in a Blocks of its own, under the shared Model panel."""
+    with gr.Blocks(title=title, analytics_enabled=False) as demo:
+        settings = build_settings_panel(SessionSettings(backend=backend))
+        build_tab(TabContext(data_dir=Path(data_dir), settings=settings, demo=demo))
+    return demo
+
+
+def build_parser(prog: str, title: str, holds: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=f"The {title} tab alone, with the Model panel.",
+                                     formatter_class=HelpFormatter)
+    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("APP_DATA_DIR") or ROOT / "data"),
+                        help=f"data directory holding {holds} ($APP_DATA_DIR)")
+    parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"), help=BACKEND_HELP)
+    parser.add_argument("--host", default=os.environ.get("APP_HOST", "127.0.0.1"), help="address to serve on")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("APP_PORT", "7860")), help="port")
+    return parser
+
+
+def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
+    demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
+    demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
+                allowed_paths=[str(Path(args.data_dir).resolve())], show_error=True)
+
+
+def run_alone(build_tab: BuildTab, *, title: str, prog: str, holds: str, argv: list[str] | None = None) -> int:
+    args = build_parser(prog, title, holds).parse_args(argv)
+    serve(build_demo(build_tab, title, args.data_dir, args.backend), args)
+    return 0
