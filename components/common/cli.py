@@ -23,7 +23,7 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 def add_backend_options(parser: argparse.ArgumentParser, *, items: str = "items") -> None:
     """--backend, --base-url, --record, --concurrency, --no-progress (one definition for all)."""
     group = parser.add_argument_group("model backend")
-    group.add_argument("--backend", dest="run_backend", default=None,
+    group.add_argument("--backend", dest="run_backend", default=None, metavar="SPEC",
                        help=f"{BACKEND_HELP}; unset: the global --backend, else $APP_BACKEND, else baseline")
     group.add_argument("--base-url", default=None,
                        help="OpenAI-compatible server for openai:<model>; unset: $OPENAI_BASE_URL")
