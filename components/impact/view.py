@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
+import numpy as np
+
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.render import color_legend, export_glb, render_turntable, vertex_colors
 from components.impact.spatial_metrics import prf
@@ -118,11 +120,12 @@ def regions_line(pred: Sequence[str] | None, truth: Sequence[str] | None, f1: fl
     return f"**Regions this frame:** predicted {fmt(pred)} · truth {fmt(truth)} · F1 {score}"
 
 
-def paint_key(qid: str, frame: int, pred: Sequence[str] | None, truth: Sequence[str] | None,
-              body_id: str) -> str:
-    payload = json.dumps([qid, frame, sorted(pred) if pred is not None else None,
-                          sorted(truth) if truth is not None else None, body_id])
-    return hashlib.sha256(payload.encode()).hexdigest()[:20]
+def paint_key(colors: np.ndarray, body_id: str) -> str:
+    """Names a painting by what it looks like (its vertex colours on this body), not by its frame:
+    frames painted alike share one GLB and one turntable, so scrubbing them reloads nothing."""
+    digest = hashlib.sha256(body_id.encode())
+    digest.update(np.ascontiguousarray(colors, dtype=np.uint8).tobytes())
+    return digest.hexdigest()[:20]
 
 
 def render_dir() -> Path:
@@ -251,7 +254,7 @@ def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] |
     f1 = prf(pred_mask, gt_mask)[2] if pred_mask is not None and gt_mask is not None else None
     colors = vertex_colors(body, pred_mask, gt_mask)
     legend = color_legend(pred_mask, gt_mask)
-    key = paint_key(item.qid, frame, pred, truth, getattr(body, "kind", "") + body.fingerprint())
+    key = paint_key(colors, getattr(body, "kind", "") + body.fingerprint())
     glb = render_dir() / f"{key}.glb"
     if not glb.exists():
         export_glb(body, colors, glb)

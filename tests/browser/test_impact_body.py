@@ -36,3 +36,28 @@ def test_scrubbing_to_an_impact_frame_paints_the_body(page, example_data_dir):
     saturated = [c for c in colours if max(c) - min(c) > 80]
     assert saturated, "no painted (saturated) pixels on the body view"
     assert scale_x > 0
+
+
+def test_the_body_view_appears_on_a_page_that_loads_its_3d_viewer_slowly(browser, app_url):
+    """A slow page (the 3D viewer's code still downloading) that gets the same body twice, here
+    from two runs of the spatial baseline, still shows the body once the code arrives."""
+    page = browser.new_page()
+    held = []  # the viewer's code is held back until the body has been sent twice
+    page.route("**/Canvas3D-*.js", lambda route: held.append(route))
+    try:
+        page.goto(app_url, wait_until="load", timeout=120_000)
+        page.wait_for_selector("#app-tabs", timeout=120_000)
+        open_tab(page, "Impact")
+        page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText"
+                               ".includes('truth')", timeout=90_000)
+        for run in range(2):
+            page.locator("#impact-run-spatial").click()
+            page.wait_for_function("(n) => (document.querySelector('#impact-status')?.innerText"
+                                   " || '').includes('Spatial')", arg=run, timeout=90_000)
+            page.wait_for_timeout(1500)  # the second answer reaches the viewer too
+        assert held, "the 3D viewer's code was never requested, so nothing was held back"
+        for route in held:
+            route.continue_()
+        page.locator("#impact-body3d canvas").first.wait_for(timeout=120_000)
+    finally:
+        page.close()

@@ -61,6 +61,20 @@ def test_run_spatial_with_the_baseline_paints_the_text_only_answer(data):
     assert "predicted [left calf, right calf]" in moved.body.regions
 
 
+def test_the_glb_the_page_already_shows_is_never_sent_again(data):
+    """Model3D drops its pending renderer when an identical value arrives while it loads."""
+    import gradio as gr
+
+    first = handlers.on_clip(data, ImpactSession(), "h0001")
+    shown = "/tmp/gradio/0123abcd/" + first.body.body3d.rsplit("/", 1)[-1]  # as the page sends it
+    again = handlers.on_frame(data, ImpactSession(), "h0001", first.frame.value, shown)
+    assert isinstance(again.body.body3d, type(gr.skip()))
+    assert "truth [" in again.body.regions  # everything else is still sent
+    ran = handlers.run_spatial(data, ImpactSession(), BASELINE, "h0001", first.frame.value, shown=shown)
+    assert isinstance(ran.body.body3d, str) and ran.body.body3d.endswith(".glb")  # painted anew
+    assert handlers.on_frame(data, ImpactSession(), "h0001", 1, None).body.body3d.endswith(".glb")
+
+
 def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_errors(data):
     import gradio as gr
 

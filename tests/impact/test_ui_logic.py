@@ -55,11 +55,16 @@ def test_regions_line():
     assert "predicted — · truth [head] · F1 —" in view.regions_line(None, ["head"], None)
 
 
-def test_paint_key_changes_with_the_prediction_only_when_it_changes():
-    a = view.paint_key("q", 84, ["left calf", "right calf"], ["left calf"], "mannequin")
-    assert a == view.paint_key("q", 84, ["right calf", "left calf"], ["left calf"], "mannequin")
-    assert a != view.paint_key("q", 84, ["head"], ["left calf"], "mannequin")
-    assert a != view.paint_key("q", 85, ["left calf", "right calf"], ["left calf"], "mannequin")
+def test_frames_painted_alike_share_one_glb_and_a_different_painting_gets_its_own():
+    from components.impact.body import load_body
+
+    body = load_body()
+    calf = view.paint_frame(body, item(), 84, ["left calf", "right calf"])
+    assert view.paint_frame(body, item(), 84, ["right calf", "left calf"]).glb == calf.glb
+    assert view.paint_frame(body, item(), 84, ["head"]).glb != calf.glb
+    # two frames with no truth and no prediction look the same, so they are one file
+    assert view.paint_frame(body, item(), 5, None).glb == view.paint_frame(body, item(), 6, None).glb
+    assert view.paint_frame(body, item(), 5, None).glb != calf.glb
 
 
 def test_paint_frame_caches_the_glb_and_scores_the_frame():

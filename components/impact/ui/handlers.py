@@ -72,7 +72,7 @@ class View:
 class FrameView(View):
     """Everything that depends on (clip, frame, predictions)."""
 
-    body3d: str
+    body3d: Any  # the GLB path, or gr.skip() when the page already shows that GLB
     legend: str
     regions: str
     turntable: str | None
@@ -124,8 +124,12 @@ class TurntableView(View):
 # -- handlers ------------------------------------------------------------------------------------
 
 def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *,
-               turntable: bool = False) -> FrameView:
-    """The painted body, its legend, the regions line and the rotating view for one frame."""
+               shown: str | None = None, turntable: bool = False) -> FrameView:
+    """The painted body, its legend, the regions line and the rotating view for one frame.
+
+    `shown` is the GLB the page's 3D view holds now. The same GLB is never sent again: gradio's
+    Model3D drops its pending renderer import when an identical value arrives before the import
+    has loaded, and the view then stays empty for good (a slow page, a second click)."""
     item = data.item(qid)
     frame = int(max(1, min(item.num_frames, int(frame or 1))))
     body = load_body()
@@ -147,8 +151,8 @@ def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *
             turn_value, turn_msg = None, f"Rotating view unavailable: {exc}"
     note = body.note + (MANNEQUIN_NOTE if body.kind != "smplx"
                         and "painted as their regions" not in body.note else "")
-    return FrameView(str(painted.glb), view.legend_html(painted.legend), line, turn_value, turn_msg,
-                     f"_{note}_")
+    body3d = gr.skip() if shown and Path(shown).name == painted.glb.name else str(painted.glb)
+    return FrameView(body3d, view.legend_html(painted.legend), line, turn_value, turn_msg, f"_{note}_")
 
 
 def timeline_for(item: ImpactItem, session: ImpactSession, frame: int) -> str:
@@ -157,19 +161,21 @@ def timeline_for(item: ImpactItem, session: ImpactSession, frame: int) -> str:
     return view.timeline_html(item, windows, frame, session.temporal_method)
 
 
-def on_clip(data: ImpactData, session: ImpactSession, qid: str) -> ClipView:
+def on_clip(data: ImpactData, session: ImpactSession, qid: str, shown: str | None = None) -> ClipView:
     item = data.item(qid)
     start = item.moments[0][0] if item.moments else 1
     return ClipView(gr.Video(value=str(item.video), playback_position=(start - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=start),
-                    timeline_for(item, session, start), frame_view(data, session, qid, start))
+                    timeline_for(item, session, start), frame_view(data, session, qid, start, shown=shown))
 
 
-def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: float) -> FrameMoveView:
+def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: float,
+             shown: str | None = None) -> FrameMoveView:
     item = data.item(qid)
     frame = int(frame)
     return FrameMoveView(gr.Video(playback_position=(frame - 1) / item.fps),
-                         timeline_for(item, session, frame), frame_view(data, session, qid, frame))
+                         timeline_for(item, session, frame),
+                         frame_view(data, session, qid, frame, shown=shown))
 
 
 def clicked_frame(event: gr.EventData | None) -> int | None:
@@ -199,7 +205,7 @@ def run_temporal(data: ImpactData, session: ImpactSession, settings: dict | None
 
 
 def run_spatial(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
-                frame: float, *, cancel: threading.Event | None = None,
+                frame: float, *, shown: str | None = None, cancel: threading.Event | None = None,
                 progress: gr.Progress | None = None) -> SpatialView:
     item = data.item(qid)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
@@ -208,7 +214,7 @@ def run_spatial(data: ImpactData, session: ImpactSession, settings: dict | None,
     track = (lambda fs: progress.tqdm(fs, desc=f"{solver.name}: regions")) if progress is not None else None
     answers = select_regions(solver, item, frames, cancel=cancel, track=track)
     session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
-    return SpatialView(session, frame_view(data, session, qid, frame),
+    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown),
                        f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.")
 
 

@@ -134,9 +134,10 @@ def _layout(data: ImpactData) -> ImpactComponents:
 def _wire(ctx: TabContext, data: ImpactData, stops: StopEvents, c: ImpactComponents) -> None:
     """Every event of the tab, each with the api_name gradio_client and the tests call."""
 
-    on_clip = user_errors(lambda qid, session: outputs(handlers.on_clip(data, session, qid)))
-    on_frame = user_errors(lambda qid, frame_no, session: outputs(
-        handlers.on_frame(data, session, qid, frame_no)))
+    on_clip = user_errors(lambda qid, session, shown: outputs(
+        handlers.on_clip(data, session, qid, shown)))
+    on_frame = user_errors(lambda qid, frame_no, session, shown: outputs(
+        handlers.on_frame(data, session, qid, frame_no, shown)))
     on_render = user_errors(lambda qid, frame_no, session: outputs(
         handlers.render_turntable(data, session, qid, frame_no)))
 
@@ -153,8 +154,8 @@ def _wire(ctx: TabContext, data: ImpactData, stops: StopEvents, c: ImpactCompone
 
     @user_errors
     def on_run_spatial(qid: str, settings: dict, frame_no: float, session: ImpactSession,
-                       request: gr.Request, progress=gr.Progress()):
-        return outputs(handlers.run_spatial(data, session, settings, qid, frame_no,
+                       shown: str | None, request: gr.Request, progress=gr.Progress()):
+        return outputs(handlers.run_spatial(data, session, settings, qid, frame_no, shown=shown,
                                             cancel=stops.for_session(request.session_hash),
                                             progress=progress))
 
@@ -168,14 +169,14 @@ def _wire(ctx: TabContext, data: ImpactData, stops: StopEvents, c: ImpactCompone
     def release_session(request: gr.Request) -> None:
         stops.release(request.session_hash)  # the page closed: its running calls stop
 
-    c.clip.change(on_clip, [c.clip, c.state], c.clip_outputs, api_name="on_clip")
-    c.frame.change(on_frame, [c.clip, c.frame, c.state], [c.video, c.timeline, *c.frame_outputs],
+    c.clip.change(on_clip, [c.clip, c.state, c.body3d], c.clip_outputs, api_name="on_clip")
+    c.frame.change(on_frame, [c.clip, c.frame, c.state, c.body3d], [c.video, c.timeline, *c.frame_outputs],
                    trigger_mode="always_last", show_progress="hidden", api_name="on_frame")
     c.timeline.click(on_timeline_click, [c.clip, c.state], [c.video, c.frame],
                      api_name="on_timeline_click")
     c.run_temporal.click(on_run_temporal, [c.clip, ctx.settings, c.frame, c.state, c.prompt_style],
                          [c.state, c.timeline, c.status], api_name="on_run_temporal")
-    c.run_spatial.click(on_run_spatial, [c.clip, ctx.settings, c.frame, c.state],
+    c.run_spatial.click(on_run_spatial, [c.clip, ctx.settings, c.frame, c.state, c.body3d],
                         [c.state, *c.frame_outputs, c.status], api_name="on_run_spatial")
     c.render_button.click(on_render, [c.clip, c.frame, c.state], [c.turntable, c.turntable_msg],
                           api_name="on_render")
@@ -183,5 +184,5 @@ def _wire(ctx: TabContext, data: ImpactData, stops: StopEvents, c: ImpactCompone
                            api_name="on_metrics")
     if ctx.demo is not None:
         if data.first is not None:
-            ctx.demo.load(on_clip, [c.clip, c.state], c.clip_outputs, api_name="on_clip_1")
+            ctx.demo.load(on_clip, [c.clip, c.state, c.body3d], c.clip_outputs, api_name="on_clip_1")
         ctx.demo.unload(release_session)
