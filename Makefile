@@ -9,15 +9,14 @@ DATA ?= data
 export GRADIO_ANALYTICS_ENABLED := False
 export HF_HUB_DISABLE_TELEMETRY := 1
 
-.PHONY: install system-deps data demo lint test test-fast bench clean
+.PHONY: install system-deps data demo lint test test-fast bench space-check clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	# pyrender 0.1.45 (replaced by pyrender-maintained, the same module) must not stay beside it
+	$(PY) -m pip uninstall -q -y pyrender 2>/dev/null || true
 	$(PY) -m pip install -q -r requirements-dev.txt
-	# pyrender pins PyOpenGL 3.1.0, with which OSMesa fails: a second step installs 3.1.10
-	# (pip reports the pin conflict and exits 0).
-	$(PY) -m pip install -q "PyOpenGL==3.1.10"
 	touch $@
 
 install: $(VENV)/.installed system-deps
@@ -42,8 +41,20 @@ test: install lint
 test-fast: install
 	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
 
+# `make bench` also makes the real-size data (scripts/make_realsize.py -> data/realsize, minutes);
+# `make bench-quick` is the small-machine variant (small sizes, concurrency up to 16).
+.PHONY: bench-quick
 bench: data
-	$(PY) scripts/bench.py
+	$(PY) scripts/bench.py $(BENCH_ARGS)
+
+bench-quick: data
+	$(PY) scripts/bench.py --quick $(BENCH_ARGS)
+
+# What a Hugging Face Space does (packages.txt, then `pip install -r requirements.txt` alone into a
+# fresh venv, then `python app.py` with SPACE_ID set), each tab used in headless Chromium, then
+# again with the GL libraries hidden. Downloads packages: not part of `make test`.
+space-check: $(VENV)/.installed
+	$(PY) scripts/space_check.py $(SPACE_CHECK_ARGS)
 
 clean:
 	rm -rf tests/.cache test-artifacts

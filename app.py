@@ -21,12 +21,18 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 ROOT = Path(__file__).resolve().parent
 TITLE = "Video benchmark explorer"
-# (tab label, UI module, CLI module)
+# (tab label, UI module, CLI module, the parameters of its links)
 TABS = [
-    ("Window search", "components.window_search.ui", "components.window_search.cli"),
-    ("Cloze", "components.cloze.ui", "components.cloze.cli"),
-    ("Impact", "components.impact.ui", "components.impact.cli"),
+    ("Window search", "components.window_search.ui", "components.window_search.cli", ("movie", "qid", "t")),
+    ("Cloze", "components.cloze.ui", "components.cloze.cli", ("stem", "q")),
+    ("Impact", "components.impact.ui", "components.impact.cli", ("clip", "frame")),
 ]
+
+
+def tab_slug(label: str) -> str:
+    return label.lower().replace(" ", "-")
+
+
 INTRO = """\
 # Video benchmark explorer
 - **Window search** — find a moment in a full-length movie when a near-identical moment exists elsewhere, with [Agentic Window Search](https://arxiv.org/abs/2610.23910) (CoM2-Bench): every candidate window is checked statement by statement.
@@ -62,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_sub = run_parser.add_subparsers(dest="target", metavar="TARGET")
     eval_parser.set_defaults(func=lambda args: _print_help(eval_parser))
     run_parser.set_defaults(func=lambda args: _print_help(run_parser))
-    for _, _, cli_module in TABS:
+    for _, _, cli_module, _ in TABS:
         cli = importlib.import_module(cli_module)
         cli.add_eval_parsers(eval_sub)
         cli.add_run_parsers(run_sub)
@@ -78,18 +84,22 @@ def build_app(data_dir: Path, backend: str = "baseline"):
     """Assemble the three tabs under one shared Model panel."""
     import gradio as gr
 
-    # these two build gradio components: imported here so `app.py --help` never loads gradio
+    # these build gradio components: imported here so `app.py --help` never loads gradio
+    from components.common.page import open_from_link, presentation_toggle
     from components.common.ui import TabContext
     from components.settings.ui import build_settings_panel
 
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         gr.Markdown(INTRO, elem_id="app-intro")
+        presentation_toggle()
+        link_note = gr.Markdown(elem_id="app-link-note")
         settings = build_settings_panel(SessionSettings(backend=backend))
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo)
-        with gr.Tabs(elem_id="app-tabs"):
-            for label, ui_module, _ in TABS:
-                with gr.Tab(label, elem_id=f"tab-{label.lower().replace(' ', '-')}"):
+        with gr.Tabs(elem_id="app-tabs") as tabs:
+            for label, ui_module, _, _ in TABS:
+                with gr.Tab(label, id=tab_slug(label), elem_id=f"tab-{tab_slug(label)}"):
                     importlib.import_module(ui_module).build_tab(ctx)
+        open_from_link(demo, tabs, link_note, {tab_slug(label): keys for label, _, _, keys in TABS})
     return demo
 
 
@@ -103,14 +113,17 @@ def ensure_example_data(data_dir: Path) -> None:
 
 
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
+    from components.common.idle import quiet_when_idle
+    from components.common.page import HEAD
     from components.common.theme import CSS, THEME
 
     ensure_example_data(args.data_dir)
     demo = build_app(args.data_dir, args.backend)
     demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
+    quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     allowed = [str(Path(args.data_dir).resolve())]
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
-                theme=THEME, css=CSS, allowed_paths=allowed,
+                theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
                 prevent_thread_lock=prevent_thread_lock, show_error=True, quiet=prevent_thread_lock)
     return demo

@@ -1,7 +1,6 @@
 """Answers calls from a recorded trace; a call that is not in the trace fails clearly."""
 from __future__ import annotations
 
-import json
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -9,7 +8,7 @@ from pathlib import Path
 from backends.base import GenerationRequest, GenerationResult, Usage, VLMBackend
 from backends.config import ApiSettings
 from backends.errors import BackendError, ReplayMissError
-from backends.trace_format import describe_call, hashed_messages, trace_key
+from backends.trace_format import HOW_TO_RECORD, describe_call, hashed_messages, read_trace, trace_key
 
 
 class ReplayBackend(VLMBackend):
@@ -20,9 +19,6 @@ class ReplayBackend(VLMBackend):
 
     def __init__(self, trace_path: str | Path):
         self.trace_path = Path(trace_path).expanduser()
-        if not self.trace_path.is_file():
-            raise BackendError(f"Replay trace {self.trace_path} does not exist; record one with a "
-                               "live backend first (--record-to) or check the path.")
         self._next: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
         self._stamp = self._file_stamp()  # before reading: a change during the read shows later
@@ -33,23 +29,14 @@ class ReplayBackend(VLMBackend):
         return cls(arg)
 
     def _read(self) -> tuple[dict[str, list[dict]], list[str]]:
+        """The trace's answers by key, and its backend ids (BackendError naming the file and what
+        is wrong with it: a bad trace is refused when the backend is built, not at first use)."""
         entries: dict[str, list[dict]] = defaultdict(list)
         backends: list[str] = []
-        with open(self.trace_path, encoding="utf-8", errors="replace") as fh:  # garbage -> BackendError below
-            for number, line in enumerate(fh, 1):
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                    key = entry["key"]
-                    backend = entry["backend"]
-                    entry["response"]
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    raise BackendError(f"Replay trace {self.trace_path.name}, line {number}, is not "
-                                       "a trace record (needs key, backend, response).") from None
-                entries[key].append(entry)
-                if backend not in backends:
-                    backends.append(backend)
+        for entry in read_trace(self.trace_path):
+            entries[entry["key"]].append(entry)
+            if entry["backend"] not in backends:
+                backends.append(entry["backend"])
         return entries, backends
 
     def _file_stamp(self) -> tuple[int, int] | None:
@@ -78,7 +65,7 @@ class ReplayBackend(VLMBackend):
 
     @property
     def model(self) -> str:
-        models = {e["model"] for entries in self._entries.values() for e in entries}
+        models = {e.get("model") for entries in self._entries.values() for e in entries} - {None, ""}
         return models.pop() if len(models) == 1 else self.trace_path.name
 
     def __len__(self) -> int:
@@ -103,11 +90,12 @@ class ReplayBackend(VLMBackend):
         if entry is None:
             near = [e for es in self._entries.values() for e in es
                     if request.ref and e.get("ref") == request.ref and e.get("task") == request.task]
-            hint = (" The trace has this task and ref with other parameters or frames." if near
-                    else "")
-            raise ReplayMissError(f"Replay trace {self.trace_path.name} has no answer for this call "
-                                  f"({describe_call(request.task, request.ref, request.messages)})."
-                                  f"{hint} Record it with a live backend first.")
+            hint = (" The trace has this task and ref with other parameters or frames (the "
+                    "settings or the data changed since it was recorded)." if near else "")
+            raise ReplayMissError(f"Replay trace '{self.trace_path.name}' has no answer for this "
+                                  f"call ({describe_call(request.task, request.ref, request.messages)})."
+                                  f"{hint} To answer it offline, {HOW_TO_RECORD}, and make this "
+                                  "same call while recording.")
         usage = entry.get("usage")
         return GenerationResult(text=entry["response"], backend=self.backend_id,
                                 model=entry.get("model", ""),

@@ -6,16 +6,23 @@ the decoded pixels (mode, size and raw RGB bytes), so a frame decoded again from
 re-sampled from the same video, hashes the same as when it was recorded. An already encoded image
 (`backends.base.EncodedImage`, sent to an API as its own bytes) is stored as those bytes,
 `<sha256>.<ext of its mime>`, and its sha256 is over those bytes (the file hashes to its name).
+
+Nothing in a trace names a media file by an absolute path: image paths are relative to the
+trace's folder, and a call is keyed by its pixels, so a trace recorded in one working directory
+(or on one machine) replays from any other. Replay never opens the images, so old traces whose
+image paths were absolute replay too.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Callable
 
 from backends.base import EncodedImage, Message
+from backends.errors import BackendError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -84,12 +91,74 @@ def trace_key(backend_id: str, params: dict, messages: list[dict]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+#: what every trace line holds (docs/formats.md, "Model traces")
+REQUIRED_KEYS = ("key", "backend", "response")
+#: how to make a trace, for messages about a missing or unusable one
+HOW_TO_RECORD = ("record one with a live backend: `--record <trace.jsonl>` on the command line, or "
+                 "the Model panel's \"Record this session's model calls\" switch")
+#: an absolute path (POSIX or Windows) standing alone, not a URL's or a date's slashes
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/\\])(?:[A-Za-z]:)?[/\\](?:[^\s/\\'\"]+[/\\])+([^\s/\\'\"]+)")
+
+
+def without_folders(text: str) -> str:
+    """Absolute paths in `text` cut to their file names (a server's folders are never shown)."""
+    return _ABSOLUTE_PATH.sub(r"\1", text)
+
+
+def read_trace(path: str | Path) -> list[dict]:
+    """Every record of the trace at `path`, or BackendError naming the file (never its folder) and
+    what is wrong with it: missing, a folder, unreadable, empty, not JSONL, or lines that are not
+    recorded calls."""
+    path = Path(path)
+    name = f"Replay trace '{path.name}'"
+    if not path.exists():
+        raise BackendError(f"{name} does not exist; {HOW_TO_RECORD}, or check the name.")
+    if path.is_dir():
+        raise BackendError(f"{name} is a folder, not a trace file (JSONL, one recorded call per line).")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise BackendError(f"{name} is not a text file; a trace is JSONL, one recorded call per "
+                           "line.") from None
+    except OSError:
+        raise BackendError(f"{name} cannot be read (check its permissions).") from None
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if not lines:
+        raise BackendError(f"{name} is empty: it holds no recorded model call; {HOW_TO_RECORD}.")
+    records = []
+    for number, line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            if number == lines[0][0] and _is_one_document(text):
+                raise BackendError(f"{name} is a single JSON document, not a trace: a trace is "
+                                   "JSONL, one recorded model call per line.") from None
+            raise BackendError(f"{name}, line {number}, is not JSON: a trace is JSONL, one "
+                               "recorded model call per line.") from None
+        missing = [k for k in REQUIRED_KEYS if not isinstance(record, dict) or k not in record]
+        if missing or not all(isinstance(record[k], str) for k in REQUIRED_KEYS):
+            lacks = ", ".join(f"'{k}'" for k in (missing or REQUIRED_KEYS))
+            raise BackendError(f"{name}, line {number}, is not a trace record: it lacks {lacks} "
+                               "as text (a trace line holds one recorded model call: key, "
+                               "backend, response).")
+        records.append(record)
+    return records
+
+
+def _is_one_document(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
 def describe_call(task: str, ref: str, messages: list[Message]) -> str:
     """Short, human description of a call: task, ref, number of images, start of the text."""
     num_images = sum(m.num_images() for m in messages)
     # the user's words tell calls apart; the system prompt is usually the same for all of them
     chosen = [m for m in messages if m.role == "user"] or messages
     text = " ".join(p for m in chosen for p in m.content if isinstance(p, str))
-    text = " ".join(text.split())
-    return (f"task={task or '-'}, ref={ref or '-'}, {num_images} image(s), "
+    text = without_folders(" ".join(text.split()))
+    return (f"task={task or '-'}, ref={without_folders(ref) or '-'}, {num_images} image(s), "
             f"text starting {text[:80]!r}")

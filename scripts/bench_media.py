@@ -1,22 +1,31 @@
 #!/usr/bin/env python
-"""Benchmark the media layer on a long 720p movie (not a test).
+"""Benchmark the media layer on a long 720p movie (not a test; prints ratios, asserts nothing).
 
-1. Writes an N-minute (default 30) 1280x720 H.264 video at 24 fps with a keyframe every 240
+1. Writes an N-minute (default 10) 1280x720 H.264 video at 24 fps with a keyframe every 240
    frames (10 s), content: moving gradients over a noise texture (PyAV, libx264 veryfast crf 23;
    one minute is encoded and its packets repeated, see generate). Reused if present.
-2. Times 1 fps sampling of the whole movie through VideoSource.iter_fps (full size, and decoded at
-   max_side 448), against `ffmpeg -i in -vf fps=1 -f rawvideo -pix_fmt rgb24 -` producing the
-   same number of frames (needs ffmpeg on PATH: apt-get install -y ffmpeg).
+2. "Preparing a movie": 1 fps over the whole movie, each measurement in a fresh process pinned
+   with `taskset` to 1, then 2, ... cores, against `ffmpeg -i in -vf fps=1 -f rawvideo -pix_fmt
+   rgb24 -` pinned to the same cores in the same run (needs ffmpeg and taskset on PATH):
+     pool      VideoSource.iter_fps as the app runs it (open + index + sampling; time-ordered
+               requests are decoded by group of pictures in one thread per core, gop_pool.py)
+     random    the same request through the random-access reader in batches of 32 (decord;
+               the app's path before the pool), for comparison
+     pool@448  the pool decoding at max_side 448 (what window search stores)
+   Peak RSS of each process is read from outside (`/usr/bin/time -v`, maximum resident set).
 3. Times the DiskCache: first sampling (decode + JPEG write) vs a cached reopen.
-4. Peak RSS (fresh process each) of sampling a third of the movie vs all of it: flat means the
-   reading is bounded-memory.
+4. Peak RSS (outside, fresh process each) of sampling a third of the movie vs all of it: flat
+   means the reading is bounded-memory.
 
-Usage: python scripts/bench_media.py [--minutes 30] [--workdir /tmp/bench_media]
+Usage: python scripts/bench_media.py [--minutes 10] [--workdir /tmp/bench_media] [--cores 1,2]
+       [--skip-random]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -81,33 +90,70 @@ def generate(path: Path, minutes: float, base_seconds: int = 60) -> float:
     return time.perf_counter() - t0
 
 
-def time_videosource(path: Path, max_side: int | None) -> tuple[float, float, int]:
-    """(open seconds, sampling seconds, frames) for 1 fps over the whole movie."""
+MODES = {"pool": None, "random": None, "pool@448": 448}
+
+
+def child(mode: str, path: Path, workers: int) -> None:
+    """One measurement in this (fresh, pinned) process; prints a JSON line."""
+    import components.media.video as video
     from components.media import VideoSource
 
+    if mode == "random":
+        video.POOL_MIN_FRAMES = 1 << 60  # every request through the random-access reader
     t0 = time.perf_counter()
-    src = VideoSource(path)
+    src = VideoSource(path, workers=workers, index_cache=False)
     t1 = time.perf_counter()
-    n = sum(1 for _ in src.iter_fps(0, src.info.duration, 1.0, max_side=max_side))
+    n = sum(1 for _ in src.iter_fps(0, src.info.duration, 1.0, max_side=MODES[mode]))
     t2 = time.perf_counter()
-    src.close()
-    return t1 - t0, t2 - t1, n
+    print(json.dumps({"frames": n, "open_s": t1 - t0, "sample_s": t2 - t1, "seconds": t2 - t0,
+                      "backend": src.backend}))
 
 
-def time_ffmpeg(path: Path, frames: int) -> float:
+_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
+_CPU = re.compile(r"(?:User|System) time \(seconds\): ([\d.]+)")
+
+
+def _rss_cpu(stderr: str) -> tuple[float, float]:
+    """(peak RSS MB, user + system CPU seconds) from /usr/bin/time -v's report."""
+    match = _RSS.search(stderr)
+    return (int(match.group(1)) / 1024 if match else float("nan"),
+            sum(float(x) for x in _CPU.findall(stderr)))
+
+
+def _outside(cmd: list[str], cpus: str) -> tuple[subprocess.CompletedProcess, float, float]:
+    """Run `cmd` pinned to `cpus` under /usr/bin/time -v; (process, peak RSS MB, CPU s)."""
+    timed = ["taskset", "-c", cpus, "/usr/bin/time", "-v", *cmd]
+    proc = subprocess.run(timed, capture_output=True, cwd=ROOT)
+    return (proc, *_rss_cpu(proc.stderr.decode(errors="replace")))
+
+
+def run_child(mode: str, path: Path, cpus: str, workers: int) -> dict:
+    proc, rss, cpu = _outside([sys.executable, str(Path(__file__).resolve()), "--child", mode,
+                               "--path", str(path), "--workers", str(workers)], cpus)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{mode} child failed: {proc.stderr.decode(errors='replace')[-1500:]}")
+    result = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    result["peak_rss_mb"], result["cpu_s"] = rss, cpu
+    return result
+
+
+def time_ffmpeg(path: Path, frames: int, cpus: str) -> tuple[float, float, float]:
+    """(seconds, peak RSS MB, CPU s) of ffmpeg producing `frames` RGB frames at 1 fps, pinned."""
     cmd = ["ffmpeg", "-v", "error", "-nostdin", "-i", str(path), "-vf", "fps=1", "-frames:v",
            str(frames), "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]
+    timed = ["taskset", "-c", cpus, "/usr/bin/time", "-v", *cmd]
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    proc = subprocess.Popen(timed, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     got = 0
     while chunk := proc.stdout.read(1 << 22):
         got += len(chunk)
+    err = proc.stderr.read().decode(errors="replace")
     proc.wait()
     elapsed = time.perf_counter() - t0
     if proc.returncode != 0 or got != frames * WIDTH * HEIGHT * 3:
         raise RuntimeError(f"ffmpeg returned {got} bytes (rc {proc.returncode}), expected "
                            f"{frames} frames")
-    return elapsed
+    return (elapsed, *_rss_cpu(err))
 
 
 def time_cache(path: Path, cache_dir: Path) -> tuple[float, float, int]:
@@ -132,30 +178,45 @@ def time_cache(path: Path, cache_dir: Path) -> tuple[float, float, int]:
     return t1 - t0, t2 - t1, len(again)
 
 
-def child_peak_rss(path: Path, seconds: float) -> dict:
-    """Run the sampling of [0, seconds] in a fresh process; returns its peak RSS (VmHWM, which
-    belongs to the new process image; ru_maxrss would include the parent's memory at fork)."""
-    code = (
-        f"import json, sys; sys.path.insert(0, {str(ROOT)!r})\n"
-        "def hwm():\n"
-        "    for line in open('/proc/self/status'):\n"
-        "        if line.startswith('VmHWM:'):\n"
-        "            return int(line.split()[1]) / 1024\n"
-        "from components.media import VideoSource\n"
-        "base = hwm()\n"
-        f"src = VideoSource({str(path)!r})\n"
-        f"n = sum(1 for _ in src.iter_fps(0, {float(seconds)!r}, 1.0))\n"
-        "print(json.dumps({'frames': n, 'peak_rss_mb': hwm(), 'import_rss_mb': base}))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+RSS_CHILD = (
+    "import sys; sys.path.insert(0, {root!r})\n"
+    "from components.media import VideoSource\n"
+    "src = VideoSource({path!r}, index_cache=False)\n"
+    "print(sum(1 for _ in src.iter_fps(0, {seconds!r}, 1.0)))\n"
+)
+
+
+def child_peak_rss(path: Path, seconds: float, cpus: str) -> dict:
+    """Sampling [0, seconds] in a fresh process; its peak RSS read from outside."""
+    code = RSS_CHILD.format(root=str(ROOT), path=str(path), seconds=float(seconds))
+    proc, rss, _ = _outside([sys.executable, "-c", code], cpus)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.decode(errors="replace")[-1500:])
+    return {"frames": int(proc.stdout.decode().split()[-1]), "peak_rss_mb": rss}
+
+
+def _cpu_sets(wanted: list[int]) -> list[tuple[int, str]]:
+    usable = sorted(os.sched_getaffinity(0))
+    return [(c, ",".join(str(x) for x in usable[:c])) for c in wanted if c <= len(usable)]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--minutes", type=float, default=30.0, help="movie length (default 30)")
+    ap.add_argument("--minutes", type=float, default=10.0, help="movie length (default 10)")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/bench_media"))
+    ap.add_argument("--cores", default="1,2", help="core counts to pin to (default 1,2)")
+    ap.add_argument("--skip-random", action="store_true", help="leave out the random-access path")
+    ap.add_argument("--child", choices=sorted(MODES), help=argparse.SUPPRESS)
+    ap.add_argument("--path", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.child:
+        child(args.child, args.path, args.workers)
+        return 0
+    for tool in ("ffmpeg", "taskset"):
+        if not shutil.which(tool):
+            print(f"{tool} not found: install it (apt-get install -y ffmpeg util-linux time)")
+            return 1
     args.workdir.mkdir(parents=True, exist_ok=True)
     movie = args.workdir / f"movie_{args.minutes:g}min_720p.mp4"
 
@@ -163,26 +224,44 @@ def main(argv: list[str] | None = None) -> int:
     size_mb = movie.stat().st_size / 2**20
     print(f"movie: {movie} ({args.minutes:g} min, 1280x720, 24 fps, GOP 240, {size_mb:.0f} MB)"
           + (f", generated in {gen:.1f} s" if gen else ", reused"))
-
-    open_s, full_s, n = time_videosource(movie, None)
-    print(f"VideoSource open (decord indexes the file): {open_s:.2f} s")
-    print(f"VideoSource 1 fps full size : {n} frames in {full_s:.2f} s ({n / full_s:.1f} frames/s)")
-    _, small_s, n_small = time_videosource(movie, 448)
-    print(f"VideoSource 1 fps max_side=448 (decoded small): {n_small} frames in {small_s:.2f} s")
-    if shutil.which("ffmpeg"):
-        ff = time_ffmpeg(movie, n)
-        print(f"ffmpeg -vf fps=1 rawvideo rgb24: {n} frames in {ff:.2f} s")
-        print(f"ratio VideoSource(open+sample) / ffmpeg: {(open_s + full_s) / ff:.2f}")
-    else:
-        print("ffmpeg not found: install it with apt-get install -y ffmpeg to compare")
+    print("wall ratios need a quiet machine; CPU ratios (user + system, /usr/bin/time -v) "
+          "compare the work done")
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores; a busy machine slows both sides of each ratio)")
+    frames = int(args.minutes * 60)
+    sets = _cpu_sets([int(c) for c in args.cores.split(",")])
+    for cores, cpus in sets:
+        ff, ff_rss, ff_cpu = time_ffmpeg(movie, frames, cpus)
+        print(f"[{cores} core(s), taskset -c {cpus}] ffmpeg -vf fps=1 rawvideo rgb24: {frames} "
+              f"frames in {ff:.2f} s (CPU {ff_cpu:.1f} s), peak RSS {ff_rss:.0f} MB; load "
+              f"{os.getloadavg()[0]:.1f}")
+        for mode in MODES:
+            if mode == "random" and args.skip_random:
+                continue
+            r = run_child(mode, movie, cpus, workers=cores)
+            how = "decord" if mode == "random" else "PyAV GOP pool"
+            print(f"[{cores} core(s)] {mode:8s} {r['frames']} frames in {r['seconds']:.2f} s "
+                  f"(open {r['open_s']:.2f} s; CPU {r['cpu_s']:.1f} s; {how}, {cores} worker(s)), "
+                  f"peak RSS {r['peak_rss_mb']:.0f} MB; ratio / ffmpeg: wall "
+                  f"{r['seconds'] / ff:.2f}, CPU {r['cpu_s'] / ff_cpu:.2f}")
+            if mode == "pool" and cores == sets[-1][0]:
+                last = (r, ff)
+    r, ff = last
+    # the lines scripts/bench.py reads (the most cores measured)
+    print(f"VideoSource open (index from the packets): {r['open_s']:.2f} s")
+    print(f"VideoSource 1 fps full size : {r['frames']} frames in {r['seconds']:.2f} s "
+          f"({r['frames'] / r['seconds']:.1f} frames/s)")
+    print(f"ffmpeg -vf fps=1 rawvideo rgb24: {r['frames']} frames in {ff:.2f} s")
+    print(f"ratio VideoSource(open+sample) / ffmpeg: {r['seconds'] / ff:.2f}")
 
     first, again, n_cached = time_cache(movie, args.workdir / "cache")
     print(f"DiskCache 1 fps @448: first {first:.2f} s, cached reopen {again:.2f} s "
           f"({n_cached} frames, {first / again:.0f}x faster)")
 
+    cpus = sets[-1][1]
     third = max(1.0, args.minutes * 60 / 3)
-    part = child_peak_rss(movie, third)
-    whole = child_peak_rss(movie, args.minutes * 60)
+    part = child_peak_rss(movie, third, cpus)
+    whole = child_peak_rss(movie, args.minutes * 60, cpus)
     print(f"peak RSS sampling {third / 60:g} min: {part['peak_rss_mb']:.0f} MB ({part['frames']} "
           f"frames); {args.minutes:g} min: {whole['peak_rss_mb']:.0f} MB ({whole['frames']} frames); "
           f"ratio {whole['peak_rss_mb'] / part['peak_rss_mb']:.2f}")

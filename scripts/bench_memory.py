@@ -1,18 +1,24 @@
-"""Benchmark: peak memory of preparing a movie for window search, 10 vs 30 minutes.
+"""Benchmark: peak memory of preparing a movie for window search, 20 minutes vs 2 hours, and the
+cached reopen of the prepared movie.
 
 Synthetic low-resolution movies (320x180, 24 fps, a keyframe every 10 s; one minute is encoded
 and its packets repeated) are cached under the bench cache folder. Each length is prepared by
 components.window_search.movie.Movie(...).prepare() (1 fps per 180 s chunk, JPEGs into a fresh
-DiskCache) in a fresh subprocess that reports its own peak RSS: VmHWM (the ratio; it belongs to
-the new process image) and ru_maxrss (printed; Linux carries it across exec, so it includes the
-forking parent's size when that parent is big). Goal: flat in movie length, ratio 30 / 10 min ~ 1.0.
+DiskCache; APP_CACHE_DIR points there too, so the video's timeline is stored beside the frames)
+in a fresh subprocess. Peak RSS is read from outside (`/usr/bin/time -v`, maximum resident set;
+the ratio) and inside (VmHWM, printed). Then a second fresh process reopens the prepared movie
+(Movie(...) + prepare(), which finds every chunk cached) and times it. Goals: peak RSS 2 h within
+1.2x of 20 min and below 1 GB; the cached reopen of the 2-hour movie under 1 s.
 
-    python scripts/bench_memory.py [--minutes 10,30] [--cache-dir DIR]
+    python scripts/bench_memory.py [--minutes 20,120] [--cache-dir DIR]
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -23,6 +29,8 @@ from bench_common import ROOT, Row, cache_dir, mux_repeated, print_rows  # noqa:
 
 WIDTH, HEIGHT, FPS, GOP = 320, 180, 24, 240
 GOAL = 1.2  # "flat": within 20%
+RSS_LIMIT_MB = 1024
+REOPEN_GOAL_S = 1.0
 
 
 def generate(path: Path, minutes: float, base_seconds: int = 60) -> float:
@@ -66,7 +74,7 @@ def generate(path: Path, minutes: float, base_seconds: int = 60) -> float:
 
 
 CHILD = """
-import json, resource, shutil, sys, tempfile, time
+import json, os, resource, sys, time
 sys.path.insert(0, {root!r})
 def hwm():
     for line in open('/proc/self/status'):
@@ -76,60 +84,68 @@ from components.media import DiskCache
 from components.window_search.movie import Movie
 import av, decord, PIL.Image  # the readers, so the baseline below includes them
 base = hwm()
-cache = tempfile.mkdtemp(prefix='bench-memory-')
-try:
-    t0 = time.perf_counter()
-    movie = Movie({video!r}, cache=DiskCache(cache))
-    decoded = movie.prepare()
-    elapsed = time.perf_counter() - t0
-    print(json.dumps({{'frames': decoded, 'chunks': len(movie.chunks), 'seconds': elapsed,
-                      'ru_maxrss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-                      'vmhwm_mb': hwm(), 'import_mb': base}}))
-finally:
-    shutil.rmtree(cache, ignore_errors=True)
+t0 = time.perf_counter()
+movie = Movie({video!r}, cache=DiskCache({cache!r}))
+decoded = movie.prepare()
+elapsed = time.perf_counter() - t0
+print(json.dumps({{'frames': decoded, 'chunks': len(movie.chunks), 'seconds': elapsed,
+                  'vmhwm_mb': hwm(), 'import_mb': base}}))
 """
+_RSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
 
 
-def prepare_peak(video: Path) -> dict:
-    code = CHILD.format(root=str(ROOT), video=str(video))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+def prepare_peak(video: Path, cache: Path) -> dict:
+    """Movie.prepare in a fresh process under /usr/bin/time -v (peak RSS from outside)."""
+    code = CHILD.format(root=str(ROOT), video=str(video), cache=str(cache))
+    env = dict(os.environ, APP_CACHE_DIR=str(cache))
+    out = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-c", code], capture_output=True,
+                         text=True, cwd=ROOT, env=env)
     if out.returncode != 0:
         raise RuntimeError(f"Movie.prepare child failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    match = _RSS.search(out.stderr)
+    result["peak_rss_mb"] = int(match.group(1)) / 1024 if match else float("nan")
+    return result
 
 
 def run(quick: bool = False, minutes: tuple[float, float] | None = None,
         cache: Path | None = None) -> list[Row]:
-    short, long = minutes or ((6, 18) if quick else (10, 30))  # >= 2 chunks of 180 s each
+    short, long = minutes or ((6, 18) if quick else (20, 120))  # >= 2 chunks of 180 s each
     folder = cache_dir(cache) / "memory"
-    results = {}
+    results, reopen = {}, {}
     for m in (short, long):
         video = folder / f"movie_{m:g}min_{WIDTH}x{HEIGHT}.mp4"
         gen = generate(video, m)
-        r = results[m] = prepare_peak(video)
+        frames_cache = folder / f"prepared_{m:g}min"
+        shutil.rmtree(frames_cache, ignore_errors=True)
+        r = results[m] = prepare_peak(video, frames_cache)
+        again = reopen[m] = prepare_peak(video, frames_cache)
+        shutil.rmtree(frames_cache, ignore_errors=True)
         print(f"{m:g}-min movie ({video.stat().st_size / 2**20:.1f} MB"
               + (f", generated in {gen:.1f} s" if gen else ", reused") + f"): prepare {r['chunks']} "
-              f"chunks / {r['frames']} frames in {r['seconds']:.1f} s; peak RSS ru_maxrss "
-              f"{r['ru_maxrss_mb']:.0f} MB, VmHWM {r['vmhwm_mb']:.0f} MB (after imports "
-              f"{r['import_mb']:.0f} MB)")
+              f"chunks / {r['frames']} frames in {r['seconds']:.1f} s; peak RSS (outside, "
+              f"/usr/bin/time -v) {r['peak_rss_mb']:.0f} MB, VmHWM {r['vmhwm_mb']:.0f} MB (after "
+              f"imports {r['import_mb']:.0f} MB); cached reopen {again['seconds']:.2f} s "
+              f"({again['frames']} frames decoded)")
     a, b = results[short], results[long]
-    # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child forked from a big
-    # parent (bench.py after the other benchmarks) reports at least the parent's size.
-    ratio = b["vmhwm_mb"] / a["vmhwm_mb"]
+    ratio = b["peak_rss_mb"] / a["peak_rss_mb"]
     da, db = a["vmhwm_mb"] - a["import_mb"], b["vmhwm_mb"] - b["import_mb"]
-    print(f"peak RSS ratio {long:g} / {short:g} min: {ratio:.2f} (VmHWM; goal <= {GOAL}, "
-          f"proportional would be {long / short:g}); growth above the imports: {da:.0f} -> "
-          f"{db:.0f} MB")
+    print(f"peak RSS ratio {long:g} / {short:g} min: {ratio:.2f} (goal <= {GOAL}, proportional "
+          f"would be {long / short:g}); growth above the imports: {da:.0f} -> {db:.0f} MB")
     return [Row("memory", f"peak RSS prepare {long:g} / {short:g} min",
-                f"{ratio:.2f} ({b['vmhwm_mb']:.0f} / {a['vmhwm_mb']:.0f} MB VmHWM)",
+                f"{ratio:.2f} ({b['peak_rss_mb']:.0f} / {a['peak_rss_mb']:.0f} MB)",
                 f"<= {GOAL} (flat)", ratio <= GOAL),
-            Row("memory", "RSS growth above imports", f"{db:.0f} MB vs {da:.0f} MB"),
+            Row("memory", f"peak RSS prepare {long:g} min", f"{b['peak_rss_mb']:.0f} MB",
+                f"< {RSS_LIMIT_MB} MB", b["peak_rss_mb"] < RSS_LIMIT_MB),
+            Row("memory", f"cached reopen {long:g} min (Movie + prepare, all cached)",
+                f"{reopen[long]['seconds']:.2f} s", f"< {REOPEN_GOAL_S:g} s",
+                reopen[long]["seconds"] < REOPEN_GOAL_S and reopen[long]["frames"] == 0),
             Row("memory", f"prepare time {long:g} min", f"{b['seconds']:.1f} s ({b['frames']} frames)")]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--minutes", default="10,30", help="two lengths, short,long (default 10,30)")
+    ap.add_argument("--minutes", default="20,120", help="two lengths, short,long (default 20,120)")
     ap.add_argument("--cache-dir", type=Path, default=None)
     args = ap.parse_args(argv)
     short, long = (float(x) for x in args.minutes.split(","))

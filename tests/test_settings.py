@@ -139,14 +139,24 @@ def test_the_sessions_thinking_control_reaches_its_backend(monkeypatch):
         backend_for({**state, "thinking_control": "loud"})
 
 
-def test_apply_validates_the_localizer_and_the_thinking_control():
+def _recorded_trace(folder, name: str = "loc.jsonl"):
+    """A real trace `name` in the app's trace folder (the panel replays only listed traces)."""
+    request = GenerationRequest([Message.text("user", "Where?")], task="aws.localize", ref="q1")
+    RecordingBackend(ScriptedBackend(["10 - 20 seconds"]), folder / name).generate(request)
+    return request
+
+
+def test_apply_validates_the_localizer_and_the_thinking_control(tmp_path, monkeypatch):
     import gradio as gr
 
     from components.settings.ui import SAME_AS_MODEL, apply_settings
 
+    monkeypatch.setenv("APP_TRACE_DIR", str(tmp_path))
+    request = _recorded_trace(tmp_path)
     state, text = apply_settings("baseline", "", "", 16, False, "replay:loc.jsonl", "none", {})
     assert state["localizer"] == "replay:loc.jsonl" and state["thinking_control"] == "none"
     assert "localizer: replay:loc.jsonl" in text
+    assert localizer_backend_for(state).generate(request).text == "10 - 20 seconds"
     state, text = apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "auto", state)
     assert state["localizer"] == "" and "localizer" not in text
     with pytest.raises(gr.Error, match="Did you mean 'openai'"):
@@ -155,17 +165,21 @@ def test_apply_validates_the_localizer_and_the_thinking_control():
         apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "loud", {})
 
 
-def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments():
+def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments(tmp_path, monkeypatch):
     import gradio as gr
     from gradio_client import Client
 
     from components.settings.ui import build_settings_panel
 
+    monkeypatch.setenv("APP_TRACE_DIR", str(tmp_path))
+    _recorded_trace(tmp_path)
+
     with gr.Blocks() as demo:
         build_settings_panel(SessionSettings())
     elem_ids = {getattr(block, "elem_id", None) for block in demo.blocks.values()}
     assert {"settings-backend", "settings-localizer", "settings-thinking-control",
-            "settings-apply", "settings-max-frames", "settings-record"} <= elem_ids
+            "settings-apply", "settings-max-frames", "settings-record", "settings-replay",
+            "settings-refresh", "settings-record-note", "settings-trace-download"} <= elem_ids
     _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True)
     try:
         client = Client(url, verbose=False)

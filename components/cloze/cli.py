@@ -4,7 +4,9 @@
     python app.py eval cloze --results R.json [--json] | --human --results a1.jsonl a2.jsonl
     python app.py [--backend SPEC] run cloze --data DIR --out R.json [--backend SPEC] [--set NAME]
         [--dims S,A,P] [--seed 42] [--limit N] [--edge edge1|edge4] [--strict] [--max-images N]
-        [--max-tokens 8192] [--prompt-style api|open]
+        [--max-tokens 8192] [--prompt-style api|open] [--shard i/N]
+
+`eval cloze --results` takes several result files or folders (the shards' outputs) and merges them.
 """
 from __future__ import annotations
 
@@ -19,9 +21,10 @@ from components.cloze.questions import build_set
 from components.cloze.runner import run_set
 from components.cloze.scoring import check_results, human_results, score_results
 from components.cloze.solvers import SolverSettings, solvers_for
-from components.common.cli import HelpFormatter, add_backend_options, backend_from_args
+from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
 from components.common.errors import UserError
 from components.common.io import load_json
+from components.common.shards import describe_selection, input_files, merge_keyed
 
 
 def add_eval_parsers(eval_subparsers) -> None:
@@ -31,8 +34,10 @@ def add_eval_parsers(eval_subparsers) -> None:
         description="Score a TempCloze result file exactly like the released analysis: S, A, P, "
                     "acc, 3/3..0/3, >=1, >=2, error sources; plus strict accuracy and parse rate.")
     p.add_argument("--results", required=True, nargs="+", type=Path,
-                   help="result JSON (stem -> {S, A, C}); with --human, human-study files: this "
-                        "app's JSONL and/or the released app's human_eval_results/set_N.json")
+                   help="result JSON (stem -> {S, A, C}); several files or folders (every *.json "
+                        "under them) are merged, e.g. the outputs of `run cloze --shard i/N`; with "
+                        "--human, human-study files: this app's JSONL and/or the released app's "
+                        "human_eval_results/set_N.json")
     p.add_argument("--human", action="store_true",
                    help="inputs are human-study JSONL files; a question is correct only if every "
                         "annotator chose GT (the paper's Human row)")
@@ -65,6 +70,7 @@ def add_run_parsers(run_subparsers) -> None:
                    help="api: the paper's G.2 prompt, frames <= 360 px (the API evaluator); open: "
                         "the released vLLM evaluator's variant (unbolded last line, original size)")
     add_backend_options(p, items="questions")
+    add_shard_option(p, by="stem: a stem's S, A and P questions stay together")
     p.set_defaults(func=run_handler)
 
 
@@ -95,6 +101,18 @@ def load_results_file(path: Path) -> dict:
     return check_results(load_json(path, "result file"), str(path))
 
 
+def load_result_files(paths: list[Path]) -> dict:
+    """Several result files (the shards of one run) as one: stem -> {dim: entry}."""
+    files = input_files(paths, "*.json", "cloze result file", "--results")
+    parts = ((p, (((stem, dim), entry) for stem, dims in load_results_file(p).items()
+                  for dim, entry in dims.items())) for p in files)
+    merged = merge_keyed(parts, what="answer for", name=lambda k: f"stem '{k[0]}' dimension {k[1]}")
+    results: dict = {}
+    for (stem, dim), entry in merged.items():
+        results.setdefault(stem, {})[dim] = entry
+    return results
+
+
 def eval_handler(args: argparse.Namespace) -> int:
     if args.human:
         missing = [str(p) for p in args.results if not Path(p).exists()]
@@ -105,9 +123,7 @@ def eval_handler(args: argparse.Namespace) -> int:
             raise UserError(f"no human-study records (JSON lines or set_N.json responses) in {', '.join(map(str, args.results))}.")
         results = human_results(records)
     else:
-        if len(args.results) != 1:
-            raise UserError("--results takes one result file (several only with --human).")
-        results = load_results_file(args.results[0])
+        results = load_result_files(args.results)
     metrics = score_results(results)
     print(json.dumps(metrics) if args.json else format_table(metrics))
     return 0
@@ -119,12 +135,16 @@ def run_handler(args: argparse.Namespace) -> int:
     qs = build_set(ds, args.set, dims, seed=args.seed, limit=args.limit)
     for why in qs.skipped:
         print(f"skipped: {why}")
+    questions = qs.questions
+    if args.shard is not None:
+        questions = args.shard.select(questions, lambda q: q.stem)
+        print(describe_selection(args.shard, len(questions), len(qs.questions), "questions"))
     backend = backend_from_args(args, max_images=args.max_images)
     if args.max_tokens < 1:
         raise UserError(f"--max-tokens must be at least 1 (got {args.max_tokens}).")
     settings = SolverSettings(edge_variant=args.edge, strict=args.strict, retry_sleep=args.retry_sleep,
                               max_tokens=args.max_tokens, prompt_style=args.prompt_style)
-    out = run_set(solvers_for(backend, settings).solver, ds, qs.questions, args.out,
+    out = run_set(solvers_for(backend, settings).solver, ds, questions, args.out,
                   concurrency=args.concurrency, progress=not args.no_progress)
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")

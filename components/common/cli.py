@@ -12,6 +12,7 @@ from pathlib import Path
 from backends.base import VLMBackend
 from backends.config import ApiSettings
 from backends.registry import resolve
+from components.common.shards import SHARD_HELP, Shard, parse_shard
 
 BACKEND_HELP = "baseline | openai:<model> | hf:<hub id or folder> | replay:<trace.jsonl>"
 
@@ -44,3 +45,17 @@ def backend_from_args(args: argparse.Namespace, *, max_images: int | None = None
     api = ApiSettings(base_url=getattr(args, "base_url", None), max_images=max_images)
     record = getattr(args, "record", None)
     return resolve(backend_spec(args), api=api, record_to=record)
+
+
+def shard_arg(text: str) -> Shard:
+    """argparse type of --shard: a bad value is reported as `argument --shard: ...`."""
+    try:
+        return parse_shard(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_shard_option(parser: argparse.ArgumentParser, *, by: str) -> None:
+    """--shard i/N on a run command; `by` names the item key it splits on (shown in --help)."""
+    parser.add_argument("--shard", type=shard_arg, default=None, metavar="i/N",
+                        help=f"{SHARD_HELP} (split by {by})")

@@ -9,6 +9,7 @@ from pathlib import Path
 import gradio as gr
 
 from components.common.cli import BACKEND_HELP, HelpFormatter
+from components.common.idle import quiet_when_idle
 from components.common.theme import CSS, THEME
 from components.common.ui import TabContext
 from components.settings.session import SessionSettings
@@ -39,6 +40,7 @@ def build_parser(prog: str, title: str, holds: str) -> argparse.ArgumentParser:
 
 def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
     demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
+    quiet_when_idle(demo)
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
                 allowed_paths=[str(Path(args.data_dir).resolve())], show_error=True)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import html
 import inspect
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,12 @@ class TabContext:
     demo: gr.Blocks | None = None  # the whole app, for load/unload events
 
 
+def shown_error(exc: BaseException) -> gr.Error:
+    """The message as the page's error toast shows it. The toast renders HTML, so a message naming
+    `choices/<stem>/` lost its `<stem>` and was cut; it is escaped here."""
+    return gr.Error(html.escape(str(exc), quote=False), print_exception=False)
+
+
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Turn UserError / BackendError raised in a handler into one readable gr.Error."""
 
@@ -32,7 +39,7 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             try:
                 yield from fn(*args, **kwargs)
             except (UserError, BackendError) as exc:
-                raise gr.Error(str(exc), print_exception=False) from None
+                raise shown_error(exc) from None
         return gen_wrapper
 
     @functools.wraps(fn)
@@ -40,6 +47,6 @@ def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except (UserError, BackendError) as exc:
-            raise gr.Error(str(exc), print_exception=False) from None
+            raise shown_error(exc) from None
 
     return wrapper

@@ -1,6 +1,8 @@
 """Command line of the Impact tab: `eval impact-temporal`, `eval impact-spatial`, `run impact`.
 
-Argument wiring only; the work is in pipeline.py, solvers.py and the metric modules.
+Argument wiring only; the work is in pipeline.py, solvers.py and the metric modules. `--shard i/N`
+splits the clips across machines (by qid; a clip's temporal and spatial answers stay together); the
+evals take several files or folders (every shard's output folder) and merge them.
 """
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ from collections.abc import Iterable
 from backends.base import VLMBackend
 from backends.errors import BackendError
 from components.common.batch import run_resumable
-from components.common.cli import HelpFormatter, add_backend_options, backend_from_args
+from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
 from components.common.errors import UserError
 from components.common.io import atomic_write_jsonl, read_jsonl
+from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
 from components.impact.annotations import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
-from components.impact.pipeline import annotated_frames, evaluate_spatial, select_regions
+from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, select_regions
 from components.impact.region_prompt import RegionSolver
 from components.impact.solvers import solvers_for
 from components.impact.temporal_metrics import evaluate_temporal
@@ -38,10 +41,13 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
     p = eval_sub.add_parser("impact-temporal", formatter_class=HelpFormatter,
                             help="HAPACT temporal metrics of QVHighlights-style JSONL predictions "
                                  "(mAP@0.3, R1@0.3, G-mAP, @k_tgt, mR@k)")
-    p.add_argument("--gt", required=True, type=Path, help="ground truth JSONL "
-                   '({"qid", "relevant_windows": [[s, e], ...]} per line)')
-    p.add_argument("--pred", required=True, type=Path, help="predictions JSONL "
-                   '({"qid", "pred_relevant_windows": [[s, e, score], ...]} per line)')
+    p.add_argument("--gt", required=True, type=Path, nargs="+", help="ground truth JSONL "
+                   '({"qid", "relevant_windows": [[s, e], ...]} per line); several files or '
+                   "folders (every temporal_gt.jsonl under them) are merged")
+    p.add_argument("--pred", required=True, type=Path, nargs="+", help="predictions JSONL "
+                   '({"qid", "pred_relevant_windows": [[s, e, score], ...]} per line); several '
+                   "files or folders (every temporal_pred.jsonl under them, e.g. the --out folders "
+                   "of `run impact --shard i/N`) are merged")
     p.add_argument("--fps", type=float, default=24.0,
                    help="frame rate for the moment-length breakdown (HAPACT: 24)")
     p.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
@@ -51,8 +57,9 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
                             help="HAPACT spatial metrics (F1, precision, recall, geodesic cm, "
                                  "per-group F1) of per-frame region/vertex predictions")
     s.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (docs/formats.md)")
-    s.add_argument("--pred", required=True, type=Path, help='spatial predictions JSONL '
-                   '({"qid", "frame", "regions": [...], "vertices": [...]} per line)')
+    s.add_argument("--pred", required=True, type=Path, nargs="+", help='spatial predictions JSONL '
+                   '({"qid", "frame", "regions": [...], "vertices": [...]} per line); several '
+                   "files or folders (every spatial_pred.jsonl under them) are merged")
     s.add_argument("--split", default=None, help="score only this split (e.g. test); unset: all items")
     s.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
     s.set_defaults(func=eval_spatial_command)
@@ -75,6 +82,7 @@ def add_run_parsers(run_sub: argparse._SubParsersAction) -> None:
                         "paper's frame counts 100/128/96/192/192)")
     r.add_argument("--max-retries", type=int, default=2, help="re-asks after an unparsable answer")
     add_backend_options(r, items="clips")
+    add_shard_option(r, by="clip qid")
     r.set_defaults(func=run_impact_command)
 
 
@@ -96,8 +104,32 @@ def format_table(rows: Iterable[tuple[str, Any]]) -> str:
 
 # -- eval impact-temporal / impact-spatial ----------------------------------------------------------
 
-def evaluate_temporal_files(gt_path: Path, pred_path: Path, fps: float = 24.0) -> dict:
-    return evaluate_temporal(load_qv_gt(gt_path), load_qv_pred(pred_path), fps=fps)
+def _as_list(paths: Path | Iterable[Path]) -> list[Path]:
+    return [paths] if isinstance(paths, (str, Path)) else list(paths)
+
+
+def load_temporal_files(paths: Path | Iterable[Path], *, gt: bool) -> list[dict]:
+    """QVHighlights lines of every file (a folder: its temporal_gt / temporal_pred.jsonl files),
+    ordered by qid so the scores do not depend on file order (float sums in one order)."""
+    name = "temporal_gt.jsonl" if gt else "temporal_pred.jsonl"
+    what = "temporal ground truth" if gt else "temporal predictions"
+    files = input_files(_as_list(paths), name, what, "--gt" if gt else "--pred")
+    load = load_qv_gt if gt else load_qv_pred
+    merged = merged_files(files, lambda p: iter_pairs(load(p), lambda r: r["qid"]),
+                          what="ground truth for qid" if gt else "prediction for qid")
+    return [merged[qid] for qid in sorted(merged)]
+
+
+def load_spatial_files(paths: Path | Iterable[Path]) -> dict[tuple[str, int], dict]:
+    files = input_files(_as_list(paths), "spatial_pred.jsonl", "spatial predictions", "--pred")
+    return merged_files(files, lambda p: load_spatial_pred(p).items(), what="prediction for",
+                        name=lambda k: f"qid '{k[0]}' frame {k[1]}")
+
+
+def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | Iterable[Path],
+                            fps: float = 24.0) -> dict:
+    return evaluate_temporal(load_temporal_files(gt_path, gt=True),
+                             load_temporal_files(pred_path, gt=False), fps=fps)
 
 
 def eval_temporal_command(args: argparse.Namespace) -> int:
@@ -118,7 +150,7 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
 
 
 def eval_spatial_command(args: argparse.Namespace) -> int:
-    result = evaluate_spatial(load_annotations(args.annotations), load_spatial_pred(args.pred),
+    result = evaluate_spatial(load_annotations(args.annotations), load_spatial_files(args.pred),
                               split=args.split)
     if args.json:
         print(json.dumps(result, default=float))
@@ -143,10 +175,14 @@ def temporal_work(solver: TemporalSolver):
     return work
 
 
-def spatial_work(region_solver: RegionSolver):
+def spatial_work(region_solver: RegionSolver, frames: ClipFrames | None = None):
+    """One (clip, frame) unit; `frames` decodes each clip's frames once for all its units."""
     def work(unit: tuple[ImpactItem, int]) -> dict:
         item, frame = unit
-        answer = select_regions(region_solver, item, [frame])[frame]
+        images = None
+        if frames is not None and region_solver.needs_image:
+            images = {frame: frames.image(item, frame)}
+        answer = select_regions(region_solver, item, [frame], images=images)[frame]
         if answer.backend_failed:  # not written: retried on the next run
             raise BackendError(f"{item.qid} frame {frame}: {answer.error}")
         record = {"key": f"{item.qid}#{frame}", "qid": item.qid, "frame": frame}
@@ -158,19 +194,24 @@ def spatial_work(region_solver: RegionSolver):
 def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                split: str | None = None, tasks: Iterable[str] = TASKS, concurrency: int = 1,
                max_frames: int = 192, prompt_style: str = "auto", max_retries: int = 2,
-               progress: bool = True) -> dict:
+               progress: bool = True, shard: Shard | None = None) -> dict:
     """The `run impact` work, usable without argparse. Returns counts and the output paths."""
     tasks = [t.strip() for t in tasks if t.strip()]
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
         raise UserError(f"Unknown task(s) {unknown}; use --tasks temporal,spatial.")
     items = load_annotations(annotations_path).split(split)
+    if shard is not None:
+        total = len(items)
+        items = shard.select(items, lambda it: it.qid)
+        print(describe_selection(shard, len(items), total, "clips"), file=sys.stderr)
     solvers = solvers_for(backend, SessionSettings(backend=backend.backend_id, max_frames=max_frames),
                           style=prompt_style, max_retries=max_retries)
     out_dir = Path(out_dir)
     gt_path = atomic_write_jsonl(out_dir / "temporal_gt.jsonl",  # derived: rewritten each run
                                  [item.gt_record() for item in items])
     summary: dict[str, Any] = {"backend": backend.backend_id, "items": len(items),
+                               "shard": str(shard) if shard else None,
                                "temporal_gt": str(gt_path)}
     if "temporal" in tasks:
         pred_path = out_dir / "temporal_pred.jsonl"
@@ -184,10 +225,14 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
     if "spatial" in tasks:
         units = [(item, frame) for item in items for frame in annotated_frames(item)]
         spatial_path = out_dir / "spatial_pred.jsonl"
-        summary["spatial"] = run_resumable(
-            units, key=lambda u: f"{u[0].qid}#{u[1]}", work=spatial_work(solvers.regions),
-            out_path=spatial_path, concurrency=concurrency, desc="impact spatial",
-            key_field="key", progress=progress)
+        done = {str(r.get("key")) for r in read_jsonl(spatial_path)}
+        pending = [(item, frame) for item, frame in units if f"{item.qid}#{frame}" not in done]
+        with ClipFrames(pending if solvers.regions.needs_image else []) as frames:
+            summary["spatial"] = run_resumable(
+                units, key=lambda u: f"{u[0].qid}#{u[1]}",
+                work=spatial_work(solvers.regions, frames),
+                out_path=spatial_path, concurrency=concurrency, desc="impact spatial",
+                key_field="key", progress=progress)
         summary["spatial_pred"] = str(spatial_path)
         summary["spatial_method"] = solvers.regions.name
         summary["spatial_answers"] = _status_counts(spatial_path, "spatial")
@@ -224,7 +269,8 @@ def run_impact_command(args: argparse.Namespace) -> int:
     summary = run_impact(args.annotations, backend_from_args(args), args.out, split=args.split,
                          tasks=args.tasks.split(","), concurrency=args.concurrency,
                          max_frames=args.max_frames, prompt_style=args.prompt_style,
-                         max_retries=args.max_retries, progress=not args.no_progress)
+                         max_retries=args.max_retries, progress=not args.no_progress,
+                         shard=args.shard)
     print(json.dumps(summary, indent=1))
     _report_invalid(summary)
     if summary.get("temporal_pred") and Path(summary["temporal_pred"]).exists():

@@ -3,6 +3,7 @@ frames are scored, their images, the region answers for them, and the spatial sc
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 from collections.abc import Callable, Iterable, Mapping
 
@@ -37,6 +38,73 @@ def frame_images(item: ImpactItem, frames: list[int]) -> dict[int, Image.Image]:
         source.close()
 
 
+class ClipFrames:
+    """Frame images shared by the per-frame units of a batch run. Each clip's pending frames are
+    decoded together, once (one read of the clip), and the next `lookahead` clips are decoded in
+    the background meanwhile, so a unit rarely waits for a decode; a clip's images are dropped
+    when its last pending frame was taken, so memory holds only the clips in flight and ahead."""
+
+    def __init__(self, units: Iterable[tuple[ImpactItem, int]], *, lookahead: int = 2):
+        self._order: list[str] = []
+        self._items: dict[str, ImpactItem] = {}
+        self._frames: dict[str, list[int]] = {}
+        for item, frame in units:
+            if item.qid not in self._items:
+                self._order.append(item.qid)
+                self._items[item.qid] = item
+                self._frames[item.qid] = []
+            self._frames[item.qid].append(frame)
+        self._position = {qid: n for n, qid in enumerate(self._order)}
+        self._lookahead = max(0, lookahead)
+        self._clips: dict[str, _Clip] = {}
+        self._started: set[str] = set()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max(1, self._lookahead), thread_name_prefix="clip-frames")
+
+    def __enter__(self) -> ClipFrames:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _start(self, qid: str) -> _Clip | None:  # under self._lock
+        if qid in self._started:
+            return self._clips.get(qid)
+        self._started.add(qid)
+        item, frames = self._items[qid], sorted(set(self._frames[qid]))
+        clip = self._clips[qid] = _Clip(frames, self._pool.submit(frame_images, item, frames))
+        return clip
+
+    def image(self, item: ImpactItem, frame: int) -> Image.Image:
+        with self._lock:
+            if item.qid not in self._items or frame not in self._frames[item.qid]:
+                clip = None  # not a pending unit: decoded on its own
+            else:
+                clip = self._start(item.qid)
+                at = self._position[item.qid]
+                for qid in self._order[at + 1: at + 1 + self._lookahead]:
+                    self._start(qid)
+        if clip is None:
+            return frame_images(item, [frame])[frame]
+        try:
+            return clip.future.result()[frame]  # every unit of a broken clip gets its error
+        finally:
+            with self._lock:
+                clip.taken.add(frame)
+                if clip.taken >= set(clip.frames):
+                    self._clips.pop(item.qid, None)
+
+
+class _Clip:
+    def __init__(self, frames: list[int], future: Future):
+        self.frames = frames
+        self.future = future
+        self.taken: set[int] = set()
+
+
 def check_stop(cancel: threading.Event | None) -> None:
     """Raise GenerationStopped once the stop event is set (between clips or frames)."""
     if cancel is not None and cancel.is_set():
@@ -44,10 +112,12 @@ def check_stop(cancel: threading.Event | None) -> None:
 
 
 def select_regions(solver: RegionSolver, item: ImpactItem, frames: list[int], *,
-                   cancel: threading.Event | None = None,
-                   track: Track | None = None) -> dict[int, RegionAnswer]:
-    """The solver's answer for each frame (its image only decoded when the solver reads it)."""
-    images = frame_images(item, frames) if frames and solver.needs_image else {}
+                   cancel: threading.Event | None = None, track: Track | None = None,
+                   images: Mapping[int, Image.Image] | None = None) -> dict[int, RegionAnswer]:
+    """The solver's answer for each frame (its image only decoded when the solver reads it;
+    `images` when the caller decoded them already)."""
+    if images is None:
+        images = frame_images(item, frames) if frames and solver.needs_image else {}
     answers = {}
     for frame in (track(frames) if track is not None else frames):
         check_stop(cancel)

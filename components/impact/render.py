@@ -12,6 +12,7 @@ pose between frames, so the mesh is uploaded once.
 """
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -35,6 +36,9 @@ PLATFORMS = ("egl", "osmesa")
 BACKGROUND = (0.97, 0.97, 0.98, 1.0)
 _GL_LOCK = threading.RLock()      # OpenGL contexts are not thread-safe: one render at a time
 _PLATFORM_CHOICE: dict[str, str] = {}
+
+
+log = logging.getLogger(__name__)
 
 
 class RenderUnavailable(UserError):
@@ -111,6 +115,53 @@ def export_glb(body: BodyModel, colors: np.ndarray, path: str | Path) -> Path:
         raise
 
 
+# ---------------------------------------------------------------- camera of the 3D view
+
+#: gr.Model3D's camera (alpha, beta in degrees, radius) facing the body's front. Babylon's orbit
+#: camera sits at target + r * (cos a sin b, cos b, sin a sin b): alpha 90, beta 90 is on +z, where
+#: the body faces.
+FRONT_CAMERA = (90.0, 90.0, 3.4)
+_FRAMING = 3.3       # camera distance per metre of the body's bounding radius (whole body in view)
+_MAX_TILT = 25.0     # degrees above / below the horizon for a hit on the head / the feet
+_AMBIGUOUS = 0.08    # below this horizontal pull (a hit all around, e.g. the head) face the front
+
+
+def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    """(N, 3) unit normals: the area-weighted normals of the faces around each vertex."""
+    v = np.asarray(vertices, dtype=np.float64)
+    f = np.asarray(faces, dtype=np.int64)
+    face_normals = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
+    normals = np.zeros_like(v)
+    for corner in range(3):
+        np.add.at(normals, f[:, corner], face_normals)
+    length = np.linalg.norm(normals, axis=1, keepdims=True)
+    return normals / np.where(length > 0, length, 1.0)
+
+
+def camera_for(vertices: np.ndarray, normals: np.ndarray,
+               painted: np.ndarray | None) -> tuple[float, float, float]:
+    """The Model3D camera (alpha, beta in degrees, radius) facing the painted vertices.
+
+    The side to look from is where the painted surface faces (its mean normal: a hit on the
+    buttocks is seen from behind) plus where it sits off the body's vertical axis (a hand is seen
+    from its side); a region that faces every way (the head) is seen from the front. The camera
+    tilts up to `_MAX_TILT` towards a hit high or low on the body, and stays far enough to frame
+    the whole body. Nothing painted: the front view."""
+    v = np.asarray(vertices, dtype=np.float64)
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    centre, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 1e-9)
+    radius = round(_FRAMING * float(np.linalg.norm(v - centre, axis=1).max()), 2)
+    mask = None if painted is None else np.asarray(painted, dtype=bool)
+    if mask is None or not mask.any():
+        return FRONT_CAMERA[0], FRONT_CAMERA[1], radius
+    offset = v[mask].mean(axis=0) - centre
+    pull = np.asarray(normals, dtype=np.float64)[mask].mean(axis=0) + offset / float(half.max())
+    alpha = (float(np.degrees(np.arctan2(pull[2], pull[0]))) if np.hypot(pull[0], pull[2]) > _AMBIGUOUS
+             else FRONT_CAMERA[0])
+    tilt = _MAX_TILT * float(np.clip(offset[1] / half[1], -1.0, 1.0))
+    return round(alpha % 360.0, 1), round(90.0 - tilt, 1), radius
+
+
 # ---------------------------------------------------------------- offscreen GL
 
 _PROBE = """
@@ -179,9 +230,10 @@ def ensure_gl_platform() -> str:
         _PLATFORM_CHOICE["chosen"] = chosen
         os.environ["PYOPENGL_PLATFORM"] = chosen
         return chosen
+    log.warning("offscreen GL unavailable: %s", "; ".join(reasons))
     raise RenderUnavailable(
-        "Offscreen 3D rendering is unavailable: neither EGL nor OSMesa works here ("
-        + "; ".join(reasons) + "). Install the system GL libraries (apt-get install -y libegl1 "
+        "Offscreen 3D rendering is unavailable: neither EGL nor OSMesa works here (the server log "
+        "says why). Install the system GL libraries (apt-get install -y libegl1 "
         "libgl1-mesa-dri libosmesa6) and PyOpenGL 3.1.10, or set PYOPENGL_PLATFORM. The "
         "interactive 3D view (GLB) still works.")
 
@@ -193,9 +245,10 @@ def _pyrender():
     try:
         import pyrender
     except Exception as exc:  # noqa: BLE001
-        raise RenderUnavailable(f"pyrender could not be imported with PYOPENGL_PLATFORM="
-                                f"{platform!r} ({type(exc).__name__}: {exc}); use egl or osmesa "
-                                "and install libegl1 / libosmesa6.") from exc
+        log.warning("pyrender import failed with PYOPENGL_PLATFORM=%r: %r", platform, exc)
+        raise RenderUnavailable(f"pyrender could not be loaded with PYOPENGL_PLATFORM={platform!r} "
+                                "(the server log says why); use egl or osmesa and install libegl1 / "
+                                "libosmesa6.") from exc
     return pyrender
 
 
@@ -300,11 +353,11 @@ class BodyScene:
             try:
                 self.renderer = pyrender.OffscreenRenderer(width, height)
             except Exception as exc:  # noqa: BLE001
+                log.warning("offscreen renderer failed to start: %r", exc)
                 raise RenderUnavailable(
                     f"the offscreen renderer could not start with PYOPENGL_PLATFORM="
-                    f"{os.environ.get('PYOPENGL_PLATFORM')!r} ({type(exc).__name__}: {exc}); "
-                    "unset it to let the app probe egl/osmesa, or install libegl1/libosmesa6."
-                ) from exc
+                    f"{os.environ.get('PYOPENGL_PLATFORM')!r} (the server log says why); unset it "
+                    "to let the app probe egl/osmesa, or install libegl1/libosmesa6.") from exc
             self._pyrender = pyrender
         except BaseException:
             self._release()

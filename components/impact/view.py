@@ -1,11 +1,11 @@
-"""What the Impact tab shows, as pure functions (no gradio): the frame-accurate timeline, the
-"regions this frame" line, painted-body caching, and the metrics tables with the paper's rows."""
+"""What the Impact tab shows, as pure functions (no gradio): the "regions this frame" line,
+painted-body caching and its camera, the metrics tables with the paper's rows, and deep links
+(the timeline itself is timeline.py)."""
 from __future__ import annotations
 
 import hashlib
 import html
 import json
-import math
 import os
 import tempfile
 from functools import lru_cache
@@ -15,10 +15,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from components.common.links import view_link  # noqa: F401 (the deep-link query string, re-exported)
 from components.impact.body import vertex_mask_from_annotation
-from components.impact.render import color_legend, export_glb, render_turntable, vertex_colors
+from components.impact.render import (FRONT_CAMERA, camera_for, color_legend, export_glb,
+                                      render_turntable, vertex_colors, vertex_normals)
 from components.impact.spatial_metrics import prf
-from components.impact.temporal_metrics import temporal_iou
+from components.impact.timeline import moment_ious, timeline_html, window_to_frames  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
     from components.impact.annotations import ImpactAnnotations, ImpactItem
@@ -26,89 +28,11 @@ if TYPE_CHECKING:
 REFERENCE_ROWS = Path(__file__).resolve().parents[2] / "assets" / "hapact_reference_rows.json"
 TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3")
 SPATIAL_KEYS = ("F1", "precision", "recall", "geodesic_cm")
-GT_COLOR, PRED_COLOR, CURSOR_COLOR = "#2e7d32", "#1565c0", "#d84315"
 
 
 def clip_choices(annotations: ImpactAnnotations) -> list[tuple[str, str]]:
     """Dropdown entries "qid · query" -> qid."""
     return [(f"{item.qid} · {item.query}", item.qid) for item in annotations.items]
-
-
-def window_to_frames(start: float, end: float, fps: float) -> tuple[int, int]:
-    """Seconds -> the 1-based inclusive frames the window touches (frame f spans [(f-1)/fps, f/fps])."""
-    fs = int(math.floor(start * fps + 1e-6)) + 1
-    fe = max(fs, int(math.ceil(end * fps - 1e-6)))
-    return fs, fe
-
-
-def moment_ious(gt: Sequence[Sequence[float]], pred: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
-    """Best IoU of each GT moment with any prediction, and of each prediction with any GT moment."""
-    gt_best = [max((temporal_iou(g, p) for p in pred), default=0.0) for g in gt]
-    pred_best = [max((temporal_iou(p, g) for g in gt), default=0.0) for p in pred]
-    return gt_best, pred_best
-
-
-def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | None,
-                  current_frame: int | None = None, method: str = "") -> str:
-    """Ground-truth moments vs predicted ones on a frame axis. Every block carries data-frame (its
-    first frame) so a click seeks the player; its title gives frames, seconds and the IoU."""
-    n, fps = item.num_frames, item.fps
-    gt_s = item.moments_seconds()
-    preds = [list(w) for w in (pred_windows or [])]
-    gt_iou, pred_iou = moment_ious(gt_s, preds)
-
-    def pct(frame0: float) -> float:
-        return 100.0 * frame0 / n
-
-    def block(fs: int, fe: int, color: str, label: str, title: str, opacity: float = 1.0) -> str:
-        left, width = pct(fs - 1), max(pct(fe) - pct(fs - 1), 100.0 / n)
-        return (f'<div class="impact-block" data-frame="{fs}" title="{html.escape(title)}" '
-                f'style="position:absolute;left:{left:.4f}%;width:{width:.4f}%;top:2px;bottom:2px;'
-                f'background:{color};opacity:{opacity:.2f};cursor:pointer;border-radius:2px;'
-                f'min-width:3px;color:#fff;font-size:10px;overflow:visible;white-space:nowrap">'
-                f'<span style="position:relative;top:-16px;color:{color}">{html.escape(label)}</span></div>')
-
-    gt_blocks = []
-    for (fs, fe), (s, e), iou in zip(item.moments, gt_s, gt_iou):
-        label = f"{fs}-{fe}" if fe > fs else f"{fs}"
-        gt_blocks.append(block(fs, fe, GT_COLOR, f"{label} IoU {iou:.2f}",
-                               f"truth: frames {fs}-{fe} ({s:.3f}-{e:.3f} s); best IoU {iou:.2f}"))
-    pred_blocks = []
-    for rank, (w, iou) in enumerate(zip(preds, pred_iou), 1):
-        fs, fe = window_to_frames(w[0], w[1], fps)
-        fs, fe = max(1, fs), min(n, fe)
-        score = f"; score {w[2]:.2f}" if len(w) > 2 else ""
-        pred_blocks.append(block(fs, fe, PRED_COLOR, f"#{rank} IoU {iou:.2f}",
-                                 f"prediction #{rank}: {w[0]:.3f}-{w[1]:.3f} s (frames {fs}-{fe}){score}; "
-                                 f"best IoU {iou:.2f}", opacity=max(0.35, 1.0 - 0.12 * (rank - 1))))
-    cursor = ""
-    if current_frame:
-        cursor = (f'<div title="frame {current_frame}" style="position:absolute;left:{pct(current_frame - 1):.4f}%;'
-                  f'width:{max(100.0 / n, 0.3):.4f}%;top:0;bottom:0;background:{CURSOR_COLOR};opacity:.5;'
-                  'pointer-events:none"></div>')
-    ticks = "".join(
-        f'<div class="impact-tick" data-frame="{f}" style="position:absolute;left:{pct(f - 1):.4f}%;'
-        f'font-size:10px;cursor:pointer">|{f}</div>'
-        for f in sorted({1, n, *(m[0] for m in item.moments), *([current_frame] if current_frame else [])}))
-
-    def row(name: str, blocks: list[str], empty: str) -> str:
-        inner = "".join(blocks) or f'<span style="font-size:11px;opacity:.7">{html.escape(empty)}</span>'
-        return (f'<div style="display:flex;align-items:center;margin:14px 0 4px">'
-                f'<div style="width:90px;font-size:12px">{name}</div>'
-                f'<div style="position:relative;flex:1;height:20px;background:rgba(127,127,127,.15)">'
-                f'{inner}{cursor}</div></div>')
-
-    pred_note = ("no prediction yet: press Run temporal" if pred_windows is None
-                 else "no interval predicted")
-    legend = (f'<div style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
-              f'· predicted <span style="color:{PRED_COLOR}">&#9632;</span> (rank #1 darkest) '
-              f'· current frame <span style="color:{CURSOR_COLOR}">&#9632;</span> '
-              f'· {n} frames at {fps:g} fps · click a moment to seek'
-              + (f' · {html.escape(method)}' if method else "") + "</div>")
-    axis = (f'<div style="display:flex"><div style="width:90px"></div>'
-            f'<div style="position:relative;flex:1;height:14px">{ticks}</div></div>')
-    return (f'<div class="impact-timeline-body">{row("truth", gt_blocks, "no moment")}'
-            f'{row("predicted", pred_blocks, pred_note)}{axis}{legend}</div>')
 
 
 def regions_line(pred: Sequence[str] | None, truth: Sequence[str] | None, f1: float | None) -> str:
@@ -140,6 +64,12 @@ def reference_rows() -> dict:
     return json.loads(REFERENCE_ROWS.read_text(encoding="utf-8"))
 
 
+def md_text(text: str) -> str:
+    """Text shown literally inside Markdown (a table cell): `mAP@0.3` must not become a mailto
+    link, `<stem>` must not vanish as an HTML tag, `|` must not split the cell."""
+    return "".join("\\" + ch if ch in "\\`*_[]<>|@#" else ch for ch in str(text))
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "n/a"
@@ -169,13 +99,13 @@ def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = T
                    data: str | None = None) -> str:
     """Markdown: this app's runs first, then the paper's Tables 2-3 rows; every row names its data
     set and size, and the table says that rows on different data are not comparable."""
-    head = ("| Method | " + " | ".join(TEMPORAL_KEYS) + " | queries | Data |\n|"
+    head = ("| Method | " + " | ".join(md_text(k) for k in TEMPORAL_KEYS) + " | queries | Data |\n|"
             + "---|" * (len(TEMPORAL_KEYS) + 3))
     lines = [head]
     for name, result in runs:
         n = result.get("num_queries", "")
-        lines.append(f"| **{name}** (this app) | " + " | ".join(_cell(result.get(k)) for k in TEMPORAL_KEYS)
-                     + f" | {n} | {data or f'this data ({n} queries)'} |")
+        lines.append(f"| **{md_text(name)}** (this app) | " + " | ".join(_cell(result.get(k)) for k in TEMPORAL_KEYS)
+                     + f" | {n} | {md_text(data or f'this data ({n} queries)')} |")
     if with_reference:
         for row in reference_rows()["temporal"]:
             setting = f" {row['setting']}" if row.get("setting") else ""
@@ -187,7 +117,7 @@ def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = T
     for name, result in runs:
         counts = [result.get(f"mR@{k}_queries") for k in (1, 2, 3)]
         if any(c is not None for c in counts):
-            notes.append(f"_{name}: mR@1/2/3 scored on {'/'.join(str(c or 0) for c in counts)} "
+            notes.append(f"_{md_text(name)}: mR\\@1/2/3 scored on {'/'.join(str(c or 0) for c in counts)} "
                          "queries (>= k GT and predicted windows; 0 where none, as the reference)._")
     return "\n\n".join(notes + ["\n".join(lines)])
 
@@ -195,14 +125,14 @@ def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = T
 def breakdown_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = True,
                     data: str | None = None) -> str:
     cols = ("long", "middle", "short", "single", "multiple")
-    lines = ["| Method (mAP@0.3) | Long (7+f) | Middle (3-6f) | Short (1-2f) | Single (1) | Multiple (2+) | Data |",
+    lines = ["| Method (mAP\\@0.3) | Long (7+f) | Middle (3-6f) | Short (1-2f) | Single (1) | Multiple (2+) | Data |",
              "|---|---|---|---|---|---|---|"]
     for name, result in runs:
         groups = {**result.get("by_length", {}), **result.get("by_count", {})}
         n = result.get("num_queries", "")
-        lines.append(f"| **{name}** (this app) | " + " | ".join(
+        lines.append(f"| **{md_text(name)}** (this app) | " + " | ".join(
             f"{_cell(groups.get(c, {}).get('mAP@0.3'))} ({groups.get(c, {}).get('num_queries', 0)} q)"
-            for c in cols) + f" | {data or f'this data ({n} queries)'} |")
+            for c in cols) + f" | {md_text(data or f'this data ({n} queries)')} |")
     if with_reference:
         for row in reference_rows()["breakdowns"]:
             lines.append(f"| {row['method']} (paper, Table 11) | " + " | ".join(_cell(row[c]) for c in cols)
@@ -219,9 +149,9 @@ def spatial_table(runs: Sequence[tuple[str, dict]], *, data: str | None = None) 
              "|" + "---|" * (len(keys) + 3)]
     for name, result in runs:
         n = result.get("num_frames", "")
-        lines.append(f"| **{name}** (this app, {result.get('body', '')} body) | "
+        lines.append(f"| **{md_text(name)}** (this app, {result.get('body', '')} body) | "
                      + " | ".join(_cell(result.get(k)) for k in keys)
-                     + f" | {n} | {data or f'this data ({n} frames)'} |")
+                     + f" | {n} | {md_text(data or f'this data ({n} frames)')} |")
     for row in reference_rows()["spatial"]:
         lines.append(f"| {row['method']} {row['setting']} (paper, {row['table']}) | "
                      + " | ".join(_cell(row.get(k)) for k in keys)
@@ -233,12 +163,31 @@ def spatial_table(runs: Sequence[tuple[str, dict]], *, data: str | None = None) 
 # -- painting the body for one frame -----------------------------------------------------------------
 
 class PaintedFrame:
-    """Masks, colours and the cached GLB of one (clip, frame, prediction) state."""
+    """Masks, colours, the cached GLB and the camera facing the painted vertices of one (clip,
+    frame, prediction) state."""
 
     def __init__(self, key: str, glb: Path, legend: list[tuple[str, str]], pred: list[str] | None,
-                 truth: list[str] | None, f1: float | None, colors):
+                 truth: list[str] | None, f1: float | None, colors,
+                 camera: tuple[float, float, float] = FRONT_CAMERA):
         self.key, self.glb, self.legend = key, glb, legend
-        self.pred, self.truth, self.f1, self.colors = pred, truth, f1, colors
+        self.pred, self.truth, self.f1, self.colors, self.camera = pred, truth, f1, colors, camera
+
+
+_NORMALS: dict[str, np.ndarray] = {}
+
+
+def body_normals(body) -> np.ndarray:
+    """The body's vertex normals, computed once per mesh."""
+    key = body.fingerprint()
+    if key not in _NORMALS:
+        _NORMALS[key] = vertex_normals(body.vertices, body.faces)
+    return _NORMALS[key]
+
+
+def painted_mask(pred_mask: np.ndarray | None, gt_mask: np.ndarray | None) -> np.ndarray | None:
+    """Every vertex painted in some colour (predicted and/or truth), None when nothing is."""
+    masks = [np.asarray(m, dtype=bool) for m in (pred_mask, gt_mask) if m is not None]
+    return np.logical_or.reduce(masks) if masks else None
 
 
 def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] | None,
@@ -258,7 +207,8 @@ def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] |
     glb = render_dir() / f"{key}.glb"
     if not glb.exists():
         export_glb(body, colors, glb)
-    return PaintedFrame(key, glb, legend, pred, truth, f1, colors)
+    camera = camera_for(body.vertices, body_normals(body), painted_mask(pred_mask, gt_mask))
+    return PaintedFrame(key, glb, legend, pred, truth, f1, colors, camera)
 
 
 def turntable_path(painted: PaintedFrame) -> Path:
@@ -276,3 +226,56 @@ def turntable_for(body, painted: PaintedFrame, frames: int = 36, size: int = 384
 def legend_html(legend: Sequence[tuple[str, str]]) -> str:
     return " · ".join(f'<span style="color:{color}">&#9632;</span> {html.escape(text)}'
                       for text, color in legend)
+
+
+# -- deep links ------------------------------------------------------------------------------------
+
+TAB = "impact"
+
+
+def _shown_value(value: str) -> str:
+    """A link's value quoted back to the user: short, and unable to break the Markdown around it."""
+    text = "".join(ch for ch in str(value) if ch.isprintable() and ch != "`")
+    return text[:40] + ("…" if len(text) > 40 else "")
+
+
+def read_link(params: dict[str, str], items: Sequence[ImpactItem]) -> tuple[str | None, int | None, str]:
+    """A page address's query -> (clip qid, 1-based frame, note), for `?tab=impact&clip=&frame=`.
+
+    (None, None, "") when the link is not for this tab. A value this data cannot show falls back
+    to the first clip / the clip's first moment, and the note says which parameter was not
+    understood."""
+    tab = (params.get("tab") or "").strip().lower()
+    if (tab and tab != TAB) or (not tab and "clip" not in params and "frame" not in params) or not items:
+        return None, None, ""
+    by_qid = {item.qid: item for item in items}
+    clip, raw_frame = (params.get("clip") or "").strip(), (params.get("frame") or "").strip()
+    notes = []
+    item = by_qid.get(clip)
+    if clip and item is None:
+        notes.append(f"The link's clip `{_shown_value(clip)}` is not in this data; showing the first clip.")
+    item = item or items[0]
+    frame = None
+    if raw_frame:
+        frame = int(raw_frame) if raw_frame.isdigit() else None
+        if frame is None or not 1 <= frame <= item.num_frames:
+            notes.append(f"The link's frame `{_shown_value(raw_frame)}` is not a frame of {item.qid} "
+                         f"(1-{item.num_frames}); showing its first moment.")
+            frame = None
+    return item.qid, frame, " ".join(notes)
+
+
+def frame_problem(value: Any, item: ImpactItem) -> str:
+    """Why the frame box's value cannot be shown ("" when it can): empty, not a whole number, or
+    outside the clip."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return f"The frame box is empty: type a frame from 1 to {item.num_frames}."
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return f"The frame box holds `{_shown_value(value)}`: type a frame from 1 to {item.num_frames}."
+    if not number.is_integer():
+        return f"Frame {number:g} is not a whole frame: type a frame from 1 to {item.num_frames}."
+    if not 1 <= number <= item.num_frames:
+        return f"Frame {number:g} is outside {item.qid} (frames 1-{item.num_frames})."
+    return ""

@@ -4,6 +4,10 @@ Layout under the root (default: $APP_CACHE_DIR or ~/.cache/video-bench-explorer)
     frames/<key>/index.json + 000000.jpg ...   (get_or_compute_frames; JPEG q=92)
     arrays/<key>.npy                           (get_or_compute_array)
     json/<key>.json                            (get_or_compute_json)
+Keys are built over the video's identity (`file_identity`: size, mtime and a hash of its first
+and last MiB). Every method taking a path also takes an opened source (anything with a string
+`identity` attribute, e.g. a VideoSource, which computes it once when it opens), so a caller that
+asks many times does not hash the file many times.
 Every entry is written to a temporary name in the same directory and renamed into place, so a
 crash never leaves a half-written entry under the final name; an entry that fails to load
 (corrupt, partial, missing files) is recomputed and replaced.
@@ -52,19 +56,26 @@ def file_identity(path: str | Path) -> str:
     return h.hexdigest()
 
 
+def identity_of(target: str | Path | Any) -> str:
+    """`target.identity` when it has one (an opened source), else file_identity(target)."""
+    identity = getattr(target, "identity", None)
+    return identity if isinstance(identity, str) else file_identity(target)
+
+
 class DiskCache:
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_cache_dir()
 
     @staticmethod
-    def key(path: str | Path, /, **params: Any) -> str:
-        """Key over the file identity and the parameters (JSON, sorted keys)."""
-        blob = json.dumps({"v": CACHE_VERSION, "file": file_identity(path), "params": params},
+    def key(path: str | Path | Any, /, **params: Any) -> str:
+        """Key over the file identity and the parameters (JSON, sorted keys). `path` is a file,
+        or an opened source carrying its `identity` (no re-hashing)."""
+        blob = json.dumps({"v": CACHE_VERSION, "file": identity_of(path), "params": params},
                           sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:40]
 
     # -- frames ----------------------------------------------------------------------------------
-    def get_or_compute_frames(self, video_path: str | Path, params: dict,
+    def get_or_compute_frames(self, video_path: str | Path | Any, params: dict,
                               compute: Callable[[], Iterable[Frame]]) -> list[Frame]:
         """Frames from the cache, or `compute()` stored as JPEG (q=92) + index.json."""
         final = self.root / "frames" / self.key(video_path, kind="frames", **params)
@@ -80,7 +91,7 @@ class DiskCache:
         return loaded
 
     # -- arrays ----------------------------------------------------------------------------------
-    def get_or_compute_array(self, path: str | Path, params: dict,
+    def get_or_compute_array(self, path: str | Path | Any, params: dict,
                              compute: Callable[[], Any]) -> Any:
         """np.ndarray from the cache (.npy), or `compute()` stored atomically."""
         import numpy as np
@@ -97,13 +108,24 @@ class DiskCache:
 
     # -- json ------------------------------------------------------------------------------------
     def get_or_compute_json(self, path: str | Path, params: dict, compute: Callable[[], Any]) -> Any:
+        found = self.lookup_json(path, params)
+        if found is not None:
+            return found
+        return self.store_json(path, params, compute())
+
+    def lookup_json(self, path: str | Path | Any, params: dict) -> Any | None:
+        """The stored JSON value, or None when absent or unreadable."""
         final = self.root / "json" / f"{self.key(path, kind='json', **params)}.json"
         if final.exists():
             try:
                 return json.loads(final.read_text())["value"]
             except Exception:  # noqa: BLE001 - corrupt entry: recompute
                 pass
-        value = compute()
+        return None
+
+    def store_json(self, path: str | Path | Any, params: dict, value: Any) -> Any:
+        """Store `value` (atomically); returns it as a later lookup returns it."""
+        final = self.root / "json" / f"{self.key(path, kind='json', **params)}.json"
         data = json.dumps({"value": value}).encode()
         atomic_write(final, lambda fh: fh.write(data))
         return json.loads(data)["value"]

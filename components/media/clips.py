@@ -155,12 +155,20 @@ def _decode_range(source, start_idx: int, end_idx: int) -> Iterator:
     start_idx (8x faster than per-batch decord seeks on long-GOP video, and nothing is decoded
     ahead). A frame's index is round((pts - start_time) * time_base * fps), fps being the source's
     (decord's) rate, so indices agree with VideoSource; a variable-rate stream is normalised to
-    that rate (a missing index repeats the previous frame, a repeated index is dropped)."""
+    that rate (a missing index repeats the previous frame, a repeated index is dropped). Frames
+    are turned upright by the source's display rotation, as VideoSource returns them."""
     import itertools
 
     import av
+    import numpy as np
 
     fps = source.fps
+    turns = getattr(source, "rotation", 0) // 90
+
+    def rgb(frame):
+        arr = frame.to_ndarray(format="rgb24")
+        return np.ascontiguousarray(np.rot90(arr, turns)) if turns else arr
+
     with av.open(str(source.path)) as container:
         stream = container.streams.video[0]
         stream.thread_type = "AUTO"
@@ -189,13 +197,13 @@ def _decode_range(source, start_idx: int, end_idx: int) -> Iterator:
                 continue
             upto = min(idx, end_idx)
             if expected < upto:  # a gap: hold the previous frame
-                fill = prev if prev is not None else (before or frame).to_ndarray(format="rgb24")
+                fill = prev if prev is not None else rgb(before or frame)
                 while expected < upto:
                     yield fill
                     expected += 1
             if expected >= end_idx:
                 return
-            prev = frame.to_ndarray(format="rgb24")
+            prev = rgb(frame)
             yield prev
             expected += 1
             if expected >= end_idx:

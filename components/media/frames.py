@@ -1,9 +1,10 @@
 """Pure frame maths: sampling indices/times, timestamp -> index, resizing, JPEG encoding.
 
-Timestamp -> frame index rule (used everywhere in the media layer, clips included):
+Timestamp -> frame index rule for a constant-frame-rate video (clips included):
     index = floor(t * fps + 0.5)   (round half up, NOT Python's banker's round)
 clamped to [0, num_frames - 1]. A frame with index i is shown at time i / fps, so the frame
-"at" t is the one whose presentation time is nearest to t.
+"at" t is the one whose presentation time is nearest to t. A variable-frame-rate video keeps the
+same rule over its real presentation timestamps (components/media/index.py).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ class Frame:
     """A decoded frame that always knows where it came from."""
 
     image: Image.Image  # RGB
-    time: float           # seconds from the start of the source video
+    time: float           # seconds from the first frame: the exact time of this frame (its PTS)
     index: int            # frame index in the source video (0-based)
 
 

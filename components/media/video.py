@@ -1,46 +1,81 @@
-"""Video reading on decord, in bounded batches.
+"""Video reading: the PTS timeline from PyAV, frames from decord or PyAV, upright, in batches.
 
-Decisions (see also frames.py for the timestamp -> index rule):
-- Frame.time is `index / fps` (constant-frame-rate model, fps = decord's average fps), so the
-  time -> index -> time round trip is exact and consistent with clips.cut_clip.
-- Frames are read with at most `batch` (default 32) indices per decord get_batch call, and each
-  batch is resized before it is kept, so memory does not grow with the window or the movie.
-  For large frames the batch shrinks further so one batch stays under ~256 MB of RGB data.
-- With `max_side` / `max_height` the frames are decoded at reduced size by decord itself
-  (VideoReader(width=, height=), ffmpeg's scaler inside the decoder): measured on 720p long-GOP
-  1 fps sampling it is faster and lighter than decoding full size and resizing with PIL. Its output
-  differs from a PIL bicubic resize of the full frame by a mean absolute error of ~2 grey levels
-  (tests/media check <= 6 on 0..255). `exact_resize=True` gives the PIL path instead. At most two
-  readers (sizes) are kept open per source.
-- decord keeps decoding ahead in a background thread after every read and holds those frames
-  (dmlc/decord#197, #208): left alone, a 3-minute 720p movie grew the process to 4.5 GB. Every
-  read is followed by `reader.seek(0)`, which stops it; memory then stays flat (~100 MB).
-- decord indexes the whole file when it opens it (reads every packet), so a truncated file
-  usually fails right at open; the failure is diagnosed with PyAV (demuxing packets only) to
-  say what is wrong and, for truncation, at what time the data stops.
+Timestamps (components/media/index.py has the rule):
+- Opening a source reads the timeline of its first video stream from the container's packets
+  (PTS per frame, keyframes; no decoding but one frame) with PyAV. `Frame.time` is the exact time
+  of the frame returned: index / fps for a constant-frame-rate file (as before), the frame's own
+  PTS (seconds from the first frame) otherwise. `frame_times` is that table.
+- Time-based sampling (`frames_at`, `sample_fps`, `iter_fps`) asks for times; each time gives the
+  frame whose time is nearest to it (half-way: the later frame; constant rate: floor(t * fps +
+  0.5)), so a variable-frame-rate clip is sampled by real time. The index of a frame is its
+  position in presentation order (decord's index).
+- The timeline of a long video (>= 10,000 frames, ~7 min at 24 fps) is kept in the disk cache
+  (components.media.cache, keyed by the file's identity), so reopening a prepared two-hour movie
+  reads one small JSON file instead of every packet; decoders are opened on the first read only.
+
+Decoders: decord is the fast path (random access, decodes at the target size). A stream decord
+cannot open, counts differently from its packets, or fails to decode (AV1: decord's bundled
+FFmpeg has no AV1 decoder), and one decord reads wrongly (open GOPs: wrong frames after a seek;
+rotated streams: wrong shapes when scaled) is read with PyAV instead (components/media/readers.py), through the
+same interface; `VideoSource.backend` says which one reads. No decoder's log text reaches a
+message: errors say what is wrong with the file and what to do.
+
+Rotation: a display matrix (MP4/MOV `rotate`, phone clips) is applied to every frame, as a
+browser shows it (PyAV's `frame.rotation`, degrees counter-clockwise); `size` / `info` are the
+displayed size. Mirroring matrices are not applied.
+
+Memory:
+- Frames are read with at most `batch` (default 32) indices per decoder call, and each batch is
+  resized before it is kept, so memory does not grow with the window or the movie. For large
+  frames the batch shrinks further so one batch stays under ~256 MB of RGB data.
+- With `max_side` / `max_height` the frames are decoded at reduced size by the decoder's scaler
+  (FFmpeg's, inside decord or PyAV): measured on 720p long-GOP 1 fps sampling it is faster and
+  lighter than decoding full size and resizing with PIL. Its output differs from a PIL bicubic
+  resize of the full frame by a mean absolute error of ~2 grey levels (tests/media check <= 6 on
+  0..255). `exact_resize=True` gives the PIL path instead. At most two readers (sizes) are kept
+  open per source.
 """
 from __future__ import annotations
 
 import os
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator, Sequence
 
-from components.common.errors import MediaError
-from components.media.cache import file_identity
-from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
-    index_to_time, size_for_max_height, size_for_max_side, time_to_index
+import numpy as np
 
-REENCODE_HINT = "re-encode it with: ffmpeg -i in.mp4 -c:v libx264 -pix_fmt yuv420p out.mp4"
+from components.common.errors import MediaError
+from components.media.cache import DiskCache, file_identity
+from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
+    size_for_max_height, size_for_max_side
+from components.media.index import REENCODE_HINT, INDEX_VERSION, VideoIndex, build_index, \
+    format_hms
+from components.media.gop_pool import PIECES_IN_FLIGHT, DecoderShelf, read_sorted
+from components.media.readers import DecordReader, PyAVReader, ReadFailed
+
+__all__ = ["REENCODE_HINT", "VideoInfo", "VideoSource", "check_file", "format_hms", "open_video"]
+
 _BATCH_BYTES = 256 * 1024 * 1024
 _MAX_READERS = 2
+#: the timeline of a video with this many frames is kept in the default disk cache (indexing
+#: 10 minutes of 720p takes ~0.4 s; a short clip's is rebuilt faster than a file is found)
+INDEX_CACHE_MIN_FRAMES = 10_000
+DECODERS = ("auto", "decord", "pyav")
+#: time-ordered requests this long are decoded by group of pictures (gop_pool.py)
+POOL_MIN_FRAMES = 8
+_POOL_BYTES = 192 * 1024 * 1024  # RGB frames finished by the pool's workers, all together
+#: decoder threads of the pool (one codec thread each); None: one per usable core, at most 8
+MAX_WORKERS = 8
 
 
-def format_hms(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+def default_workers() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_WORKERS, cores))
 
 
 @dataclass(frozen=True)
@@ -65,104 +100,130 @@ def check_file(path: str | Path, what: str = "video") -> Path:
     return p
 
 
-def diagnose(path: str | Path, cause: BaseException | None = None) -> MediaError:
-    """Explain why a video cannot be read, using PyAV to look at the container (no decoding)."""
-    import av
-
-    p = Path(path)
-    size = p.stat().st_size
-    try:
-        container = av.open(str(p))
-    except Exception as exc:  # noqa: BLE001 - every open failure is reported the same way
-        with open(p, "rb") as fh:
-            head = fh.read(12)
-        if head[4:8] == b"ftyp":
-            return MediaError(
-                f"{p} is an incomplete MP4 (its index, the 'moov' atom, is missing): the file is "
-                f"truncated, e.g. an interrupted download or copy. Copy it again, or if only this "
-                f"copy exists, try to repair it and then {REENCODE_HINT}")
-        return MediaError(f"{p} cannot be decoded as a video ({_short(exc)}): it is not a video file "
-                          f"or it is corrupt. If it is a video, {REENCODE_HINT}")
-    with container:
-        if not container.streams.video:
-            kinds = sorted({s.type for s in container.streams})
-            if "audio" in kinds:
-                return MediaError(f"{p} has no video stream (audio only); give a file with a video "
-                                  f"track.")
-            return MediaError(f"{p} has no video stream (streams: {', '.join(kinds) or 'none'}); "
-                              f"give a video file.")
-        stream = container.streams.video[0]
-        expected = stream.frames or 0
-        tb = stream.time_base
-        start_pts = stream.start_time or 0
-        count, last_time, truncated = 0, 0.0, False
+def load_index(path: Path, identity: str, cache: DiskCache | None | bool = None) -> VideoIndex:
+    """The video's timeline: from `cache` (None: the default disk cache; False: none) when
+    stored, else built from the packets (and stored when `cache` was given or the video is long)."""
+    store = DiskCache() if cache is None else cache or None
+    params = {"what": "video-index", "v": INDEX_VERSION}
+    holder = _Identity(identity)
+    if store is not None:
         try:
-            for packet in container.demux(stream):
-                if packet.pts is None:
-                    continue
-                count += 1
-                last_time = max(last_time, float((packet.pts - start_pts) * tb))
-                if packet.pos is not None and packet.pos >= 0 and packet.pos + packet.size > size:
-                    truncated = True
-                    break
-        except Exception:  # noqa: BLE001 - a demux error part-way is what truncation looks like
-            truncated = True
-        if expected and count < expected:
-            truncated = True
-    if truncated:
-        return MediaError(f"{p} is truncated at {format_hms(last_time)} (the data stops there): "
-                          f"copy the complete file again, or cut the readable part with "
-                          f"ffmpeg -i in.mp4 -t {format_hms(last_time)} -c:v libx264 out.mp4")
-    return MediaError(f"{p} could not be decoded ({_short(cause)}); {REENCODE_HINT}")
+            found = store.lookup_json(holder, params)
+            if found is not None:
+                return VideoIndex.from_json(found)
+        except Exception:  # noqa: BLE001 - a stale or foreign entry: rebuild it
+            pass
+    index = build_index(path)
+    if store is not None and (cache or index.num_frames >= INDEX_CACHE_MIN_FRAMES):
+        try:
+            store.store_json(holder, params, index.to_json())
+        except OSError:  # a read-only cache folder costs speed, not correctness
+            pass
+    return index
 
 
-def _short(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown error"
-    text = str(exc).strip().splitlines()
-    msg = text[-1] if text else type(exc).__name__
-    return msg[:200]
+@dataclass(frozen=True)
+class _Identity:
+    identity: str
+
+
+def _upright(image, rotation: int):
+    """Turn a decoded picture by its display rotation (degrees counter-clockwise)."""
+    from PIL import Image
+
+    if rotation == 90:
+        return image.transpose(Image.Transpose.ROTATE_90)
+    if rotation == 180:
+        return image.transpose(Image.Transpose.ROTATE_180)
+    if rotation == 270:
+        return image.transpose(Image.Transpose.ROTATE_270)
+    return image
 
 
 class VideoSource:
-    """Open once, read many times. Raises MediaError for missing/empty/truncated/undecodable files."""
+    """Open once, read many times. Raises MediaError for missing/empty/truncated/undecodable files.
 
-    def __init__(self, path: str | Path, *, max_side: int | None = None):
+    `decoder`: "auto" (decord where it reads the stream, else PyAV), "decord" or "pyav".
+    `index_cache`: where the timeline is kept (None: the default disk cache, for long videos
+    only; a DiskCache: always; False: never)."""
+
+    def __init__(self, path: str | Path, *, max_side: int | None = None, decoder: str = "auto",
+                 index_cache: DiskCache | None | bool = None, workers: int | None = None):
+        if decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
         self.path = check_file(path)
         self.max_side = max_side
+        #: decoder threads for time-ordered requests (gop_pool.py)
+        self.workers = max(1, int(workers)) if workers else default_workers()
+        #: the file's identity (components.media.cache.file_identity), computed once at open
+        self.identity = file_identity(self.path)
+        self._decoder = decoder
         self._readers: OrderedDict[tuple[int, int] | None, object] = OrderedDict()
         self._lock = threading.RLock()
-        reader = self._reader(None)
-        try:
-            num_frames = len(reader)
-            fps = float(reader.get_avg_fps())
-            height, width = reader[0].shape[:2] if num_frames else (0, 0)
-            reader.seek(0)  # stop decord decoding ahead in the background (see _read_batch)
-        except Exception as exc:  # noqa: BLE001 - decord raises DECORDError / RuntimeError
-            raise diagnose(self.path, exc) from None
-        if num_frames <= 0 or fps <= 0:
-            raise MediaError(f"{self.path} has a video stream with no decodable frames; {REENCODE_HINT}")
-        self._info = VideoInfo(str(self.path), num_frames / fps, fps, num_frames, int(width), int(height))
+        self._index = load_index(self.path, self.identity, index_cache)
+        index = self._index
+        self._shelf = DecoderShelf(self.path, index, threads=0 if self.workers == 1 else 1)
+        self._backend: str | None = None if decoder == "auto" else decoder
+        if decoder == "auto" and not index.decord_reads_right:
+            self._backend = "pyav"
+        width, height = index.display_size
+        self._info = VideoInfo(str(self.path), index.duration, index.fps, index.num_frames,
+                               int(width), int(height))
 
     # -- readers ---------------------------------------------------------------------------------
     def _reader(self, size: tuple[int, int] | None):
-        """decord reader decoding at `size` (w, h), or full size for None; small LRU."""
-        import decord
-
+        """A reader decoding at `size` (w, h, coded orientation), or full size for None; small LRU.
+        The first one decides the backend (decord when it reads the stream, else PyAV)."""
         with self._lock:
             if size in self._readers:
                 self._readers.move_to_end(size)
                 return self._readers[size]
-            kwargs = {} if size is None else {"width": size[0], "height": size[1]}
-            try:
-                # num_threads=0: one decoding thread per core (ffmpeg's default); 1 left half the machine idle.
-                reader = decord.VideoReader(str(self.path), ctx=decord.cpu(0), num_threads=0, **kwargs)
-            except Exception as exc:  # noqa: BLE001
-                raise diagnose(self.path, exc) from None
+            reader = None
+            if self._backend in (None, "decord"):
+                try:
+                    reader = DecordReader(self.path, size, self._index.num_frames)
+                    self._backend = "decord"
+                except ReadFailed:
+                    if self._decoder == "decord":
+                        raise MediaError(f"{self.path} cannot be read with decord; open it with "
+                                         f"decoder='auto' (PyAV reads it).") from None
+                    self._use_pyav()
+            if reader is None:
+                try:
+                    reader = PyAVReader(self.path, self._index, size)
+                except ReadFailed:
+                    raise MediaError(f"{self.path} could not be opened for decoding; "
+                                     f"{REENCODE_HINT}") from None
             self._readers[size] = reader
             while len(self._readers) > _MAX_READERS:
-                self._readers.popitem(last=False)
+                self._readers.popitem(last=False)[1].close()
             return reader
+
+    def _use_pyav(self) -> None:
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
+        self._backend = "pyav"
+
+    @property
+    def backend(self) -> str | None:
+        """"decord" or "pyav": the decoder reading this source (None before the first read)."""
+        return self._backend
+
+    @property
+    def timeline(self) -> VideoIndex:
+        """PTS, keyframes, rotation and codec of the video stream (components/media/index.py)."""
+        return self._index
+
+    @property
+    def frame_times(self) -> np.ndarray:
+        """Time (seconds) of every frame, by index; Frame.time of each frame read."""
+        return self._index.times
+
+    @property
+    def rotation(self) -> int:
+        """Degrees (counter-clockwise) the decoded pictures are turned to stand upright."""
+        return self._index.rotation
 
     @property
     def info(self) -> VideoInfo:
@@ -185,11 +246,13 @@ class VideoSource:
         return self._info.width, self._info.height
 
     def index_at(self, t: float) -> int:
-        """Frame index shown at time t: floor(t * fps + 0.5) clamped to [0, num_frames - 1]."""
-        return time_to_index(t, self._info.fps, self._info.num_frames)
+        """Frame whose time is nearest to t (constant rate: floor(t * fps + 0.5)), clamped to
+        [0, num_frames - 1]; see components/media/index.py."""
+        return self._index.index_at(t)
 
     def time_of(self, index: int) -> float:
-        return index_to_time(index, self._info.fps)
+        """Time (seconds) of frame `index`: index / fps at a constant rate, else its PTS."""
+        return self._index.time_of(index)
 
     # -- reading ---------------------------------------------------------------------------------
     def _target(self, max_side: int | None, max_height: int | None = None) -> tuple[int, int] | None:
@@ -205,32 +268,51 @@ class VideoSource:
         w, h = size or (self._info.width, self._info.height)
         return max(1, min(batch, _BATCH_BYTES // max(1, w * h * 3)))
 
-    def _read_batch(self, indices: list[int], size: tuple[int, int] | None,
-                    in_decoder: bool = True) -> list[Frame]:
-        """Decode `indices` at `size` (None: full size), by decord's scaler when `in_decoder`,
-        else at full size then PIL bicubic (exact_resize)."""
+    def _coded(self, size: tuple[int, int] | None) -> tuple[int, int] | None:
+        """A displayed (w, h) as the decoder's (w, h): swapped for a quarter turn."""
+        if size is None:
+            return None
+        return (size[1], size[0]) if self._index.rotation in (90, 270) else size
+
+    def _to_frame(self, idx: int, arr: np.ndarray, size: tuple[int, int] | None) -> Frame:
         from PIL import Image
 
+        image = _upright(Image.fromarray(arr), self._index.rotation)
+        if size is not None and image.size != size:
+            image = image.resize(size, Image.Resampling.BICUBIC)
+        return Frame(image=image, time=self.time_of(idx), index=int(idx))
+
+    def _read_batch(self, indices: list[int], size: tuple[int, int] | None,
+                    in_decoder: bool = True) -> list[Frame]:
+        """Decode `indices` at `size` (None: full size; displayed orientation), by the decoder's
+        scaler when `in_decoder`, else at full size then PIL bicubic (exact_resize)."""
+        pairs = self._decode(indices, self._coded(size) if in_decoder else None)
+        return [self._to_frame(idx, arr, size) for idx, arr in pairs]
+
+    def _decode(self, indices: list[int], size: tuple[int, int] | None) -> list:
+        """[(index, RGB array)] from the current backend; a decord failure moves the source to
+        PyAV (in "auto" mode) before the data is called corrupt."""
         with self._lock:
-            reader = self._reader(size if in_decoder else None)
             try:
-                arrays = reader.get_batch(indices).asnumpy()
-                # decord keeps decoding ahead after get_batch and holds those frames (memory
-                # grows with the movie: dmlc/decord#197, #208); seeking back stops it.
-                reader.seek(0)
-            except Exception as exc:  # noqa: BLE001 - DECORDError when data is missing/corrupt
-                t = self.time_of(min(indices))
-                raise MediaError(
-                    f"{self.path} could not be decoded near {format_hms(t)} (frames {min(indices)}-"
-                    f"{max(indices)}: {_short(exc)}); the file is truncated or corrupt from there. "
-                    f"{REENCODE_HINT[0].upper() + REENCODE_HINT[1:]}") from None
-        frames = []
-        for idx, arr in zip(indices, arrays):
-            image = Image.fromarray(arr)
-            if size is not None and image.size != size:
-                image = image.resize(size, Image.Resampling.BICUBIC)
-            frames.append(Frame(image=image, time=self.time_of(idx), index=int(idx)))
-        return frames
+                return self._reader(size).read(indices)
+            except ReadFailed as exc:
+                failed = exc
+                if self._backend == "decord" and self._decoder == "auto":
+                    self._use_pyav()
+                    try:
+                        return self._reader(size).read(indices)
+                    except ReadFailed as again:
+                        failed = again
+            raise self._decode_error(indices, failed) from None
+
+    def _decode_error(self, indices: list[int], failed: ReadFailed) -> MediaError:
+        first, last = min(indices), max(indices)
+        at = first if failed.at is None or not first <= failed.at <= last else failed.at
+        return MediaError(
+            f"{self.path} could not be decoded near {format_hms(self.time_of(at))} (frame {at}"
+            + (f" of {first}-{last}" if last > first else "")
+            + "): the file is truncated or corrupt from there. "
+            f"{REENCODE_HINT[0].upper() + REENCODE_HINT[1:]}")
 
     def iter_indices(self, indices: Sequence[int], *, max_side: int | None = None,
                      batch: int = 32, max_height: int | None = None,
@@ -242,8 +324,38 @@ class VideoSource:
                 raise ValueError(f"frame index {i} outside [0, {n - 1}] for {self.path}")
         size = self._target(max_side, max_height)
         step = self._batch_limit(None if exact_resize else size, batch)
+        yield from self._frames([int(i) for i in indices], size, not exact_resize, step)
+
+    def _frames(self, indices: list[int], size: tuple[int, int] | None, in_decoder: bool,
+                step: int) -> Iterator[Frame]:
+        """Time-ordered requests of POOL_MIN_FRAMES or more go to the group-of-pictures pool
+        (gop_pool.py: linear, parallel); others to the backend reader in batches of `step`."""
+        if len(indices) >= POOL_MIN_FRAMES and all(a <= b for a, b in zip(indices, indices[1:])):
+            yield from self._pooled(indices, size, in_decoder, step)
+            return
         for k in range(0, len(indices), step):
-            yield from self._read_batch([int(i) for i in indices[k:k + step]], size, not exact_resize)
+            yield from self._read_batch(indices[k:k + step], size, in_decoder)
+
+    def _pooled(self, indices: list[int], size: tuple[int, int] | None, in_decoder: bool,
+                step: int) -> Iterator[Frame]:
+        unique = list(dict.fromkeys(indices))
+        repeats = Counter(indices) if len(unique) < len(indices) else None
+        coded = self._coded(size) if in_decoder else None
+        w, h = coded or (self._index.width, self._index.height)
+        # pieces small enough that every worker's finished pieces stay under _POOL_BYTES
+        piece = max(1, min(step, _POOL_BYTES // (self.workers * PIECES_IN_FLIGHT * w * h * 3)))
+        frames = read_sorted(self.path, self._index, unique, coded, workers=self.workers,
+                             piece=piece, shelf=self._shelf)
+        try:
+            # frames first: zip then runs the generator to its end (its decoders go back to the shelf)
+            for (idx, arr), wanted in zip(frames, unique):
+                frame = self._to_frame(idx, arr, size)
+                for _ in range(repeats[wanted] if repeats else 1):
+                    yield frame if repeats is None else Frame(frame.image, frame.time, frame.index)
+        except ReadFailed as exc:
+            raise self._decode_error(unique, exc) from None
+        finally:
+            frames.close()
 
     def frames_at_indices(self, indices: Sequence[int], *, max_side: int | None = None,
                           max_height: int | None = None, exact_resize: bool = False) -> list[Frame]:
@@ -276,18 +388,11 @@ class VideoSource:
             raise ValueError(f"fps must be > 0, got {fps}")
         size = self._target(max_side, max_height)
         step = self._batch_limit(None if exact_resize else size, batch)
-        k = 0
-        while True:
-            times = []
-            while len(times) < step:
-                t = start + (k + len(times)) / fps
-                if t >= end - 1e-9:
-                    break
-                times.append(t)
-            if not times:
-                return
-            k += len(times)
-            yield from self._read_batch([self.index_at(t) for t in times], size, not exact_resize)
+        indices, k = [], 0
+        while start + k / fps < end - 1e-9:  # the times sample_fps takes without a cap
+            indices.append(self.index_at(start + k / fps))
+            k += 1
+        yield from self._frames(indices, size, not exact_resize, step)
 
     def bin_centred(self, n: int = 16, *, max_side: int | None = None, max_height: int | None = None,
                     exact_resize: bool = False) -> list[Frame]:
@@ -310,7 +415,10 @@ class VideoSource:
         """Release the decoders. The source stays usable: the next read reopens them (sources from
         open_video are shared, so one caller closing must not break another)."""
         with self._lock:
+            for reader in self._readers.values():
+                reader.close()
             self._readers.clear()
+        self._shelf.close()
 
     def __enter__(self) -> VideoSource:
         return self
@@ -319,22 +427,30 @@ class VideoSource:
         self.close()
 
 
-_OPEN_CACHE: OrderedDict[tuple[str, str], VideoSource] = OrderedDict()
+_OPEN_CACHE: OrderedDict[str, tuple[tuple, VideoSource]] = OrderedDict()
 _OPEN_LOCK = threading.Lock()
 _OPEN_CACHE_SIZE = 4
 
 
+def _stat_key(p: Path) -> tuple:
+    st = p.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev
+
+
 def open_video(path: str | Path) -> VideoSource:
-    """A VideoSource for `path`, reused while the file is unchanged (LRU of 4 sources)."""
+    """A VideoSource for `path`, reused while the file is unchanged (same size, mtime and inode;
+    LRU of 4 sources). The file is hashed once, when its source is made, not per call."""
     p = check_file(path)
-    key = (os.path.abspath(p), file_identity(p))
+    name, stat = os.path.abspath(p), _stat_key(p)
     with _OPEN_LOCK:
-        if key in _OPEN_CACHE:
-            _OPEN_CACHE.move_to_end(key)
-            return _OPEN_CACHE[key]
+        hit = _OPEN_CACHE.get(name)
+        if hit is not None and hit[0] == stat:
+            _OPEN_CACHE.move_to_end(name)
+            return hit[1]
     source = VideoSource(p)
     with _OPEN_LOCK:
-        _OPEN_CACHE[key] = source
+        _OPEN_CACHE[name] = (stat, source)
+        _OPEN_CACHE.move_to_end(name)
         while len(_OPEN_CACHE) > _OPEN_CACHE_SIZE:
             _OPEN_CACHE.popitem(last=False)
     return source

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from backends.base import VLMBackend
 from backends.config import ApiSettings, check_thinking_control
 from backends.registry import resolve
+from components.settings.traces import resolve_replay_spec
 
 
 MAX_FRAMES_PER_REQUEST = 240
@@ -44,6 +43,11 @@ class SessionSettings:
     def to_state(self) -> dict:
         return asdict(self)
 
+    @property
+    def baseline_only(self) -> bool:
+        """Both the model and the localizer are the no-model baseline: nothing to record."""
+        return all((s or "baseline").strip() == "baseline" for s in (self.backend, self.localizer))
+
     @classmethod
     def from_state(cls, state: dict | None) -> SessionSettings:
         state = dict(state or {})
@@ -59,12 +63,6 @@ class SessionSettings:
 
 def default_settings() -> SessionSettings:
     return SessionSettings(backend=os.environ.get("APP_BACKEND", "baseline"))
-
-
-def trace_dir() -> Path:
-    path = Path(os.environ.get("APP_TRACE_DIR") or Path(tempfile.gettempdir()) / "video-bench-traces")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @dataclass(frozen=True)
@@ -111,6 +109,7 @@ def _cached_backend(settings: SessionSettings, spec: str) -> VLMBackend:
     """The backend `spec` names under this session's server settings, from the cache when built
     before (least recently used first out)."""
     api = _api(settings)
+    spec = resolve_replay_spec(spec)  # a trace picked in the panel: the trace folder's file
     key = _backend_key(settings, api, spec)
     with _backends_lock:
         backend = _backends.get(key)

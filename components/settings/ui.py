@@ -1,22 +1,31 @@
-"""The shared "Model" panel: which backend this session uses (held in session state only)."""
+"""The shared "Model" panel: which backend this session uses (held in session state only), what it
+records, and the recorded traces it can replay."""
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
 
 import gradio as gr
 
 from backends.config import THINKING_CONTROLS, check_thinking_control
 from backends.errors import BackendError
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
-from components.settings.session import MAX_FRAMES_PER_REQUEST, SessionSettings, badge, trace_dir
+from components.settings.session import (MAX_FRAMES_PER_REQUEST, SessionSettings, backend_for, badge,
+                                         localizer_backend_for)
+from components.settings.traces import (check_panel_spec, list_traces, recording_note,
+                                        session_trace_name, trace_dir)
 
 _HELP = ("`baseline` needs no model (each tab's no-model method). `openai:<model>` uses any "
          "OpenAI-compatible server (vLLM, SGLang, OpenAI, Gemini): give its base URL and key here "
          "for this session only, or set OPENAI_BASE_URL / OPENAI_API_KEY on the server. "
-         "`hf:<hub id or folder>` loads a local transformers model. `replay:<trace.jsonl>` answers from "
-         "a recorded trace (offline talks). The **localizer** (window search's last step) may be its "
-         "own backend, as in the CoM2 paper (an unchanged TimeLens2 apart from the verifier); by "
-         "default it is the model above. The **thinking switch** is how a request that asks for "
+         "`hf:<hub id or folder>` loads a local transformers model. To give a talk offline, tick "
+         "**Record** and Apply, run what you will show, then pick the trace under **Replay a "
+         "recorded trace** and Apply: its calls are answered from the trace. The **localizer** "
+         "(window search's last step) may be its own backend, as in the CoM2 paper (an unchanged "
+         "TimeLens2 apart from the verifier); by default it is the model above. The **thinking switch** is how a request that asks for "
          "thinking off (CoM2: off for every role) reaches the server: `auto` sends "
          "`reasoning_effort` to OpenAI reasoning models and Gemini, nothing to other OpenAI models, "
          "and `chat_template_kwargs` (`enable_thinking`) to any other server such as vLLM or SGLang; "
@@ -35,9 +44,11 @@ def _check_spec(spec: str) -> None:
 
 def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
                    localizer: str | None = None, thinking_control: str | None = None,
-                   state: dict | None = None,
-                   request: gr.Request | None = None) -> tuple[dict, str]:
-    """Validate and store this session's backend choice; returns (state, badge)."""
+                   state: dict | None = None, request: gr.Request | None = None, *,
+                   server_specs: set[str] | None = None) -> tuple[dict, str]:
+    """Validate and store this session's backend choice; returns (state, badge). A replay spec
+    must name a listed trace (or one the server was started with) and a readable trace: a bad one
+    is refused here, not at the first model call."""
     spec = (spec or "baseline").strip()
     _check_spec(spec)
     localizer = (localizer or "").strip()
@@ -54,9 +65,87 @@ def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, re
         backend=spec, base_url=(base_url or "").strip(),
         api_key=(api_key or "").strip() or previous.api_key,
         max_frames=int(max_frames or previous.max_frames), record=bool(record),
-        trace_path=str(trace_dir() / f"session-{session}.jsonl") if record else "", session=session,
-        localizer=localizer, thinking_control=control)
+        trace_path=str(trace_dir() / session_trace_name(session)) if record else "",
+        session=session, localizer=localizer, thinking_control=control)
+    allowed = set(configured_choices()) | (server_specs or set())
+    try:
+        for chosen in (spec, localizer):
+            check_panel_spec(chosen, allowed, session)
+        if _is_replay(spec):
+            backend_for(settings)  # reads the trace now (and keeps it for the session's clicks)
+        if _is_replay(localizer):
+            localizer_backend_for(settings)
+    except BackendError as exc:
+        raise gr.Error(str(exc), print_exception=False) from None
     return settings.to_state(), badge(settings.to_state())
+
+
+def _is_replay(spec: str) -> bool:
+    return spec.strip().lower().startswith("replay:")
+
+
+def replay_choices(session: str = "") -> list[tuple[str, str]]:
+    """(label, name) of each trace the session may replay, newest first."""
+    return [(entry.label, entry.name) for entry in list_traces(session)]
+
+
+#: while a session records, the timer refreshes its download at most this often (every copy of a
+#: growing trace also lands in gradio's file cache); Refresh and Apply always do
+DOWNLOAD_REFRESH_S = 30.0
+
+
+def _trace_stamp(path: Path) -> list[int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return [stat.st_size, stat.st_mtime_ns]
+
+
+def _download_copy(path: Path, session: str) -> Path:
+    """A copy of the trace as it is now, in this session's own download folder (the recorder keeps
+    appending to the original; a download is never a half-written line)."""
+    folder = Path(tempfile.gettempdir()) / "video-bench-trace-downloads" / session_trace_name(session)
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / path.name
+    shutil.copyfile(path, copy)
+    return copy
+
+
+def recording_view(state: dict | None, seen: dict | None = None, *, force: bool = True):
+    """(note, download button, timer, seen) for the session's recording. `seen` remembers what the
+    page shows. A timer tick (not forced) sends nothing for a trace the download already holds,
+    and refreshes the download of a changed one at most every DOWNLOAD_REFRESH_S seconds (the
+    note every tick)."""
+    settings = SessionSettings.from_state(state)
+    recording = settings.record and not settings.baseline_only
+    path = Path(settings.trace_path) if recording and settings.trace_path else None
+    now = _trace_stamp(path) if path else None
+    seen = seen or {}
+    if not force and now is not None and now == seen.get("copied_stamp"):
+        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+    note = recording_note(settings.record, settings.baseline_only, settings.trace_path)
+    timer = gr.Timer(active=recording)
+    if now is None:
+        return note, gr.DownloadButton(value=None, visible=False), timer, {}
+    clock = time.monotonic()
+    if not force and clock - seen.get("copied", 0.0) < DOWNLOAD_REFRESH_S:
+        if now == seen.get("stamp"):
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        return note, gr.skip(), gr.skip(), {**seen, "stamp": now}
+    copy = _download_copy(path, settings.session)
+    return (note, gr.DownloadButton(value=str(copy), visible=True), timer,
+            {"stamp": now, "copied_stamp": now, "copied": clock})
+
+
+def refresh_replay_list(request: gr.Request | None = None):
+    session = getattr(request, "session_hash", None) or "cli"
+    return gr.Dropdown(choices=replay_choices(session), value=None)
+
+
+def pick_replay(name: str | None):
+    """A trace picked in the list becomes the Backend choice (applied with Apply)."""
+    return gr.skip() if not name else gr.Dropdown(value=f"replay:{name}")
 
 
 def _default_control(default: SessionSettings) -> str:
@@ -78,7 +167,7 @@ def build_settings_panel(default: SessionSettings) -> gr.State:
     localizer_choices = [SAME_AS_MODEL] + choices
     if default.localizer and default.localizer not in localizer_choices:
         localizer_choices.append(default.localizer)
-    with gr.Accordion("Model", open=False, elem_id="settings-panel"):
+    with gr.Accordion("Model", open=False, elem_id="settings-panel") as panel:
         gr.Markdown(_HELP)
         with gr.Row():
             spec = gr.Dropdown(choices, value=default.backend, allow_custom_value=True,
@@ -102,8 +191,36 @@ def build_settings_panel(default: SessionSettings) -> gr.State:
             record = gr.Checkbox(value=default.record, label="Record this session's model calls",
                                  elem_id="settings-record")
             apply = gr.Button("Apply", variant="primary", elem_id="settings-apply")
+        with gr.Row():
+            replay = gr.Dropdown(replay_choices(), value=None, label="Replay a recorded trace",
+                                 elem_id="settings-replay", scale=3,
+                                 info="the app's trace folder, newest first; picking one sets "
+                                      "the backend, Apply uses it")
+            refresh = gr.Button("Refresh", size="sm", elem_id="settings-refresh", scale=1)
+        record_note = gr.Markdown(elem_id="settings-record-note")
+        download = gr.DownloadButton("Download the trace (JSONL)", visible=False, size="sm",
+                                     elem_id="settings-trace-download")
+    timer = gr.Timer(3.0, active=False)  # while recording: the note and the download follow the calls
+    seen = gr.State({})
+
+    server_specs = {default.backend, default.localizer} - {""}
+
+    def apply_panel(spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
+                    localizer: str | None = None, thinking_control: str | None = None,
+                    state: dict | None = None, request: gr.Request | None = None) -> tuple[dict, str]:
+        return apply_settings(spec, base_url, api_key, max_frames, record, localizer,
+                              thinking_control, state, request, server_specs=server_specs)
+
     inputs = [spec, base_url, api_key, max_frames, record, localizer, thinking, state]
-    apply.click(apply_settings, inputs, [state, badge_md], api_name="set_backend")
+    recording = [record_note, download, timer, seen]
+    applied = apply.click(apply_panel, inputs, [state, badge_md], api_name="set_backend")
+    applied.success(recording_view, [state], recording, api_name=False, show_progress="hidden")
     # Clear the password box after applying so the key never sits in the page.
     apply.click(lambda: "", None, api_key, api_name=False)
+    timer.tick(lambda s, shown: recording_view(s, shown, force=False), [state, seen], recording,
+               api_name=False, show_progress="hidden")
+    refresh.click(recording_view, [state], recording, api_name=False, show_progress="hidden")
+    for event in (refresh.click, panel.expand):
+        event(refresh_replay_list, None, replay, api_name=False, show_progress="hidden")
+    replay.input(pick_replay, replay, spec, api_name=False, show_progress="hidden")
     return state

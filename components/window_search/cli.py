@@ -5,7 +5,10 @@ handlers, calling the same pipeline as the UI.
     python app.py [--backend SPEC] run grounding --annotations A.json --out P.jsonl [--backend SPEC]
         [--traces T.jsonl] [--method aws|rag|oracle-chunk] [--k 5] [--m 3] [--delta-max 30]
         [--chunk-seconds 180] [--concurrency N] [--embedder minilm] [--memory-dir DIR] [--limit N]
-        [--localizer SPEC] [--localize-frames 32] [--thinking off|default]
+        [--localizer SPEC] [--localize-frames 32] [--thinking off|default] [--shard i/N]
+        [--shard-by query|movie]
+
+`eval grounding --predictions` takes several files or folders (the shards' outputs) and merges them.
 """
 from __future__ import annotations
 
@@ -20,9 +23,11 @@ from backends.base import VLMBackend
 from backends.config import ApiSettings
 from backends.registry import resolve
 from components.common.batch import run_resumable
-from components.common.cli import HelpFormatter, add_backend_options, backend_from_args, backend_spec
+from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, \
+    backend_from_args, backend_spec
 from components.common.errors import UserError
 from components.common.io import append_jsonl, read_jsonl
+from components.common.shards import describe_selection, input_files, merged_files
 from components.window_search.annotations import GroundingAnnotations, GroundingQuery, \
     load_annotations, load_predictions
 from components.window_search.metrics import evaluate, format_table
@@ -41,7 +46,9 @@ def add_eval_parsers(eval_subparsers) -> None:
                     "failures; every pair stays in the denominator). Prints retrieval-miss and "
                     "oracle-localizer diagnostics when predictions carry 'window'.")
     p.add_argument("--annotations", required=True, type=Path, help="grounding annotation JSON")
-    p.add_argument("--predictions", required=True, type=Path, help="predictions JSONL")
+    p.add_argument("--predictions", required=True, type=Path, nargs="+",
+                   help="predictions JSONL; several files or folders (every *.jsonl under them) "
+                        "are merged, e.g. the outputs of `run grounding --shard i/N`")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--score-fallbacks", action="store_true",
                    help="DIAGNOSTIC: also score fallback predictions (the whole window after an "
@@ -82,12 +89,16 @@ def add_run_parsers(run_subparsers) -> None:
                    help="off: every model call asks the server to disable thinking (CoM2 §5); "
                         "default: send no switch (the server's default)")
     add_backend_options(p, items="queries")
+    add_shard_option(p, by="query id, or movie id with --shard-by movie")
+    p.add_argument("--shard-by", choices=("query", "movie"), default="query",
+                   help="movie: all queries of a movie in one shard, so each machine samples and "
+                        "embeds only its own movies (the split follows the movies' sizes)")
     p.set_defaults(func=run_grounding)
 
 
 def eval_grounding(args: argparse.Namespace) -> int:
     ann = load_annotations(args.annotations)
-    preds = load_predictions(args.predictions)
+    preds = load_prediction_files(args.predictions)
     metrics = evaluate(ann, preds, score_fallbacks=getattr(args, "score_fallbacks", False))
     if args.json:
         print(json.dumps(metrics))
@@ -98,6 +109,12 @@ def eval_grounding(args: argparse.Namespace) -> int:
             print(f"note: {len(unknown)} prediction(s) for qids not in the annotations were ignored "
                   f"(e.g. {unknown[0]}).", file=sys.stderr)
     return 0
+
+
+def load_prediction_files(paths: list[Path]) -> dict:
+    """qid -> Prediction over every file (duplicates across files: docs/scale.md "Merging")."""
+    files = input_files(paths, "*.jsonl", "grounding predictions", "--predictions")
+    return merged_files(files, lambda p: load_predictions(p).items(), what="prediction for qid")
 
 
 def _prepare_movies(ann: GroundingAnnotations, queries: list[GroundingQuery], lib: MovieLibrary,
@@ -128,6 +145,12 @@ def run_grounding(args: argparse.Namespace) -> int:
     embedder = lib.embedder()
     solvers = solvers_for(backend, settings, embedder=embedder, localizer_backend=localizer)
     queries = ann.queries[: args.limit] if args.limit else ann.queries
+    shard = getattr(args, "shard", None)
+    if shard is not None:
+        by_movie = getattr(args, "shard_by", "query") == "movie"
+        total = len(queries)
+        queries = shard.select(queries, (lambda q: q.movie_id) if by_movie else (lambda q: q.qid))
+        print(describe_selection(shard, len(queries), total, "queries"), file=sys.stderr)
     captions = _prepare_movies(ann, queries, lib, solvers, embedder, captions=args.captions,
                                chunk_seconds=args.chunk_seconds)
     trace_lock = threading.Lock()

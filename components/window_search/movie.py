@@ -104,7 +104,7 @@ class Movie:
         """True when the frames of this window are already in the disk cache (DiskCache layout:
         frames/<key>/index.json)."""
         start, end = max(0.0, float(start)), min(float(end), self.duration)
-        key = self.cache.key(self.video, kind="frames", **self._params(start, end, fps, cap))
+        key = self.cache.key(self.source, kind="frames", **self._params(start, end, fps, cap))
         return (Path(self.cache.root) / "frames" / key / "index.json").is_file()
 
     def frames(self, start: float, end: float, fps: float = 1.0, cap: int | None = None) -> list[Frame]:
@@ -119,7 +119,8 @@ class Movie:
             self.decoded_frames += len(frames)
             return frames
 
-        return self.cache.get_or_compute_frames(self.video, params, compute)
+        # the source carries the file's identity (hashed once at open, not per request)
+        return self.cache.get_or_compute_frames(self.source, params, compute)
 
     def chunk_frames(self, index: int) -> list[Frame]:
         c = self.chunk(index)

@@ -1,39 +1,46 @@
-"""HTML/Markdown views of a search trace for the tab (pure; no gradio): timeline, checklist, result.
+"""HTML/Markdown views of a search trace for the tab (pure; no gradio): the checklist of one window,
+the result line, the progress line, the benchmark table with the paper's rows. The timeline is in
+timeline_view.py.
 
-Colours: accepted window green, rejected grey, expanded (window grew past its chunk) outlined;
-status chips true ✓ / false ✗ / cutoff △ (the paper's check, cross and triangle, Appendix F).
+Status chips true ✓ / false ✗ / cutoff △ are the paper's check, cross and triangle (Appendix F);
+an expanded window shows, under each statement, its rows before each expansion (Figure 5).
 """
 from __future__ import annotations
 
 import html
+import json
+import re
 from collections.abc import Iterable
+from functools import lru_cache
+from pathlib import Path
 
+from components.window_search.timeline_view import TIMELINE_JS, fmt_t, timeline_html, verdict
 from components.window_search.types import FALLBACKS, MODEL_SOURCES, UNPARSED, CandidateTrace, \
-    SearchTrace, is_scored_source
+    InspectStep, SearchTrace, is_scored_source
+
+__all__ = ["TIMELINE_JS", "fmt_t", "timeline_html", "checklist_html", "not_inspected_html",
+           "result_markdown", "progress_text", "query_choices", "bench_table", "candidate",
+           "candidate_at", "chunk_at", "source_meaning"]
 
 CHIP = {"true": ("✓", "#1a7f37", "true"), "false": ("✗", "#cf222e", "false"),
         "cutoff": ("△", "#bf8700", "cutoff")}
 BASELINE_LABEL = "text-only baseline (subtitles only)"
-
-# Clicking a ranked chunk on the timeline clicks the matching "#r" choice of the Window radio.
-TIMELINE_JS = """
-element.addEventListener('click', (e) => {
-  const block = e.target.closest('[data-rank]');
-  if (!block) return;
-  const want = '#' + block.dataset.rank;
-  const labels = document.querySelectorAll('#ws-window-pick label');
-  for (const l of labels) { if (l.textContent.trim() === want) { l.click(); break; } }
-});
-"""
+RAW_SHOWN = 4000  # characters of an unparsed reply shown in the checklist
+REFERENCE_ROWS = Path(__file__).resolve().parents[2] / "assets" / "com2bench_reference_rows.json"
+BENCH_HEADERS = ["data set", "method", "P@0.3", "P@0.5", "P@0.7", "R@1@0.3", "R@1@0.5", "R@1@0.7", "mIoU"]
+OUTCOME_WORDS = {"accepted": "accepted (EMIT)", "rejected": "rejected",
+                 "selected": "selected (fallback: every candidate was rejected)",
+                 "chosen": "chosen chunk (no verifier)", "not_inspected": "not inspected"}
+_E = html.escape
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~])")
 
 
-def fmt_t(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    s = int(round(seconds))
-    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+def md_text(text: str) -> str:
+    """Plain text for a Markdown line: its Markdown characters escaped (never HTML entities)."""
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+# -- finding a window -------------------------------------------------------------------------------
 def candidate(trace: SearchTrace, rank: int | None) -> CandidateTrace | None:
     for c in trace.candidates:
         if c.rank == rank:
@@ -42,137 +49,139 @@ def candidate(trace: SearchTrace, rank: int | None) -> CandidateTrace | None:
 
 
 def candidate_at(trace: SearchTrace, t: float) -> int | None:
-    """Rank of the inspected window under time t (the accepted one first), else the nearest."""
+    """Rank of the inspected window under time t (the accepted / selected one first); None when no
+    inspected window covers t."""
     hits = [c for c in trace.candidates if c.span[0] <= t <= c.span[1]]
-    if hits:
-        hits.sort(key=lambda c: (c.outcome not in ("accepted", "selected"), c.rank))
-        return hits[0].rank
-    if not trace.candidates:
+    if not hits:
         return None
-    return min(trace.candidates, key=lambda c: min(abs(t - c.span[0]), abs(t - c.span[1]))).rank
+    hits.sort(key=lambda c: (c.outcome not in ("accepted", "selected"), c.rank))
+    return hits[0].rank
 
 
-def _pct(t: float, duration: float) -> float:
-    return max(0.0, min(100.0, 100.0 * t / duration)) if duration > 0 else 0.0
+def chunk_at(t: float, chunk_seconds: float, duration: float) -> tuple[int, float, float]:
+    """(0-based chunk index, start, end) of the fixed chunk under time t."""
+    n = max(1, int(-(-duration // chunk_seconds)))
+    i = min(n - 1, max(0, int(t // chunk_seconds)))
+    return i, i * chunk_seconds, min((i + 1) * chunk_seconds, duration)
 
 
-def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int = 0,
-                  chunk_seconds: float = 180.0, playhead: float | None = None,
-                  selected: int | None = None) -> str:
-    """Chunks as blocks (ranked ones labelled #r and clickable via data-rank), the final window,
-    the prediction and the ground truth as bars, and a playhead marker."""
-    if duration <= 0:
-        return "<div class='ws-tl-empty'>Pick a movie to see its timeline.</div>"
-    ranked = {c.index: c for c in (trace.chunks if trace else [])}
-    by_rank = {c.rank: c for c in (trace.candidates if trace else [])}
-    parts = ["<div class='ws-tl' style='position:relative;height:96px;margin:6px 0 6px 52px;font:12px sans-serif'>"]
-    for i in range(n_chunks):
-        s, e = i * chunk_seconds, min((i + 1) * chunk_seconds, duration)
-        c = ranked.get(i)
-        bg, border, label, attrs = "#eef1f4", "1px solid #d0d7de", "", ""
-        if c is not None and c.rank is not None:
-            cand = by_rank.get(c.rank)
-            outcome = cand.outcome if cand else "not_inspected"
-            bg = {"accepted": "#2da44e", "selected": "#2da44e", "rejected": "#8c959f"}.get(outcome, "#ddf4ff")
-            expanded = cand is not None and cand.final_window is not None and \
-                (cand.final_window[0] < c.start - 1e-6 or cand.final_window[1] > c.end + 1e-6)
-            border = "2px dashed #0969da" if expanded else "1px solid #57606a"
-            if c.rank == selected:
-                border = "3px solid #fb8500"
-            label = f"#{c.rank}"
-            attrs = (f" data-rank='{c.rank}' data-start='{s:.1f}' "
-                     f"title='rank {c.rank} · {fmt_t(s)}-{fmt_t(e)} · {outcome}'")
-        parts.append(f"<div class='ws-chunk'{attrs} style='position:absolute;top:0;height:34px;"
-                     f"left:{_pct(s, duration):.3f}%;width:{_pct(e - s, duration):.3f}%;background:{bg};"
-                     f"border:{border};box-sizing:border-box;cursor:{'pointer' if attrs else 'default'};"
-                     f"text-align:center;line-height:30px;font-weight:bold;color:#111'>{label}</div>")
-
-    def bar(iv, top, colour, name):
-        if iv is None:
-            return
-        s, e = iv
-        parts.append(f"<div title='{name} {fmt_t(s)}-{fmt_t(e)}' style='position:absolute;top:{top}px;"
-                     f"height:10px;left:{_pct(s, duration):.3f}%;width:{max(0.4, _pct(e - s, duration)):.3f}%;"
-                     f"background:{colour};border-radius:3px'></div>"
-                     f"<div style='position:absolute;top:{top - 2}px;left:-50px;width:46px;text-align:right;"
-                     f"font-size:10px;color:#444'>{name}</div>")
-
-    if trace is not None:
-        bar(trace.window, 42, "#0969da", "window")
-        bar(trace.prediction, 58, "#bf3989", "pred")
-        bar(trace.ground_truth, 74, "#1a7f37", "GT")
-    if playhead is not None:
-        parts.append(f"<div class='ws-playhead' title='{fmt_t(playhead)}' style='position:absolute;top:0;"
-                     f"bottom:0;left:{_pct(playhead, duration):.3f}%;width:2px;background:#fb8500'></div>")
-    parts.append("</div>")
-    parts.append("<div style='font:11px sans-serif;color:#57606a'>chunks: "
-                 "<span style='background:#2da44e;padding:0 4px'>accepted</span> "
-                 "<span style='background:#8c959f;padding:0 4px'>rejected</span> "
-                 "<span style='background:#ddf4ff;padding:0 4px'>not inspected</span> "
-                 "<span style='border:2px dashed #0969da;padding:0 4px'>expanded</span> · bars: "
-                 "<span style='color:#0969da'>window</span> <span style='color:#bf3989'>prediction</span> "
-                 "<span style='color:#1a7f37'>ground truth</span> · click a ranked chunk to open it</div>")
-    return "".join(parts)
-
-
+# -- the checklist ----------------------------------------------------------------------------------
 def _chip(status: str) -> str:
     sym, colour, word = CHIP.get(status, ("?", "#57606a", status))
-    return (f"<span class='ws-chip ws-chip-{html.escape(word)}' style='display:inline-block;min-width:64px;"
+    return (f"<span class='ws-chip ws-chip-{_E(word)}' style='display:inline-block;white-space:nowrap;"
             f"padding:1px 6px;border-radius:10px;color:white;background:{colour};font-weight:bold'>"
-            f"{sym} {html.escape(word)}</span>")
+            f"{sym} {_E(word)}</span>")
+
+
+def _step_label(k: int, step: InspectStep) -> str:
+    span = f"[{fmt_t(step.window[0])} - {fmt_t(step.window[1])}]"
+    return f"before expansion {span}" if k == 0 else f"after expansion {k} {span}"
+
+
+def _decision(step: InspectStep) -> str:
+    bits = [f"<b>{_E(step.decision)}</b>"]
+    if step.decision == "EXPAND":
+        secs = step.applied_seconds if step.applied_seconds is not None else step.expand_seconds
+        bits.append(_E(f"{step.expand_side or ''} {secs if secs is not None else ''} s".strip()))
+    if step.converted_from_expand:
+        bits.append("budget spent: EXPAND → REJECT")
+    if step.confidence is not None:
+        bits.append(f"confidence {step.confidence:.2f}")
+    bits.append(f"{step.num_frames} frames")
+    if step.summary:
+        bits.append(_E(step.summary))
+    return " · ".join(bits)
+
+
+def _raw_reply(step: InspectStep) -> str:
+    raw = step.raw or "(empty reply)"
+    cut = f"\n… ({len(raw) - RAW_SHOWN} more characters)" if len(raw) > RAW_SHOWN else ""
+    return (f"<div class='ws-unparsed' style='margin:4px 0;padding:4px 6px;background:#fff8c5;"
+            f"border-radius:4px'>Step {step.n + 1}: the reply could not be read ({_E(step.parse_error or '')}), "
+            f"so it counts as REJECT. The model's raw reply:<pre class='ws-raw' style='white-space:pre-wrap;"
+            f"word-break:break-word;max-height:160px;overflow:auto;margin:4px 0 0'>{_E(raw[:RAW_SHOWN] + cut)}"
+            f"</pre></div>")
+
+
+def _rows(cand: CandidateTrace, texts: dict[str, str]) -> list[str]:
+    """One row per statement (its verdict in the final window), then, for an expanded window, a
+    row per earlier step: how the statement stood before each expansion."""
+    last = next((st for st in reversed(cand.steps) if st.checks), cand.steps[-1])
+    earlier = [(k, st) for k, st in enumerate(cand.steps) if st is not last and st.checks]
+    rows = []
+    for chk in last.checks:
+        rows.append(f"<tr class='ws-stmt'><td><b>{_E(chk.sid)}</b> {_E(texts.get(chk.sid, ''))}</td>"
+                    f"<td>{_chip(chk.status)}</td><td class='ws-note'>{_E(chk.note)}</td></tr>")
+        for k, st in earlier:
+            before = next((c for c in st.checks if c.sid == chk.sid), None)
+            if before is None:
+                continue
+            rows.append(f"<tr class='ws-before' style='color:#57606a;font-size:12px'><td style='padding-left:14px'>"
+                        f"↳ {_step_label(k, st)}</td><td>{_chip(before.status)}</td>"
+                        f"<td class='ws-note'>{_E(before.note)}</td></tr>")
+    return rows
+
+
+TABLE_HEAD = ("<table class='ws-checklist' style='width:100%;table-layout:fixed;border-collapse:collapse;"
+              "font-size:13px;overflow-wrap:anywhere'><colgroup><col style='width:44%'><col style='width:84px'>"
+              "<col></colgroup><thead><tr style='text-align:left;border-bottom:2px solid #d0d7de'>"
+              "<th>statement</th><th>verdict</th><th>evidence</th></tr></thead><tbody>")
+
+
+def _header(trace: SearchTrace, cand: CandidateTrace) -> str:
+    w = cand.span
+    kind = verdict(cand)
+    n = len(trace.chunks) or len(trace.candidates)
+    grew = " · expanded" if len(cand.steps) > 1 else ""
+    return (f"<div class='ws-cl-head' style='font-weight:bold'>Window rank #{cand.rank} of {n} · "
+            f"[{fmt_t(w[0])} - {fmt_t(w[1])}]{grew} · <span class='ws-verdict-{kind}'>"
+            f"{_E(OUTCOME_WORDS.get(kind, cand.outcome))}</span></div>")
 
 
 def checklist_html(trace: SearchTrace | None, rank: int | None) -> str:
-    """One window's checklist: statements with status chips and notes; before/after rows when the
-    window was expanded; decision and confidence."""
+    """One window's checklist: a header row (statement, verdict, evidence), each statement's chip
+    and note, before/after rows for an expanded window, each step's decision, and the raw reply of
+    a step that could not be read."""
     if trace is None:
-        return "<div class='ws-cl-empty'>Run a query or load a trace; then click a window.</div>"
+        return "<div class='ws-cl-empty'>Press Run (or Load trace); then click a chunk on the timeline.</div>"
     cand = candidate(trace, rank)
     texts = {s.sid: s.text for s in trace.statements}
-    head = []
-    if trace.text_only_baseline:
-        head.append(f"<div style='color:#9a6700;font-weight:bold'>{BASELINE_LABEL}</div>")
+    head = [f"<div style='color:#9a6700;font-weight:bold'>{BASELINE_LABEL}</div>"] if trace.text_only_baseline else []
     if cand is None:
-        body = "".join(f"<li>{html.escape(s.sid)} {html.escape(s.text)}</li>" for s in trace.statements)
+        body = "".join(f"<li>{_E(s.sid)} {_E(s.text)}</li>" for s in trace.statements)
         return "".join(head) + (f"<div>Statements:</div><ul>{body}</ul>" if body else
                                 "<div>No window inspected yet.</div>")
-    w = cand.span
-    n_cands = len(trace.chunks) or len(trace.candidates)
-    head.append(f"<div style='font-weight:bold'>Window rank #{cand.rank} of {n_cands} · "
-                f"[{fmt_t(w[0])} - {fmt_t(w[1])}] · {html.escape(cand.outcome)}</div>")
+    head.append(_header(trace, cand))
     if not cand.steps:
-        return "".join(head) + "<div>Not inspected (handed straight to the localizer).</div>"
-    last = cand.steps[-1]
-    rows = ["<table class='ws-checklist' style='width:100%;border-collapse:collapse;font-size:13px'>"]
-    for chk in last.checks:
-        before = ""
-        if len(cand.steps) > 1:
-            history = [next((c.status for c in st.checks if c.sid == chk.sid), "") for st in cand.steps[:-1]]
-            before = " ".join(f"<span title='before expansion {k + 1}'>B{k + 1}:"
-                              f"{CHIP.get(h, ('?',))[0]}</span>" for k, h in enumerate(history))
-        rows.append(f"<tr style='border-top:1px solid #eee'><td style='padding:3px'>{html.escape(chk.sid)}</td>"
-                    f"<td>{html.escape(texts.get(chk.sid, ''))}</td><td>{_chip(chk.status)}</td>"
-                    f"<td style='color:#57606a'>{html.escape(chk.note)}</td><td>{before}</td></tr>")
-    rows.append("</table>")
-    steps = []
-    for st in cand.steps:
-        extra = ""
-        if st.decision == "EXPAND":
-            extra = f" {st.expand_side or ''} {st.applied_seconds if st.applied_seconds is not None else st.expand_seconds or ''} s"
-        if st.converted_from_expand:
-            extra += " (budget spent: EXPAND → REJECT)"
-        if st.parse_error:
-            extra += f" · unparsed reply kept raw: {html.escape(st.parse_error)}"
-        conf = f" · confidence {st.confidence:.2f}" if st.confidence is not None else ""
-        steps.append(f"<li>step {st.n}: [{fmt_t(st.window[0])} - {fmt_t(st.window[1])}] · "
-                     f"<b>{html.escape(st.decision)}</b>{html.escape(extra)}{conf} · {st.num_frames} frames"
-                     f"{(' · ' + html.escape(st.summary)) if st.summary else ''}</li>")
-    return "".join(head) + "".join(rows) + f"<ol class='ws-steps' style='font-size:12px'>{''.join(steps)}</ol>"
+        return "".join(head) + ("<div class='ws-not-inspected'>Not inspected: this method hands the chunk "
+                                "straight to the localizer.</div>")
+    parts = head + [TABLE_HEAD] + _rows(cand, texts) + ["</tbody></table>"]
+    steps = "".join(f"<li>{_decision(st)}</li>" for st in cand.steps)
+    parts.append(f"<ol class='ws-steps' style='font-size:12px;margin:6px 0 0 18px;padding:0'>{steps}</ol>")
+    parts += [_raw_reply(st) for st in cand.steps if st.parse_error]
+    return "".join(parts)
 
 
+def not_inspected_html(trace: SearchTrace | None, index: int, start: float, end: float) -> str:
+    """The note shown when the playhead is on a chunk no Inspect call saw."""
+    span = f"[{fmt_t(start)} - {fmt_t(end)}]"
+    chunk = next((c for c in (trace.chunks if trace else []) if c.index == index), None)
+    if trace is None:
+        why = "no search has run yet: press Run to check the top-K chunks."
+    elif chunk is None or chunk.rank is None:
+        why = f"it is not among the top {len(trace.chunks)} chunks retrieval ranked for this query."
+    else:
+        why = (f"retrieval ranked it #{chunk.rank}, but the search ended before reaching it "
+               "(an earlier window was accepted or the run stopped).")
+    return (f"<div class='ws-not-inspected' style='padding:6px;background:#f6f8fa;border-radius:6px'>"
+            f"<b>Chunk {index + 1} {span}: not inspected</b> — {_E(why)}</div>")
+
+
+# -- the result line --------------------------------------------------------------------------------
 def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
                     partner: tuple[str, str, float | None] | None = None, theta: float = 0.5) -> str:
-    """One line of result, one of calls; partner = (qid, query, its IoU if run in this session)."""
+    """One line of result, one of calls; partner = (qid, query, its IoU from a run with the same
+    backend and method in this session, else None)."""
     if trace is None:
         return ""
     bits = []
@@ -180,29 +189,31 @@ def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
         bits.append(f"**{BASELINE_LABEL}**")
     if trace.stopped:
         bits.append("stopped")
-    how = ("accepted" if trace.accepted_rank else "selected" if trace.selected_rank else "window")
+    how = ("accepted" if trace.accepted_rank else "selected (fallback)" if trace.selected_rank and trace.method == "aws"
+           else "chosen" if trace.selected_rank else "window")
     if trace.window:
         bits.append(f"{how} window [{trace.window[0]:.0f} s, {trace.window[1]:.0f} s]")
     if trace.prediction:
-        scored = is_scored_source(trace.source)
-        what = "prediction" if scored else "fallback (not scored, IoU 0)"
+        what = "prediction" if is_scored_source(trace.source) else "fallback (not scored, IoU 0)"
         bits.append(f"{what} [{trace.prediction[0]:.1f} s, {trace.prediction[1]:.1f} s]")
     if trace.source:
-        bits.append(f"source: `{trace.source}` ({source_meaning(trace.source)})")
+        bits.append(f"source: `{trace.source}` ({md_text(source_meaning(trace.source))})")
     if iou is not None:
         bits.append(f"IoU {iou:.2f}")
     if partner is not None:
         pq, ptext, piou = partner
+        run = " · ".join(x for x in (f"`{trace.backend}`" if trace.backend else "", trace.method) if x)
         if piou is not None and iou is not None:
             ok = iou >= theta and piou >= theta
-            bits.append(f"pair: {'both' if ok else 'not both'} ≥ {theta} (partner {pq} IoU {piou:.2f})")
+            bits.append(f"pair{f' ({run})' if run else ''}: {'both' if ok else 'not both'} ≥ {theta} "
+                        f"(partner {pq} IoU {piou:.2f})")
         else:
-            bits.append(f"partner {pq} ({html.escape(ptext)}) not run yet")
+            bits.append(f"partner {pq} (“{md_text(ptext)}”) not run yet{f' with {run}' if run else ''}")
     calls = trace.calls
     line2 = (f"Calls: {calls.get('decompose', 0)} decompose, {calls.get('inspect', 0)} inspect, "
              f"{calls.get('select', 0)} select, {calls.get('localize', 0)} localize"
              f"{', ' + str(calls['retries']) + ' retries' if calls.get('retries') else ''} · {trace.elapsed_s:.1f} s")
-    errors = "".join(f"\n\n⚠ {e}" for e in trace.errors)
+    errors = "".join(f"\n\n⚠ {md_text(e)}" for e in trace.errors)
     return " · ".join(bits) + "\n\n" + line2 + errors
 
 
@@ -231,16 +242,34 @@ def query_choices(queries: Iterable) -> list[tuple[str, str]]:
     return [(f"{q.qid} · {q.contrast_attribute} · {q.query}", q.qid) for q in queries]
 
 
-def metrics_rows(metrics: dict) -> list[list]:
-    keys = ["mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5", "PairSuccess@0.7"]
-    rows = [[k, round(metrics[k], 2)] for k in keys]
-    rows += [["num_queries", metrics["num_queries"]], ["num_pairs", metrics["num_pairs"]]]
+# -- the benchmark table ----------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def reference_rows() -> tuple[str, list[str], tuple[tuple[str, tuple[float, ...]], ...]]:
+    """(data-set label, metric keys, ((method, values), ...)) of the paper's Table 3."""
+    data = json.loads(REFERENCE_ROWS.read_text(encoding="utf-8"))
+    return (data["data_set"], list(data["metric_keys"]),
+            tuple((r["method"], tuple(r["values"])) for r in data["rows"]))
+
+
+def bench_table(metrics: dict | None, *, data_set: str = "", method: str = "") -> list[list]:
+    """The paper's Table 3 rows, then this run's row (when there is one), each labelled with its
+    data set: [data set, method, P@0.3, P@0.5, P@0.7, R@1@0.3, R@1@0.5, R@1@0.7, mIoU]."""
+    label, keys, rows = reference_rows()
+    table = [[label, name, *values] for name, values in rows]
+    if metrics is not None:
+        table.append([data_set, method, *(round(float(metrics[k]), 1) for k in keys)])
+    return table
+
+
+def bench_notes(metrics: dict) -> str:
+    """What the table's own row does not show: counts of fallbacks / unparsed, the diagnostics."""
+    bits = [f"{metrics['num_queries']} queries, {metrics['num_pairs']} pairs"]
     counts = metrics.get("counts")
     if counts:  # fallbacks and unparsed items score 0: say how many there were
-        rows += [["model answers", counts["model"]], ["fallbacks (IoU 0)", counts["fallback"]],
-                 ["unparsed (IoU 0)", counts["unparsed"]]]
+        bits.append(f"{counts['model']} model answers, {counts['fallback']} fallbacks (IoU 0), "
+                    f"{counts['unparsed']} unparsed (IoU 0)")
     diag = metrics.get("diagnostics")
     if diag:
-        rows += [["retrieval miss %", round(diag["retrieval_miss"], 2)],
-                 ["oracle-localizer mIoU", round(diag["oracle_localizer_mIoU"], 2)]]
-    return rows
+        bits.append(f"retrieval miss {diag['retrieval_miss']:.1f} %, oracle-localizer mIoU "
+                    f"{diag['oracle_localizer_mIoU']:.1f}")
+    return " · ".join(bits)

@@ -19,12 +19,23 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 TOKEN = "browser-test-token"
 OPTION = re.compile(r"\b(GT|Rand[123]|Early|Late|Wide|Reverse|Shuffle|Loop)\b|\b(before|after)\.mp4")
+# every response body, read chunk by chunk as it arrives: the event stream (SSE) that carries the
+# handlers' outputs never ends while the page is open, so waiting for its whole text sees nothing
 RECORD_BODIES = """
 window.__bodies = [];
 const _fetch = window.fetch;
 window.fetch = async (...args) => {
   const r = await _fetch(...args);
-  try { const c = r.clone(); c.text().then(t => window.__bodies.push(String(args[0]) + ' ' + t)); } catch (e) {}
+  try {
+    const reader = r.clone().body.getReader(), decoder = new TextDecoder(), url = String(args[0]);
+    (async () => {
+      for (;;) {
+        const {done, value} = await reader.read();
+        if (done) break;
+        window.__bodies.push(url + ' ' + decoder.decode(value, {stream: true}));
+      }
+    })();
+  } catch (e) {}
   return r;
 };
 """
@@ -65,6 +76,16 @@ def _open(browser, url: str, size: tuple[int, int]):
     page.goto(url, wait_until="load", timeout=120_000)
     page.wait_for_selector("#study-progress", timeout=120_000)
     return page
+
+
+def _as_new_annotator(page) -> None:
+    """Forget the annotator this browser stored. The page that just loaded may still be resuming
+    the stored one (its answer writes the id back), so wait for that, clear, reload, and check."""
+    page.wait_for_timeout(1500)
+    page.evaluate("() => localStorage.clear()")
+    page.reload(wait_until="load")
+    page.wait_for_timeout(1500)
+    page.wait_for_function("() => (document.querySelector('#study-progress')?.innerText || '').includes('Enter')")
 
 
 def _wait_question(page, annotator: str) -> int:
@@ -109,9 +130,7 @@ def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, s
     _set_display(data, display)
     annotator = f"anon-{display}-{size[0]}"
     page = _open(browser, url, size)
-    page.evaluate("() => localStorage.clear()")   # a new annotator on this browser
-    page.reload(wait_until="load")
-    page.wait_for_function("() => (document.querySelector('#study-progress')?.innerText || '').includes('Enter')")
+    _as_new_annotator(page)
     page.locator("#study-annotator input, #study-annotator textarea").first.fill(annotator)
     page.locator("#study-start").click()
     first = _wait_question(page, annotator)
@@ -137,7 +156,8 @@ def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, s
     page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
     assert "true middle" not in page.locator("#study-feedback").inner_text()   # blind survived the reload
     _no_leak(page)
-    assert len(page.evaluate("() => window.__bodies")) >= 3   # the scan saw the app's responses
+    seen = page.evaluate("() => window.__bodies")
+    assert any("process_completed" in b for b in seen), seen[:5]   # the scan saw the handlers' outputs
     page.close()
 
 
@@ -154,4 +174,37 @@ def test_researcher_view_needs_the_token(browser, study_url):
     page.locator("#study-token input").fill(TOKEN)
     page.locator("#study-show").click()
     page.wait_for_function("() => document.querySelector('#study-summary')?.innerText.includes('Human (paper)')")
+    page.close()
+
+
+def test_the_clock_runs_in_the_page_and_an_answered_question_stays_locked(browser, study_url):
+    url, data = study_url
+    _set_display(data, "frames")
+    annotator = "anon-clock"
+    page = _open(browser, url, (1440, 900))
+    _as_new_annotator(page)
+    page.locator("#study-annotator input, #study-annotator textarea").first.fill(annotator)
+    page.locator("#study-start").click()
+    first = _wait_question(page, annotator)
+    clock = page.locator("#study-progress .study-clock")
+    before, calls = clock.inner_text(), len(page.urls)
+    page.wait_for_timeout(2500)
+    assert clock.inner_text() != before                      # it ticks ...
+    assert [u for u in page.urls[calls:] if "/gradio_api/" in u] == []   # ... with no request
+    page.locator("#study-choice-A").click()
+    page.wait_for_function(f"() => !(document.querySelector('#study-progress')?.innerText || '')"
+                           f".includes('question {first} of')")
+    page.locator(f"#study-navigator [data-q='{first - 1}']").click()   # back to the answered one
+    page.wait_for_function(f"() => document.querySelector('#study-progress')?.innerText"
+                           f".includes('question {first} of')")
+    page.wait_for_function("() => document.querySelector('#study-choice-A')?.disabled === true")
+    assert "study-marked" in page.locator("#study-choice-A").get_attribute("class")
+    assert page.locator("#study-choice-B").is_disabled() and page.locator("#study-change").is_visible()
+    cell = page.locator(f"#study-navigator [data-q='{first - 1}']")
+    assert "answered" in cell.get_attribute("class") and "answered" in cell.get_attribute("title")
+    page.locator("#study-change").click()
+    page.wait_for_function("() => document.querySelector('#study-choice-B')?.disabled === false")
+    assert not page.locator("#study-change").is_visible()
+    page.locator("#study-choice-B").click()
+    page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('changed')")
     page.close()

@@ -70,8 +70,8 @@ def test_scrubbing_shows_each_windows_checklist(page, example_data_dir):
         assert len(server.requests) == 5
     snap(page, "window-search-after-run")
     timeline = page.locator("#ws-timeline").inner_html()
-    starts = {int(r): float(s) for r, s in
-              re.findall(r"data-rank=[\"'](\d+)[\"'] data-start=[\"']([\d.]+)[\"']", timeline)}
+    starts = {int(r): float(s) for s, r in
+              re.findall(r"data-start=[\"']([\d.]+)[\"'][^>]*?data-rank=[\"'](\d+)[\"']", timeline)}
     assert {1, 2} <= set(starts), timeline[:400]
     first = (_scrub_to(page, starts[1] + 60), _checklist_for(page, 1))[1]
     snap(page, "window-search-checklist-1")
@@ -79,4 +79,7 @@ def test_scrubbing_shows_each_windows_checklist(page, example_data_dir):
     second = (_scrub_to(page, starts[2] + 60), _checklist_for(page, 2))[1]
     snap(page, "window-search-checklist-2")
     assert "accepted" in second and "✓" in second
-    assert "B1:" in second  # the before-expansion row of the expanded window
+    assert "before expansion [" in second and "△ cutoff" in second   # the expanded window's earlier row
+    assert "B1:" not in second and "expanded" in second
+    box = page.locator("#ws-timeline .ws-expanded").first
+    assert "dashed" in box.evaluate("e => getComputedStyle(e).borderTopStyle")   # the outline is drawn

@@ -32,15 +32,16 @@ def study(cloze_examples, tmp_path, monkeypatch):
     return h.Study(str(make_study(cloze_examples, tmp_path)))
 
 
-def values(outputs) -> str:
-    """Everything a browser would receive from these outputs, as text (state excluded: server-side)."""
-    def flat(v):
-        if isinstance(v, dict):
-            return " ".join(f"{k} {flat(x)}" for k, x in v.items())
-        if isinstance(v, (list, tuple)):
-            return " ".join(flat(x) for x in v)
-        return str(v)
-    return flat([o for o in outputs if not isinstance(o, h.StudySession)])
+def values(view: h.QuestionView) -> str:
+    """Everything a browser would receive from a view, as text (the session stays on the server)."""
+    return " ".join(str(getattr(view, f)) for f in ("image", "videos", "progress", "marks", "navigator",
+                                                       "feedback"))
+
+
+def marks(view: h.QuestionView) -> tuple[str, bool]:
+    """(marked letter, letters locked) as the page's script reads them from the view."""
+    found = re.search(r'data-mark="([A-D]?)" data-locked="([01])"', view.marks)
+    return found.group(1), found.group(2) == "1"
 
 
 def test_config_from_the_study_file_and_from_the_environment(study, tmp_path, monkeypatch):
@@ -59,47 +60,60 @@ def test_videos_go_out_under_opaque_names_and_nothing_names_an_option(study):
     out, stored = h.start(study, h.StudySession(), "anon-1")
     assert stored == {"annotator": "anon-1"}
     text = values(out)
-    paths = [o["value"] for o in out[2:8]]
-    assert all(re.fullmatch(r"[0-9a-f]{24}\.mp4", Path(p).name) for p in paths)
-    assert all(Path(p).stat().st_size > 0 for p in paths)
+    assert all(re.fullmatch(r"[0-9a-f]{24}\.mp4", Path(p).name) for p in out.videos)
+    assert all(Path(p).stat().st_size > 0 for p in out.videos)
     assert not OPTION_NAMES.search(text.replace(str(study.config.media_cache), "")), text
-    out = h.choose(study, out[0], "B")  # blind: saved, not revealed
-    assert "saved" in out[-2] and not OPTION_NAMES.search(values(out).replace(str(study.config.media_cache), ""))
+    out = h.choose(study, out.session, "B")  # blind: saved, not revealed
+    assert "saved" in out.feedback
+    assert not OPTION_NAMES.search(values(out).replace(str(study.config.media_cache), ""))
+
+
+def test_no_two_served_copies_share_bytes_so_no_url_hash_repeats_the_true_middle(study):
+    """gradio files a served copy under a hash of its content; the true middle is in all three
+    questions of a stem, so unsalted copies would repeat one hash exactly where the answer is."""
+    import hashlib
+
+    out, _ = h.start(study, h.StudySession(), "anon-salt")
+    digests = []
+    for index in range(out.session.total):
+        view = h.go(study, out.session, index)
+        digests += [hashlib.sha256(Path(p).read_bytes()).hexdigest() for p in view.videos]
+    assert len(digests) == 6 * out.session.total and len(set(digests)) == len(digests)
 
 
 def test_reload_resumes_exactly_where_the_annotator_was(study):
     out, _ = h.start(study, h.StudySession(), "anon-2")
-    first = out[0].index
-    out = h.choose(study, out[0], "A")
-    out = h.go(study, out[0], first)          # back to the answered one
+    first = out.session.index
+    out = h.choose(study, out.session, "A")
+    out = h.go(study, out.session, first)          # back to the answered one
     out, _ = h.start(study, h.StudySession(), "anon-2")   # a reload
-    assert out[0].index == first and out[0].answered == 1
-    assert "You answered **A**" in out[-2]
+    assert out.session.index == first and out.session.answered == 1
+    assert "You answered **A**" in out.feedback and marks(out) == ("A", True)
 
 
 def test_redo_is_deliberate_and_counted(study):
     out, _ = h.start(study, h.StudySession(), "anon-3")
-    i = out[0].index
-    out = h.choose(study, out[0], "C")
-    out = h.go(study, out[0], i)
-    letters = out[9:13]
-    assert [b["interactive"] for b in letters] == [False] * 4 and letters[2]["variant"] == "primary"
-    assert out[14]["visible"] is True                         # Change my answer
+    i = out.session.index
+    assert marks(out) == ("", False)
+    out = h.choose(study, out.session, "C")
+    out = h.go(study, out.session, i)
+    assert marks(out) == ("C", True)                          # shown, locked: Change my answer shows
     with pytest.raises(UserError, match="Change my answer"):
-        h.choose(study, out[0], "D")
-    out = h.change(study, out[0])
-    assert all(b["interactive"] for b in out[9:13])
-    out = h.choose(study, out[0], "D")
+        h.choose(study, out.session, "D")
+    out = h.change(study, out.session)
+    assert marks(out) == ("C", False)
+    out = h.choose(study, out.session, "D")
     recs = read_jsonl(Path(study.config.results) / "pilot" / "anon-3.jsonl")
     assert [(r["task_index"], r["answer"], r["redo_count"]) for r in recs] == [(i, "C", 0), (i, "D", 1)]
-    assert f"{i + 1} · answered" in out[15]["choices"]
+    assert f'data-q="{i}" title="question {i + 1}, answered"' in out.navigator
+    assert "correct" not in out.navigator.lower()
     released = json.loads((Path(study.config.results) / "pilot" / "anon-3" / "set_1.json").read_text())
     assert released["responses"][str(i)]["answer"] == "D" and released["responses"][str(i)]["redo_count"] == 1
 
 
 def test_the_clock_does_no_io(study, monkeypatch):
     out, _ = h.start(study, h.StudySession(), "anon-4")
-    session = out[0]
+    session = out.session
 
     def no_io(*a, **k):
         raise AssertionError("the tick touched the disk")
@@ -123,7 +137,7 @@ def test_the_set_is_cached_until_the_folder_changes(study):
 
 def test_researcher_view_needs_the_token(study, monkeypatch):
     out, _ = h.start(study, h.StudySession(), "anon-5")
-    h.choose(study, out[0], "A")
+    h.choose(study, out.session, "A")
     monkeypatch.delenv("APP_STUDY_RESEARCHER_TOKEN", raising=False)
     with pytest.raises(UserError, match="token"):
         h.researcher(study, "")
@@ -138,12 +152,14 @@ def test_frames_display_is_one_edge_view(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
     study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames", answer_flow="confirm")))
     out, _ = h.start(study, h.StudySession(), "anon-6")
-    img = out[1]["value"]
-    assert out[1]["visible"] and img.size[0] > img.size[1] and all(o["visible"] is False for o in out[2:8])
-    assert out[13]["visible"] is True                                       # Submit (confirm flow)
-    out = h.choose(study, out[0], "B")
-    assert out[0].selected == "B" and out[0].answered == 0
-    out = h.submit(study, out[0])
+    img = out.image
+    assert img.size[0] > img.size[1] and out.videos == [None] * 6
+    layout = h.layout_for(study.config)
+    assert layout.image["visible"] and not layout.video_box["visible"]
+    assert layout.submit["visible"] is True                                 # Submit (confirm flow)
+    out = h.choose(study, out.session, "B")
+    assert out.session.selected == "B" and out.session.answered == 0 and marks(out) == ("B", False)
+    out = h.submit(study, out.session)
     rec = read_jsonl(Path(study.config.results) / "pilot" / "anon-6.jsonl")[0]
     assert rec["answer"] == "B" and rec["answer_flow"] == "confirm" and rec["display_mode"] == "frames"
 
@@ -155,7 +171,7 @@ def test_the_cloze_tab_clock_does_no_io_and_its_set_is_cached(cloze_examples, tm
     from components.cloze.ui.session import ClozeSession
 
     monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
-    st = ClozeSession(data_dir=str(tmp_path))
+    st = ClozeSession(data_dir=str(cloze_examples.parent))
     out = tab.start(st, "Human study", str(cloze_examples), "all", "S, A, P", 42, "anon-t", "video")
     session = out.session
     assert tab.questions_for(session)[1] is tab.questions_for(session)[1]     # cached
@@ -176,7 +192,7 @@ def test_the_tab_leaderboard_shows_study_answers_only_with_the_token(cloze_examp
     monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
     monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("APP_STUDY_RESEARCHER_TOKEN", "tok")
-    st = ClozeSession(data_dir=str(tmp_path))
+    st = ClozeSession(data_dir=str(cloze_examples.parent))
     out = tab.start(st, "Human study", str(cloze_examples), "all", "S, A, P", 42, "anon-lb", "frames")
     tab.choose(out.session, "A", "frames", "immediate", True)
 
@@ -185,3 +201,41 @@ def test_the_tab_leaderboard_shows_study_answers_only_with_the_token(cloze_examp
     assert not any("this study" in n for n in names(tab.refresh(st, [], [])))
     assert not any("this study" in n for n in names(tab.refresh(st, [], [], "wrong")))
     assert any("this study" in n for n in names(tab.refresh(st, [], [], "tok")))
+
+
+def test_the_next_questions_edge_view_is_drawn_before_it_is_asked_for(cloze_examples, tmp_path, monkeypatch):
+    import time
+
+    from components.cloze.study import media
+
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames")))
+    out, _ = h.start(study, h.StudySession(), "anon-pre")
+    cfg, sset, _ = study.parts("anon-pre")
+    q = sset.questions[out.session.index + 1]
+    key = media._edge_key(media.question_clips(sset.dataset.instance(q.stem), q))
+    deadline = time.monotonic() + 120
+    while key not in media._edge_cache:
+        assert time.monotonic() < deadline, "the next question's edge view was never drawn"
+        time.sleep(0.1)
+    drawn = media._edge_cache[key]
+    assert h.go(study, out.session, out.session.index + 1).image is drawn   # served, not redrawn
+
+
+def test_the_older_16_frame_grid_is_offered_and_recorded_as_a_frames_display(cloze_examples, tmp_path, monkeypatch):
+    from components.cloze.study import media
+    from components.media import endpoint_indices
+
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames16")))
+    out, _ = h.start(study, h.StudySession(), "anon-g16")
+    assert out.videos == [None] * 6 and out.image.size[1] > out.image.size[0] * 0.8   # 3 rows of 4x4 grids
+    cfg, sset, _ = study.parts("anon-g16")
+    q = sset.questions[out.session.index]
+    clip = media.question_clips(sset.dataset.instance(q.stem), q)[0]
+    total = media.open_video(clip).num_frames
+    assert endpoint_indices(total, 16)[0] == 0 and endpoint_indices(total, 16)[-1] == total - 1
+    assert len(media._grid_frames(clip)) == 16
+    h.choose(study, out.session, "A")
+    rec = read_jsonl(Path(cfg.results) / "pilot" / "anon-g16.jsonl")[0]
+    assert rec["display_mode"] == "frames" and rec["frames_view"] == "grid16"

@@ -14,6 +14,12 @@ from tests.impact.clipdata import make_impact_data
 BASELINE = {"backend": "baseline", "max_frames": 32}
 
 
+def glb_of(body3d) -> str | None:
+    """The GLB a body update sends (None for gr.skip())."""
+    value = getattr(body3d, "value", None)
+    return value["path"] if isinstance(value, dict) else None
+
+
 @pytest.fixture(autouse=True)
 def own_render_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("IMPACT_RENDER_DIR", str(tmp_path / "render"))
@@ -36,8 +42,9 @@ def test_a_clip_view_starts_at_the_first_moment(data):
     assert clip.frame.value == 30 and clip.frame.maximum == 120
     assert clip.video.playback_position == pytest.approx(29 / 24)
     assert "press Run temporal" in clip.timeline
-    assert "truth [head]" in clip.body.regions and clip.body.body3d.endswith(".glb")
-    assert len(outputs(clip)) == 9  # video, frame, timeline + the six frame outputs
+    assert "truth [head]" in clip.body.regions and glb_of(clip.body.body3d).endswith(".glb")
+    assert len(outputs(clip)) == 10  # video, frame, timeline, the six frame outputs, status
+    assert clip.status == ""  # the last run's line was about another clip
 
 
 def test_predictions_live_in_the_session_that_made_them(data):
@@ -66,13 +73,13 @@ def test_the_glb_the_page_already_shows_is_never_sent_again(data):
     import gradio as gr
 
     first = handlers.on_clip(data, ImpactSession(), "h0001")
-    shown = "/tmp/gradio/0123abcd/" + first.body.body3d.rsplit("/", 1)[-1]  # as the page sends it
+    shown = "/tmp/gradio/0123abcd/" + glb_of(first.body.body3d).rsplit("/", 1)[-1]  # as the page sends it
     again = handlers.on_frame(data, ImpactSession(), "h0001", first.frame.value, shown)
     assert isinstance(again.body.body3d, type(gr.skip()))
     assert "truth [" in again.body.regions  # everything else is still sent
     ran = handlers.run_spatial(data, ImpactSession(), BASELINE, "h0001", first.frame.value, shown=shown)
-    assert isinstance(ran.body.body3d, str) and ran.body.body3d.endswith(".glb")  # painted anew
-    assert handlers.on_frame(data, ImpactSession(), "h0001", 1, None).body.body3d.endswith(".glb")
+    assert glb_of(ran.body.body3d).endswith(".glb")  # painted anew
+    assert glb_of(handlers.on_frame(data, ImpactSession(), "h0001", 1, None).body.body3d).endswith(".glb")
 
 
 def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_errors(data):
@@ -115,9 +122,10 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
     with gr.Blocks() as demo:
         build_tab(TabContext(data_dir=data_dir, settings=gr.State(BASELINE), demo=demo))
     events = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()
-              if any(t[1] != "unload" for t in fn.targets)}
-    assert events == {"on_clip": 9, "on_frame": 8, "on_timeline_click": 2, "on_run_temporal": 3,
-                      "on_run_spatial": 8, "on_render": 2, "on_metrics": 1, "on_clip_1": 9}
+              if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
+    assert events == {"on_clip": 10, "on_frame": 9, "on_timeline_click": 2, "on_run_temporal": 3,
+                      "on_run_spatial": 8, "on_render": 2, "on_metrics": 1, "on_load_impact": 10,
+                      "on_body_shown": 1, "on_reset_view": 1, "on_copy_link": 1}
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
 
 

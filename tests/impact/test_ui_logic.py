@@ -150,8 +150,8 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     data = handlers.load_data(data_dir)
     state = ImpactSession(spatial={"h0001": {"84": {"regions": ["left calf", "right calf"], "note": "text-only"}}})
     frame = handlers.frame_view(data, state, "h0001", 84, turntable=False)
-    glb, legend, line, turn, msg, note = (frame.body3d, frame.legend, frame.regions, frame.turntable,
-                                          frame.turntable_msg, frame.body_note)
+    glb, legend, line, turn, msg, note = (frame.body3d.value["path"], frame.legend, frame.regions,
+                                          frame.turntable, frame.turntable_msg, frame.body_note)
     assert Path(glb).exists() and glb.endswith(".glb")
     assert "predicted [left calf, right calf] · truth [left calf, right calf] · F1 1.00" in line
     assert "hit" in legend.lower() or "both" in legend.lower()
@@ -203,4 +203,4 @@ def test_every_metrics_row_names_its_data_and_the_table_says_rows_are_not_compar
         else:
             assert data.startswith("HAPACT test (433 queries), paper Table") \
                 or data.startswith("HAPACT test (3142 frames), paper Table 4"), row
-    assert "mR@1/2/3 scored on" in md
+    assert "mR\\@1/2/3 scored on" in md  # Markdown shows it as mR@1/2/3, not as a mailto link

@@ -27,21 +27,23 @@ def test_timeline_marks_ranks_verdicts_expansion_and_bars():
     html = view.timeline_html(_trace(), 880, n_chunks=5, chunk_seconds=180, playhead=100, selected=2)
     assert html.count("data-rank=") == 2 and "#1" in html and "#2" in html
     assert "#2da44e" in html and "#8c959f" in html       # accepted green, rejected grey
-    assert "3px solid #fb8500" in html                     # the selected window is highlighted
+    assert "0 0 0 3px #fb8500" in html                     # the selected window is highlighted
     assert "title='window" in html and "title='pred" in html and "title='GT" in html
     assert "ws-playhead" in html
     unselected = view.timeline_html(_trace(), 880, n_chunks=5, chunk_seconds=180)
-    assert "2px dashed #0969da" in unselected.split("data-rank='2'")[1].split("</div>")[0]  # expanded
+    assert "2px dashed #0969da" in unselected.split("class='ws-expanded'")[1].split("</div>")[0]  # expanded
 
 
 def test_checklist_shows_chips_notes_before_rows_and_decision():
     t = _trace()
     html = view.checklist_html(t, 2)
-    assert "✓ true" in html and "B1:△" in html and "EMIT" in html and "confidence 0.90" in html
+    assert "✓ true" in html and "before expansion [0:00 - 3:00]" in html and "EMIT" in html
+    assert "confidence 0.90" in html
     assert "EXPAND" in html and "right 30" in html
     rej = view.checklist_html(t, 1)
     assert "✗ false" in rej and "desert" in rej and "REJECT" in rej
     assert view.candidate_at(t, 100) == 2 and view.candidate_at(t, 400) == 1
+    assert view.candidate_at(t, 700) is None               # no inspected window there
 
 
 def test_result_line_with_iou_and_pair_and_baseline_label():

@@ -71,7 +71,7 @@ def test_picking_a_movie_and_a_query_gives_typed_views(tab):
     query = handlers.pick_query(tab, res, "p0002_t", picked.session)
     assert query.query == "Mary waves in the kitchen." and "p0002_c" in query.partner
     assert query.session.picked.qid == "p0002_t" and query.session.partner.qid == "p0002_c"
-    with pytest.raises(UserError, match="Pick a movie"):
+    with pytest.raises(UserError, match="Movie: pick a movie"):
         next(handlers.run(tab, res, WindowSearchSession(), _settings(), "x", 180, 5, 3, 30, "aws"))
 
 

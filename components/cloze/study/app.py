@@ -3,47 +3,59 @@ four letters) and progress; nothing else. The researcher's settings come from th
 (config.py); `?researcher=1` adds the token-protected researcher view.
 
     python -m components.cloze.study --data-dir DATA [--host 0.0.0.0] [--port 7861]
+
+The page is its own server on purpose: it serves only the study's media cache, so an annotator
+cannot reach the explorer's Cloze tab (which shows every option by name) from the study's address.
 """
 from __future__ import annotations
 
 import hashlib
+import html
 import os
+from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 from collections.abc import Callable
 
 import gradio as gr
+from gradio.data_classes import FileData
 
 from components.cloze.questions import LETTERS
 from components.cloze.study import handlers as h
+from components.cloze.study.page import CSS, HEAD, NAVIGATOR_JS, PLAY_ALL, TOP
 from components.common.errors import UserError
+from components.common.idle import quiet_when_idle
 from components.common.theme import THEME
 from components.common.ui import user_errors
 
 TITLE = "Cloze study"
 STORAGE_KEY = "cloze-study-annotator"
-CSS = """
-#study-root {max-width: 1400px; margin: 0 auto; gap: 6px;}
-#study-frames img {max-height: 56vh; width: 100%; object-fit: contain;}
-#study-videos video {max-height: 23vh;}
-#study-letters button {min-height: 46px; font-size: 1.25em; font-weight: 600;}
-#study-progress, #study-feedback {min-height: 1.4em;}
-footer {display: none !important;}
-"""
-TOP = "() => { window.scrollTo({top: 0, behavior: 'instant'}); document.querySelector('#study-root')?.scrollIntoView(); }"
-PLAY_ALL = ("() => { const vs = [...document.querySelectorAll('#study-videos video')]; "
-            "vs.forEach(v => { v.currentTime = 0; }); vs.forEach(v => v.play()); }")
+
+
+def _serve_as_is(value: str | Path | None, original: Callable[[Any], Any]) -> FileData | None:
+    if isinstance(value, (str, Path)):
+        return FileData(path=str(value), orig_name=Path(value).name)
+    return original(value)
+
+
+def trusting_own_media(video: gr.Video) -> gr.Video:
+    """The study's media are made browser-playable once when written (media.py), so this player
+    skips gr.Video's per-request ffprobe (about 120 ms a clip, six clips a question). Set on the
+    instance: a gr.Video subclass would make gradio write a .pyi stub beside this file."""
+    original = video.postprocess
+    video.postprocess = lambda value: _serve_as_is(value, original)  # type: ignore[method-assign]
+    return video
 
 
 def _video(label: str, elem: str, min_width: int = 80) -> gr.Video:
-    return gr.Video(label=label, interactive=False, buttons=[], visible=False, autoplay=False, loop=True,
-                    min_width=min_width, elem_id=f"study-{elem}")
+    return trusting_own_media(gr.Video(label=label, interactive=False, buttons=[], autoplay=False,
+                                       loop=True, min_width=min_width, elem_id=f"study-{elem}"))
 
 
 def _question(ui: SimpleNamespace) -> None:
-    ui.image = gr.Image(type="pil", interactive=False, buttons=[], show_label=False, container=False,
-                        elem_id="study-frames", visible=False)
+    ui.image = gr.Image(type="pil", format="jpeg", interactive=False, buttons=[], show_label=False,
+                        container=False, elem_id="study-frames", visible=False)
     with gr.Column(elem_id="study-videos", visible=False) as ui.video_box:
         with gr.Row():
             ctx = [_video(lbl, lbl.lower()) for lbl in ("BEGINNING", "END")]
@@ -54,12 +66,13 @@ def _question(ui: SimpleNamespace) -> None:
     with gr.Row(elem_id="study-letters"):
         ui.letters = [gr.Button(x, min_width=60, elem_id=f"study-choice-{x}") for x in LETTERS]
         ui.submit = gr.Button("Submit", variant="primary", min_width=90, visible=False, elem_id="study-submit")
-        ui.change = gr.Button("Change my answer", min_width=120, visible=False, elem_id="study-change")
+        ui.change = gr.Button("Change my answer", min_width=120, elem_id="study-change")
+    ui.marks = gr.HTML("", elem_id="study-marks", padding=False)
     ui.feedback = gr.Markdown("", elem_id="study-feedback")
     with gr.Row(elem_id="study-nav"):
         ui.prev = gr.Button("◀ Previous", size="sm", min_width=80, elem_id="study-prev")
         ui.next = gr.Button("Next ▶", size="sm", min_width=80, elem_id="study-next")
-        ui.navigator = gr.Dropdown([], label="Go to question", min_width=120, elem_id="study-navigator")
+    ui.navigator = gr.HTML("", elem_id="study-navigator", js_on_load=NAVIGATOR_JS, padding=False)
 
 
 def _researcher(ui: SimpleNamespace) -> None:
@@ -91,65 +104,64 @@ def build_study_app(data_dir: str | Path) -> gr.Blocks:
                                           elem_id="study-annotator")
                 ui.start = gr.Button("Start / resume", variant="primary", scale=1, min_width=100,
                                      elem_id="study-start")
-            with gr.Row():
-                ui.progress = gr.Markdown(h.progress_line(h.StudySession(), None), elem_id="study-progress")
+            ui.progress = gr.HTML(h.progress_html(h.StudySession(), None), elem_id="study-progress",
+                                  padding=False)
             _question(ui)
         _researcher(ui)
-        ui.timer = gr.Timer(1.0)
         _wire(demo, study, ui)
     return demo
 
 
-def _bound(study: h.Study, fn: Callable[..., Any]) -> Callable[..., Any]:
+def _values(view: Any) -> list[Any]:
+    """A view's fields in order (lists flattened): an event's outputs."""
+    out: list[Any] = []
+    for f in fields(view):
+        value = getattr(view, f.name)
+        out.extend(value if isinstance(value, list) else [value])
+    return out
+
+
+def _bound(study: h.Study, fn: Callable[..., h.QuestionView]) -> Callable[..., list[Any]]:
     """`fn(study, *inputs)` as gradio calls it (UserError -> one readable message)."""
     @user_errors
     def call(*args):
-        return fn(study, *args)
+        return _values(fn(study, *args))
     call.__name__ = getattr(fn, "__name__", "study_event")
     return call
 
 
-def _on_load(study: h.Study, session: h.StudySession, browser: dict | None, request: gr.Request) -> list[Any]:
-    """Show the researcher box for ?researcher=1; resume a stored annotator where they were."""
-    params = dict(getattr(request, "query_params", {}) or {})
-    research = gr.update(visible="researcher" in params)
-    name = (browser or {}).get("annotator") or ""
-    nothing: list[Any] = [session, *[gr.update()] * (len(QUESTION_FIELDS) - 1)]
-    try:
-        configured = study.config is not None
-    except UserError as exc:
-        nothing[QUESTION_FIELDS.index("progress")] = f"The study file has a problem: {exc}"
-        return [research, gr.update(), *nothing, gr.update()]
-    if not configured:
-        nothing[QUESTION_FIELDS.index("progress")] = h.NOT_CONFIGURED
-    if not configured or not name:
-        return [research, gr.update(), *nothing, gr.update()]
-    try:
-        outputs, stored = h.start(study, h.StudySession(), name)
-    except UserError:
-        return [research, gr.update(), *nothing, gr.update()]
-    return [research, gr.update(value=name), *outputs, stored]
-
-
-QUESTION_FIELDS = ("state", "image", "v0", "v1", "v2", "v3", "v4", "v5", "progress", "A", "B", "C", "D",
-                   "submit", "change", "navigator", "feedback", "video_box")
-
-
 def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
-    question = [ui.state, ui.image, *ui.videos, ui.progress, *ui.letters, ui.submit, ui.change,
-                ui.navigator, ui.feedback, ui.video_box]
-    assert len(question) == len(QUESTION_FIELDS)
+    question = [ui.state, ui.image, *ui.videos, ui.progress, ui.marks, ui.navigator, ui.feedback]
+    layout = [ui.image, ui.video_box, ui.submit]
+
+    def started(view: h.QuestionView, stored: dict) -> list[Any]:
+        return [*_values(h.layout_for(study.config)), *_values(view), stored]
+
+    def start(session, annotator):
+        return started(*h.start(study, session, annotator))
+
+    def on_load(session: h.StudySession, browser: dict | None, request: gr.Request) -> list[Any]:
+        """Show the researcher box for ?researcher=1; resume a stored annotator where they were."""
+        research = gr.update(visible="researcher" in dict(getattr(request, "query_params", {}) or {}))
+        name = (browser or {}).get("annotator") or ""
+        try:
+            cfg = study.config
+            if cfg is not None and name:
+                return [research, gr.update(value=name), *start(session, name)]
+            message = h.NOT_CONFIGURED if cfg is None else None
+        except UserError as exc:
+            message = f"The study file has a problem: {exc}"
+        nothing: list[Any] = [gr.skip()] * (len(layout) + len(question) + 1)
+        if message is not None:
+            nothing[len(layout) + question.index(ui.progress)] = f"<p>{html.escape(message)}</p>"
+        return [research, gr.skip(), *nothing]
 
     def then_top(event) -> None:
         event.then(None, None, None, js=TOP)
 
-    def start(session, annotator):
-        outputs, stored = h.start(study, session, annotator)
-        return [*outputs, stored]
-
-    then_top(ui.start.click(user_errors(start), [ui.state, ui.annotator], [*question, ui.browser],
+    then_top(ui.start.click(user_errors(start), [ui.state, ui.annotator], [*layout, *question, ui.browser],
                             api_name="study_start"))
-    ui.annotator.submit(user_errors(start), [ui.state, ui.annotator], [*question, ui.browser])
+    ui.annotator.submit(user_errors(start), [ui.state, ui.annotator], [*layout, *question, ui.browser])
     for i, btn in enumerate(ui.letters):
         then_top(btn.click(_bound(study, h.choose), [ui.state, gr.State(LETTERS[i])], question,
                            api_name="study_choice" + (f"_{i}" if i else "")))
@@ -159,20 +171,16 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
                            api_name="study_prev"))
     then_top(ui.next.click(_bound(study, lambda s, st: h.go(s, st, st.index + 1)), [ui.state], question,
                            api_name="study_next"))
-    then_top(ui.navigator.input(_bound(study, h.navigate), [ui.state, ui.navigator], question,
-                                api_name="study_navigate"))
+
+    def on_jump(session: h.StudySession, event: gr.EventData) -> list[Any]:
+        picked = (getattr(event, "_data", None) or {}).get("q")
+        return _bound(study, h.jump)(session, int(picked) if isinstance(picked, (int, float)) else None)
+
+    then_top(ui.navigator.click(on_jump, [ui.state], question, api_name="study_jump"))
     ui.play_all.click(None, None, None, js=PLAY_ALL)
-    ui.show.click(_bound(study, h.researcher), [ui.token], [ui.summary, ui.table], api_name="study_results")
-    def on_load(session: h.StudySession, browser: dict | None, request: gr.Request) -> list[Any]:
-        return _on_load(study, session, browser, request)
-
-    def tick(session: h.StudySession) -> str:
-        return h.tick(study, session)
-
-    ui.timer.tick(tick, [ui.state], [ui.progress], show_progress="hidden", api_name="study_tick",
-                  concurrency_limit=None)  # never waits behind answers: it does no I/O
-    demo.load(on_load, [ui.state, ui.browser],
-              [ui.research, ui.annotator, *question, ui.browser])
+    ui.show.click(user_errors(lambda token: h.researcher(study, token)), [ui.token], [ui.summary, ui.table],
+                  api_name="study_results")
+    demo.load(on_load, [ui.state, ui.browser], [ui.research, ui.annotator, *layout, *question, ui.browser])
 
 
 def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7861,
@@ -183,8 +191,10 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
     allowed = [str(cfg.media_cache.resolve())] if cfg else []
     if cfg:
         cfg.media_cache.mkdir(parents=True, exist_ok=True)
-    demo.queue(default_concurrency_limit=8)
-    demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, allowed_paths=allowed,
+    # every event may run at once: handlers lock per annotator, and none waits on a model
+    demo.queue(default_concurrency_limit=None)
+    quiet_when_idle(demo)
+    demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 footer_links=[], prevent_thread_lock=prevent_thread_lock, show_error=True,
                 quiet=prevent_thread_lock)
     return demo

@@ -18,7 +18,7 @@ from components.cloze.study.protocol import set_folders, set_seed
 from components.common.errors import UserError
 from components.common.io import load_json
 
-DISPLAYS = ("frames", "video")
+DISPLAYS = ("frames", "frames16", "video")  # frames16: the older app's 16-frame grid per clip
 FLOWS = ("immediate", "confirm")
 TOKEN_ENV = "APP_STUDY_RESEARCHER_TOKEN"
 ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")

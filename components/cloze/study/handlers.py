@@ -4,6 +4,7 @@ to the browser names an option: media go out under opaque names (media.py), erro
 replaced by a neutral message (the detail is logged on the server)."""
 from __future__ import annotations
 
+import html
 import logging
 import os
 import time
@@ -15,10 +16,10 @@ from typing import Any
 import gradio as gr
 
 from components.cloze.human import sanitise_annotator
-from components.cloze.questions import LETTERS, distractor_type
+from components.cloze.questions import distractor_type
 from components.cloze.study.cache import StudySet, study_set
 from components.cloze.study.config import StudyConfig, load_config, researcher_allowed
-from components.cloze.study.media import edge_view, opaque_videos, question_clips
+from components.cloze.study.media import frames_view, opaque_videos, prefetch_edge_view, question_clips
 from components.cloze.study.report import researcher_summary
 from components.cloze.study.store import AnnotatorStore, store_for
 from components.common.errors import MediaError, UserError
@@ -86,7 +87,7 @@ def mmss(seconds: float) -> str:
 
 
 def progress_line(session: StudySession, limit: float | None, now: float | None = None) -> str:
-    """The progress line from the session alone (the tick does no I/O)."""
+    """The progress line from the session alone (no I/O), as text."""
     if not session.annotator or session.total == 0:
         return "Enter your annotator id and press **Start / resume**."
     elapsed = (now or time.time()) - (session.shown_at or now or time.time())
@@ -98,46 +99,96 @@ def progress_line(session: StudySession, limit: float | None, now: float | None 
             f"answered {session.answered}/{session.total}")
 
 
-def _media(cfg: StudyConfig, sset: StudySet, session: StudySession) -> tuple[Any, list[Any]]:
+def progress_html(session: StudySession, limit: float | None) -> str:
+    """The progress line as the page shows it. Its clock runs in the browser (CLOCK_JS in app.py)
+    from the elapsed time and limit carried here, so no request is made per second."""
+    if not session.annotator or session.total == 0:
+        return "<p>Enter your annotator id and press <b>Start / resume</b>.</p>"
+    elapsed = max(0.0, time.time() - (session.shown_at or time.time()))
+    name = html.escape(session.annotator)
+    clock = (f'<span class="study-clock" data-elapsed="{elapsed:.1f}" data-limit="{limit or 0:g}" '
+             f'data-key="{session.index}:{session.shown_at or 0:.3f}">{mmss(elapsed)}</span>')
+    return (f"<p><b>{name} · question {session.index + 1} of {session.total} · {clock}</b> · "
+            f"answered {session.answered}/{session.total}</p>")
+
+
+@dataclass
+class Layout:
+    """Which parts of the page the study's display and answer flow show (sent on start only:
+    changing a component's properties makes gradio rebuild it, so answers send values only)."""
+
+    image: Any
+    video_box: Any
+    submit: Any
+
+
+@dataclass
+class QuestionView:
+    """What the page shows for one question; every field is a plain value."""
+
+    session: StudySession
+    image: Any                  # the edge view (frames display), else None
+    videos: list[str | None]    # BEGINNING, END, A-D under opaque names (video display), else None
+    progress: str
+    marks: str                  # the letters' state, applied to the buttons by MARKS_JS in app.py
+    navigator: str
+    feedback: str
+
+
+def layout_for(cfg: StudyConfig | None) -> Layout:
+    video = cfg is not None and cfg.display == "video"
+    confirm = cfg is not None and cfg.answer_flow == "confirm"
+    return Layout(gr.update(visible=cfg is not None and not video), gr.update(visible=video),
+                  gr.update(visible=confirm))
+
+
+def _media(cfg: StudyConfig, sset: StudySet, session: StudySession) -> tuple[Any, list[str | None]]:
     q = sset.questions[session.index]
     inst = sset.dataset.instance(q.stem)
-    video = cfg.display == "video"
     try:
-        if video:
-            paths = opaque_videos(cfg.media_cache, cfg.study_id, session.annotator, session.index, inst, q)
-            return gr.update(value=None, visible=False), [gr.update(value=p, visible=True) for p in paths]
-        image = edge_view(question_clips(inst, q))
-        return gr.update(value=image, visible=True), [gr.update(value=None, visible=False)] * 6
+        if cfg.display == "video":
+            return None, opaque_videos(cfg.media_cache, cfg.study_id, session.annotator, session.index, inst, q)
+        return frames_view(question_clips(inst, q), cfg.display), [None] * 6
     except (MediaError, OSError, ValueError) as exc:
         log.error("study %s question %d media failed: %s", cfg.study_id, session.index + 1, exc)
         raise UserError(f"Question {session.index + 1}'s media could not be loaded; please tell the "
                         "researcher (the details are in the server log).") from None
 
 
-def _buttons(cfg: StudyConfig, store: AnnotatorStore, session: StudySession) -> list[Any]:
+def marks_html(store: AnnotatorStore, session: StudySession) -> str:
+    """The marked letter (the choice made or the earlier answer) and whether the letters are locked
+    (answered, "Change my answer" not pressed)."""
     rec = store.latest.get(session.index)
     locked = rec is not None and not session.unlocked
-    mark = session.selected or (rec["answer"] if rec else None)
-    letters = [gr.update(variant="primary" if x == mark else "secondary", interactive=not locked)
-               for x in LETTERS]
-    submit = gr.update(visible=cfg.answer_flow == "confirm", interactive=not locked)
-    change = gr.update(visible=locked)
-    return [*letters, submit, change]
+    mark = session.selected or (rec["answer"] if rec else "")
+    return (f'<div class="study-marks" data-mark="{html.escape(mark)}" data-locked="{int(locked)}" '
+            f'data-key="{session.index}:{session.shown_at or 0:.3f}:{mark}:{int(locked)}"></div>')
 
 
-NAVIGATOR_ALL = 300  # up to this many questions the navigator lists all; beyond, answered + current
+NAVIGATOR_ALL = 300  # up to this many questions the navigator lists all; beyond, answered + nearby
 
 
-def _navigator(store: AnnotatorStore, session: StudySession) -> Any:
-    shown = range(session.total) if session.total <= NAVIGATOR_ALL else sorted({*store.latest, session.index})
-    marks = [f"{i + 1} · answered" if i in store.latest else f"{i + 1}" for i in shown]
-    current = next((m for m in marks if m.split()[0] == str(session.index + 1)), None)
-    return gr.update(choices=marks, value=current)
+def navigator_html(store: AnnotatorStore, session: StudySession) -> str:
+    """Question numbers to jump to; answered ones are marked "answered" (never as right or wrong)."""
+    if session.total <= NAVIGATOR_ALL:
+        shown = range(session.total)
+    else:
+        near = range(max(0, session.index - 10), min(session.total, session.index + 11))
+        shown = sorted({*store.latest, *near})
+    cells = []
+    for i in shown:
+        state = " answered" if i in store.latest else ""
+        current = ' aria-current="true"' if i == session.index else ""
+        label = f"question {i + 1}" + (", answered" if state else "")
+        cells.append(f'<button class="study-q{state}" data-q="{i}" title="{label}" '
+                     f'aria-label="{label}"{current}>{i + 1}</button>')
+    return ('<div class="study-nav-grid">' + "".join(cells) + '</div>'
+            '<p class="study-nav-legend"><span class="study-q answered"></span> answered · '
+            '<span class="study-q" aria-current="true"></span> this question</p>')
 
 
 def question_view(cfg: StudyConfig, sset: StudySet, store: AnnotatorStore, session: StudySession,
-                  feedback: str) -> list[Any]:
-    """[state, image, 6 videos, progress, A-D, submit, change, navigator, feedback, video box]."""
+                  feedback: str) -> QuestionView:
     session = replace(session, total=len(sset.questions), answered=len(store.latest))
     image, videos = _media(cfg, sset, session)
     store.save_position(session.index)
@@ -145,18 +196,28 @@ def question_view(cfg: StudyConfig, sset: StudySet, store: AnnotatorStore, sessi
     if rec is not None and not session.unlocked:
         feedback = (feedback + " " if feedback else "") + (
             f"You answered **{rec['answer']}** to this question. Press **Change my answer** to change it.")
-    return [session, image, *videos, progress_line(session, cfg.time_limit_s), *_buttons(cfg, store, session),
-            _navigator(store, session), feedback, gr.update(visible=cfg.display == "video")]
+    if cfg.display != "video":
+        _prefetch_next(sset, store, session.index, cfg.display)
+    return QuestionView(session, image, videos, progress_html(session, cfg.time_limit_s),
+                        marks_html(store, session), navigator_html(store, session), feedback)
 
 
-def _show(study: Study, session: StudySession, index: int, feedback: str = "") -> list[Any]:
+def _prefetch_next(sset: StudySet, store: AnnotatorStore, index: int, kind: str) -> None:
+    """Draw, in the background, the question an answer here leads to (and the next one in order)."""
+    for nxt in {store.first_unanswered(index), index + 1}:
+        if nxt is not None and 0 <= nxt < len(sset.questions) and nxt != index:
+            q = sset.questions[nxt]
+            prefetch_edge_view(question_clips(sset.dataset.instance(q.stem), q), kind)
+
+
+def _show(study: Study, session: StudySession, index: int, feedback: str = "") -> QuestionView:
     cfg, sset, store = study.parts(session.annotator)
     index = min(max(0, index), len(sset.questions) - 1)
     session = replace(session, index=index, shown_at=time.time(), selected=None, unlocked=False)
     return question_view(cfg, sset, store, session, feedback)
 
 
-def start(study: Study, session: StudySession, annotator: str) -> tuple[list[Any], dict]:
+def start(study: Study, session: StudySession, annotator: str) -> tuple[QuestionView, dict]:
     """Start or resume: the question the annotator was on (or the first unanswered one)."""
     name = sanitise_annotator(annotator)
     _, _, store = study.parts(name)
@@ -175,7 +236,7 @@ def _reveal(cfg: StudyConfig, rec: dict, number: int) -> str:
             f"{rec['answer']}: {distractor_type(rec['chosen'])}.")
 
 
-def save(study: Study, session: StudySession, letter: str) -> list[Any]:
+def save(study: Study, session: StudySession, letter: str) -> QuestionView:
     """Record the answer (fsynced), then move on to the next unanswered question (wrapping)."""
     cfg, sset, store = study.parts(session.annotator)
     if session.index in store.latest and not session.unlocked:
@@ -194,7 +255,7 @@ def save(study: Study, session: StudySession, letter: str) -> list[Any]:
     return _show(study, session, nxt, message)
 
 
-def choose(study: Study, session: StudySession, letter: str) -> list[Any]:
+def choose(study: Study, session: StudySession, letter: str) -> QuestionView:
     cfg, sset, store = study.parts(session.annotator)
     if cfg.answer_flow == "immediate":
         return save(study, session, letter)
@@ -204,13 +265,13 @@ def choose(study: Study, session: StudySession, letter: str) -> list[Any]:
     return question_view(cfg, sset, store, session, f"Selected **{letter}**; press **Submit** to confirm.")
 
 
-def submit(study: Study, session: StudySession) -> list[Any]:
+def submit(study: Study, session: StudySession) -> QuestionView:
     if not session.selected:
         raise UserError("Select A, B, C or D first.")
     return save(study, session, session.selected)
 
 
-def change(study: Study, session: StudySession) -> list[Any]:
+def change(study: Study, session: StudySession) -> QuestionView:
     cfg, sset, store = study.parts(session.annotator)
     rec = store.latest.get(session.index)
     session = replace(session, unlocked=True, selected=None)
@@ -218,18 +279,21 @@ def change(study: Study, session: StudySession) -> list[Any]:
                                                     "Choose your new answer.")
 
 
-def go(study: Study, session: StudySession, index: int) -> list[Any]:
+def go(study: Study, session: StudySession, index: int) -> QuestionView:
     if not session.annotator:
         raise UserError("Enter your annotator id and press Start / resume first.")
     return _show(study, session, index)
 
 
-def navigate(study: Study, session: StudySession, label: str) -> list[Any]:
-    return go(study, session, int(str(label).split()[0]) - 1)
+def jump(study: Study, session: StudySession, index: int | None) -> QuestionView:
+    """A click on a question number in the navigator (index from 0)."""
+    if index is None:
+        raise UserError("Click a question number to go there.")
+    return go(study, session, index)
 
 
 def tick(study: Study, session: StudySession) -> str:
-    """The clock: from the session only (no file, no dataset)."""
+    """The progress line from the session only (no file, no dataset)."""
     return progress_line(session, study.time_limit)
 
 

@@ -1,16 +1,23 @@
 """What an annotator's browser receives: candidate media under opaque per-question names.
 
-A clip is hard-linked (or copied, across file systems) into a per-study cache as
-`sha256(study:annotator:task:slot)[:24].mp4`, so no URL, download or response carries an option
-name (GT, Rand1, Early, ...). Frames are drawn as the released app's compact edge view: BEGINNING's
+A clip is copied into a per-study cache as `sha256(study:annotator:task:slot)[:24].mp4`, so no URL,
+download or response carries an option name (GT, Rand1, Early, ...). Each copy ends in an MP4
+`free` box (players skip it) holding bytes derived from its name: gradio files a served copy under
+a hash of its content, and without the salt the true middle, which is in all three questions of a
+stem, would carry the same hash in every one of them. A source a browser cannot play is converted
+to H.264 MP4 once; the check (ffprobe) runs once per source file, not per request. Frames are drawn as the released app's compact edge view: BEGINNING's
 last 4 frames, each candidate's first 2 and last 2 frames, END's first 4 frames, in one image."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
+import struct
+import tempfile
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +25,7 @@ from components.cloze.layout import Instance
 from components.cloze.questions import LETTERS, Question
 from components.common.errors import MediaError
 from components.media import open_video
+from components.media.probe import browser_playable
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -26,7 +34,10 @@ SLOTS = ("BEGINNING", "END", *LETTERS)
 EDGE_TILE_HEIGHT = 90
 _edge_cache: OrderedDict[tuple, Image.Image] = OrderedDict()
 _edge_lock = threading.Lock()
+_edge_drawing: dict[tuple, threading.Event] = {}
 _EDGE_CACHE_SIZE = 512
+_prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study-prefetch")
+log = logging.getLogger(__name__)
 
 
 def opaque_name(study: str, annotator: str, task_index: int, slot: str) -> str:
@@ -34,17 +45,53 @@ def opaque_name(study: str, annotator: str, task_index: int, slot: str) -> str:
     return hashlib.sha256(f"{study}:{annotator}:{task_index}:{slot}".encode()).hexdigest()[:24] + ".mp4"
 
 
-def _link(src: Path, dest: Path) -> Path:
-    if dest.exists() and dest.stat().st_size == src.stat().st_size:
+_playable: dict[tuple, Path] = {}
+_playable_lock = threading.Lock()
+
+
+def playable_source(src: Path, cache: Path) -> Path:
+    """`src` if a browser plays it as MP4, else an MP4 made from it once (kept in `cache`)."""
+    st = src.stat()
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # hard links of one clip: one check
+    with _playable_lock:
+        if key in _playable:
+            return _playable[key]
+    result = src
+    if src.suffix.lower() != ".mp4" or not browser_playable(src):
+        from gradio import processing_utils  # ffmpeg, as gradio's own Video would convert it
+
+        converted = Path(processing_utils.convert_video_to_playable_mp4(
+            str(src), cache_dir=str(cache / "converted")))
+        if converted.suffix.lower() != ".mp4":
+            raise MediaError(f"{src} could not be converted to a browser-playable MP4; re-encode it "
+                             "with: ffmpeg -i in -c:v libx264 -pix_fmt yuv420p out.mp4")
+        result = converted
+    with _playable_lock:
+        _playable[key] = result
+    return result
+
+
+def _salt(name: str) -> bytes:
+    pad = hashlib.sha256(f"free:{name}".encode()).digest()
+    return struct.pack(">I4s", 8 + len(pad), b"free") + pad
+
+
+def _materialise(src: Path, dest: Path) -> Path:
+    """A salted copy of `src` at `dest` (reused while its size matches)."""
+    salt = _salt(dest.name)
+    if dest.exists() and dest.stat().st_size == src.stat().st_size + len(salt):
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".part")
-    tmp.unlink(missing_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
     try:
-        os.link(src, tmp)
-    except OSError:
-        shutil.copyfile(src, tmp)
-    os.replace(tmp, dest)
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as data:
+            shutil.copyfileobj(data, out)
+            out.write(salt)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, dest)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return dest
 
 
@@ -55,8 +102,9 @@ def question_clips(inst: Instance, q: Question) -> list[Path]:
 
 def opaque_videos(cache: Path, study: str, annotator: str, task_index: int, inst: Instance,
                   q: Question) -> list[str]:
-    """The six clips linked into `cache` under opaque names, in SLOTS order."""
-    return [str(_link(src, cache / opaque_name(study, annotator, task_index, slot)))
+    """The six clips copied into `cache` under opaque names, in SLOTS order, each playable in a
+    browser as it is (so the page's players need no per-request probing)."""
+    return [str(_materialise(playable_source(src, cache), cache / opaque_name(study, annotator, task_index, slot)))
             for slot, src in zip(SLOTS, question_clips(inst, q))]
 
 
@@ -83,16 +131,108 @@ def _tile(img: Image.Image, height: int) -> Image.Image:
     return img.resize((max(1, round(w * height / h)), height))
 
 
+def _edge_key(clips: list[Path]) -> tuple:
+    return tuple((str(p), *((p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else ())) for p in clips)
+
+
 def edge_view(clips: list[Path]) -> Image.Image:
     """One image: row 1 BEGINNING (last 4) | END (first 4); rows 2-3 candidates A B / C D, each
-    first 2 | last 2 frames, labelled. Cached by the clips' paths, sizes and times."""
-    from PIL import Image, ImageDraw
+    first 2 | last 2 frames, labelled. Cached by the clips' paths, sizes and times; a view being
+    drawn (by `prefetch_edge_view`) is waited for, not drawn twice."""
+    key = _edge_key(clips)
+    while True:
+        with _edge_lock:
+            if key in _edge_cache:
+                _edge_cache.move_to_end(key)
+                return _edge_cache[key]
+            drawing = _edge_drawing.get(key)
+            if drawing is None:
+                _edge_drawing[key] = threading.Event()
+                break
+        drawing.wait(60)
+    try:
+        canvas = _draw_edge_view(clips)
+        with _edge_lock:
+            _edge_cache[key] = canvas
+            while len(_edge_cache) > _EDGE_CACHE_SIZE:
+                _edge_cache.popitem(last=False)
+        return canvas
+    finally:
+        with _edge_lock:
+            _edge_drawing.pop(key).set()
 
-    key = tuple((str(p), *((p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else ())) for p in clips)
+
+def frames_view(clips: list[Path], kind: str) -> Image.Image:
+    """The question drawn for a frames display: "frames" the edge view, "frames16" the grids."""
+    return grid16_view(clips) if kind == "frames16" else edge_view(clips)
+
+
+def grid16_view(clips: list[Path]) -> Image.Image:
+    """The released app's older frames display, in one image: each clip as 16 frames at
+    endpoint-inclusive indices floor(i * (total - 1) / 15), 4 per row, captioned 1..16; BEGINNING
+    and END on the first row, A B and C D below. Cached like the edge view."""
+    key = ("grid16", *_edge_key(clips))
     with _edge_lock:
         if key in _edge_cache:
             _edge_cache.move_to_end(key)
             return _edge_cache[key]
+    canvas = _draw_grid16(clips)
+    with _edge_lock:
+        _edge_cache[key] = canvas
+        while len(_edge_cache) > _EDGE_CACHE_SIZE:
+            _edge_cache.popitem(last=False)
+    return canvas
+
+
+GRID_TILE_HEIGHT = 54
+
+
+def _grid_frames(path: Path) -> list:
+    if not path.is_file():
+        raise MediaError(f"Clip not found: {path}. Restore it or rebuild the study folder.")
+    src = open_video(path)
+    try:
+        if src.num_frames <= 0:
+            raise MediaError(f"{path} has no frames; re-cut this clip.")
+        return [f.image.convert("RGB") for f in src.endpoint(16, max_height=GRID_TILE_HEIGHT * 2)]
+    finally:
+        src.close()
+
+
+def _draw_grid16(clips: list[Path]) -> Image.Image:
+    from PIL import Image, ImageDraw
+
+    th, cap, gap, label = GRID_TILE_HEIGHT, 12, 10, 18
+    grids = [[_tile(f, th) for f in _grid_frames(p)] for p in clips]
+    tw = grids[0][0].size[0]
+    gw, gh = 4 * (tw + 2), 4 * (th + cap) + label
+    canvas = Image.new("RGB", (2 * gw + 3 * gap, 3 * gh + 4 * gap), "white")
+    draw = ImageDraw.Draw(canvas)
+    for slot, (name, frames) in enumerate(zip(("BEGINNING", "END", *LETTERS), grids)):
+        r, c = divmod(slot, 2)
+        x0, y0 = gap + c * (gw + gap), gap + r * (gh + gap)
+        draw.text((x0, y0), name, fill="black")
+        for k, img in enumerate(frames):
+            x, y = x0 + (k % 4) * (tw + 2), y0 + label + (k // 4) * (th + cap)
+            canvas.paste(img, (x, y))
+            draw.text((x + 2, y + th), str(k + 1), fill="#444")
+    return canvas
+
+
+def prefetch_edge_view(clips: list[Path], kind: str = "frames") -> None:
+    """Draw a question's edge view in the background (the one an annotator will see next), so the
+    answer that leads there does not wait for six clips to be decoded."""
+    def draw() -> None:
+        try:
+            frames_view(clips, kind)
+        except Exception as exc:  # noqa: BLE001 - the real request reports it
+            log.debug("edge view prefetch failed: %s", exc)
+    _prefetcher.submit(draw)
+
+
+def _draw_edge_view(clips: list[Path]) -> Image.Image:
+    from PIL import Image, ImageDraw
+
     th = EDGE_TILE_HEIGHT
     before = [_tile(f, th) for f in _edge_frames(clips[0], 0, 4)[1]]
     after = [_tile(f, th) for f in _edge_frames(clips[1], 4, 0)[0]]
@@ -117,8 +257,4 @@ def edge_view(clips: list[Path]) -> Image.Image:
     for i, frames in enumerate(cands):
         r, c = divmod(i, 2)
         strip(frames, 12 + c * half, gap + (r + 1) * (th + cap + gap), f"{LETTERS[i]}  (first 2 | last 2)")
-    with _edge_lock:
-        _edge_cache[key] = canvas
-        while len(_edge_cache) > _EDGE_CACHE_SIZE:
-            _edge_cache.popitem(last=False)
     return canvas

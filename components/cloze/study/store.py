@@ -69,12 +69,14 @@ class AnnotatorStore:
             prior = self.latest.get(index)
             rec = {"task_index": index, "stem": q.stem, "dim": q.dim, "answer": letter,
                    "expected": q.expected, "correct": letter == q.expected, "option_map": q.option_map,
-                   "display_mode": display, "answer_flow": FLOW_ALIASES.get(flow, flow),
+                   "display_mode": "video" if display == "video" else "frames", "answer_flow": FLOW_ALIASES.get(flow, flow),
                    "elapsed_sec": round(float(elapsed), 2), "answered_at_utc": datetime.now(UTC).isoformat(),
                    "redo_count": 0 if prior is None else int(prior.get("redo_count", 0)) + 1,
                    "annotator": self.annotator, "session": session, "set": self.config.set_name,
                    "seed": self.config.seed, "study": self.config.study_id, "chosen": q.option_map[letter],
                    "backend": "human", "blind": self.config.blind}
+            if display != "video":  # the released values say "frames" for both of its frames views
+                rec["frames_view"] = "grid16" if display == "frames16" else "edge"
             append_jsonl(self.path, rec)
             self.latest[index] = rec
             first = self._header is None

@@ -7,9 +7,11 @@ import dataclasses
 import functools
 import os
 import re
+import shutil
 import tempfile
 import threading
 import time
+import uuid
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,8 +32,10 @@ from components.cloze.scoring import check_results, human_results, score_results
 from components.cloze.study.config import researcher_allowed
 from components.cloze.study.media import opaque_videos
 from components.cloze.solvers import SolverSettings, solvers_for
-from components.cloze.ui.session import RESOURCES, ClozeSession
+from components.cloze.ui.session import RESOURCES, ClozeSession, resolve_root, shown_root
+from components.common.admin import admin_mode
 from components.common.errors import UserError
+from components.common.fields import number, whole
 from components.common.io import atomic_write_text, load_json, read_jsonl
 from components.common.ui import user_errors
 from components.settings.session import SessionSettings, backend_for
@@ -87,6 +91,7 @@ class ModeView:
 
 @dataclass
 class SourceView:
+    session: ClozeSession
     root: Any
     status: Any
 
@@ -120,6 +125,7 @@ class LeaderboardView:
 
 @dataclass
 class BuildView:
+    session: ClozeSession
     message: str
     root: str
 
@@ -176,8 +182,19 @@ def writable_dir(preferred: Path, fallback_name: str) -> Path:
 
 
 def runs_dir(data_dir: str | Path) -> Path:
+    """The shared runs folder (what every visitor's leaderboard lists)."""
     env = os.environ.get("APP_CLOZE_RUNS_DIR")
     return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "runs", "cloze-runs")
+
+
+def visitor_runs_dir(data_dir: str | Path, request: gr.Request | None) -> Path:
+    """Where a visitor's "Run the set" writes: the shared folder with APP_ADMIN=1, else a folder
+    of this page's own (listed only on its leaderboard, removed when the page closes)."""
+    if admin_mode():
+        return runs_dir(data_dir)
+    resources = RESOURCES.get(getattr(request, "session_hash", None))
+    own = [f for f in resources.folders if f.parent.name == "visitors"]
+    return own[0] if own else _visitor_folder(runs_dir(data_dir) / "visitors", request)
 
 
 CLIPS_PER_QUESTION = 6
@@ -422,23 +439,37 @@ def export_csv(session: ClozeSession) -> str:
 
 
 # ---- data folder and mode --------------------------------------------------------------------
+def _visitor_folder(parent: Path, request: gr.Request | None) -> Path:
+    """A new folder of this visitor's under `parent`, removed when the page closes."""
+    folder = parent / uuid.uuid4().hex[:12]
+    folder.mkdir(parents=True, exist_ok=True)
+    RESOURCES.get(getattr(request, "session_hash", None)).folders.append(folder)
+    return folder
+
+
 @user_errors
-def upload(session: ClozeSession, file) -> SourceView:
-    """An uploaded zip in the released layout, extracted safely under the data folder."""
+def upload(session: ClozeSession, file, request: gr.Request = None) -> SourceView:
+    """An uploaded zip in the released layout, extracted safely into a folder of this visitor's
+    (another visitor cannot open it; it is removed when the page closes, or at once when bad)."""
     if file is None:
-        return SourceView(gr.update(), gr.update())
+        return SourceView(session, gr.update(), gr.update())
     path = Path(file if isinstance(file, str) else file.name)
-    base = writable_dir(Path(session.data_dir) / "cloze" / "uploads", "cloze-uploads")
-    dest = base / f"{safe_name(path.stem)}-{int(time.time())}"
-    safe_extract_zip(path, dest)
-    root = find_root(dest)
-    ds = load_dataset(root)
-    return SourceView(str(root), f"Loaded {len(ds.instances)} stems from {path.name}.")
+    dest = _visitor_folder(Path(session.data_dir) / "cloze" / "uploads", request)
+    try:
+        safe_extract_zip(path, dest)
+        root = find_root(dest)
+        ds = load_dataset(root)
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    session = replace(session, own_roots=(*session.own_roots, str(dest)))
+    return SourceView(session, shown_root(str(root), session.data_dir),
+                      f"Loaded {len(ds.instances)} stems from {path.name}.")
 
 
 @user_errors
-def load_root(root: str) -> RootView:
-    ds = load_dataset(root)
+def load_root(session: ClozeSession, root: str) -> RootView:
+    ds = load_dataset(resolve_root(root, session.data_dir, session.own_roots))
     problems = ds.problems()
     note = f"{len(ds.instances)} stems." + (f" Problems: {'; '.join(problems[:4])}" if problems else "")
     return RootView(gr.update(choices=set_names(ds), value="all"), note)
@@ -499,7 +530,7 @@ def run_whole_set(session: ClozeSession, settings: dict, root: str, set_name: st
     solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict, cancel=stop,
                                                                  prompt_style=prompt_style))
     style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
-    out = runs_dir(session.data_dir) / f"{safe_name(f'{solvers.name}-{qs.name}-seed{session.seed}{style}')}.json"
+    out = visitor_runs_dir(session.data_dir, request) / f"{safe_name(f'{solvers.name}-{qs.name}-seed{session.seed}{style}')}.json"
     total = len(qs.questions)
     seen = [0]
 
@@ -519,11 +550,12 @@ def order_sensitivity(session: ClozeSession, settings: dict, root: str, set_name
     """The first `limit` questions under k candidate orders: FR, CFR, Range, Disp (Table 4)."""
     session = session.with_inputs("Model", root, set_name, dims, seed)
     ds, qs = questions_for(session)
-    questions = qs.questions[:max(1, int(limit or 1))]
+    k = whole(k, "Orders k", default=4, least=2, most=24)   # 4 candidates have 4! = 24 orders
+    questions = qs.questions[:whole(limit, "Questions", default=6, least=1)]
     stop = RESOURCES.get(getattr(request, "session_hash", None)).stop
     solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, cancel=stop,
                                                                  prompt_style=prompt_style))
-    res = run_orders(solvers.solver, ds, questions, max(2, int(k or 4)),
+    res = run_orders(solvers.solver, ds, questions, k,
                      on_step=lambda i, t: progress((i, t), desc="orders"))
     m = res["metrics"]
     return (f"**{solvers.name}**, {m['questions']} questions × {m['orders']} orders: "
@@ -532,10 +564,15 @@ def order_sensitivity(session: ClozeSession, settings: dict, root: str, set_name
 
 
 # ---- compare ---------------------------------------------------------------------------------
-def _run_files(data_dir: str) -> dict[str, dict]:
-    """This app's run result files by name; a half-written or malformed file is skipped."""
+def _run_files(data_dir: str, request: gr.Request | None = None) -> dict[str, dict]:
+    """The shared run result files and this page's own, by name; a half-written or malformed
+    file is skipped."""
     runs = {}
-    for path in sorted(runs_dir(data_dir).glob("*.json")):
+    folders = [runs_dir(data_dir)]
+    if not admin_mode():
+        folders += [f for f in RESOURCES.get(getattr(request, "session_hash", None)).folders
+                    if f.parent.name == "visitors"]
+    for path in sorted(p for folder in folders for p in folder.glob("*.json")):
         try:
             runs[path.stem] = check_results(load_json(path, "result file"), str(path))
         except UserError:
@@ -575,12 +612,12 @@ def _human_vs_model(human: dict, runs: dict[str, dict]) -> Any:
 
 @user_errors
 def refresh(session: ClozeSession, imported: list | None, files: list | None,
-            token: str | None = "") -> LeaderboardView:
+            token: str | None = "", request: gr.Request = None) -> LeaderboardView:
     """The paper's rows, imported files, this app's runs and this study, scored alike. The study's
     own answers (its row, the per-question human column) need the researcher token."""
     rows = reference_rows() + list(imported or [])
     rows += [_import_row(f) for f in files or []]
-    runs = _run_files(session.data_dir)
+    runs = _run_files(session.data_dir, request)
     rows += [row_from_results(name, results, "this app") for name, results in runs.items()]
     human = _study_results(session.data_dir) if researcher_allowed(token) else {}
     if human:
@@ -597,26 +634,32 @@ def _requested_gap(gap_start: float | None, gap_end: float | None) -> tuple[floa
         return None
     if gap_start is None or gap_end is None:
         raise UserError("Give both gap start and gap end, or leave both empty for an automatic gap.")
-    return float(gap_start), float(gap_end)
+    start, end = number(gap_start, "Gap start", least=0), number(gap_end, "Gap end", least=0)
+    if end <= start:
+        raise UserError(f"Gap end ({end:g} s) must be after gap start ({start:g} s).")
+    return start, end
 
 
 @user_errors
 def build(session: ClozeSession, file, gap_start: float | None, gap_end: float | None, seed: float,
-          progress=gr.Progress()) -> BuildView:
+          request: gr.Request = None, progress=gr.Progress()) -> BuildView:
     """A TempCloze instance cut from the uploaded video; the data folder then points at it."""
     if file is None:
         raise UserError("Upload a video first.")
     path = Path(file if isinstance(file, str) else file.name)
     gap = _requested_gap(gap_start, gap_end)
-    out_root = writable_dir(Path(session.data_dir) / "cloze" / "built", "cloze-built")
+    out_root = _visitor_folder(Path(session.data_dir) / "cloze" / "built", request)
     progress(0.1, desc="cutting clips")
     stem = safe_name(path.stem)
-    entry = build_instance(path, out_root, stem=stem, gap=gap, seed=int(seed or 0))
+    entry = build_instance(path, out_root, stem=stem, gap=gap,
+                           seed=whole(seed, "Distractor seed", default=0, least=0))
     tries = "; ".join(f"gap {t['gap'][0]}-{t['gap'][1]} s flow {t['flow']:.2f}" for t in entry["gap_tries"])
     message = (f"Built **{stem}**: gap {entry['gap_start']}-{entry['gap_end']} s of {entry['duration']} s, "
                f"seed {entry['seed']}" + (f" (tries: {tries})" if tries else " (explicit gap)")
-               + f". Saved under {out_root}; the data folder now points there.")
-    return BuildView(message, str(out_root))
+               + f". Saved under `{shown_root(str(out_root), session.data_dir)}` (yours until this page "
+                 "closes); the tab now reads it.")
+    return BuildView(replace(session, own_roots=(*session.own_roots, str(out_root))), message,
+                     shown_root(str(out_root), session.data_dir))
 
 
 def release_session(request: gr.Request) -> None:

@@ -39,7 +39,8 @@ def _source_controls(ui: SimpleNamespace, data_dir: Path) -> None:
     with gr.Row():
         ui.mode = gr.Radio(["Human study", "Model", "Compare"], value="Human study", label="Mode",
                            elem_id="cloze-mode")
-        ui.root = gr.Textbox(str(data_dir / "cloze"), label="Data folder (holds choices/)", elem_id="cloze-root")
+        ui.root = gr.Textbox("cloze", label="Data folder (inside the app's data folder; holds choices/)",
+                             elem_id="cloze-root")
         ui.upload = gr.File(label="…or upload a zip in the released layout", file_types=[".zip"],
                             elem_id="cloze-upload")
     with gr.Row():
@@ -147,7 +148,7 @@ def _wire(ui: SimpleNamespace) -> None:
     qargs = [ui.state, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed]
     model = [ui.state, ui.settings, ui.root, ui.set_name, ui.dims, ui.seed, ui.edge]
     ui.build.click(emit(h.build), [ui.state, ui.build_video, ui.gap_start, ui.gap_end, ui.build_seed],
-                   [ui.build_out, ui.root], api_name="on_build")
+                   [ui.state, ui.build_out, ui.root], api_name="on_build")
     ui.start.click(emit(h.start), [*qargs, ui.annotator, ui.display], [*question, ui.feedback, ui.timer],
                    api_name="on_start")
     ui.timer.tick(h.tick, [ui.state], [ui.progress], show_progress="hidden", api_name="on_tick")
@@ -162,8 +163,8 @@ def _wire(ui: SimpleNamespace) -> None:
     ui.display.input(emit(h.redisplay), [ui.state, ui.display], question, api_name="on_display")
     ui.export_json.click(h.export_json, [ui.state], [ui.export_file], api_name="on_export_json")
     ui.export_csv.click(h.export_csv, [ui.state], [ui.export_file], api_name="on_export_csv")
-    ui.upload.upload(emit(h.upload), [ui.state, ui.upload], [ui.root, ui.status], api_name="on_upload")
-    ui.root.submit(emit(h.load_root), [ui.root], [ui.set_name, ui.status], api_name="on_root")
+    ui.upload.upload(emit(h.upload), [ui.state, ui.upload], [ui.state, ui.root, ui.status], api_name="on_upload")
+    ui.root.submit(emit(h.load_root), [ui.state, ui.root], [ui.set_name, ui.status], api_name="on_root")
     ui.mode.change(emit(h.mode_view), [ui.mode], [ui.question_group, ui.model_group, ui.compare_group, ui.answer_row,
                                                   ui.export_row, ui.annotator, ui.blind, ui.start], api_name="on_mode")
     ui.run_one.click(emit(h.run_one), [ui.state, ui.settings, ui.mode, *model[2:], ui.strict, ui.prompt_style],

@@ -3,8 +3,14 @@ the heavy per-session objects (stop events of running batches), kept by session 
 when the page closes."""
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from components.common.errors import UserError
+from components.common.fields import whole
 
 HUMAN, MODEL = "human", "model"
 DEFAULT_DIMS = ("S", "A", "P")
@@ -35,6 +41,7 @@ class ClozeSession:
     file: str = ""              # the annotator's study file ("" outside the human study)
     session_id: str = ""        # one id per Start / resume, recorded with every answer
     total: int = 0              # questions in the set shown (so the clock needs no I/O)
+    own_roots: tuple[str, ...] = ()  # folders this session uploaded or built (only it may open them)
 
     @property
     def loaded(self) -> bool:
@@ -47,16 +54,45 @@ class ClozeSession:
     def with_inputs(self, mode: str | None, root: str, set_name: str | None, dims: str | None,
                     seed: float | None) -> ClozeSession:
         """The session after reading the tab's question controls (mode radio label, folder, ...)."""
+        root = resolve_root(root, self.data_dir, self.own_roots) if self.data_dir else root
         return replace(self, mode=HUMAN if mode == "Human study" else MODEL, root=root,
                        set_name=set_name or "all", dims=parse_dims(dims),
-                       seed=int(seed if seed is not None else DEFAULT_SEED))
+                       seed=whole(seed, "Seed", default=DEFAULT_SEED, least=0))
+
+
+PRIVATE = ("cloze/uploads", "cloze/built")  # under the data folder: each visitor's own folders
+
+
+def resolve_root(root: str | None, data_dir: str, own: tuple[str, ...] = ()) -> str:
+    """The data folder a visitor typed, as a path on the server: relative to the app's data folder
+    (an absolute path must lie inside it); an uploaded or built folder only for the session that
+    made it. Other visitors' folders and the rest of the server are refused. `..` is resolved but
+    links are not: a folder the operator linked into the data folder is inside it."""
+    base = Path(os.path.abspath(data_dir))
+    typed = Path((root or "").strip() or "cloze")
+    path = Path(os.path.abspath(typed if typed.is_absolute() else base / typed))
+    if not path.is_relative_to(base):
+        raise UserError(f"The data folder must be inside the app's data folder; give a path relative "
+                        f"to it, e.g. `cloze` (got `{root}`).")
+    if any(path.is_relative_to(base / p) for p in PRIVATE) and not any(
+            path.is_relative_to(Path(os.path.abspath(o))) for o in own):
+        raise UserError(f"`{shown_root(str(path), data_dir)}` is not a folder this page uploaded or "
+                        "built; upload the zip again, or choose `cloze`.")
+    return str(path)
+
+
+def shown_root(root: str, data_dir: str) -> str:
+    """A folder as the page shows it: relative to the data folder, never a server path."""
+    base, path = Path(os.path.abspath(data_dir)), Path(os.path.abspath(root))
+    return str(path.relative_to(base)) if path.is_relative_to(base) else path.name
 
 
 @dataclass
 class SessionResources:
-    """Heavy objects of one browser session."""
+    """Heavy objects of one browser session, and the folders it wrote (removed when it closes)."""
 
     stop: threading.Event = field(default_factory=threading.Event)  # set: running batches stop
+    folders: list[Path] = field(default_factory=list)
 
 
 class SessionRegistry:
@@ -76,6 +112,8 @@ class SessionRegistry:
             resources = self._by_session.pop(session_hash or "", None)
         if resources is not None:
             resources.stop.set()
+            for folder in resources.folders:  # this visitor's uploads, builds and runs
+                shutil.rmtree(folder, ignore_errors=True)
 
     def __len__(self) -> int:
         return len(self._by_session)

@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from collections.abc import Callable
 
 import gradio as gr
 
@@ -72,7 +73,7 @@ class View:
 class FrameView(View):
     """Everything that depends on (clip, frame, predictions)."""
 
-    body3d: Any  # the GLB path, or gr.skip() when the page already shows that GLB
+    body3d: Any  # gr.Model3D(GLB, camera facing the hit), or gr.skip() when it must not be sent
     legend: str
     regions: str
     turntable: str | None
@@ -86,6 +87,24 @@ class ClipView(View):
     frame: Any  # gr.Slider update
     timeline: str
     body: FrameView
+    status: str  # cleared: the last run's line was about the previous clip
+
+
+@dataclass
+class LoadView(View):
+    """The page's first view (a deep link's clip and frame); the 3D body follows once the tab is
+    on screen (`BodyViews`)."""
+
+    clip: Any
+    video: Any
+    frame: Any
+    timeline: str
+    legend: str
+    regions: str
+    turntable: str | None
+    turntable_msg: str
+    body_note: str
+    status: str
 
 
 @dataclass
@@ -93,6 +112,7 @@ class FrameMoveView(View):
     video: Any
     timeline: str
     body: FrameView
+    status: str
 
 
 @dataclass
@@ -121,15 +141,20 @@ class TurntableView(View):
     turntable_msg: str
 
 
+#: decides whether a GLB (its file name) may be sent to the page now (`BodyViews.should_send`)
+Gate = Callable[[str], bool]
+
+
 # -- handlers ------------------------------------------------------------------------------------
 
 def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *,
-               shown: str | None = None, turntable: bool = False) -> FrameView:
+               shown: str | dict | None = None, turntable: bool = False, gate: Gate | None = None) -> FrameView:
     """The painted body, its legend, the regions line and the rotating view for one frame.
 
-    `shown` is the GLB the page's 3D view holds now. The same GLB is never sent again: gradio's
-    Model3D drops its pending renderer import when an identical value arrives before the import
-    has loaded, and the view then stays empty for good (a slow page, a second click)."""
+    `shown` is the GLB the page's 3D view holds now and `gate` what the page may be sent: the same
+    GLB is never sent again, since gradio's Model3D drops its pending renderer import when an
+    identical value arrives before the import has loaded, and the view then stays empty for good
+    (a slow page, a second click, a tab opened after its value arrived)."""
     item = data.item(qid)
     frame = int(max(1, min(item.num_frames, int(frame or 1))))
     body = load_body()
@@ -151,31 +176,96 @@ def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *
             turn_value, turn_msg = None, f"Rotating view unavailable: {exc}"
     note = body.note + (MANNEQUIN_NOTE if body.kind != "smplx"
                         and "painted as their regions" not in body.note else "")
-    body3d = gr.skip() if shown and Path(shown).name == painted.glb.name else str(painted.glb)
+    name = painted.glb.name
+    if shown_name(shown) == name or (gate is not None and not gate(name)):
+        body3d = gr.skip()
+    else:
+        body3d = gr.Model3D(value=str(painted.glb), camera_position=painted.camera)
     return FrameView(body3d, view.legend_html(painted.legend), line, turn_value, turn_msg, f"_{note}_")
 
 
-def timeline_for(item: ImpactItem, session: ImpactSession, frame: int) -> str:
+def shown_name(shown: Any) -> str | None:
+    """The file name of what the page's 3D view holds: a path, or the raw FileData dict an event
+    without preprocessing gets."""
+    path = shown.get("path") if isinstance(shown, dict) else shown
+    return Path(path).name if path else None
+
+
+def timeline_for(item: ImpactItem, session: ImpactSession, frame: int | None) -> str:
     record = session.temporal.get(item.qid)
     windows = record["pred_relevant_windows"] if record else None
     return view.timeline_html(item, windows, frame, session.temporal_method)
 
 
-def on_clip(data: ImpactData, session: ImpactSession, qid: str, shown: str | None = None) -> ClipView:
+def first_frame(item: ImpactItem) -> int:
+    return item.moments[0][0] if item.moments else 1
+
+
+def on_clip(data: ImpactData, session: ImpactSession, qid: str, shown: str | dict | None = None,
+            gate: Gate | None = None) -> ClipView:
     item = data.item(qid)
-    start = item.moments[0][0] if item.moments else 1
+    start = first_frame(item)
     return ClipView(gr.Video(value=str(item.video), playback_position=(start - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=start),
-                    timeline_for(item, session, start), frame_view(data, session, qid, start, shown=shown))
+                    timeline_for(item, session, start),
+                    frame_view(data, session, qid, start, shown=shown, gate=gate), "")
 
 
-def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: float,
-             shown: str | None = None) -> FrameMoveView:
+def on_load(data: ImpactData, session: ImpactSession, params: dict[str, str]) -> LoadView:
+    """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
+    the first clip at its first moment, with one line about a link value that was not understood."""
+    qid, frame, note = view.read_link(params, data.annotations.items if data.annotations else [])
+    item = data.item(qid or (data.first.qid if data.first else None))
+    frame = frame or first_frame(item)
+    body = frame_view(data, session, item.qid, frame, gate=lambda _: False)
+    return LoadView(gr.Dropdown(choices=view.clip_choices(data.annotations), value=item.qid),
+                    gr.Video(value=str(item.video), playback_position=(frame - 1) / item.fps),
+                    gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
+                    timeline_for(item, session, frame), body.legend, body.regions, body.turntable,
+                    body.turntable_msg, body.body_note, note)
+
+
+def on_body_shown(data: ImpactData, session: ImpactSession, qid: str, frame: Any,
+                  gate: Gate) -> Any:
+    """The tab's 3D view is on screen: the body of the frame shown (gr.Model3D), or gr.skip()."""
     item = data.item(qid)
-    frame = int(frame)
-    return FrameMoveView(gr.Video(playback_position=(frame - 1) / item.fps),
-                         timeline_for(item, session, frame),
-                         frame_view(data, session, qid, frame, shown=shown))
+    number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
+    return frame_view(data, session, qid, number, gate=gate).body3d
+
+
+def reset_view(data: ImpactData, session: ImpactSession, qid: str, frame: Any, nudge: int) -> Any:
+    """The camera facing the hit region of the frame shown, sent even when unchanged (`nudge`
+    moves it by a hair, so the page applies it after the user turned the body)."""
+    item = data.item(qid)
+    number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
+    answer = session.answer_at(qid, number)
+    painted = view.paint_frame(load_body(), item, number, answer["regions"] if answer is not None else None)
+    alpha, beta, radius = painted.camera
+    return gr.Model3D(camera_position=(alpha, beta, round(radius + 0.001 * (nudge % 2), 3)))
+
+
+def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: Any,
+             shown: str | dict | None = None, gate: Gate | None = None) -> FrameMoveView:
+    """A new frame from the slider or its box. A box left empty, or holding no frame of this
+    clip, changes nothing but the status line, which says what to type."""
+    item = data.item(qid)
+    problem = view.frame_problem(frame, item)
+    if problem:
+        skip = gr.skip()
+        return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip),
+                             f"{problem} The view stays at the last frame shown.")
+    number = int(float(frame))
+    return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
+                         timeline_for(item, session, number),
+                         frame_view(data, session, qid, number, shown=shown, gate=gate), "")
+
+
+def checked_frame(item: ImpactItem, frame: Any) -> int:
+    """The frame box's value as a frame of `item`; a UserError saying what to type otherwise."""
+    problem = view.frame_problem(frame, item)
+    if problem:
+        raise UserError(problem)
+    return int(float(frame))
 
 
 def clicked_frame(event: gr.EventData | None) -> int | None:
@@ -192,6 +282,14 @@ def on_timeline_click(data: ImpactData, qid: str, frame: int | None) -> SeekView
     return SeekView(gr.Video(playback_position=(frame - 1) / item.fps), gr.Slider(value=frame))
 
 
+def copy_link(data: ImpactData, qid: str, frame: Any) -> str:
+    """The query string of a link to the clip and frame shown (the page adds its own address);
+    a frame box that holds no frame of the clip is left out of the link."""
+    item = data.item(qid)
+    return view.view_link(tab=view.TAB, clip=item.qid,
+                          frame=None if view.frame_problem(frame, item) else int(float(frame)))
+
+
 def run_temporal(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
                  frame: float, style: str, *, cancel: threading.Event | None = None,
                  progress: gr.Progress | None = None) -> TemporalView:
@@ -201,25 +299,27 @@ def run_temporal(data: ImpactData, session: ImpactSession, settings: dict | None
         progress(0.1, desc=f"{solver.method}: localizing")
     pred = solver.localize(item, cancel=cancel)
     session = session.with_temporal(qid, pred.to_record(), solver.method)
-    return TemporalView(session, timeline_for(item, session, int(frame)), temporal_status(pred))
+    cursor = None if view.frame_problem(frame, item) else int(float(frame))
+    return TemporalView(session, timeline_for(item, session, cursor), temporal_status(pred))
 
 
 def run_spatial(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
-                frame: float, *, shown: str | None = None, cancel: threading.Event | None = None,
-                progress: gr.Progress | None = None) -> SpatialView:
+                frame: Any, *, shown: str | dict | None = None, cancel: threading.Event | None = None,
+                progress: gr.Progress | None = None, gate: Gate | None = None) -> SpatialView:
     item = data.item(qid)
+    frame = checked_frame(item, frame)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
-    frame = int(frame)
     frames = sorted({*(annotated_frames(item) or [frame]), frame})
     track = (lambda fs: progress.tqdm(fs, desc=f"{solver.name}: regions")) if progress is not None else None
     answers = select_regions(solver, item, frames, cancel=cancel, track=track)
     session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
-    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown),
+    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown, gate=gate),
                        f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.")
 
 
-def render_turntable(data: ImpactData, session: ImpactSession, qid: str, frame: float) -> TurntableView:
-    body = frame_view(data, session, qid, int(frame), turntable=True)
+def render_turntable(data: ImpactData, session: ImpactSession, qid: str, frame: Any) -> TurntableView:
+    body = frame_view(data, session, qid, checked_frame(data.item(qid), frame), turntable=True,
+                      gate=lambda _: False)
     return TurntableView(body.turntable, body.turntable_msg)
 
 
@@ -259,7 +359,7 @@ def set_metrics(annotations: ImpactAnnotations | None, split_name: str | None, s
              f"{temporal['unparsed']}, failed calls: {temporal['errors']} (both scored as empty "
              "predictions, never guessed)",
              view.temporal_table([(method, temporal)], data=temporal_data),
-             "**By moment length and count** (mAP@0.3)",
+             "**By moment length and count** (mAP\\@0.3)",
              view.breakdown_table([(method, temporal)], data=temporal_data)]
     if spatial:
         result = evaluate_spatial(annotations, spatial, split=split_name)

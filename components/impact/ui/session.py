@@ -50,3 +50,57 @@ class StopEvents:
 
     def __len__(self) -> int:
         return len(self._events)
+
+
+class BodyViews:
+    """What each page's 3D view (gr.Model3D) was sent, so a GLB goes out only when it can show.
+
+    Gradio's Model3D drops its pending viewer when the same value is set again while the viewer's
+    code loads, and a tab mounted after its Model3D got a value sets it again itself: the view then
+    stays blank. So a browser page (registered by the page-load event) is sent no GLB until its
+    Impact tab reports that the body view is on screen, and never the GLB it was sent last. A
+    caller that never loaded the page (gradio_client) is always sent one."""
+
+    def __init__(self) -> None:
+        self._pages: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def page_loaded(self, session_hash: str | None) -> None:
+        with self._lock:
+            self._pages.setdefault(session_hash or "", {"shown": False, "sent": None, "resets": 0})
+
+    def view_shown(self, session_hash: str | None, glb: str) -> bool:
+        """The tab's body view is on screen: send `glb` unless it was already sent."""
+        with self._lock:
+            page = self._pages.setdefault(session_hash or "", {"shown": False, "sent": None, "resets": 0})
+            page["shown"] = True
+            return self._take(page, glb)
+
+    def should_send(self, session_hash: str | None, glb: str) -> bool:
+        with self._lock:
+            page = self._pages.get(session_hash or "")
+            if page is None:
+                return True
+            return page["shown"] and self._take(page, glb)
+
+    def next_reset(self, session_hash: str | None) -> int:
+        """A counter per page: a reset camera differs by a hair from the last one, so the page
+        applies it even when the camera itself did not change."""
+        with self._lock:
+            page = self._pages.setdefault(session_hash or "", {"shown": False, "sent": None, "resets": 0})
+            page["resets"] += 1
+            return page["resets"]
+
+    @staticmethod
+    def _take(page: dict, glb: str) -> bool:
+        if page["sent"] == glb:
+            return False
+        page["sent"] = glb
+        return True
+
+    def release(self, session_hash: str | None) -> None:
+        with self._lock:
+            self._pages.pop(session_hash or "", None)
+
+    def __len__(self) -> int:
+        return len(self._pages)

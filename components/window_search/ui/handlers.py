@@ -1,33 +1,36 @@
 """The Window search tab's handlers: each takes the tab's data, the session's resources, the typed
 session and the inputs, and returns a typed view whose fields are the event's outputs in order
-(layout.py wires them). They raise UserError for what the user can fix; layout turns it into
-gr.Error. Tested directly (tests/window_search/test_ui_handlers.py)."""
+(layout.py wires them; a view's `message`, when it has one, goes to the tab's message line). They
+raise UserError for what the user can fix; layout shows it on the message line. Tested directly
+(tests/window_search/test_ui_handlers*.py). Memory edits: memory_handlers.py; the benchmark:
+bench.py."""
 from __future__ import annotations
 
 import json
+import math
 import queue
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 import gradio as gr
 from gradio import processing_utils
 
 from backends.registry import resolve_embedder
 from components.common.errors import DataFormatError, UserError
-from components.common.intervals import valid_interval
+from components.common.fields import number, whole
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
-from components.window_search import view
-from components.window_search.annotations import GroundingAnnotations, Prediction, load_annotations
-from components.window_search.memory import CharacterMemory, build_names_only, load_or_empty, memory_path
-from components.window_search.metrics import evaluate, temporal_iou
-from components.window_search.pipeline import SearchSettings, ground_query, prediction_record
+from components.window_search import links, view
+from components.window_search.annotations import GroundingAnnotations, load_annotations
+from components.window_search.memory import CharacterMemory, load_or_empty, memory_path
+from components.window_search.metrics import temporal_iou
+from components.window_search.pipeline import SearchSettings, ground_query
 from components.window_search.solvers import solvers_for
 from components.window_search.types import SearchTrace, is_scored_source
 from components.window_search.ui.session import MovieInfo, Partner, PickedQuery, SessionResources, \
@@ -36,6 +39,7 @@ from components.window_search.ui.session import MovieInfo, Partner, PickedQuery,
 VIDEO_TYPES = (".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v")
 SUB_TYPES = (".srt", ".vtt")
 WINDOW_FRAMES = 24  # frames of a window shown for picking a reference
+SKIP = gr.skip()    # leave that output as it is
 
 
 # -- the tab's data ---------------------------------------------------------------------------------
@@ -60,12 +64,17 @@ class TabData:
         return MovieInfo(movie_id, str(entry.video), str(entry.subtitles) if entry.subtitles else None,
                          str(memory_path(Path(self.annotations.path).parent, movie_id)))
 
+    @property
+    def first_movie(self) -> str | None:
+        choices = self.movie_choices()
+        return choices[0][1] if choices else None
+
 
 def load_tab_data(data_dir: Path) -> TabData:
     path = Path(data_dir) / "grounding" / "annotations.json"
     if not path.is_file():
-        return TabData(None, f"No annotation file at {path}: generate the examples (`python -m "
-                             "examples.generate`) or upload a movie.")
+        return TabData(None, "No annotation file in the data folder's grounding/ (generate the examples "
+                             "with `python -m examples.generate`), or upload a movie.")
     try:
         return TabData(load_annotations(path))
     except UserError as exc:
@@ -74,19 +83,13 @@ def load_tab_data(data_dir: Path) -> TabData:
 
 # -- views: one dataclass per event, fields in the order of its outputs ---------------------------
 @dataclass
-class MemoryView:
-    session: WindowSearchSession
-    memory_names: str
-    refs: list
-    char_pick: Any
-
-
-@dataclass
 class MovieView:
     session: WindowSearchSession
     video: Any
     timeline: str
     query_pick: Any
+    query: Any
+    partner: str
     scrub: Any
     checklist: str
     result: str
@@ -94,6 +97,14 @@ class MovieView:
     memory_names: str
     refs: list
     char_pick: Any
+
+
+@dataclass
+class PageView(MovieView):
+    """A page opened (maybe from a deep link): the movie view plus the movie dropdown."""
+
+    movie_pick: Any = None
+    message: str = ""
 
 
 @dataclass
@@ -113,24 +124,21 @@ class RunView:
     window_pick: Any
     cast: list
     frames: Any
-
-
-@dataclass
-class WindowView:
-    session: WindowSearchSession
-    timeline: Any
-    checklist: Any
     video: Any
-    frames: Any
+    scrub: Any
 
 
 @dataclass
-class ScrubView:
+class PlayheadView:
+    """The four views of one playhead: timeline, checklist, player, slider (and the window radio)."""
+
     session: WindowSearchSession
     timeline: str
-    checklist: Any
+    checklist: str
     video: Any
+    scrub: Any
     window_pick: Any
+    frames: Any
 
 
 @dataclass
@@ -152,10 +160,8 @@ class LoadView:
 
 
 @dataclass
-class BenchView:
-    progress: str
-    metrics: Any
-    file: Any
+class LinkView:
+    link: Any  # the query string (the page adds its address), in the now visible link box
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -175,17 +181,18 @@ def player_value(video: str | None) -> str | None:
     return video
 
 
-def _memory(info: MovieInfo) -> CharacterMemory:
+def memory_of(info: MovieInfo) -> CharacterMemory:
     return load_or_empty(info.memory, info.movie_id)
 
 
-def _timeline(session: WindowSearchSession, playhead: float | None = None) -> str:
+def _timeline(session: WindowSearchSession, *, seek: bool = False) -> str:
+    """The timeline at the session's playhead; `seek`: the page also moves the player there."""
     if session.movie is None:
         return view.timeline_html(None, 0.0)
     cs, dur = float(session.chunk_seconds), float(session.movie.duration)
     n = max(1, int(-(-dur // cs)))
-    return view.timeline_html(session.trace, dur, n_chunks=n, chunk_seconds=cs, playhead=playhead,
-                              selected=session.selected)
+    return view.timeline_html(session.trace, dur, n_chunks=n, chunk_seconds=cs, playhead=session.playhead,
+                              selected=session.selected, seek=seek)
 
 
 def _cast_gallery(trace: SearchTrace | None) -> list:
@@ -199,12 +206,25 @@ def _window_pick(trace: SearchTrace | None, selected: int | None) -> Any:
     return gr.update(choices=choices, value=f"#{selected}" if selected else None)
 
 
+def _scrub(session: WindowSearchSession) -> Any:
+    dur = float(session.movie.duration) if session.movie else 1.0
+    return gr.update(maximum=max(1, int(math.ceil(dur))), value=round(session.playhead, 1))
+
+
+def _seek(session: WindowSearchSession) -> Any:
+    return gr.update(playback_position=float(session.playhead))
+
+
 def _iou(trace: SearchTrace) -> float | None:
     """The IoU the benchmark gives this prediction: a fallback or unparsed item scores 0."""
     if trace.ground_truth is None:
         return None
     scored = trace.prediction if is_scored_source(trace.source) else None
     return temporal_iou(scored, trace.ground_truth)
+
+
+def _run_key(qid: str, trace: SearchTrace) -> tuple[str, str, str]:
+    return (qid, trace.backend, trace.method)
 
 
 def _localizer_backend(settings: dict | None, backend: Any) -> Any:
@@ -222,7 +242,7 @@ def _result(session: WindowSearchSession, trace: SearchTrace | None) -> str:
     partner = None
     if session.partner is not None and trace.qid:
         pq = session.partner
-        partner = (pq.qid, pq.query, session.ious.get(pq.qid))
+        partner = (pq.qid, pq.query, session.ious.get(_run_key(pq.qid, trace)))
     return view.result_markdown(trace, iou=_iou(trace), partner=partner)
 
 
@@ -231,8 +251,7 @@ def _default_rank(trace: SearchTrace) -> int | None:
     return trace.accepted_rank or trace.selected_rank or last
 
 
-def _window_frames(res: SessionResources, session: WindowSearchSession,
-                   window: tuple[float, float]) -> list:
+def window_frames(res: SessionResources, session: WindowSearchSession, window: tuple[float, float]) -> list:
     if not session.has_video:
         return []
     frames = res.movie(session.movie, session.chunk_seconds).frames(window[0], window[1], fps=1.0,
@@ -240,50 +259,84 @@ def _window_frames(res: SessionResources, session: WindowSearchSession,
     return [(f.image, f"{f.time:.0f} s") for f in frames]
 
 
-def _memory_view(session: WindowSearchSession) -> MemoryView:
+def memory_listing(session: WindowSearchSession) -> tuple[str, list, Any]:
+    """(names markdown, reference gallery, character dropdown update) of the session's memory."""
     mv = session.movie
     if mv is None or not mv.memory:
-        return MemoryView(session, "No movie.", [], gr.update(choices=[], value=None))
-    mem = _memory(mv)
+        return "No movie.", [], gr.update(choices=[], value=None)
+    mem = memory_of(mv)
+    scope = ("your session's copy (edits stay in this browser session)" if mv.memory_private
+             else "the shared memory file")
     if not mem.characters:
         md = "No characters yet: find names in the subtitles, or add frames after a run."
     else:
         md = "\n".join(f"- **{c.char_id} {c.display_name}** — names: {', '.join(c.names)} · "
                        f"{len(c.references)} reference(s)" for c in mem.characters)
+    md += f"\n\nShowing {scope}."
     gallery = [(r.image, f"{c.display_name} · {r.ref_id} · {view.fmt_t(r.time)}")
                for c in mem.characters for r in c.references if Path(r.image).is_file()]
     choices = [(f"{c.char_id} {c.display_name}", c.char_id) for c in mem.characters]
-    return MemoryView(session, md, gallery, gr.update(choices=choices, value=choices[0][1] if choices else None))
+    return md, gallery, gr.update(choices=choices, value=choices[0][1] if choices else None)
 
 
-def _movie_view(tab: TabData, session: WindowSearchSession) -> MovieView:
+def _picked(tab: TabData, session: WindowSearchSession, qid: str | None) -> tuple[Any, str]:
+    """Pick `qid` into the session: (the query text, the partner line)."""
+    if not qid or tab.annotations is None:
+        session.picked, session.partner = None, None
+        return "", ""
+    q = tab.annotations.query(qid)
+    p = tab.annotations.query(q.partner_qid)
+    session.picked = PickedQuery(q.qid, q.query, tuple(q.interval))
+    session.partner = Partner(p.qid, p.query)
+    md = (f"**contrast attribute:** {q.contrast_attribute} · **ground truth** "
+          f"[{q.interval[0]:.0f} s, {q.interval[1]:.0f} s] · **confusable partner** {p.qid}: "
+          f"“{view.md_text(p.query)}”")
+    return q.query, md
+
+
+def _movie_view(tab: TabData, session: WindowSearchSession, qid: str | None = None) -> MovieView:
+    """The view of a freshly opened movie, `qid` (default: its first annotated query) picked."""
     mv = session.movie
-    dur = float(mv.duration) if mv else 1.0
-    video = gr.update(value=player_value(mv.video) if mv else None, playback_position=0,
-                      subtitles=mv.subtitles if mv else None)
-    memory = _memory_view(session)
-    return MovieView(session, video, _timeline(session),
-                     gr.update(choices=view.query_choices(tab.queries_of(mv.movie_id if mv else None)),
-                               value=None),
-                     gr.update(maximum=max(1, int(dur)), value=0), view.checklist_html(None, None), "",
-                     gr.update(choices=[], value=None), memory.memory_names, memory.refs, memory.char_pick)
+    queries = tab.queries_of(mv.movie_id if mv and not mv.uploaded else None)
+    if qid is None and queries:
+        qid = queries[0].qid
+    text, partner = _picked(tab, session, qid)
+    video = gr.update(value=player_value(mv.video) if mv else None, playback_position=session.playhead,
+                      subtitles=mv.subtitles if mv else None,
+                      label=f"Movie · {mv.movie_id}" if mv else "Movie")
+    names, refs, chars = memory_listing(session)
+    return MovieView(session, video, _timeline(session, seek=True),
+                     gr.update(choices=view.query_choices(queries), value=qid), text, partner, _scrub(session),
+                     view.checklist_html(None, None), "", gr.update(choices=[], value=None), names, refs, chars)
 
 
 def _opened(res: SessionResources, info: MovieInfo, chunk: float | None,
             session: WindowSearchSession) -> WindowSearchSession:
     """A fresh session on `info` (the IoUs of earlier runs are kept for the pair line)."""
-    chunk_seconds = float(chunk or 180)
+    chunk_seconds = read_chunk(chunk)
     info.duration = res.movie(info, chunk_seconds).duration
     return WindowSearchSession(movie=info, chunk_seconds=chunk_seconds, ious=session.ious)
 
 
-def search_settings(settings: dict | None, k: float | None, m: float | None,
-                    delta: float | None, thinking_off: bool | None = True) -> SearchSettings:
-    """The budget typed in the tab, with the Model panel's frames-per-request cap; the thinking
-    switch is off as in CoM2 §5 unless the tab's "thinking off" box is unticked (then no switch
-    is sent: the server's default)."""
+# -- the budget the visitor typed -------------------------------------------------------------------
+def read_chunk(chunk: Any) -> float:
+    x = number(chunk, "chunk seconds", default=180.0)
+    if x < 10:
+        raise UserError(f"chunk seconds must be at least 10 (got {x:g}); the paper uses 180.")
+    return x
+
+
+def search_settings(settings: dict | None, k: Any, m: Any, delta: Any,
+                    thinking_off: bool | None = True) -> SearchSettings:
+    """The budget typed in the tab (each field checked, never silently changed), with the Model
+    panel's frames-per-request cap; the thinking switch is off as in CoM2 §5 unless the tab's
+    "thinking off" box is unticked (then no switch is sent: the server's default)."""
     state = SessionSettings.from_state(settings)
-    return SearchSettings(k=int(k or 5), m=int(m or 0), delta_max=float(delta or 30),
+    delta_max = number(delta, "Δmax seconds", default=30.0)
+    if delta_max <= 0:
+        raise UserError(f"Δmax seconds must be more than 0 (got {delta_max:g}); the paper uses 30.")
+    return SearchSettings(k=whole(k, "K candidates", default=5, least=1),
+                          m=whole(m, "M expansions", default=3, least=0), delta_max=delta_max,
                           max_frames=int(state.max_frames) or None,
                           thinking=False if thinking_off is not False else None)
 
@@ -295,15 +348,37 @@ def baseline_label(settings: dict | None) -> str:
     return f"Model: `{s.backend}`"
 
 
-# -- picking a movie and a query --------------------------------------------------------------------
-def pick_movie(tab: TabData, res: SessionResources, movie_id: str | None, chunk: float | None,
+# -- opening the page, a movie and a query ----------------------------------------------------------
+def open_page(tab: TabData, res: SessionResources, params: Mapping[str, str], chunk: Any,
+              session: WindowSearchSession) -> PageView:
+    """A new page: the first movie and its first query, or what a deep link names
+    (`?tab=window-search&movie=m01&qid=p0005_t&t=400`), with one line about any value not understood."""
+    queries = {q.qid: q.movie_id for q in tab.annotations.queries} if tab.annotations else {}
+    movies = list(tab.annotations.movies) if tab.annotations else []
+    req = links.read_link(params, movies, queries, tab.first_movie) if links.is_for_this_tab(params) \
+        else links.LinkRequest(movie=tab.first_movie)
+    if req.movie is None:
+        return PageView(*_fields(_movie_view(tab, session)), movie_pick=gr.update(), message=tab.error)
+    opened = _opened(res, tab.movie_info(req.movie), chunk, session)
+    t, problem = links.read_time(req.t, opened.movie.duration)
+    opened.playhead = t or 0.0
+    problems = req.problems + ([problem] if problem else [])
+    return PageView(*_fields(_movie_view(tab, opened, req.qid)), movie_pick=req.movie,
+                    message=" ".join(problems))
+
+
+def _fields(v: Any) -> list:
+    return [getattr(v, f) for f in v.__dataclass_fields__]
+
+
+def pick_movie(tab: TabData, res: SessionResources, movie_id: str | None, chunk: Any,
                session: WindowSearchSession) -> MovieView:
     if not movie_id or tab.annotations is None:
         return _movie_view(tab, session)
     return _movie_view(tab, _opened(res, tab.movie_info(movie_id), chunk, session))
 
 
-def upload_movie(tab: TabData, res: SessionResources, files: list | None, chunk: float | None,
+def upload_movie(tab: TabData, res: SessionResources, files: list | None, chunk: Any,
                  session: WindowSearchSession) -> MovieView:
     if not files:
         return _movie_view(tab, session)
@@ -311,11 +386,17 @@ def upload_movie(tab: TabData, res: SessionResources, files: list | None, chunk:
     vids = [p for p in paths if p.suffix.lower() in VIDEO_TYPES]
     subs = [p for p in paths if p.suffix.lower() in SUB_TYPES]
     if len(vids) != 1:
-        raise UserError("Upload exactly one video (.mp4, .mkv, .webm, .mov), optionally with one .srt/.vtt file.")
+        raise UserError("Upload: choose exactly one video (.mp4, .mkv, .webm, .mov), optionally with one "
+                        ".srt/.vtt subtitle file.")
     mem_dir = Path(tempfile.mkdtemp(prefix="ws-memory-"))
+    res.scratch.append(mem_dir)
     info = MovieInfo(vids[0].stem, str(vids[0]), str(subs[0]) if subs else None,
-                     str(mem_dir / f"{vids[0].stem}.json"))
-    opened = _opened(res, info, chunk, session)
+                     str(mem_dir / f"{vids[0].stem}.json"), memory_private=True, uploaded=True)
+    try:
+        opened = _opened(res, info, chunk, session)
+    except UserError:
+        raise UserError(f"Upload: {vids[0].name} could not be read as a video. Check that it plays, or "
+                        "re-encode it (ffmpeg -i in -c:v libx264 -pix_fmt yuv420p out.mp4).") from None
     check_video_duration(vids[0], info.duration)
     return _movie_view(tab, opened)
 
@@ -325,13 +406,8 @@ def pick_query(tab: TabData, res: SessionResources, qid: str | None,
     if not qid or tab.annotations is None:
         session.partner = None
         return QueryView(session, gr.update(), "")
-    q = tab.annotations.query(qid)
-    p = tab.annotations.query(q.partner_qid)
-    session.picked = PickedQuery(q.qid, q.query, tuple(q.interval))
-    session.partner = Partner(p.qid, p.query)
-    md = (f"**contrast attribute:** {q.contrast_attribute} · **ground truth** "
-          f"[{q.interval[0]:.0f} s, {q.interval[1]:.0f} s] · **confusable partner** {p.qid}: “{p.query}”")
-    return QueryView(session, q.query, md)
+    text, partner = _picked(tab, session, qid)
+    return QueryView(session, text, partner)
 
 
 # -- running a search -------------------------------------------------------------------------------
@@ -362,27 +438,28 @@ def _drained(updates: queue.Queue) -> Iterator[tuple[str, Any]]:
 
 
 def run(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
-        text: str | None, chunk: float | None, k: float | None, m: float | None,
-        delta: float | None, method: str, thinking_off: bool | None = True) -> Iterator[RunView]:
-    """Ground the query in the session's movie, yielding the views as the search goes."""
+        text: str | None, chunk: Any, k: Any, m: Any, delta: Any, method: str,
+        thinking_off: bool | None = True) -> Iterator[RunView]:
+    """Ground the query in the session's movie, yielding the views as the search goes; when it is
+    done the playhead jumps to the window handed to the localizer."""
     if not session.has_video:
-        raise UserError("Pick a movie (or upload one) first.")
+        raise UserError("Movie: pick a movie (or upload one) first.")
     text = (text or "").strip()
     if not text:
-        raise UserError("Type a query or pick one from the annotation file.")
+        raise UserError("Query: type a query or pick one from the annotation file.")
+    search = search_settings(settings, k, m, delta, thinking_off)
+    chunk_seconds = read_chunk(chunk)
     picked = session.picked
     gt = tuple(picked.interval) if picked is not None and picked.query == text else None
     qid = picked.qid if gt is not None else None
     if qid is None:
         session.partner = None
     backend = backend_for(settings)
-    search = search_settings(settings, k, m, delta, thinking_off)
-    session.chunk_seconds = float(chunk or 180)
+    session.chunk_seconds = chunk_seconds
     movie = res.movie(session.movie, session.chunk_seconds)
-    memory = _memory(session.movie)
+    memory = memory_of(session.movie)
     embedder = resolve_embedder("minilm")
     res.stop.clear()
-
     solvers = solvers_for(backend, search, embedder=embedder,
                           localizer_backend=_localizer_backend(settings, backend))
 
@@ -394,7 +471,7 @@ def run(tab: TabData, res: SessionResources, session: WindowSearchSession, setti
     updates = _search_in_thread(work)
     session.trace, session.selected = None, None
     yield RunView(session, _timeline(session), view.checklist_html(None, None), "Retrieving chunks…", "",
-                  gr.update(choices=[], value=None), [], [])
+                  gr.update(choices=[], value=None), [], [], SKIP, SKIP)
     for kind, payload in updates:
         yield _run_view(res, session, SearchTrace.from_dict(payload), search.k, done=kind == "done")
 
@@ -404,51 +481,99 @@ def _run_view(res: SessionResources, session: WindowSearchSession, trace: Search
     session.trace = trace
     session.selected = sel = _default_rank(trace)
     if done and trace.qid is not None and trace.prediction is not None:
-        session.ious[trace.qid] = _iou(trace)
+        session.ious[_run_key(trace.qid, trace)] = _iou(trace)
     cand = view.candidate(trace, sel) if done else None
-    frames = _window_frames(res, session, cand.span) if cand is not None else gr.update()
-    return RunView(session, _timeline(session), view.checklist_html(trace, sel),
+    frames, video, scrub = SKIP, SKIP, SKIP
+    if cand is not None:  # done: the player, slider and timeline go to the window handed on
+        session.playhead = float((trace.window or cand.span)[0])
+        frames, video, scrub = window_frames(res, session, cand.span), _seek(session), _scrub(session)
+    return RunView(session, _timeline(session, seek=cand is not None), view.checklist_html(trace, sel),
                    view.progress_text(trace, k, done), _result(session, trace) if done else "",
-                   _window_pick(trace, sel), _cast_gallery(trace), frames)
+                   _window_pick(trace, sel), _cast_gallery(trace), frames, video, scrub)
 
 
 def stop(tab: TabData, res: SessionResources) -> None:
     res.stop.set()
 
 
-# -- browsing a trace -------------------------------------------------------------------------------
-def select_window(tab: TabData, res: SessionResources, choice: str | None,
-                  session: WindowSearchSession) -> WindowView:
+# -- one playhead: timeline clicks, the window radio, the slider, the presentation keys ------------
+def _at_playhead(res: SessionResources, session: WindowSearchSession, rank: int | None) -> PlayheadView:
+    """All four views at session.playhead, showing window `rank` (None: the chunk under the
+    playhead, with its "not inspected" note when no Inspect call saw it)."""
     trace = session.trace
-    if not choice or trace is None:
-        return WindowView(session, gr.update(), gr.update(), gr.update(), [])
-    rank = int(str(choice).lstrip("#"))
     session.selected = rank
-    cand = view.candidate(trace, rank)
-    w = cand.span if cand else (0, 0)
-    return WindowView(session, _timeline(session, playhead=w[0]), view.checklist_html(trace, rank),
-                      gr.update(playback_position=float(w[0])), _window_frames(res, session, w))
+    cand = view.candidate(trace, rank) if trace is not None and rank is not None else None
+    if cand is not None:
+        checklist, frames = view.checklist_html(trace, rank), window_frames(res, session, cand.span)
+    else:
+        i, s, e = view.chunk_at(session.playhead, session.chunk_seconds, session.movie.duration)
+        checklist, frames = view.not_inspected_html(trace, i, s, e), []
+    return PlayheadView(session, _timeline(session, seek=True), checklist, _seek(session), _scrub(session),
+                        _window_pick(trace, rank), frames)
 
 
-def scrubbed(tab: TabData, res: SessionResources, t: float, session: WindowSearchSession) -> ScrubView:
-    trace = session.trace
-    rank = view.candidate_at(trace, float(t)) if trace else None
-    if rank is not None:
-        session.selected = rank
-    return ScrubView(session, _timeline(session, playhead=float(t)),
-                     view.checklist_html(trace, rank) if trace else gr.update(),
-                     gr.update(playback_position=float(t)), gr.update(value=f"#{rank}") if rank else gr.update())
+def timeline_click(tab: TabData, res: SessionResources, session: WindowSearchSession,
+                   data: Mapping[str, Any] | None) -> PlayheadView:
+    """A click on a chunk (or the n / p keys): {rank: ranked chunk or None, start: its start}.
+    Clicking the window already shown seeks the player back to its start."""
+    if session.movie is None:
+        raise UserError("Movie: pick a movie first.")
+    data = data or {}
+    rank = data.get("rank")
+    cand = view.candidate(session.trace, int(rank)) if session.trace is not None and rank is not None else None
+    if cand is not None:
+        session.playhead = float(cand.span[0])
+        return _at_playhead(res, session, cand.rank)
+    session.playhead = max(0.0, min(float(data.get("start") or 0.0), session.movie.duration))
+    return _at_playhead(res, session, None)
 
 
+def select_window(tab: TabData, res: SessionResources, choice: str | None,
+                  session: WindowSearchSession) -> PlayheadView:
+    if session.movie is None or session.trace is None or not choice:
+        raise UserError("Window: run a query (or load a trace) first.")
+    return timeline_click(tab, res, session, {"rank": int(str(choice).lstrip("#"))})
+
+
+def scrubbed(tab: TabData, res: SessionResources, t: Any, session: WindowSearchSession) -> PlayheadView:
+    if session.movie is None:
+        raise UserError("Movie: pick a movie first.")
+    session.playhead = max(0.0, min(number(t, "scrub", default=0.0), session.movie.duration))
+    rank = view.candidate_at(session.trace, session.playhead) if session.trace is not None else None
+    return _at_playhead(res, session, rank)
+
+
+def copy_link(tab: TabData, res: SessionResources, session: WindowSearchSession, t: Any = None) -> LinkView:
+    """The query string of a link to this view (the page adds its own address in the browser):
+    the movie, the picked query and the player's time (`t` from the page, else the playhead)."""
+    if session.movie is None:
+        raise UserError("Movie: pick a movie first; then copy its link.")
+    try:
+        now = float(t) if t is not None else session.playhead
+    except (TypeError, ValueError):
+        now = session.playhead
+    annotated = not session.movie.uploaded and session.movie.movie_id in (tab.annotations.movies if tab.annotations else {})
+    qid = session.picked.qid if session.picked is not None and annotated else None
+    query = links.view_link(tab=links.TAB, movie=session.movie.movie_id if annotated else None, qid=qid,
+                            t=int(round(max(0.0, now))))
+    return LinkView(gr.update(value=query, visible=True))
+
+
+# -- saved traces -----------------------------------------------------------------------------------
 def export(tab: TabData, res: SessionResources, session: WindowSearchSession) -> ExportView:
     trace = session.trace
     if trace is None:
-        raise UserError("Nothing to export yet: run a query first.")
+        raise UserError("Export trace: nothing to export yet; run a query first.")
     out = Path(tempfile.mkdtemp(prefix="ws-trace-")) / f"trace-{trace.qid or 'query'}.json"
     movie = session.movie.exported() if session.movie else {}
     atomic_write_text(out, json.dumps({"trace": trace.to_dict(), "movie": movie,
                                        "chunk_seconds": session.chunk_seconds}, indent=1))
     return ExportView(gr.update(value=str(out), visible=True))
+
+
+def _not_a_trace(name: str, why: str) -> DataFormatError:
+    return DataFormatError(f"Load trace: {name} is not a saved window-search trace ({why}). Load a file "
+                           "made by Export trace or by `app.py run grounding --traces`.")
 
 
 def _read_trace_file(path: Path, want_qid: str | None) -> tuple[dict, SearchTrace]:
@@ -457,21 +582,33 @@ def _read_trace_file(path: Path, want_qid: str | None) -> tuple[dict, SearchTrac
         text = path.read_text(encoding="utf-8")
         if path.suffix.lower() == ".jsonl":  # a `run grounding --traces` file: the picked query's line
             lines = [json.loads(x) for x in text.splitlines() if x.strip()]
-            data = next((x for x in lines if x.get("qid") == want_qid), lines[0] if lines else {})
+            data = next((x for x in lines if isinstance(x, dict) and x.get("qid") == want_qid),
+                        lines[0] if lines else {})
         else:
             data = json.loads(text)
-        return data, SearchTrace.from_dict(data.get("trace", data))
-    except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError, AttributeError, ValueError) as exc:
-        raise DataFormatError(f"{path.name} is not a saved window-search trace ({exc}).") from None
+    except UnicodeDecodeError:
+        raise _not_a_trace(path.name, "it is not a text file") from None
+    except json.JSONDecodeError as exc:
+        raise _not_a_trace(path.name, f"not JSON: line {exc.lineno}, column {exc.colno}") from None
+    body = data.get("trace", data) if isinstance(data, dict) else None
+    if not isinstance(body, dict) or not isinstance(body.get("query"), str) or "candidates" not in body:
+        raise _not_a_trace(path.name, "it has no 'query' and 'candidates'")
+    try:
+        return data, SearchTrace.from_dict(body)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        raise _not_a_trace(path.name, f"a part of it is malformed: {type(exc).__name__}") from None
 
 
 def load(tab: TabData, res: SessionResources, file: Any, session: WindowSearchSession) -> LoadView:
+    if not file:
+        raise UserError("Load trace: choose a trace file (.json or .jsonl).")
     path = Path(file if isinstance(file, str) else file.name)
     data, trace = _read_trace_file(path, session.picked.qid if session.picked else None)
-    mv = data.get("movie") if isinstance(data, dict) else None
+    mv = data.get("movie") if isinstance(data.get("movie"), dict) else None
     if mv and mv.get("video") and Path(mv["video"]).is_file():
         session.movie = MovieInfo(mv.get("movie_id", "?"), mv["video"], mv.get("subtitles"),
-                                  session.movie.memory if session.movie else "", float(mv.get("duration", 0.0)))
+                                  session.movie.memory if session.movie else "", float(mv.get("duration", 0.0)),
+                                  session.movie.memory_private if session.movie else False)
     elif session.movie is None:
         dur = max([c.end for c in trace.chunks] + [trace.window[1] if trace.window else 0] + [1.0])
         session.movie = MovieInfo("?", None, duration=float(mv.get("duration", dur) if mv else dur))
@@ -479,138 +616,10 @@ def load(tab: TabData, res: SessionResources, file: Any, session: WindowSearchSe
     session.trace = trace
     sel = trace.accepted_rank or trace.selected_rank or (trace.candidates[0].rank if trace.candidates else None)
     session.selected = sel
+    cand = view.candidate(trace, sel)
+    session.playhead = float((trace.window or (cand.span if cand else (0.0, 0.0)))[0])
     vid = session.movie.video
-    return LoadView(session, gr.update(value=player_value(vid)) if vid else gr.update(), _timeline(session),
-                    view.checklist_html(trace, sel), _result(session, trace), _window_pick(trace, sel),
-                    _cast_gallery(trace), trace.query, gr.update(maximum=max(1, int(session.movie.duration))))
-
-
-# -- character memory -------------------------------------------------------------------------------
-def ref_selected(tab: TabData, res: SessionResources, session: WindowSearchSession,
-                 index: int | None) -> WindowSearchSession:
-    mem = _memory(session.movie) if session.movie else None
-    refs_all = [r for c in mem.characters for r in c.references if Path(r.image).is_file()] if mem else []
-    if index is not None and 0 <= index < len(refs_all):
-        session.sel_ref = refs_all[index].ref_id
-    return session
-
-
-def remove_ref(tab: TabData, res: SessionResources, session: WindowSearchSession) -> MemoryView:
-    if not session.sel_ref:
-        raise UserError("Select a reference frame first.")
-    _memory(session.movie).remove_reference(session.sel_ref)
-    session.sel_ref = None
-    return _memory_view(session)
-
-
-def frame_selected(tab: TabData, res: SessionResources, session: WindowSearchSession,
-                   index: int | None) -> WindowSearchSession:
-    trace = session.trace
-    cand = view.candidate(trace, session.selected) if trace else None
-    if cand is not None and index is not None:
-        w = cand.span
-        frames = res.movie(session.movie, session.chunk_seconds).frames(w[0], w[1], fps=1.0, cap=WINDOW_FRAMES)
-        if 0 <= index < len(frames):
-            session.sel_frame = frames[index].time
-    return session
-
-
-def add_ref(tab: TabData, res: SessionResources, session: WindowSearchSession,
-            char_id: str | None) -> MemoryView:
-    if session.sel_frame is None:
-        raise UserError("Select a frame of the current window first (run a query and pick a window).")
-    if not char_id:
-        raise UserError("Pick the character this frame shows (or find names in the subtitles first).")
-    t = float(session.sel_frame)
-    frames = res.movie(session.movie, session.chunk_seconds).frames(t, t + 1.0, fps=1.0, cap=1)
-    if not frames:
-        raise UserError(f"No frame at {t:.0f} s.")
-    _memory(session.movie).add_reference(char_id, frames[0].image, time=frames[0].time)
-    return _memory_view(session)
-
-
-def _known_names(mem: CharacterMemory) -> set[str]:
-    return {n.lower() for c in mem.characters for n in c.names}
-
-
-def find_names(tab: TabData, res: SessionResources, session: WindowSearchSession) -> MemoryView:
-    if session.movie is None:
-        raise UserError("Pick a movie first.")
-    movie = res.movie(session.movie, session.chunk_seconds)
-    mem = _memory(session.movie)
-    found = build_names_only(mem.movie_id, movie.all_cues)
-    known = _known_names(mem)
-    added = 0
-    for c in found.characters:
-        if not any(n.lower() in known for n in c.names):
-            mem.add_character(c.display_name, c.names)
-            added += 1
-    if added == 0 and mem.path is not None and not mem.path.exists():
-        mem.save()
-    gr.Info(f"{added} new name(s) found in the subtitles.")
-    return _memory_view(session)
-
-
-def build_refs(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
-               progress: Callable[..., Any] | None = None) -> MemoryView:
-    if not session.has_video:
-        raise UserError("Pick a movie first.")
-    solvers = solvers_for(backend_for(settings), search_settings(settings, None, None, None))
-    if solvers.memory_builder is None:
-        raise UserError("The baseline has no vision model: choose a model in the Model panel, or use "
-                        "'Find names in the subtitles' and add frames by hand.")
-    report = progress or (lambda *a, **kw: None)
-    movie = res.movie(session.movie, session.chunk_seconds)
-    report(0, desc="reference clips…")
-    built, stats = solvers.memory_builder(movie, Path(tempfile.mkdtemp(prefix="ws-vlm-mem-")) / "m.json",
-                                          progress=lambda name, s: report(None, desc=f"{name}: {s['clips']} clips"))
-    mem = _memory(session.movie)
-    known = _known_names(mem)
-    for c in built.characters:
-        if any(n.lower() in known for n in c.names):
-            continue
-        new = mem.add_character(c.display_name, c.names)
-        for r in c.references:
-            img = built.load_reference_image(r)
-            if img is not None:
-                mem.add_reference(new.char_id, img, time=r.time)
-    gr.Info(f"{stats['kept']} character(s) kept, {stats['dropped']} dropped, {stats['calls']} model calls, "
-            f"{stats['unparsed']} unparsed.")
-    return _memory_view(session)
-
-
-# -- the benchmark ----------------------------------------------------------------------------------
-def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
-          chunk: float | None, k: float | None, m: float | None, delta: float | None,
-          method: str, thinking_off: bool | None = True) -> Iterator[BenchView]:
-    """Every query of the annotation file, the metrics after each (missing ones count as failures)."""
-    ann = tab.annotations
-    if ann is None:
-        raise UserError(tab.error or "No annotation file.")
-    backend = backend_for(settings)
-    search = search_settings(settings, k, m, delta, thinking_off)
-    embedder = resolve_embedder("minilm")
-    solvers = solvers_for(backend, search, embedder=embedder,
-                          localizer_backend=_localizer_backend(settings, backend))
-    res.stop.clear()
-    records: list[dict] = []
-    out = Path(tempfile.mkdtemp(prefix="ws-bench-")) / "predictions.jsonl"
-    queries = ann.queries
-    label = f"{backend.backend_id}" + (f" — {view.BASELINE_LABEL}" if solvers.text_only else "")
-    for i, q in enumerate(queries, 1):
-        if res.stop.is_set():
-            break
-        info = tab.movie_info(q.movie_id)
-        trace = ground_query(q.query, res.movie(info, float(chunk or 180)), backend, embedder=embedder,
-                             memory=_memory(info), method=method, settings=search, ground_truth=q.interval,
-                             qid=q.qid, stop=res.stop, solvers=solvers)
-        if trace.stopped:
-            break
-        records.append(prediction_record(trace))
-        preds = {r["qid"]: Prediction(r["qid"], valid_interval(r["interval"]), valid_interval(r.get("window")),
-                                      source=r.get("source")) for r in records}
-        atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))
-        yield BenchView(f"{label}: {i} of {len(queries)} queries (missing ones count as failures)",
-                        view.metrics_rows(evaluate(ann, preds)), str(out))
-    yield BenchView(f"{label}: {'stopped after' if res.stop.is_set() else 'done,'} {len(records)} of "
-                    f"{len(queries)} queries", gr.update(), str(out) if records else None)
+    video = gr.update(value=player_value(vid), playback_position=session.playhead) if vid else SKIP
+    return LoadView(session, video, _timeline(session, seek=True), view.checklist_html(trace, sel),
+                    _result(session, trace),
+                    _window_pick(trace, sel), _cast_gallery(trace), trace.query, _scrub(session))

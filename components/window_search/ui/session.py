@@ -4,9 +4,11 @@ released when the page closes. Releasing sets the Stop event, so a search still 
 closed page asks the model nothing more."""
 from __future__ import annotations
 
+import shutil
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from components.window_search.movie import Movie
 from components.window_search.types import SearchTrace
@@ -25,6 +27,8 @@ class MovieInfo:
     subtitles: str | None = None
     memory: str = ""                # its character-memory JSON ("" when there is none)
     duration: float = 0.0
+    memory_private: bool = False    # `memory` is this session's own copy (or an upload's)
+    uploaded: bool = False          # a visitor's upload (not a movie of the annotation file)
 
     def exported(self) -> dict:
         return {"movie_id": self.movie_id, "video": self.video, "subtitles": self.subtitles,
@@ -58,8 +62,11 @@ class WindowSearchSession:
     partner: Partner | None = None    # dropped when a typed query runs
     trace: SearchTrace | None = None
     selected: int | None = None       # rank of the window shown
-    ious: dict[str, float | None] = field(default_factory=dict)  # qid -> IoU of this session's runs
+    playhead: float = 0.0             # the one time the player, slider, timeline and checklist show
+    # (qid, backend, method) -> IoU of this session's runs: the pair line pairs like with like
+    ious: dict[tuple[str, str, str], float | None] = field(default_factory=dict)
     sel_ref: str | None = None        # reference frame picked in the memory gallery
+    pending_remove: str | None = None  # reference waiting for the visitor's confirmation
     sel_frame: float | None = None    # time of the window frame picked to add as a reference
 
     @property
@@ -73,6 +80,7 @@ class SessionResources:
 
     stop: threading.Event = field(default_factory=threading.Event)  # set: the running search stops
     movies: OrderedDict[tuple, Movie] = field(default_factory=OrderedDict)
+    scratch: list[Path] = field(default_factory=list)  # the session's own folders, removed on close
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def movie(self, info: MovieInfo, chunk_seconds: float) -> Movie:
@@ -93,8 +101,11 @@ class SessionResources:
     def close(self) -> None:
         with self.lock:
             movies, self.movies = list(self.movies.values()), OrderedDict()
+            scratch, self.scratch = self.scratch, []
         for movie in movies:
             movie.close()
+        for folder in scratch:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 class SessionRegistry:

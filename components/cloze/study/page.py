@@ -1,0 +1,86 @@
+"""The study page's style and its two small scripts: the clock, which runs in the browser (no
+request per second), and the letters' state, applied from the marks the server sends (so an
+answer sends values only, never component properties, which gradio would rebuild per request)."""
+from __future__ import annotations
+
+CSS = """
+#study-root {max-width: 1400px; margin: 0 auto; gap: 6px;}
+#study-frames img {max-height: 56vh; width: 100%; object-fit: contain;}
+#study-videos video {max-height: 23vh;}
+#study-letters button {min-height: 46px; font-size: 1.25em; font-weight: 600;}
+#study-letters button.study-marked {outline: 3px solid var(--color-accent); outline-offset: -3px;
+  background: var(--button-primary-background-fill); color: var(--button-primary-text-color);}
+#study-letters button:disabled {opacity: 0.55; cursor: not-allowed;}
+#study-letters.study-locked #study-change {display: inline-flex !important;}
+#study-change {display: none !important;}
+#study-progress, #study-feedback {min-height: 1.4em;}
+#study-progress p {margin: 0;}
+.study-nav-grid {display: flex; flex-wrap: wrap; gap: 3px; max-height: 5.2em; overflow-y: auto;}
+.study-q {min-width: 2.2em; padding: 2px 4px; border: 1px solid var(--border-color-primary);
+  border-radius: 4px; background: var(--background-fill-primary); cursor: pointer; font-size: 0.85em;}
+.study-q.answered {background: var(--neutral-300); color: var(--neutral-900);}
+.study-q[aria-current="true"] {outline: 2px solid var(--color-accent);}
+.study-nav-legend {font-size: 0.8em; margin: 2px 0 0 0;}
+.study-nav-legend .study-q {display: inline-block; min-width: 1.2em; height: 0.9em; cursor: default;}
+footer {display: none !important;}
+@media (max-width: 600px) {
+  #study-frames img {max-height: 44vh;}
+  #study-videos video {max-height: 15vh;}
+  #study-letters button {min-height: 54px; min-width: 56px !important;}
+}
+"""
+
+HEAD = """
+<script>
+(() => {
+  const pad = (n) => String(n).padStart(2, '0');
+  const mmss = (s) => pad(Math.floor(Math.max(0, s) / 60)) + ':' + pad(Math.floor(Math.max(0, s) % 60));
+  let clockKey = null, shownAt = 0, marksKey = null;
+  function tickClock() {
+    const el = document.querySelector('#study-progress .study-clock');
+    if (!el) return;
+    if (el.dataset.key !== clockKey) {
+      clockKey = el.dataset.key;
+      shownAt = performance.now() / 1000 - parseFloat(el.dataset.elapsed || '0');
+    }
+    const elapsed = performance.now() / 1000 - shownAt, limit = parseFloat(el.dataset.limit || '0');
+    const text = !limit ? mmss(elapsed)
+      : (limit - elapsed > 0 ? mmss(limit - elapsed) + ' left' : 'time is up - please answer now');
+    // written only when it changes: the observer below sees this write, and an unconditional one
+    // would wake it again forever
+    if (el.textContent !== text) el.textContent = text;
+  }
+  function applyMarks() {
+    const m = document.querySelector('#study-marks .study-marks');
+    if (!m || m.dataset.key === marksKey) return;
+    marksKey = m.dataset.key;
+    const locked = m.dataset.locked === '1';
+    for (const x of ['A', 'B', 'C', 'D']) {
+      const b = document.querySelector('#study-choice-' + x);
+      if (!b) continue;
+      b.classList.toggle('study-marked', x === m.dataset.mark);
+      b.setAttribute('aria-pressed', x === m.dataset.mark ? 'true' : 'false');
+      b.disabled = locked;
+    }
+    const submit = document.querySelector('#study-submit');
+    if (submit) submit.disabled = locked;
+    document.querySelector('#study-letters')?.classList.toggle('study-locked', locked);
+  }
+  setInterval(tickClock, 1000);
+  new MutationObserver(() => { applyMarks(); tickClock(); })
+    .observe(document.documentElement, {childList: true, subtree: true});
+})();
+</script>
+"""
+
+TOP = ("() => { window.scrollTo({top: 0, behavior: 'instant'}); "
+       "document.querySelector('#study-root')?.scrollIntoView(); }")
+PLAY_ALL = ("() => { const vs = [...document.querySelectorAll('#study-videos video')]; "
+            "vs.forEach(v => { v.currentTime = 0; }); vs.forEach(v => v.play()); }")
+# a click on a question number sends its index to Python (gr.EventData .q)
+NAVIGATOR_JS = """
+element.addEventListener('click', (event) => {
+  const el = event.target.closest('[data-q]');
+  if (el && el.closest('.study-nav-grid')) { trigger('click', {q: parseInt(el.dataset.q)}); }
+});
+"""

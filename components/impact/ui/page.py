@@ -1,0 +1,89 @@
+"""The Impact tab's browser-side pieces: timeline clicks, the "tab is on screen" signal, the
+presentation shortcuts, the copy-link step and the tab's CSS (strings handed to gradio)."""
+from __future__ import annotations
+
+SHORTCUTS = ("Presentation keys (when no text box has the focus): **.** / **,** next / previous "
+             "frame, **space** play / pause the clip.")
+
+# a click on a timeline block, label or tick sends its first frame to Python (gr.EventData.frame)
+SEEK_JS = """
+element.addEventListener('click', (event) => {
+  const el = event.target.closest('[data-frame]');
+  if (el) { trigger('click', {frame: parseInt(el.dataset.frame)}); }
+});
+"""
+
+# Runs when the tab's components are mounted (gradio mounts a tab when it is first opened):
+# tells Python that the 3D view can take its first body now, and installs the shortcuts once.
+HOOKS_JS = """
+trigger('focus');
+if (!window.__impactKeys) {
+  window.__impactKeys = true;
+  const shown = (el) => !!el && el.offsetParent !== null;
+  window.impactStep = (delta) => {
+    const range = document.querySelector('#impact-frame input[type="range"]');
+    if (!shown(range)) { return false; }
+    const now = Math.round(Number(range.value) || 1);
+    const next = Math.min(Number(range.max), Math.max(Number(range.min), now + delta));
+    range.value = String(next);
+    range.dispatchEvent(new Event('input', {bubbles: true}));
+    range.dispatchEvent(new Event('change', {bubbles: true}));
+    return true;
+  };
+  window.impactPlay = () => {
+    const video = document.querySelector('#impact-video video');
+    if (!shown(video)) { return false; }
+    if (video.paused) { video.play().catch(() => {}); } else { video.pause(); }
+    return true;
+  };
+  document.addEventListener('keydown', (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) { return; }
+    const target = event.target instanceof Element ? event.target : null;
+    const typing = target && target.closest(
+      'textarea, select, [contenteditable=""], [contenteditable="true"], input:not([type="range"])');
+    if (typing) { return; }
+    let done = false;
+    if (event.key === '.') { done = window.impactStep(1); }
+    else if (event.key === ',') { done = window.impactStep(-1); }
+    else if (event.key === ' ' && !(target && target.closest('button, a, [role="tab"]'))) {
+      done = window.impactPlay();
+    }
+    if (done) { event.preventDefault(); }
+  });
+}
+"""
+
+# after Python built the link's query string: prefix this page's address, copy it, show it
+COPY_JS = """
+(query) => {
+  const url = window.location.origin + window.location.pathname + (query ? '?' + query : '');
+  try { navigator.clipboard.writeText(url).catch(() => {}); } catch (error) { /* not a secure page */ }
+  return url;
+}
+"""
+
+# the page-load view has arrived (the tab may still be closed): a mark for tests and scripts
+READY_JS = "() => { document.documentElement.dataset.impactReady = '1'; }"
+
+STEP_BACK_JS = "() => { window.impactStep && window.impactStep(-1); }"
+STEP_ON_JS = "() => { window.impactStep && window.impactStep(1); }"
+
+# injected into <head> by the hooks component (one style sheet for the tab)
+CSS = """
+<style id="impact-style">
+#impact-main { align-items: flex-start; }
+#impact-video video { max-height: 46vh; }
+#impact-steps { flex-wrap: nowrap; gap: 6px; }
+#impact-steps button { min-width: 0; }
+#impact-link textarea, #impact-link input { font-size: 12px; }
+#impact-hooks { display: none; }
+@media (max-width: 640px) {
+  #impact-controls { flex-wrap: wrap; }
+  #impact-controls > * { min-width: 44% !important; flex: 1 1 44% !important; }
+  #impact-controls > .form { min-width: 100% !important; flex-basis: 100% !important; }
+  #impact-steps button { min-height: 44px; font-size: 16px; }
+  #impact-body3d { height: 340px !important; }
+  .impact-timeline-body { font-size: 11px; }
+}
+</style>
+"""

@@ -1,0 +1,267 @@
+"""The Impact tab in headless Chromium: the body on first open, a camera facing the hit, the
+timeline's labels, the status line, bad frame input, deep links, copy link, shortcuts, a phone."""
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import ROOT, open_tab, snap
+
+BACKGROUND = (247, 247, 250)  # the 3D view's clear colour, (0.97, 0.97, 0.98)
+
+
+@pytest.fixture(scope="module")
+def clips(example_data_dir) -> dict[str, dict]:
+    items = json.loads((example_data_dir / "impact" / "annotations.json").read_text())["items"]
+    return {item["qid"]: item for item in items}
+
+
+def new_page(browser, url: str, width: int = 1440, height: int = 900):
+    page = browser.new_page()
+    page.set_viewport_size({"width": width, "height": height})
+    page.console_errors = []
+    page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
+    page.set_default_timeout(90_000)
+    page.goto(url, wait_until="load", timeout=120_000)
+    page.wait_for_selector("#app-tabs", timeout=120_000)
+    # the tab's page-load view has arrived, while the tab may still be closed
+    page.wait_for_function("() => document.documentElement.dataset.impactReady === '1'", timeout=120_000)
+    return page
+
+
+def show_impact(page) -> None:
+    """Open the tab once its page-load view has arrived (a frame typed before would be replaced)."""
+    page.wait_for_function("() => document.documentElement.dataset.impactReady === '1'", timeout=120_000)
+    if not page.locator("#impact-frame").is_visible():
+        open_tab(page, "Impact")
+    page.wait_for_selector("#impact-frame", state="visible")
+
+
+def frame_box(page):
+    return page.locator("#impact-frame input[type='number']").first
+
+
+def canvas_image(page):
+    """The 3D view's canvas as a PIL image, once the body has been drawn on it."""
+    from PIL import Image
+
+    canvas = page.locator("#impact-body3d canvas").first
+    canvas.wait_for(timeout=120_000)  # software WebGL on a loaded 2-core machine can take a minute
+    canvas.scroll_into_view_if_needed()
+    for _ in range(60):  # the GLB loads and draws after the canvas appears
+        image = Image.open(io.BytesIO(canvas.screenshot())).convert("RGB")
+        if body_pixels(image) > 0.02 * image.width * image.height:
+            return image
+        page.wait_for_timeout(1000)
+    return image
+
+
+def body_pixels(image) -> int:
+    """Pixels that are not the view's background (anti-aliasing tolerance)."""
+    return sum(n for n, c in image.getcolors(1 << 24) if max(abs(a - b) for a, b in zip(c, BACKGROUND)) > 24)
+
+
+def painted_pixels(image) -> int:
+    """Saturated pixels: the painted region stands out from the grey body and the background."""
+    return sum(n for n, c in image.getcolors(1 << 24) if max(c) - min(c) > 80)
+
+
+def test_the_body_shows_when_the_tab_is_first_opened_without_any_click_on_it(browser, app_url):
+    page = new_page(browser, app_url)
+    try:
+        # The page-load view arrived while the tab was closed: the 3D view used to stay blank.
+        assert not page.locator("#impact-body3d").is_visible()
+        show_impact(page)
+        image = canvas_image(page)
+        assert body_pixels(image) > 0.02 * image.width * image.height, "the 3D view is blank"
+        assert not page.console_errors, page.console_errors
+    finally:
+        page.close()
+
+
+def test_a_deep_link_opens_the_clip_and_frame_and_the_camera_faces_the_hit(browser, app_url, clips):
+    frame = 46
+    assert clips["h0007"]["frames"][str(frame)]["regions"] == ["butt"]
+    page = new_page(browser, f"{app_url}?tab=impact&clip=h0007&frame={frame}")
+    try:
+        show_impact(page)
+        assert page.locator("#impact-clip input").first.input_value().startswith("h0007")
+        assert frame_box(page).input_value() == str(frame)
+        page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText.includes('[butt]')")
+        behind = painted_pixels(canvas_image(page))
+        assert behind > 400, f"the hit (buttocks) is not in view: {behind} painted pixels"
+        # turn the body half way round by dragging, then the reset control faces the hit again
+        box = page.locator("#impact-body3d canvas").first.bounding_box()
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + box["width"] * 0.15, y)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.85, y, steps=12)
+        page.mouse.up()
+        page.wait_for_timeout(1500)  # let the turned view draw
+        turned = painted_pixels(canvas_image(page))
+        assert turned < behind * 0.6, (turned, behind)
+        page.locator("#impact-reset-view").click()
+        page.wait_for_timeout(1500)  # the camera moves, then the view draws
+        reset = painted_pixels(canvas_image(page))
+        assert reset > behind * 0.8, (reset, behind)
+    finally:
+        page.close()
+
+
+def test_a_bad_deep_link_says_which_value_was_not_understood(browser, app_url, clips):
+    page = new_page(browser, f"{app_url}?tab=impact&clip=p9999&frame=abc")
+    try:
+        show_impact(page)
+        page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('p9999')")
+        status = " ".join(page.locator("#impact-status").inner_text().split())
+        assert "The link's clip p9999 is not in this data; showing the first clip." in status, status
+        assert "The link's frame abc is not a frame of" in status and "Traceback" not in status
+        first = next(iter(clips))
+        assert page.locator("#impact-clip input").first.input_value().startswith(first)
+    finally:
+        page.close()
+
+
+def test_timeline_labels_never_overlap_and_the_status_clears_with_the_clip(page, clips):
+    show_impact(page)
+    page.locator("#impact-clip input").first.click()
+    page.get_by_role("option", name="h0004").first.click()  # three moments close together
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('150-154')")
+    page.locator("#impact-run-temporal").click()
+    page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('Temporal')")
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('#1 IoU')")
+    boxes = page.evaluate("""() => [...document.querySelectorAll('#impact-timeline .impact-label')]
+        .map(el => { const r = el.getBoundingClientRect(); return [el.innerText, r.left, r.right, r.top, r.bottom]; })""")
+    assert len(boxes) >= 4, boxes
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            apart = a[2] <= b[1] + 0.5 or b[2] <= a[1] + 0.5 or a[4] <= b[3] + 0.5 or b[4] <= a[3] + 0.5
+            assert apart, f"labels {a[0]!r} and {b[0]!r} overlap"
+    ticks = page.locator("#impact-timeline .impact-tick-label").all_inner_texts()
+    assert ticks[:3] == ["0 s", "2 s", "4 s"], ticks  # a time axis
+    snap(page, "impact-timeline-lanes")
+    page.locator("#impact-clip input").first.click()
+    page.get_by_role("option", name="h0002").first.click()
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('83-86')")
+    page.wait_for_function("() => !(document.querySelector('#impact-status')?.innerText || '').trim()")
+
+
+def test_clearing_the_frame_box_keeps_the_view_and_says_what_to_type(page):
+    show_impact(page)
+    page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText.includes('truth')")
+    before = page.locator("#impact-regions").inner_text()
+    box = frame_box(page)
+    box.fill("")
+    box.press("Enter")
+    page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('frame box is empty')")
+    text = page.locator("body").inner_text()
+    assert "Could not preprocess" not in text and "Original error" not in text
+    assert page.locator("#impact-regions").inner_text() == before
+    box.fill("9999")
+    box.press("Enter")
+    page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('9999 is outside')")
+    assert "Could not preprocess" not in page.locator("body").inner_text()
+    box.fill("71")
+    box.press("Enter")
+    page.wait_for_function("() => !(document.querySelector('#impact-status')?.innerText || '').trim()")
+
+
+def test_metric_headers_are_text_not_mailto_links(page):
+    show_impact(page)
+    page.locator("#impact-metrics").get_by_text("Metrics for the set").first.click()
+    page.locator("#impact-run-metrics").click()
+    page.wait_for_function("() => (document.querySelector('#impact-metrics-table')?.innerText || '').includes('Temporal')",
+                           timeout=300_000)
+    table = page.locator("#impact-metrics-table")
+    assert table.locator("a[href^='mailto:']").count() == 0
+    headers = table.locator("th").all_inner_texts()
+    assert "mAP@0.3" in headers and "R1@0.3" in headers, headers
+
+
+def test_copy_link_makes_the_link_that_reopens_this_view(browser, app_url, page):
+    show_impact(page)
+    box = frame_box(page)
+    box.fill("130")
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('frame 130')")
+    page.locator("#impact-copy-link").click()
+    link = page.locator("#impact-link input, #impact-link textarea").first
+    page.wait_for_function("() => { const el = document.querySelector('#impact-link input, #impact-link textarea');"
+                           " return el && el.value.includes('?'); }")
+    url = link.input_value()
+    first = page.locator("#impact-clip input").first.input_value().split(" ")[0]
+    assert url == f"{app_url.rstrip('/')}/?clip={first}&frame=130&tab=impact", url
+    again = new_page(browser, url)
+    try:
+        show_impact(again)
+        assert frame_box(again).input_value() == "130"
+        assert again.locator("#impact-clip input").first.input_value().startswith(first)
+    finally:
+        again.close()
+
+
+def test_presentation_keys_step_frames_and_play_the_clip(page):
+    show_impact(page)
+    box = frame_box(page)
+    box.fill("60")
+    box.press("Enter")
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('frame 60')")
+    page.locator("#impact-intro").click()  # the focus leaves the text box
+    page.keyboard.press(".")
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('frame 61')")
+    assert box.input_value() == "61"
+    page.keyboard.press(",")
+    page.keyboard.press(",")
+    page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('frame 59')")
+    box.click()
+    box.press(".")  # typing in the box is not a shortcut
+    page.locator("#impact-intro").click()
+    assert page.evaluate("() => document.querySelector('#impact-video video').paused")
+    page.keyboard.press(" ")
+    page.wait_for_function("() => !document.querySelector('#impact-video video').paused")
+    page.keyboard.press(" ")
+    page.wait_for_function("() => document.querySelector('#impact-video video').paused")
+
+
+def test_on_a_phone_the_tab_fits_and_its_frame_controls_can_be_tapped(browser, app_url):
+    page = new_page(browser, app_url, 390, 844)
+    try:
+        show_impact(page)
+        widths = page.evaluate("() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert widths[0] <= widths[1], f"horizontal overflow: {widths}"
+        start = int(frame_box(page).input_value())
+        step = page.locator("#impact-step-on")
+        step.scroll_into_view_if_needed()
+        box = step.bounding_box()
+        assert box["height"] >= 40 and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+        step.click()
+        page.wait_for_function("(n) => document.querySelector('#impact-timeline')?.innerText.includes('frame ' + n)",
+                               arg=start + 1)
+        for selector in ("#impact-clip", "#impact-run-temporal", "#impact-frame", "#impact-body3d"):
+            right = page.locator(selector).first.bounding_box()
+            assert right["x"] >= 0 and right["x"] + right["width"] <= 391, (selector, right)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("width,height", [(1440, 900), (1920, 1080), (390, 844)])
+def test_screenshots_of_the_tab(browser, app_url, width, height):
+    """test-artifacts/impact-<w>x<h>.png; with UPDATE_DOCS_SCREENSHOTS=1 also docs/ (never by default)."""
+    page = new_page(browser, f"{app_url}?tab=impact&clip=h0007&frame=46", width, height)
+    try:
+        show_impact(page)
+        page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText.includes('[butt]')")
+        assert painted_pixels(canvas_image(page)) > 0
+        page.locator("#tab-impact").scroll_into_view_if_needed()
+        page.evaluate("() => window.scrollTo(0, 0)")
+        name = f"impact-{width}x{height}"
+        shot = snap(page, name)
+        assert shot.stat().st_size > 10_000
+        if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":
+            Path(ROOT / "docs" / f"{name}.png").write_bytes(shot.read_bytes())
+    finally:
+        page.close()

@@ -1,0 +1,206 @@
+"""Window search in the browser (baseline backend, the example movie): one playhead drives the
+player, the timeline, the slider and the checklist; deep links, copy link and the presentation
+keys; errors on one message line; the phone layout; screenshots at three sizes."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+
+from tests.browser.conftest import ARTIFACTS, ROOT, open_tab
+
+DOCS = ROOT / "docs"
+STAGE = ("#ws-movie", "#ws-timeline", "#ws-checklist")
+
+
+def _screenshot(page, w: int, h: int) -> None:
+    """test-artifacts/window-search-WxH.png; with UPDATE_DOCS_SCREENSHOTS=1 also docs/ (never else)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"window-search-{w}x{h}.png"
+    page.screenshot(path=str(path), full_page=True)
+    if os.environ.get("UPDATE_DOCS_SCREENSHOTS") == "1":
+        shutil.copyfile(path, DOCS / path.name)
+
+
+def _goto(page, url: str) -> None:
+    """Open `url` in the page (a navigation still settling in the page aborts the first try)."""
+    from playwright.sync_api import Error
+
+    try:
+        page.goto(url, wait_until="load")
+    except Error:
+        page.wait_for_timeout(1000)
+        page.goto(url, wait_until="load")
+
+
+def _ready(page) -> None:
+    """The page's load event has opened the first movie and picked a query."""
+    open_tab(page, "Window search")
+    page.wait_for_function("() => (document.querySelector('#ws-query textarea')?.value || '').length > 0",
+                           timeout=120_000)
+
+
+def _run(page) -> None:
+    page.locator("#ws-run").click()
+    page.wait_for_function("() => /IoU/.test(document.querySelector('#ws-result')?.innerText || '')",
+                           timeout=240_000)
+
+
+def _video_at(page, seconds: float) -> None:
+    page.wait_for_function(
+        "(t) => { const v = document.querySelector('#ws-movie video'); return v && Math.abs(v.currentTime - t) < 1.5; }",
+        arg=seconds, timeout=60_000)
+
+
+def _slider(page) -> float:
+    return float(page.locator("#ws-scrub input[type='number']").first.input_value())
+
+
+def _checklist_has(page, text: str) -> str:
+    page.wait_for_function("(s) => document.querySelector('#ws-checklist')?.innerText.includes(s)", arg=text,
+                           timeout=60_000)
+    return page.locator("#ws-checklist").inner_text()
+
+
+def _in_viewport(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    size = page.viewport_size
+    return box is not None and box["y"] >= -1 and box["y"] + min(box["height"], 200) <= size["height"] + 1 \
+        and box["x"] >= 0 and box["x"] + box["width"] <= size["width"] + 1
+
+
+def _scrub_to(page, seconds: float) -> None:
+    bar = page.locator("#ws-scrub input[type='range']").first
+    maximum = float(bar.get_attribute("max") or 1)
+    box = bar.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * min(1.0, seconds / maximum), box["y"] + box["height"] / 2)
+
+
+def _starts(page) -> dict[str, float]:
+    html = page.locator("#ws-timeline").inner_html()
+    return {c: float(s) for c, s in re.findall(r'data-chunk="(\d+)" data-start="([\d.]+)"', html)}
+
+
+def test_one_playhead_drives_player_timeline_slider_and_checklist(page):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    _ready(page)
+    upload = page.locator("#ws-upload")
+    assert upload.evaluate("e => e.scrollWidth <= e.clientWidth && e.scrollHeight <= e.clientHeight + 1")
+    _run(page)
+    timeline = page.locator("#ws-timeline").inner_html()
+    accepted = float(re.search(r'data-start="([\d.]+)" data-verdict="accepted"', timeline).group(1))
+    _video_at(page, accepted)                                   # Run jumped the player to the window
+    assert _slider(page) == accepted and f'data-t="{accepted:.1f}"' in timeline
+    text = page.locator("#tab-window-search").inner_text()
+    assert "&quot;" not in text and "&amp;" not in text and "B1:" not in text
+    assert "statement\tverdict\tevidence" in page.locator("#ws-checklist").inner_text()
+
+    unseen = next(c for c, s in _starts(page).items() if s != accepted and
+                  page.locator(f"#ws-timeline [data-chunk='{c}']").get_attribute("data-verdict") != "accepted")
+    start = _starts(page)[unseen]
+    page.locator(f"#ws-timeline [data-chunk='{unseen}']").click()
+    note = _checklist_has(page, "not inspected")
+    assert f"Chunk {int(unseen) + 1} " in note and "Window rank" not in note
+    _video_at(page, start)
+    assert _slider(page) == start
+
+    page.locator("#ws-timeline [data-verdict='accepted']").click()
+    _checklist_has(page, "Window rank #1 ")
+    _video_at(page, accepted)
+    assert _slider(page) == accepted
+    page.wait_for_timeout(500)
+    assert all(_in_viewport(page, s) for s in STAGE), [page.locator(s).bounding_box() for s in STAGE]
+    page.evaluate("() => { document.querySelector('#ws-movie video').currentTime = 250; }")
+    _video_at(page, 250)
+    page.locator("#ws-timeline [data-verdict='accepted']").click()  # the window already shown: seek back
+    _video_at(page, accepted)
+
+    _scrub_to(page, 700)
+    _checklist_has(page, "not inspected")
+    assert abs(_slider(page) - 700) < 20
+    _screenshot(page, 1440, 900)
+
+
+def test_deep_link_copy_link_and_presentation_keys(page, app_url):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    _goto(page, app_url.rstrip("/") + "/?tab=window-search&movie=m01&qid=p0005_t&t=400")
+    page.wait_for_function("() => document.querySelector('#ws-query textarea')?.value.includes('Harry and Mary')",
+                           timeout=120_000)
+    assert "p0005_t" in page.locator("#ws-query-pick input").first.input_value()
+    _video_at(page, 400)
+    assert _slider(page) == 400 and page.locator("#ws-message").inner_text().strip() == ""
+    page.locator("#ws-copy-link").click()
+    page.wait_for_function("() => (document.querySelector('#ws-link textarea, #ws-link input')?.value || '')"
+                           ".startsWith('http')", timeout=60_000)
+    link = page.locator("#ws-link textarea, #ws-link input").first.input_value()
+    assert link == app_url.rstrip("/") + "/?movie=m01&qid=p0005_t&t=400&tab=window-search"
+
+    _run(page)                                   # p0005_t with the baseline: all five rejected, one selected
+    first = re.search(r"Window rank #(\d) ", _checklist_has(page, "selected (fallback")).group(1)
+    page.locator("#ws-intro").click()
+    page.keyboard.press("n")
+    nxt = str(int(first) + 1)
+    _checklist_has(page, f"Window rank #{nxt} ")
+    page.keyboard.press("p")
+    page.keyboard.press("p")
+    _checklist_has(page, f"Window rank #{int(first) - 1} ")
+    page.keyboard.press(" ")
+    page.wait_for_function("() => !document.querySelector('#ws-movie video').paused", timeout=30_000)
+    page.keyboard.press(" ")
+    page.wait_for_function("() => document.querySelector('#ws-movie video').paused", timeout=30_000)
+    page.locator("#ws-query textarea").click()
+    page.keyboard.press("n")                     # typing in a text field is typing, not a shortcut
+    assert page.locator("#ws-query textarea").input_value().endswith("n")
+    _screenshot(page, 1920, 1080)
+
+    _goto(page, app_url.rstrip("/") + "/?tab=window-search&qid=p9999")
+    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('p9999')",
+                           timeout=120_000)
+    assert "The link's qid p9999 is not in this data; showing the first query." in \
+        page.locator("#ws-message").inner_text()
+
+
+def test_errors_are_one_message_line_that_never_covers_a_control(page, tmp_path):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    _ready(page)
+    page.locator("#ws-settings").get_by_text("Search settings").first.click()
+    k = page.locator("#ws-k input").first
+    k.fill("0")
+    page.locator("#ws-run").click()
+    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('K candidates')",
+                           timeout=60_000)
+    assert "K candidates must be at least 1 (got 0)." in page.locator("#ws-message").inner_text()
+    assert page.locator("#ws-query-pick input").first.is_visible()
+    assert page.locator("#tab-window-search .error").count() == 0   # no red gradio badge anywhere
+    k.fill("2.5")
+    page.locator("#ws-run").click()
+    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('whole number')",
+                           timeout=60_000)
+    k.fill("5")
+    page.locator("#ws-query-pick input").first.click()
+    page.get_by_role("option", name=re.compile("p0002_t")).first.click()
+    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.trim() === ''", timeout=60_000)
+
+    bad = tmp_path / "hello.json"
+    bad.write_text(json.dumps({"hello": 1}))
+    page.locator("input[type='file'][data-testid='Load trace-upload-button']").set_input_files(str(bad))
+    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('hello.json')",
+                           timeout=60_000)
+    msg = page.locator("#ws-message").inner_text()
+    assert "hello.json is not a saved window-search trace" in msg and "/tmp" not in msg
+    assert page.locator("#ws-query-pick input").first.is_visible()
+
+
+def test_the_tab_fits_a_phone(page):
+    page.set_viewport_size({"width": 390, "height": 844})
+    _ready(page)
+    _run(page)
+    page.locator("#ws-timeline [data-verdict='accepted']").click()
+    _checklist_has(page, "Window rank #1 ")
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, width
+    for selector in ("#ws-checklist", "#ws-checklist table", "#ws-timeline", "#ws-run"):
+        box = page.locator(selector).first.bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, (selector, box)
+    _screenshot(page, 390, 844)

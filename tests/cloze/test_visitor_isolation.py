@@ -1,0 +1,82 @@
+"""A public Space is shared by strangers: a visitor's uploads, builds and runs are the visitor's
+own (another page neither lists nor opens them; they go when the page closes), a bad zip leaves
+nothing behind, and the Data folder box opens only folders inside the data folder."""
+import shutil
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import gradio as gr
+import pytest
+
+from components.cloze.ui import handlers
+from components.cloze.ui.session import ClozeSession, resolve_root
+from components.common.errors import UserError
+
+
+def page(name: str) -> SimpleNamespace:
+    return SimpleNamespace(session_hash=name)
+
+
+@pytest.fixture
+def data(cloze_examples, tmp_path, monkeypatch):
+    monkeypatch.delenv("APP_ADMIN", raising=False)
+    monkeypatch.delenv("APP_CLOZE_RUNS_DIR", raising=False)
+    root = tmp_path / "data"
+    shutil.copytree(cloze_examples, root / "cloze")
+    return root
+
+
+def _zip(src: Path, dest: Path, *, broken: bool = False) -> Path:
+    with zipfile.ZipFile(dest, "w") as zf:
+        for f in sorted(src.rglob("*")):
+            if f.is_file() and (not broken or "choices" not in f.parts):
+                zf.write(f, f.relative_to(src.parent))
+    return dest
+
+
+def test_the_data_folder_box_opens_only_folders_inside_the_data_folder(data):
+    assert resolve_root("cloze", str(data)) == str((data / "cloze").resolve())
+    assert resolve_root(str(data / "cloze"), str(data)) == str((data / "cloze").resolve())
+    for outside in ("/etc", "../", "cloze/../../"):
+        with pytest.raises(UserError, match="inside the app's data folder"):
+            resolve_root(outside, str(data))
+
+
+def test_an_upload_is_the_uploaders_own_and_goes_when_the_page_closes(data, tmp_path):
+    mine = ClozeSession(data_dir=str(data))
+    view = handlers.upload(mine, str(_zip(data / "cloze", tmp_path / "set.zip")), page("page-a"))
+    assert not Path(view.root).is_absolute() and view.root.startswith("cloze/uploads/")  # no server path
+    folder = Path(view.session.own_roots[0])
+    handlers.load_root(view.session, view.root)                    # the uploader opens it
+    with pytest.raises(gr.Error, match="not a folder this page uploaded"):
+        handlers.load_root(ClozeSession(data_dir=str(data)), view.root)   # another page cannot
+    handlers.release_session(page("page-a"))
+    assert not folder.exists()
+
+
+def test_a_bad_zip_leaves_no_folder_behind(data, tmp_path):
+    bad = _zip(data / "cloze", tmp_path / "bad.zip", broken=True)
+    with pytest.raises(gr.Error, match="choices/&lt;stem&gt;/"):  # escaped: the toast shows <stem>
+        handlers.upload(ClozeSession(data_dir=str(data)), str(bad), page("page-b"))
+    assert list((data / "cloze" / "uploads").iterdir()) == []
+
+
+def test_a_run_shows_only_on_the_leaderboard_of_the_page_that_made_it(data, monkeypatch):
+    session = ClozeSession(data_dir=str(data))
+    run = handlers.run_whole_set(session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False,
+                                 "api", page("page-c"))
+    assert Path(run.results_file).is_file()
+
+    def names(request):
+        return [str(row[0]) for row in handlers.refresh(session, [], [], "", request).leaderboard["value"]]
+    mine, other = names(page("page-c")), names(page("page-d"))
+    made = [n for n in mine if n not in other]
+    assert made and all("baseline" in n.lower() or "edge" in n.lower() for n in made), (mine, other)
+    handlers.release_session(page("page-c"))
+    assert not Path(run.results_file).exists()
+    monkeypatch.setenv("APP_ADMIN", "1")                              # the operator's shared runs
+    run = handlers.run_whole_set(session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False,
+                                 "api", page("page-e"))
+    assert Path(run.results_file).parent == handlers.runs_dir(str(data))
+    assert set(names(page("page-f"))) >= set(made)

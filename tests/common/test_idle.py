@@ -1,0 +1,57 @@
+"""components.common.idle: gradio's queue stops polling every millisecond once it is quiet, and
+still answers the next event."""
+from __future__ import annotations
+
+import time
+
+import gradio as gr
+
+from components.common import idle
+from tests.helpers.live_app import free_port
+
+
+def test_the_queue_polls_fast_while_busy_and_slowly_once_quiet(monkeypatch):
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        gr.Button().click(lambda s: s.upper(), box, box, api_name="shout")
+    demo.queue()
+    queue = demo._queue
+    fast = queue.sleep_when_free
+    assert idle.quiet_when_idle(demo) is True and idle.quiet_when_idle(demo) is True
+    assert queue.sleep_when_free == idle.IDLE_POLL_S  # never busy yet
+    assert queue.progress_update_sleep_when_free == idle.IDLE_PROGRESS_POLL_S
+    queue.active_jobs.append([object()])  # an event running
+    assert queue.sleep_when_free == fast and fast < idle.IDLE_POLL_S
+    queue.active_jobs.pop()
+    assert queue.sleep_when_free == fast  # just finished: still fast
+    monkeypatch.setattr(idle, "QUIET_AFTER_S", 0.0)
+    time.sleep(0.01)
+    assert queue.sleep_when_free == idle.IDLE_POLL_S
+
+
+def test_a_quiet_app_still_answers(monkeypatch):
+    from gradio_client import Client
+
+    monkeypatch.setattr(idle, "QUIET_AFTER_S", 0.0)  # quiet from the start
+    with gr.Blocks() as demo:
+        box = gr.Textbox()
+        gr.Button().click(lambda s: s.upper(), box, box, api_name="shout")
+    demo.queue()
+    assert idle.quiet_when_idle(demo)
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        client = Client(demo.local_url, verbose=False)
+        assert client.predict("idle", api_name="/shout") == "IDLE"
+        assert client.predict("again", api_name="/shout") == "AGAIN"
+    finally:
+        demo.close()
+
+
+def test_an_unexpected_queue_is_left_alone():
+    class NotAQueue:
+        pass
+
+    class Demo:
+        _queue = NotAQueue()
+
+    assert idle.quiet_when_idle(Demo()) is False and type(Demo._queue) is NotAQueue

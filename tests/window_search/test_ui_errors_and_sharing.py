@@ -1,0 +1,136 @@
+"""Bad input gets one readable line that names the field (never gradio's red badge, a temp path or
+an errno), and a visitor's memory edits stay in their own session unless APP_ADMIN=1."""
+from __future__ import annotations
+
+import json
+import shutil
+from types import SimpleNamespace
+
+import pytest
+
+from components.common.errors import UserError
+from components.window_search.annotations import load_annotations
+from components.window_search.memory import CharacterMemory
+from components.window_search.ui import handlers, memory_handlers
+from components.window_search.ui.events import event
+from components.window_search.ui.session import SESSIONS, SessionRegistry, WindowSearchSession
+
+
+@pytest.fixture(scope="module")
+def tab(grounding_examples) -> handlers.TabData:
+    return handlers.TabData(load_annotations(grounding_examples / "annotations.json"))
+
+
+@pytest.mark.parametrize("k, m, delta, says", [
+    (0, 3, 30, "K candidates must be at least 1 (got 0)."),
+    (2.5, 3, 30, "K candidates must be a whole number (got 2.5)."),
+    (5, -1, 30, "M expansions must be at least 0 (got -1)."),
+    (5, 3, 0, "Δmax seconds must be more than 0"),
+    (5, float("nan"), 30, "M expansions must be a finite number"),
+])
+def test_absurd_budgets_are_refused_naming_the_field(k, m, delta, says):
+    with pytest.raises(UserError) as err:
+        handlers.search_settings(None, k, m, delta)
+    assert says in str(err.value)
+    assert handlers.search_settings(None, 5, 0, 30).k == 5
+
+
+def test_a_chunk_length_below_ten_seconds_is_refused():
+    with pytest.raises(UserError, match="chunk seconds must be at least 10"):
+        handlers.read_chunk(0)
+
+
+def _request(key: str) -> SimpleNamespace:
+    return SimpleNamespace(session_hash=key)
+
+
+def test_errors_go_to_the_message_line_and_leave_the_other_outputs_alone(tab):
+    fn = event(tab, handlers.select_window, 7)
+    out = fn(_request("ev"), "#1", WindowSearchSession())
+    assert len(out) == 8 and out[-1] == "⚠ Window: run a query (or load a trace) first."
+    assert all(isinstance(o, dict) and o.get("__type__") == "update" and len(o) == 1 for o in out[:-1])
+
+    def broken(tab, res, x):
+        raise OSError(2, "No such file or directory", "/tmp/gradio/abc/secret.mp4")
+
+    msg = event(tab, broken, 1)(_request("ev"), 1)[-1]
+    assert msg.startswith("⚠ Something went wrong") and "/tmp" not in msg and "Errno" not in msg
+    ok = event(tab, handlers.pick_query, 3)(_request("ev"), "p0002_t", WindowSearchSession())
+    assert ok[-1] == "" and ok[1] == "Mary waves in the kitchen."   # the next action clears the line
+    SESSIONS.release("ev")
+
+
+def test_a_file_that_is_not_a_trace_is_refused(tab, tmp_path):
+    res, session = SessionRegistry().get("t"), WindowSearchSession()
+    for name, text, why in [("hello.json", '{"hello": 1}', "it has no 'query' and 'candidates'"),
+                            ("list.json", "[1, 2]", "it has no 'query'"),
+                            ("bad.json", "{not json", "not JSON: line 1"),
+                            ("lines.jsonl", '{"qid": "x"}\n', "it has no 'query'")]:
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(UserError) as err:
+            handlers.load(tab, res, str(path), session)
+        assert f"Load trace: {name} is not a saved window-search trace ({why}" in str(err.value)
+        assert str(tmp_path) not in str(err.value)
+
+
+def test_an_upload_that_is_not_a_video_says_so_without_server_paths(tab, tmp_path):
+    fake = tmp_path / "upload-dir" / "holiday.mp4"
+    fake.parent.mkdir()
+    fake.write_bytes(b"this is not a video at all" * 100)
+    with pytest.raises(UserError) as err:
+        handlers.upload_movie(tab, SessionRegistry().get("u"), [str(fake)], 180, WindowSearchSession())
+    text = str(err.value)
+    assert text.startswith("Upload: holiday.mp4 could not be read as a video.")
+    assert str(tmp_path) not in text and "Errno" not in text
+
+
+@pytest.fixture
+def shared_memory(grounding_examples, tmp_path):
+    """A private copy of the example data (the shared memory file must stay as it is elsewhere)."""
+    data = tmp_path / "grounding"
+    shutil.copytree(grounding_examples, data)
+    return handlers.TabData(load_annotations(data / "annotations.json")), data / "memory" / "m01.json"
+
+
+def _picked_ref(tab, res) -> WindowSearchSession:
+    session = handlers.pick_movie(tab, res, "m01", 180, WindowSearchSession()).session
+    return memory_handlers.ref_selected(tab, res, session, 0)
+
+
+def test_removing_a_reference_asks_first_and_changes_only_this_session(shared_memory, monkeypatch):
+    monkeypatch.delenv("APP_ADMIN", raising=False)
+    tab, shared = shared_memory
+    before = shared.read_text()
+    res_a, res_b = SessionRegistry().get("a"), SessionRegistry().get("b")
+    a = _picked_ref(tab, res_a)
+    ask = memory_handlers.remove_ref(tab, res_a, a)
+    assert ask.confirm_row["visible"] is True and "your session's copy of the memory only" in ask.confirm_text
+    assert shared.read_text() == before                         # nothing removed before the yes
+    cancelled = memory_handlers.cancel_remove(tab, res_a, a)
+    assert cancelled.confirm_row["visible"] is False and a.pending_remove is None
+    memory_handlers.remove_ref(tab, res_a, a)
+    done = memory_handlers.confirm_remove(tab, res_a, a)
+    n_shared = sum(len(c.references) for c in CharacterMemory.load(shared).characters)
+    n_mine = sum(len(c.references) for c in CharacterMemory.load(a.movie.memory).characters)
+    assert n_mine == n_shared - 1 and shared.read_text() == before
+    assert all(p.is_file() for p in shared.parent.joinpath("m01").iterdir())   # no shared image deleted
+    assert "your session's copy" in done.memory_names
+    b = handlers.pick_movie(tab, res_b, "m01", 180, WindowSearchSession()).session   # another visitor
+    assert sum(len(c.references) for c in CharacterMemory.load(b.movie.memory).characters) == n_shared
+    copy = a.movie.memory
+    res_a.close()                                               # the page closes: its copy goes
+    assert not (copy and __import__("pathlib").Path(copy).exists())
+
+
+def test_with_app_admin_the_shared_memory_is_edited(shared_memory, monkeypatch):
+    monkeypatch.setenv("APP_ADMIN", "1")
+    tab, shared = shared_memory
+    n_before = sum(len(c.references) for c in CharacterMemory.load(shared).characters)
+    res = SessionRegistry().get("admin")
+    session = _picked_ref(tab, res)
+    ask = memory_handlers.remove_ref(tab, res, session)
+    assert "the shared memory file on the server, for every visitor" in ask.confirm_text
+    memory_handlers.confirm_remove(tab, res, session)
+    data = json.loads(shared.read_text())
+    assert sum(len(c["references"]) for c in data["characters"]) == n_before - 1
