@@ -46,6 +46,13 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)   # the finished client process
+    return usage.ru_utime + usage.ru_stime
+
+
 def _idle_cpu_per_min(pid: int, seconds: float = 10.0) -> float:
     cpu0, t0 = _cpu_seconds(pid), time.monotonic()
     time.sleep(seconds)
@@ -83,8 +90,10 @@ def test_32_annotators_on_1521_stems(cloze_examples, tmp_path):
         time.sleep(5)                                             # start-up tail
         idle_before = _idle_cpu_per_min(proc.pid)
         out = tmp_path / "load.json"
+        server_cpu0, client_cpu0 = _cpu_seconds(proc.pid), _children_cpu()
         subprocess.run([sys.executable, "-m", "tests.helpers.study_load", url, str(SESSIONS),
                         str(ANSWERS), str(out)], cwd=ROOT, env=env, check=True, timeout=1800)
+        server_cpu, client_cpu = _cpu_seconds(proc.pid) - server_cpu0, _children_cpu() - client_cpu0
         idle_after = _idle_cpu_per_min(proc.pid)
         load = json.loads(out.read_text())
         times, errors, wall = load["times"], load["errors"], load["wall_s"]
@@ -103,6 +112,8 @@ def test_32_annotators_on_1521_stems(cloze_examples, tmp_path):
               "cores": os.cpu_count(), "wall_s": round(wall, 1),
               "idle_server_cpu_s_per_min_before": round(idle_before, 3),
               "idle_server_cpu_s_per_min_after": round(idle_after, 3),
+              "server_cpu_s_under_load": round(server_cpu, 1), "client_cpu_s": round(client_cpu, 1),
+              "server_cpu_ms_per_request": round(1000 * server_cpu / max(1, sum(len(v) for v in times.values())), 1),
               "clock_requests_per_s": 0,  # the clock runs in the page (tests/browser/test_study_page.py)
               **{f"{k}_ms_p50": _pct(v, 0.5) for k, v in times.items()},
               **{f"{k}_ms_p95": _pct(v, 0.95) for k, v in times.items()},
