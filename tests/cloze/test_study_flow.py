@@ -239,3 +239,26 @@ def test_the_older_16_frame_grid_is_offered_and_recorded_as_a_frames_display(clo
     h.choose(study, out.session, "A")
     rec = read_jsonl(Path(cfg.results) / "pilot" / "anon-g16.jsonl")[0]
     assert rec["display_mode"] == "frames" and rec["frames_view"] == "grid16"
+
+
+def test_annotators_starting_together_load_the_set_once(study, monkeypatch):
+    import threading
+
+    from components.cloze.study import cache
+
+    cache.invalidate()
+    calls, real = [], cache.load_set_folder
+
+    def counted(folder):
+        calls.append(folder)
+        return real(folder)
+    monkeypatch.setattr(cache, "load_set_folder", counted)
+    cfg = study.config
+    got: list = []
+    threads = [threading.Thread(target=lambda: got.append(study_set(cfg.set_folder, cfg.set_name, cfg.seed)))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(got) == 8 and all(s is got[0] for s in got)
