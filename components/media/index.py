@@ -163,6 +163,15 @@ def is_constant_rate(pts: np.ndarray, tb: Fraction, fps: float) -> bool:
     return bool(np.max(np.abs((pts - pts[0]).astype(np.float64) - expected)) <= 1.0 + 1e-6)
 
 
+# FFmpeg's image demuxers: a PNG or JPEG renamed .mp4 opens as a one-frame "video"
+_IMAGE_CODECS = {"png", "bmp", "tiff", "webp", "gif", "apng", "qoi", "jpegxl"}
+
+
+def _is_still_image(format_name: str, codec: str) -> bool:
+    names = (format_name or "").split(",")
+    return codec in _IMAGE_CODECS or any(n == "image2" or n.endswith("_pipe") for n in names)
+
+
 def build_index(path: str | Path) -> VideoIndex:
     """Demux every packet of the first video stream (no decoding) plus one decoded frame.
     Raises MediaError naming the file and saying what to do."""
@@ -183,6 +192,9 @@ def build_index(path: str | Path) -> VideoIndex:
             raise MediaError(f"{p} has no video stream (streams: {', '.join(kinds) or 'none'}); "
                              f"give a video file.")
         stream = container.streams.video[0]
+        if _is_still_image(container.format.name, stream.codec_context.name):
+            raise MediaError(f"{p} is a still image ({stream.codec_context.name}), not a video; "
+                             "give a video file (e.g. MP4 / H.264).")
         tb = stream.time_base or Fraction(1, 90000)
         expected = stream.frames or 0
         pts_list: list[int] = []

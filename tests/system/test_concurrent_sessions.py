@@ -6,6 +6,7 @@ import json
 import statistics
 import threading
 import time
+from pathlib import Path
 
 from tests.system.conftest import client, question_number
 
@@ -59,7 +60,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
 
     def impact_temporal(i: int, qid: str):
         timeline, status = sessions[i].predict(qid, 1, "auto", api_name="/on_run_temporal")
-        mine = sessions[i].predict(qid, api_name="/on_clip")[2]
+        mine = sessions[i].predict(qid, None, api_name="/on_clip")[2]
         results[f"temporal-{qid}"] = (timeline, status, mine)
 
         results["metrics"] = sessions[i].predict("all", "auto", api_name="/on_metrics")
@@ -113,7 +114,9 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
         md, path = results[f"set{seed}"]
         assert "18 new, 0 resumed" in md, md
         expected = {(q.stem, q.dim): q.option_map for q in build_set(ds, "all", ["S", "A", "P"], seed=seed).questions}
-        got = json.loads((system_dirs["runs"] / f"baseline-edge1-all-seed{seed}.json").read_text())
+        # a visitor's run is its own (not in the shared runs folder), offered as its results file
+        assert not (system_dirs["runs"] / f"baseline-edge1-all-seed{seed}.json").exists()
+        got = json.loads(Path(path).read_text())
         got_maps = {(stem, dim): e["option_map"] for stem, dims in got.items() for dim, e in dims.items()}
         assert got_maps == expected
     assert expected != {(q.stem, q.dim): q.option_map
@@ -123,7 +126,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     timeline, status, mine = results["temporal-h0002"]
     assert "motion-energy" in status and "interval" in status
     assert "#1 IoU" in timeline and "#1 IoU" in mine
-    other = probe.predict("h0002", api_name="/on_clip")[2]
+    other = probe.predict("h0002", None, api_name="/on_clip")[2]
     assert "#1 IoU" not in other and "truth" in other
     assert "**Temporal**" in results["metrics"] and "7 clip(s)" in results["metrics"]
 
