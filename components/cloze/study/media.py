@@ -17,6 +17,7 @@ import struct
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,7 +140,12 @@ def edge_view(clips: list[Path]) -> Image.Image:
     """One image: row 1 BEGINNING (last 4) | END (first 4); rows 2-3 candidates A B / C D, each
     first 2 | last 2 frames, labelled. Cached by the clips' paths, sizes and times; a view being
     drawn (by `prefetch_edge_view`) is waited for, not drawn twice."""
-    key = _edge_key(clips)
+    return _cached(_edge_key(clips), lambda: _draw_edge_view(clips))
+
+
+def _cached(key: tuple, draw: Callable[[], Image.Image]) -> Image.Image:
+    """A drawn view from the cache; one being drawn (by another request or the prefetcher) is
+    waited for, not drawn twice."""
     while True:
         with _edge_lock:
             if key in _edge_cache:
@@ -151,7 +157,7 @@ def edge_view(clips: list[Path]) -> Image.Image:
                 break
         drawing.wait(60)
     try:
-        canvas = _draw_edge_view(clips)
+        canvas = draw()
         with _edge_lock:
             _edge_cache[key] = canvas
             while len(_edge_cache) > _EDGE_CACHE_SIZE:
@@ -171,17 +177,7 @@ def grid16_view(clips: list[Path]) -> Image.Image:
     """The released app's older frames display, in one image: each clip as 16 frames at
     endpoint-inclusive indices floor(i * (total - 1) / 15), 4 per row, captioned 1..16; BEGINNING
     and END on the first row, A B and C D below. Cached like the edge view."""
-    key = ("grid16", *_edge_key(clips))
-    with _edge_lock:
-        if key in _edge_cache:
-            _edge_cache.move_to_end(key)
-            return _edge_cache[key]
-    canvas = _draw_grid16(clips)
-    with _edge_lock:
-        _edge_cache[key] = canvas
-        while len(_edge_cache) > _EDGE_CACHE_SIZE:
-            _edge_cache.popitem(last=False)
-    return canvas
+    return _cached(("grid16", *_edge_key(clips)), lambda: _draw_grid16(clips))
 
 
 GRID_TILE_HEIGHT = 54
