@@ -48,8 +48,11 @@ def fsync_dir(folder: str | Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | Path, write: Callable[[BinaryIO], Any], *, mode: int = FILE_MODE) -> Path:
-    """Call `write(fh)` on a temp file in the target's folder, then rename it over `path`."""
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], Any], *, mode: int = FILE_MODE,
+                 durable: bool = True) -> Path:
+    """Call `write(fh)` on a temp file in the target's folder, then rename it over `path`.
+    `durable=False` skips the fsyncs, for a file whose loss in a power cut only costs a convenience
+    (a reader must then accept an empty or missing file)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -57,27 +60,29 @@ def atomic_write(path: str | Path, write: Callable[[BinaryIO], Any], *, mode: in
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
     return path
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    return atomic_write(path, lambda fh: fh.write(data))
+def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -> Path:
+    return atomic_write(path, lambda fh: fh.write(data), durable=durable)
 
 
 def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1) -> Path:
+def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1, durable: bool = True) -> Path:
     data = (json.dumps(obj, indent=indent, ensure_ascii=False) + "\n").encode("utf-8")
-    return atomic_write_bytes(path, data)
+    return atomic_write_bytes(path, data, durable=durable)
 
 
 def atomic_write_jsonl(path: str | Path, records: list[dict]) -> Path:

@@ -262,3 +262,17 @@ def test_annotators_starting_together_load_the_set_once(study, monkeypatch):
     for t in threads:
         t.join()
     assert len(calls) == 1 and len(got) == 8 and all(s is got[0] for s in got)
+
+
+def test_a_position_file_emptied_by_a_power_cut_resumes_at_the_first_unanswered(study):
+    from components.cloze.study import store as store_mod
+
+    view, _ = h.start(study, h.StudySession(), "anon-cut")
+    view = h.choose(study, view.session, "A")            # answers question 1, moves to question 2
+    view = h.go(study, view.session, 2)                   # then looks at question 3
+    cfg, sset, store = study.parts("anon-cut")
+    assert json.loads(store.position_path.read_text()) == {"index": 2}
+    store.position_path.write_text("")                    # written without fsync, lost in a power cut
+    store_mod._stores.clear()                             # the server restarted
+    again, _ = h.start(study, h.StudySession(), "anon-cut")
+    assert again.session.index == 1                       # the first unanswered question

@@ -15,7 +15,7 @@ from components.cloze.layout import DIM_CLIPS
 from components.cloze.scoring import human_results, score_results
 from components.cloze.study.protocol import (load_human_files, load_set_folder, records_from_result,
                                              released_questions, schedule, set_folders, set_seed,
-                                             write_result_file, result_header)
+                                             released_record, write_result_file, result_header)
 from components.common.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -162,3 +162,26 @@ def test_our_records_write_the_released_result_file(study_root, tmp_path):
     write_result_file(out, {**header, "seed": 1}, recs[:1])
     legacy = list(out.parent.glob("set_1.legacy-*.json"))
     assert len(legacy) == 1 and len(json.loads(legacy[0].read_text())["responses"]) == 5
+
+
+def test_the_result_file_is_the_header_and_the_answers_even_as_the_header_changes(study_root, tmp_path):
+    root, _ = study_root
+    ds, _ = load_set_folder(root / "set_1")
+    qs = released_questions(ds, "set_1")
+    jl = tmp_path / "anon-2.jsonl"
+    recs = [record_answer(jl, q, task_index=i, answer="A", annotator="anon-2", session="s", set_name="set_1",
+                          order_seed=q.seed, display_mode="frames", answer_flow="immediate",
+                          elapsed_sec=1.0) for i, q in enumerate(qs[:3])]
+    out = tmp_path / "r" / "set_1.json"
+    header = result_header("set_1", set_seed("set_1"), root / "set_1", out, qs)
+    for n in (1, 2, 3):
+        write_result_file(out, header, recs[:n], check_existing=False)
+        data = json.loads(out.read_text())
+        assert data == {**header, "result_path": str(out), "completed_at_utc": None,
+                        "responses": {str(i): released_record(r) for i, r in enumerate(recs[:n])}}
+    header["started_at_utc"] = "2020-01-01T00:00:00+00:00"   # the header the file is written from changed
+    header["annotator"] = "anon-2"
+    write_result_file(out, header, recs, check_existing=False)
+    data = json.loads(out.read_text())
+    assert data["started_at_utc"] == "2020-01-01T00:00:00+00:00" and data["annotator"] == "anon-2"
+    assert list(data)[:len(header)] == list(header)   # the released key order

@@ -55,3 +55,29 @@ def test_an_unexpected_queue_is_left_alone():
         _queue = NotAQueue()
 
     assert idle.quiet_when_idle(Demo()) is False and type(Demo._queue) is NotAQueue
+
+
+def _record() -> dict:
+    return {"time": time.time(), "status": "success", "process_time": 0.01, "function": "shout",
+            "session_hash": "s"}
+
+
+def test_the_monitoring_summary_is_not_rebuilt_after_every_event(monkeypatch):
+    monkeypatch.delenv("GRADIO_ANALYTICS_CACHE_FREQUENCY", raising=False)
+
+    def queued() -> object:
+        with gr.Blocks() as demo:
+            gr.Button().click(lambda: None, None, None)
+        demo.queue()
+        return demo
+
+    plain, quiet = queued(), queued()
+    assert idle.quiet_when_idle(quiet)
+    for demo in (plain, quiet):
+        demo._queue.events_recorded = 5   # five events have finished
+    summary = plain._queue.compute_analytics_summary([_record()] * 5)
+    assert summary and "shout" in summary["functions"]          # gradio: rebuilt at every event
+    assert quiet._queue.compute_analytics_summary([_record()] * 5) == quiet._queue.cached_event_analytics_summary
+    assert "shout" not in (quiet._queue.cached_event_analytics_summary or {}).get("functions", {})
+    quiet._queue.events_recorded = idle.ANALYTICS_EVERY
+    assert "shout" in quiet._queue.compute_analytics_summary([_record()] * 5)["functions"]

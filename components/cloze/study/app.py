@@ -191,6 +191,9 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
     allowed = [str(cfg.media_cache.resolve())] if cfg else []
     if cfg:
         cfg.media_cache.mkdir(parents=True, exist_ok=True)
+        # served where they lie: gradio would otherwise hash and copy six clips into its own cache
+        # on every answer (their names are already opaque, media.py)
+        gr.set_static_paths(allowed)
     # every event may run at once: handlers lock per annotator, and none waits on a model
     demo.queue(default_concurrency_limit=None)
     quiet_when_idle(demo)

@@ -5,6 +5,7 @@ file (one object, `responses` keyed by task index)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import shutil
 from datetime import datetime, UTC
@@ -14,7 +15,7 @@ from components.cloze.human import load_study_files
 from components.cloze.layout import CONTEXT_CLIPS, DIM_CLIPS, ClozeDataset, Instance
 from components.cloze.questions import ORDER_HUMAN, Question, make_question
 from components.common.errors import DataFormatError, UserError
-from components.common.io import atomic_write_json, fsync_dir, load_json
+from components.common.io import atomic_write_bytes, fsync_dir, load_json
 
 SEED_PREFIX = "temporal-cloze-human-eval-folder-v1"
 SCHEDULE_POLICY = "single_folder_navigation_v1"
@@ -125,9 +126,30 @@ def write_result_file(path: str | Path, header: dict, records: list[dict], *, ch
             header["started_at_utc"] = old["started_at_utc"]  # kept in the caller's header too
     responses = {str(r["task_index"]): released_record(r) for r in records}
     done = len(responses) >= len(header["schedule"]) > 0
-    body = {**header, "result_path": str(path), "responses": responses,
+    tail = {"result_path": str(path), "responses": responses,
             "completed_at_utc": datetime.now(UTC).isoformat() if done else None}
-    return atomic_write_json(path, body, indent=None)  # compact: the C encoder, fast at 4,563 tasks
+    return atomic_write_bytes(path, _encoded(header, tail))
+
+
+_header_json: dict[int, tuple[dict, list[str | None]]] = {}
+
+
+def _encoded(header: dict, tail: dict) -> bytes:
+    """`{**header, **tail}` as JSON, keys in that order. The header's own fields (the schedule of
+    every question: 4,563 at the real size) are encoded once per header and kept; only the answers
+    are encoded per write."""
+    kept = _header_json.get(id(header))
+    if kept is None or kept[0].keys() != header.keys() or any(kept[0][k] is not v for k, v in header.items()):
+        pieces = [None if k in tail else f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
+                  for k, v in header.items()]
+        kept = _header_json[id(header)] = (dict(header), pieces)
+        while len(_header_json) > 256:
+            _header_json.pop(next(iter(_header_json)))
+    keys = [*header, *(k for k in tail if k not in header)]
+    pieces = [*kept[1], *([None] * (len(keys) - len(kept[1])))]
+    body = ", ".join(piece if piece is not None else f"{json.dumps(k)}: {json.dumps(tail[k], ensure_ascii=False)}"
+                     for k, piece in zip(keys, pieces))
+    return ("{" + body + "}\n").encode("utf-8")
 
 
 def is_result_file(data: object) -> bool:

@@ -54,8 +54,8 @@ class AnnotatorStore:
         return 0 if nxt is None else nxt
 
     def save_position(self, index: int) -> None:
-        if index != self._position:
-            atomic_write_json(self.position_path, {"index": index})
+        if index != self._position:  # not fsynced: lost in a power cut, the resume is the first unanswered
+            atomic_write_json(self.position_path, {"index": index}, durable=False)
             self._position = index
 
     def answer(self, index: int, letter: str, *, display: str, flow: str, elapsed: float,
