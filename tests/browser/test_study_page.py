@@ -39,7 +39,10 @@ window.fetch = async (...args) => {
   return r;
 };
 """
-PARTS = ["#study-frames img", "#study-choice-A", "#study-choice-B", "#study-choice-C", "#study-choice-D"]
+LETTER_PARTS = ["#study-choice-A", "#study-choice-B", "#study-choice-C", "#study-choice-D"]
+PARTS = ["#study-frames img", *LETTER_PARTS]
+# on a phone the frames image is shown as its six strips, one under another (page.py)
+PHONE_PARTS = [f"#study-frames .study-piece[aria-label='{x}']" for x in ("BEGINNING", "END", "A", "B", "C", "D")]
 VIDEO_PARTS = ["#study-beginning", "#study-end", "#study-cand-A", "#study-cand-B", "#study-cand-C",
                "#study-cand-D", "#study-choice-A", "#study-choice-D"]
 
@@ -123,6 +126,39 @@ def _no_leak(page) -> None:
         assert page.locator(absent).count() == 0
 
 
+def _parts(display: str, size: tuple[int, int]) -> list[str]:
+    if display == "video":
+        return VIDEO_PARTS
+    return PARTS if size[0] > 600 else [*PHONE_PARTS, *LETTER_PARTS]
+
+
+def test_on_a_phone_the_frames_are_six_strips_at_full_width(browser, study_url):
+    url, data = study_url
+    _set_display(data, "frames")
+    page = _open(browser, url, (390, 844))
+    _as_new_annotator(page)
+    page.locator("#study-annotator input, #study-annotator textarea").first.fill("anon-strips")
+    page.locator("#study-start").click()
+    _wait_question(page, "anon-strips")
+    page.wait_for_selector("#study-frames .study-split[data-src]")
+    _all_in_view(page, [*PHONE_PARTS, *LETTER_PARTS])
+    assert not page.locator("#study-frames img").first.is_visible()      # the strips stand in for it
+    strips = [page.locator(sel).first.bounding_box() for sel in PHONE_PARTS]
+    assert all(b["width"] >= 0.8 * 390 for b in strips), strips           # each strip the column's width
+    assert [b["y"] for b in strips] == sorted(b["y"] for b in strips)     # BEGINNING, END, A-D downwards
+    src = page.locator("#study-frames img").first.get_attribute("src")
+    positions = page.evaluate("() => [...document.querySelectorAll('#study-frames .study-piece')]"
+                              ".map(p => [p.style.backgroundImage, p.style.backgroundPosition])")
+    assert positions == [[f'url("{src}")', pos] for pos in
+                         ("0% 0%", "100% 0%", "0% 50%", "100% 50%", "0% 100%", "100% 100%")]
+    page.locator("#study-choice-B").click()                              # the next question's image
+    page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
+    page.wait_for_function("() => document.querySelector('#study-frames .study-split')?.dataset.src === "
+                           "document.querySelector('#study-frames img')?.src")
+    assert page.locator("#study-frames img").first.get_attribute("src") != src
+    page.close()
+
+
 @pytest.mark.parametrize("size,display", [((1440, 900), "frames"), ((390, 844), "frames"),
                                           ((1440, 900), "video"), ((390, 844), "video")])
 def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, size, display):
@@ -134,7 +170,7 @@ def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, s
     page.locator("#study-annotator input, #study-annotator textarea").first.fill(annotator)
     page.locator("#study-start").click()
     first = _wait_question(page, annotator)
-    _all_in_view(page, PARTS if display == "frames" else VIDEO_PARTS)
+    _all_in_view(page, _parts(display, size))
     _no_leak(page)
     ARTIFACTS.mkdir(exist_ok=True)
     # the docs' screenshots are refreshed on request only: a test run never edits tracked files
@@ -151,7 +187,7 @@ def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, s
     page.reload(wait_until="load")                                         # resumes where it was
     assert _wait_question(page, annotator) == second
     assert page.locator("#study-annotator input, #study-annotator textarea").first.input_value() == annotator
-    _all_in_view(page, PARTS if display == "frames" else VIDEO_PARTS)
+    _all_in_view(page, _parts(display, size))
     page.locator("#study-choice-C").click()
     page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
     assert "true middle" not in page.locator("#study-feedback").inner_text()   # blind survived the reload

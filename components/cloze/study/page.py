@@ -1,6 +1,7 @@
-"""The study page's style and its two small scripts: the clock, which runs in the browser (no
-request per second), and the letters' state, applied from the marks the server sends (so an
-answer sends values only, never component properties, which gradio would rebuild per request)."""
+"""The study page's style and its small scripts: the clock, which runs in the browser (no request
+per second); the letters' state, applied from the marks the server sends (so an answer sends
+values only, never component properties, which gradio would rebuild per request); and, on a
+phone, the frames image shown as its six strips one under another at twice the size."""
 from __future__ import annotations
 
 CSS = """
@@ -23,8 +24,12 @@ CSS = """
 .study-nav-legend {font-size: 0.8em; margin: 2px 0 0 0;}
 .study-nav-legend .study-q {display: inline-block; min-width: 1.2em; height: 0.9em; cursor: default;}
 footer {display: none !important;}
+.study-split {display: none;}
 @media (max-width: 600px) {
   #study-frames img {max-height: 44vh;}
+  #study-frames:has(> .study-split[data-src]) .image-container {display: none !important;}
+  .study-split[data-src] {display: grid; gap: 3px; width: 100%;}
+  .study-piece {width: 100%; background-size: 200% 300%; background-repeat: no-repeat;}
   #study-videos video {max-height: 15vh;}
   #study-letters button {min-height: 54px; min-width: 56px !important;}
 }
@@ -66,8 +71,40 @@ HEAD = """
     if (submit) submit.disabled = locked;
     document.querySelector('#study-letters')?.classList.toggle('study-locked', locked);
   }
+  // The frames image is two columns of three strips (BEGINNING | END, A | B, C | D, media.py). On a
+  // phone its six strips are shown one under another, each the full width: the same image,
+  // cropped by CSS, so nothing more is fetched.
+  function splitFrames() {
+    const host = document.querySelector('#study-frames'), img = host?.querySelector('img');
+    if (!img) return;
+    let split = host.querySelector(':scope > .study-split');
+    if (!split) {
+      split = document.createElement('div');
+      split.className = 'study-split';
+      for (let k = 0; k < 6; k++) {
+        const piece = document.createElement('div');
+        piece.className = 'study-piece';
+        piece.setAttribute('role', 'img');
+        piece.setAttribute('aria-label', ['BEGINNING', 'END', 'A', 'B', 'C', 'D'][k]);
+        split.appendChild(piece);
+      }
+      host.appendChild(split);   // beside gradio's image container, which it hides
+    }
+    if (split.dataset.src === img.src) return;
+    const apply = () => {
+      if (!img.naturalWidth) return;
+      const ratio = (img.naturalWidth / 2) / (img.naturalHeight / 3);
+      [...split.children].forEach((piece, k) => {
+        piece.style.backgroundImage = 'url("' + img.src + '")';
+        piece.style.backgroundPosition = (k % 2) * 100 + '% ' + Math.floor(k / 2) * 50 + '%';
+        piece.style.aspectRatio = String(ratio);
+      });
+      split.dataset.src = img.src;
+    };
+    if (img.complete) apply(); else img.addEventListener('load', apply, {once: true});
+  }
   setInterval(tickClock, 1000);
-  new MutationObserver(() => { applyMarks(); tickClock(); })
+  new MutationObserver(() => { applyMarks(); tickClock(); splitFrames(); })
     .observe(document.documentElement, {childList: true, subtree: true});
 })();
 </script>
