@@ -141,14 +141,20 @@ def test_eval_cloze_human_accepts_both_file_kinds(study_root, tmp_path):
     assert m["acc"] == 100.0 and m["stems"] == 4
 
 
+def _answered(root: Path, jl: Path, n: int, answer: str, **how) -> tuple[list, list[dict]]:
+    """The set's questions and records of `n` answers written to `jl`."""
+    ds, _ = load_set_folder(root / "set_1")
+    qs = released_questions(ds, "set_1")
+    recs = [record_answer(jl, q, task_index=i, answer=answer, annotator=jl.stem, session="s", set_name="set_1",
+                          order_seed=q.seed, **how) for i, q in enumerate(qs[:n])]
+    return qs, recs
+
+
 def test_our_records_write_the_released_result_file(study_root, tmp_path):
     root, _ = study_root
     ds, _ = load_set_folder(root / "set_1")
-    qs = released_questions(ds, "set_1")
-    jl = tmp_path / "anon-1.jsonl"
-    recs = [record_answer(jl, q, task_index=i, answer="B", annotator="anon-1", session="s", set_name="set_1",
-                          order_seed=q.seed, display_mode="video", answer_flow="select_then_submit",
-                          elapsed_sec=2.0) for i, q in enumerate(qs[:5])]
+    qs, recs = _answered(root, tmp_path / "anon-1.jsonl", 5, "B", display_mode="video",
+                         answer_flow="select_then_submit", elapsed_sec=2.0)
     out = tmp_path / "human_eval_results" / "set_1.json"
     header = result_header("set_1", set_seed("set_1"), root / "set_1", out, qs)
     write_result_file(out, header, recs)
@@ -166,12 +172,8 @@ def test_our_records_write_the_released_result_file(study_root, tmp_path):
 
 def test_the_result_file_is_the_header_and_the_answers_even_as_the_header_changes(study_root, tmp_path):
     root, _ = study_root
-    ds, _ = load_set_folder(root / "set_1")
-    qs = released_questions(ds, "set_1")
-    jl = tmp_path / "anon-2.jsonl"
-    recs = [record_answer(jl, q, task_index=i, answer="A", annotator="anon-2", session="s", set_name="set_1",
-                          order_seed=q.seed, display_mode="frames", answer_flow="immediate",
-                          elapsed_sec=1.0) for i, q in enumerate(qs[:3])]
+    qs, recs = _answered(root, tmp_path / "anon-2.jsonl", 3, "A", display_mode="frames",
+                         answer_flow="immediate", elapsed_sec=1.0)
     out = tmp_path / "r" / "set_1.json"
     header = result_header("set_1", set_seed("set_1"), root / "set_1", out, qs)
     for n in (1, 2, 3):
