@@ -4,8 +4,10 @@ evaluators. The JPEG bytes travel to the backend as `backends.base.EncodedImage`
 backends send as they are (no second encode) and a local model decodes."""
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,25 +21,39 @@ if TYPE_CHECKING:
 
 _cache: OrderedDict[tuple, list] = OrderedDict()
 _lock = threading.Lock()
+_making: dict[tuple, threading.Event] = {}
 _CACHE_SIZE = 256
+_prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloze-prefetch")
+log = logging.getLogger(__name__)
 
 
 def _cached(path: Path, kind: str, n: int, max_height: int | None, make) -> list:
-    """An LRU entry per (file identity, kind, n, max_height)."""
+    """An LRU entry per (file identity, kind, n, max_height). An entry being made (by another
+    request or the prefetcher) is waited for, not made twice."""
     if not path.is_file():
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns, kind, n, max_height)
-    with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return list(_cache[key])
-    items = make()
-    with _lock:
-        _cache[key] = items
-        while len(_cache) > _CACHE_SIZE:
-            _cache.popitem(last=False)
-    return list(items)
+    while True:
+        with _lock:
+            if key in _cache:
+                _cache.move_to_end(key)
+                return list(_cache[key])
+            making = _making.get(key)
+            if making is None:
+                _making[key] = threading.Event()
+                break
+        making.wait(60)
+    try:
+        items = make()
+        with _lock:
+            _cache[key] = items
+            while len(_cache) > _CACHE_SIZE:
+                _cache.popitem(last=False)
+        return list(items)
+    finally:
+        with _lock:
+            _making.pop(key).set()
 
 
 def _sampled(path: Path, n: int, max_height: int | None) -> list[Image.Image]:
@@ -76,6 +92,28 @@ def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True,
     if jpeg:
         return [e.to_pil() for e in clip_jpegs(path, n, max_height=max_height)]
     return _cached(path, "pil", n, max_height, lambda: _sampled(path, n, max_height))
+
+
+def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> Image.Image:
+    """The clip's display frames (`clip_frames(jpeg=False)`) drawn as one `frame_grid`, kept."""
+    path = Path(path)
+    return _cached(path, "grid", n, max_height,
+                   lambda: [frame_grid(clip_frames(path, n, jpeg=False, max_height=max_height))])[0]
+
+
+def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: int | None = MAX_HEIGHT) -> None:
+    """Make, in the background, what an action is about to show or send for these clips (the next
+    question's): "grid" (display), "jpeg" (a model's frames). One worker, so a prefetch never takes
+    more than one core from the requests it serves."""
+    make = clip_grid if kind == "grid" else clip_jpegs
+
+    def work() -> None:
+        for path in paths:
+            try:
+                make(path, n, max_height=max_height)
+            except Exception as exc:  # noqa: BLE001 - the real request reports it
+                log.debug("cloze prefetch of %s failed: %s", path, exc)
+    _prefetcher.submit(work)
 
 
 def frame_grid(images: list[Image.Image], per_row: int = 4, tile_height: int = 120) -> Image.Image:

@@ -1,0 +1,65 @@
+"""components.cloze.frames: a clip's frames are decoded once however many ask at once, and a
+prefetch leaves the next question's views made before it is shown."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from components.cloze import frames
+from components.cloze.layout import load_dataset
+
+
+@pytest.fixture
+def clip(cloze_examples, tmp_path):
+    inst = next(iter(load_dataset(cloze_examples).instances.values()))
+    copy = tmp_path / "GT.mp4"                 # a file no other test has decoded (own cache key)
+    copy.write_bytes(inst.clip_path("GT").read_bytes())
+    return copy
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    """How often the clip was really decoded (the real decoder, counted)."""
+    calls = []
+    real = frames._sampled
+
+    def counted(path, n, max_height):
+        calls.append(path)
+        return real(path, n, max_height)
+    monkeypatch.setattr(frames, "_sampled", counted)
+    return calls
+
+
+def test_many_asking_at_once_decode_the_clip_once(clip, decodes):
+    got, start = [], threading.Barrier(4)
+
+    def ask():
+        start.wait()
+        got.append(frames.clip_frames(clip, 16, jpeg=False))
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert len(got) == 4 and all(len(g) == 16 for g in got)
+    assert len(decodes) == 1
+    assert all(a.tobytes() == b.tobytes() for g in got[1:] for a, b in zip(got[0], g))
+
+
+def test_a_prefetched_grid_is_shown_without_decoding(clip, decodes):
+    frames.prefetch([clip], 16, kind="grid")
+    frames._prefetcher.submit(lambda: None).result(60)   # the worker is done with it
+    assert len(decodes) == 1
+    grid = frames.clip_grid(clip, 16)
+    assert len(decodes) == 1                              # shown from what the prefetch made
+    expected = frames.frame_grid(frames.clip_frames(clip, 16, jpeg=False))
+    assert grid.size == expected.size and grid.tobytes() == expected.tobytes()
+
+
+def test_a_prefetch_of_a_missing_clip_leaves_the_error_to_the_request(tmp_path, decodes):
+    gone = tmp_path / "gone.mp4"
+    frames.prefetch([gone], 16, kind="jpeg")
+    frames._prefetcher.submit(lambda: None).result(60)
+    with pytest.raises(frames.MediaError, match="Clip not found"):
+        frames.clip_jpegs(gone, 16)
