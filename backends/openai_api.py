@@ -150,6 +150,12 @@ def _scrub(text: str, secret: str | None) -> str:
     return text
 
 
+def _chat_completion():
+    from openai.types.chat import ChatCompletion
+
+    return ChatCompletion
+
+
 def make_client(settings: ApiSettings):
     import openai
 
@@ -231,6 +237,15 @@ class OpenAIBackend(VLMBackend):
             kwargs["extra_body"] = extra
         return kwargs
 
+    def request_body(self, messages: list[dict], request: GenerationRequest) -> dict[str, Any]:
+        """The JSON body `chat.completions.create(**kwargs)` sends (extra_body merged at the top
+        level, as the SDK does). It is posted as it is: create() walks the whole body against its
+        typed schema first (~1.6 ms of CPU a call, an identity for the fields sent here), which a
+        batch run at high concurrency pays for every request under the GIL."""
+        kwargs = self._kwargs(messages, request)
+        extra = kwargs.pop("extra_body", None) or {}
+        return {**kwargs, **extra}
+
     def _on_bad_request(self, text: str, request: GenerationRequest) -> bool:
         """A 400/413/422 answer: True to send again at once with changed arguments."""
         lower, sent = text.lower(), request.num_images()
@@ -263,8 +278,9 @@ class OpenAIBackend(VLMBackend):
         _check_cancel(request.cancel)
         messages = to_openai_messages(request.messages)
 
-        def once():
-            response = self._client.chat.completions.create(**self._kwargs(messages, request))
+        def once():  # the body is built for each attempt: _on_bad_request may change it
+            response = self._client.post("/chat/completions", body=self.request_body(messages, request),
+                                         cast_to=_chat_completion())
             if isinstance(response, str) or not getattr(response, "choices", None):
                 raise _Retryable("the server answered with no choices")
             return response

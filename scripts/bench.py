@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
 
-    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,batch,memory]
+    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,batch,memory,ui]
                             [--minutes 30] [--data-dir data] [--realsize data/realsize]
                             [--cache-dir test-artifacts/bench-cache]
 
@@ -18,6 +18,11 @@
   batch    the three run commands at concurrency 1/4/16/64 against a 200 ms server, and
            `run impact --tasks spatial` over 433 clips at 16 (goal >= 0.8 x c; bench_batch.py)
   memory   peak RSS of Movie.prepare, 30 vs 10 min (goal ~1.0, flat; bench_memory.py)
+  ui       server time of the UI's actions on the real-size data, handlers called in process:
+           window search (open the 46-movie file, prepare a movie, AWS with the baseline and a
+           scripted server: time to the first checklist) and cloze at 1,521 stems (tab load, set
+           build, one answer, one model question; goal < 150 ms each), against an empty gradio
+           event measured in the same run (bench_ui.py)
 
 --quick shrinks the sizes (3-minute media movie, 6/18-minute memory movies, a 2-minute real-size
 movie, concurrency up to 16, 64 impact clips, fewer repeats) so everything runs in minutes on a
@@ -37,7 +42,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
 
-ALL = ("realsize", "media", "start", "idle", "render", "metrics", "batch", "memory")
+ALL = ("realsize", "media", "start", "idle", "render", "metrics", "batch", "memory", "ui")
 
 
 def _stream(cmd: list[str]) -> tuple[int, str]:
@@ -140,6 +145,11 @@ def bench_memory(args) -> list[Row]:
     return module.run(quick=args.quick, cache=args.cache_dir)
 
 
+def bench_ui(args) -> list[Row]:
+    import bench_ui as module
+    return module.run(quick=args.quick, realsize=args.realsize, cache=args.cache_dir)
+
+
 def ensure_data(data_dir: Path) -> None:
     """The example data (`make data` does the same; a no-op when it is complete)."""
     from examples.generate import PARTS, is_complete
@@ -178,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_data(args.data_dir)
     runners = {"realsize": bench_realsize, "media": bench_media, "start": bench_start,
                "idle": bench_idle, "render": bench_render, "metrics": bench_metrics,
-               "batch": bench_batch, "memory": bench_memory}
+               "batch": bench_batch, "memory": bench_memory, "ui": bench_ui}
     rows: list[Row] = []
     started = time.perf_counter()
     print(f"{os.cpu_count()} CPUs; load average (1/5/15 min) at start: {loadavg()}"

@@ -40,11 +40,15 @@ def frame_images(item: ImpactItem, frames: list[int]) -> dict[int, Image.Image]:
 
 class ClipFrames:
     """Frame images shared by the per-frame units of a batch run. Each clip's pending frames are
-    decoded together, once (one read of the clip), and the next `lookahead` clips are decoded in
-    the background meanwhile, so a unit rarely waits for a decode; a clip's images are dropped
-    when its last pending frame was taken, so memory holds only the clips in flight and ahead."""
+    decoded together, once (one read of the clip), and the clips ahead are decoded in the
+    background meanwhile: at least the next `lookahead` clips and enough of them to hold the next
+    `ahead_units` units, so that with many units in flight (a clip has a few frames, `--concurrency`
+    workers take units in order) the workers at the front rarely wait for a decode. A clip's
+    images are dropped when its last pending frame was taken, so memory holds only the clips in
+    flight and ahead."""
 
-    def __init__(self, units: Iterable[tuple[ImpactItem, int]], *, lookahead: int = 2):
+    def __init__(self, units: Iterable[tuple[ImpactItem, int]], *, lookahead: int = 2,
+                 ahead_units: int = 32):
         self._order: list[str] = []
         self._items: dict[str, ImpactItem] = {}
         self._frames: dict[str, list[int]] = {}
@@ -56,6 +60,7 @@ class ClipFrames:
             self._frames[item.qid].append(frame)
         self._position = {qid: n for n, qid in enumerate(self._order)}
         self._lookahead = max(0, lookahead)
+        self._ahead_units = max(0, ahead_units)
         self._clips: dict[str, _Clip] = {}
         self._started: set[str] = set()
         self._lock = threading.Lock()
@@ -78,15 +83,24 @@ class ClipFrames:
         clip = self._clips[qid] = _Clip(frames, self._pool.submit(frame_images, item, frames))
         return clip
 
+    def _start_ahead(self, at: int) -> None:  # under self._lock
+        """Start the clips after position `at`: `lookahead` clips, and more until they hold
+        `ahead_units` units."""
+        units = 0
+        for pos in range(at + 1, len(self._order)):
+            if pos - at > self._lookahead and units >= self._ahead_units:
+                return
+            qid = self._order[pos]
+            self._start(qid)
+            units += len(self._frames[qid])
+
     def image(self, item: ImpactItem, frame: int) -> Image.Image:
         with self._lock:
             if item.qid not in self._items or frame not in self._frames[item.qid]:
                 clip = None  # not a pending unit: decoded on its own
             else:
                 clip = self._start(item.qid)
-                at = self._position[item.qid]
-                for qid in self._order[at + 1: at + 1 + self._lookahead]:
-                    self._start(qid)
+                self._start_ahead(self._position[item.qid])
         if clip is None:
             return frame_images(item, [frame])[frame]
         try:

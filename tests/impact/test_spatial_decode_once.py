@@ -3,7 +3,10 @@ frame), and the model sees exactly the frames a per-frame decode gives."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
@@ -84,3 +87,32 @@ def test_a_resumed_run_reads_only_the_frames_still_pending(impact_examples, tmp_
     assert (first.qid, frames[1:]) in asked and len(asked) == len(items)
     kept = [r for r in read_jsonl(out / "spatial_pred.jsonl") if r["key"] == done["key"]]
     assert kept == [done]
+
+
+@pytest.mark.parametrize(("lookahead", "ahead_units", "clips_started"), [(2, 0, 3), (2, 10, 5), (1, 7, 4)])
+def test_the_clips_decoded_ahead_hold_the_units_in_flight(monkeypatch, lookahead, ahead_units,
+                                                          clips_started):
+    """Asking the first unit starts its clip and the clips after it: at least `lookahead` of
+    them, and more until they hold `ahead_units` units (so many workers at the front of the run
+    find their frames decoded); never the whole run."""
+    started: list[str] = []
+    lock = threading.Lock()
+
+    def fake_decode(item, frames):
+        with lock:
+            started.append(item.qid)
+        return {f: f"{item.qid}#{f}" for f in frames}
+
+    monkeypatch.setattr(pipeline, "frame_images", fake_decode)
+    clips = [SimpleNamespace(qid=f"c{n:02d}") for n in range(20)]
+    units = [(clip, frame) for clip in clips for frame in (1, 2, 3)]  # three units a clip
+    with pipeline.ClipFrames(units, lookahead=lookahead, ahead_units=ahead_units) as frames:
+        assert frames.image(clips[0], 2) == "c00#2"
+        deadline = time.monotonic() + 10
+        while len(started) < clips_started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.1)  # a clip started beyond the window would be decoded by now
+        assert sorted(started) == [f"c{n:02d}" for n in range(clips_started)]
+        for clip, frame in units:  # every unit still gets its own frame, each clip decoded once
+            assert frames.image(clip, frame) == f"{clip.qid}#{frame}"
+    assert sorted(started) == [clip.qid for clip in clips]
