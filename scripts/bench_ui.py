@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
 import json
 import os
 import shutil
@@ -232,6 +231,8 @@ def bench_window_search(realsize: Path, ref_ms: float, quick: bool) -> list[Row]
 
 # -- cloze -------------------------------------------------------------------------------------------
 def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
+    import threading
+
     from components.cloze import frames
     from components.cloze.ui import handlers as h
     from components.cloze.ui.session import ClozeSession
@@ -250,46 +251,54 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
             frames._cache.clear()
 
     def action(name: str, fn: Callable[[], Any], *, warm: bool = False, sets: bool = True) -> Any:
+        """One action as a person meets it: what the page drew ahead in the background after the
+        last action has finished (they look at the screen for seconds); what this action starts in
+        the background waits until it is measured (it runs while they look at the result)."""
+        frames._prefetcher.submit(lambda: None).result(300)
         if not warm:
             cold(sets)
-        out, cpu, wall = measure(fn)
+        gate = threading.Event()
+        frames._prefetcher.submit(gate.wait)
+        try:
+            out, cpu, wall = measure(fn)
+        finally:
+            gate.set()
         if getattr(out, "message", None) and "rror" in str(out.message):
             raise RuntimeError(f"{name}: {out.message}")
         results.append((name, cpu, wall))
         print(line(f"cloze: {name}", cpu, wall, ref_ms))
         return out
 
+    def run_one(session, settings):
+        return h.run_one(session, settings, "Model", "cloze", "all", "S, A, P", 0, "edge1", False)
+
     try:
         root = action("tab load (open the data folder: load_root)", lambda: h.load_root(fresh, "cloze"))
         stems = root.status.split(" ")[0]
         print(f"  ({stems} stems)")
         session = fresh.with_inputs("Model", "cloze", "all", "S, A, P", 0)
-        action("question-set build (questions_for)", lambda: h.questions_for(session))
-        started = action("Start, model mode (set + first question's clips)",
-                         lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"))
+        action("question-set build (questions_for; the folder opened)", lambda: h.questions_for(session))
+        started = action("Start, model mode (first question's clips decoded)",
+                         lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"), sets=False)
         action("Start again (set cached, clips cached)",
                lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"), warm=True)
-        action("next question (navigator; set cached, its clips not)",
-               lambda: h.next_question(started.session, "frames"), warm=True)
-        human = action("Start / resume, human study",
-                       lambda: h.start(fresh, "Human study", "cloze", "all", "S, A, P", 0, "bench", "frames"))
-        action("one answer (human study, immediate; next question shown)",
+        nxt = action("next question (drawn ahead while the first was shown)",
+                     lambda: h.next_question(started.session, "frames"), warm=True)
+        human = action("Start / resume, human study (first question's clips decoded)",
+                       lambda: h.start(fresh, "Human study", "cloze", "all", "S, A, P", 0, "bench", "frames"),
+                       sets=False)
+        action("one answer (human study, immediate; the next question drawn ahead)",
                lambda: h.choose(human.session, "A", "frames", "immediate", False), warm=True)
         with server_process([str(ROOT / "scripts" / "bench_server.py"), "--delay", "0"]) as url:
             settings = SessionSettings(backend="openai:bench", base_url=url, api_key="x").to_state()
-            h.questions_for(started.session)  # the set is loaded (Start), the clips are not decoded
-            one = action("one model question (run_one: its backend made, 6 clips x 16 frames "
-                         "decoded and encoded, scripted server)",
-                         lambda: h.run_one(started.session, settings, "Model", "cloze", "all", "S, A, P", 0,
-                                           "edge1", False), sets=False)
+            action("one model question, cold (its backend made, 6 clips x 16 frames decoded and encoded)",
+                   lambda: run_one(started.session, settings), sets=False)
+            one = action("one model question on screen (its frames made while it was shown)",
+                         lambda: run_one(nxt.session, settings), warm=True)
             if one.letter in ("", "(unparsed)"):
                 raise RuntimeError(f"run_one: no answer ({one})")
-            action("the next model question (backend made, its clips not decoded)",
-                   lambda: h.run_one(dataclasses.replace(started.session, index=1), settings, "Model", "cloze",
-                                     "all", "S, A, P", 0, "edge1", False), sets=False)
-            action("the same model question again (clips cached)",
-                   lambda: h.run_one(dataclasses.replace(started.session, index=1), settings, "Model", "cloze", "all", "S, A, P", 0,
-                                     "edge1", False), warm=True)
+            action("the same model question again (clips cached)", lambda: run_one(nxt.session, settings),
+                   warm=True)
     finally:
         os.environ.pop("APP_HUMAN_STUDY_DIR", None)
         shutil.rmtree(study, ignore_errors=True)

@@ -75,9 +75,9 @@ def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HE
     high (360; None for the open-model style), JPEG quality 85, encoded once."""
     path = Path(path)
 
-    def make() -> list[EncodedImage]:
+    def make() -> list[EncodedImage]:  # from the display's frames: one decode serves both
         out = []
-        for img in _sampled(path, n, max_height):
+        for img in clip_frames(path, n, jpeg=False, max_height=max_height):
             out.append(EncodedImage(to_jpeg_bytes(img, JPEG_QUALITY), "image/jpeg", img.width, img.height))
         return out
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import html
+import logging
 import os
 import re
 import shutil
@@ -19,12 +21,14 @@ from collections.abc import Callable
 
 import gradio as gr
 
+from backends.errors import BackendError
+from components.cloze import links
 from components.cloze.build import build_instance
-from components.cloze.frames import clip_frames, frame_grid
+from components.cloze.frames import clip_grid, prefetch
 from components.cloze.human import (HubPush, annotator_file, export_records, latest_records,
                                     load_progress, load_study_files, new_session_id, record_answer,
                                     sanitise_annotator, study_dir, study_questions)
-from components.cloze.layout import ClozeDataset, find_root, load_dataset, safe_extract_zip
+from components.cloze.layout import ClozeDataset, find_root, folder_stamp, load_dataset, safe_extract_zip, shared_dataset
 from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
 from components.cloze.questions import Question, QuestionSet, build_set, distractor_type, set_names
 from components.cloze.runner import answer_safely, run_orders, run_set
@@ -32,7 +36,7 @@ from components.cloze.scoring import check_results, human_results, score_results
 from components.cloze.study.config import researcher_allowed
 from components.cloze.study.media import opaque_videos
 from components.cloze.solvers import SolverSettings, solvers_for
-from components.cloze.ui.session import RESOURCES, ClozeSession, resolve_root, shown_root
+from components.cloze.ui.session import PRIVATE, RESOURCES, ClozeSession, resolve_root, shown_root
 from components.common.admin import admin_mode
 from components.common.errors import UserError
 from components.common.fields import number, whole
@@ -40,6 +44,7 @@ from components.common.io import atomic_write_text, load_json, read_jsonl
 from components.common.ui import user_errors
 from components.settings.session import SessionSettings, backend_for
 
+log = logging.getLogger(__name__)
 UNCHANGED_CLIPS = 12  # BEGINNING/END images, BEGINNING/END videos, A-D images, A-D videos
 PAPER_FRAMES = 16
 
@@ -124,6 +129,33 @@ class LeaderboardView:
 
 
 @dataclass
+class LinkView:
+    """A page opened from a link to a question: the question shown, the controls it was built from."""
+
+    session: ClozeSession
+    question: QuestionView
+    feedback: Any
+    mode: Any
+    root: Any
+    set_name: Any
+    dims: Any
+    seed: Any
+    mode_view: ModeView
+    note: str = ""  # to the message line: what in the link was not understood
+
+    @classmethod
+    def unchanged(cls, session: ClozeSession, note: Any = None) -> LinkView:
+        keep = gr.skip()
+        return cls(session, QuestionView((keep,) * UNCHANGED_CLIPS, keep, keep), keep, keep, keep, keep,
+                   keep, keep, ModeView(*[keep] * 8), keep if note is None else note)
+
+
+@dataclass
+class LinkBoxView:
+    link: Any  # the query string (the page adds its own address), in the now visible link box
+
+
+@dataclass
 class BuildView:
     session: ClozeSession
     message: str
@@ -131,20 +163,24 @@ class BuildView:
 
 
 # ---- views -> the outputs list (layout.py wires every handler through `emit`) ---------------
+# The tab's message line is the last output of every event: cleared by an action that works,
+# or one readable line for what went wrong. Errors never raise into gradio, so its red "Error"
+# badges and toasts never cover a control.
+UNEXPECTED = "Something went wrong while doing that ({}); nothing was changed. Try again, or reload the page."
+
+
 def _is_view(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, (type, ClozeSession))
 
 
-def spread(view: Any) -> Any:
-    """A view's fields in order as the outputs list: a nested view or a tuple fills several
-    components. A value that is not a view is one output, as it is."""
-    if not _is_view(view):
-        return view
+def _fields(view: Any) -> list:
     out: list = []
     for f in dataclasses.fields(view):
+        if f.name == "note":
+            continue
         value = getattr(view, f.name)
         if _is_view(value):
-            out.extend(spread(value))
+            out.extend(_fields(value))
         elif isinstance(value, tuple):
             out.extend(value)
         else:
@@ -152,11 +188,41 @@ def spread(view: Any) -> Any:
     return out
 
 
-def emit(handler: Callable[..., Any]) -> Callable[..., Any]:
-    """`handler` as gradio calls it: same signature (gr.Request and gr.Progress still reach it)."""
+def spread(view: Any) -> Any:
+    """A view's fields in order as the outputs list, then the message line (the view's `note`,
+    else cleared): a nested view or a tuple fills several components. A value that is not a view
+    is one output, as it is."""
+    if not _is_view(view):
+        return view
+    return [*_fields(view), getattr(view, "note", "")]
+
+
+def failure_line(exc: BaseException, data_dir: str = "") -> str:
+    """The message line for an exception a handler raised: never a stack trace, and a folder under
+    the app's data folder is named relative to it, never as a server path."""
+    if isinstance(exc, gr.Error):
+        text = str(exc.message)  # already escaped by components.common.ui.shown_error
+    elif isinstance(exc, (UserError, BackendError)):
+        text = html.escape(str(exc), quote=False)
+    else:
+        log.exception("cloze tab: unexpected error")
+        text = UNEXPECTED.format(type(exc).__name__)
+    if data_dir:
+        text = text.replace(os.path.abspath(data_dir) + os.sep, "").replace(os.path.abspath(data_dir), ".")
+    return f"⚠ {text}"
+
+
+def emit(handler: Callable[..., Any], n_out: int) -> Callable[..., Any]:
+    """`handler` as gradio calls it with `n_out` outputs plus the message line: same signature
+    (gr.Request and gr.Progress still reach it); an error leaves the outputs as they are."""
     @functools.wraps(handler)
     def call(*args, **kwargs):
-        return spread(handler(*args, **kwargs))
+        try:
+            result = handler(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - shown on the message line
+            session = args[0] if args and isinstance(args[0], ClozeSession) else None
+            return [gr.skip()] * n_out + [failure_line(exc, session.data_dir if session else "")]
+        return spread(result) if _is_view(result) else [result, ""]
     return call
 
 
@@ -221,22 +287,15 @@ _sets_cache: dict[tuple, tuple[tuple, tuple[ClozeDataset, QuestionSet]]] = {}
 _sets_lock = threading.Lock()
 
 
-def _folder_stamp(root: str) -> tuple:
-    """What invalidates a cached set: the data folder's choices/, meta.json and sets.json times."""
-    base = find_root(root)
-    return tuple(p.stat().st_mtime_ns if p.exists() else None
-                 for p in (base / "choices", base / "meta.json", base / "sets.json"))
-
-
 def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
     """The dataset and question set, cached per (folder, set, dims, seed, mode) until the folder changes."""
     key = (str(Path(session.root).resolve()), session.set_name, session.dims, session.seed, session.human)
-    stamp = _folder_stamp(session.root)
+    stamp = folder_stamp(session.root)
     with _sets_lock:
         hit = _sets_cache.get(key)
         if hit and hit[0] == stamp:
             return hit[1]
-    ds = load_dataset(session.root)
+    ds = shared_dataset(session.root)
     mixed = session.dims == ("Mixed",) and "mixed" in ds.sets and session.set_name == "all"
     set_name = "mixed" if mixed else session.set_name
     if session.human:
@@ -254,7 +313,28 @@ def clip_views(ds: ClozeDataset, q: Question, display: str) -> list:
     names = ["before", "after", *q.options]
     if display == "video":
         return [str(inst.clip_path(n)) for n in names]
-    return [frame_grid(clip_frames(inst.clip_path(n), PAPER_FRAMES, jpeg=False)) for n in names]
+    return [clip_grid(inst.clip_path(n), PAPER_FRAMES) for n in names]
+
+
+def prefetch_around(ds: ClozeDataset, questions: list[Question], index: int, display: str, *, model: bool,
+                    answered: set | None = None) -> None:
+    """Make, in the background, what the next action will show: the next question's frame grids
+    (and, in a study, the first unanswered one's, where an answer goes); in Model mode also the
+    frames a model is sent for the question on screen."""
+    if model:
+        inst = ds.instance(questions[index].stem)
+        prefetch([inst.clip_path(n) for n in ("before", "after", *questions[index].options)], PAPER_FRAMES,
+                 kind="jpeg")
+    if display == "video":
+        return
+    ahead = [index + 1]
+    if answered is not None:
+        ahead.append(next((k % len(questions) for k in range(index + 1, index + 1 + len(questions))
+                           if (questions[k % len(questions)].stem, questions[k % len(questions)].dim)
+                           not in answered), index))
+    for nxt in dict.fromkeys(k for k in ahead if 0 <= k < len(questions) and k != index):
+        inst = ds.instance(questions[nxt].stem)
+        prefetch([inst.clip_path(n) for n in ("before", "after", *questions[nxt].options)], PAPER_FRAMES)
 
 
 def media_cache(data_dir: str | Path) -> Path:
@@ -282,6 +362,8 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
              *[shown(values[2 + i], False) for i in range(4)],
              *[shown(values[2 + i], True) for i in range(4)])
     answered = latest_records(read_jsonl(session.file)) if session.file else {}
+    prefetch_around(ds, questions, index, display, model=not session.human,
+                    answered=set(answered) if session.human else None)
     marks = [f"{i + 1} · answered" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
     done = sum(1 for x in questions if (x.stem, x.dim) in answered)
     progress = f"**Question {index + 1} of {len(questions)} · 00:00** · answered {done}/{len(questions)}"
@@ -469,7 +551,7 @@ def upload(session: ClozeSession, file, request: gr.Request = None) -> SourceVie
 
 @user_errors
 def load_root(session: ClozeSession, root: str) -> RootView:
-    ds = load_dataset(resolve_root(root, session.data_dir, session.own_roots))
+    ds = shared_dataset(resolve_root(root, session.data_dir, session.own_roots))
     problems = ds.problems()
     note = f"{len(ds.instances)} stems." + (f" Problems: {'; '.join(problems[:4])}" if problems else "")
     return RootView(gr.update(choices=set_names(ds), value="all"), note)
@@ -481,6 +563,72 @@ def mode_view(mode: str) -> ModeView:
     return ModeView(gr.update(visible=mode != "Compare"), gr.update(visible=mode == "Model"),
                     gr.update(visible=mode == "Compare"), *[gr.update(visible=human) for _ in range(4)],
                     gr.update(value="Start / resume" if human else "Load the question set"))
+
+
+# ---- links to a question ---------------------------------------------------------------------
+def open_page(session: ClozeSession, display: str, request: gr.Request = None) -> LinkView:
+    """Page load: the question a link names (`?tab=cloze&stem=&q=`), else nothing changes."""
+    return open_link(session, dict(getattr(request, "query_params", None) or {}), display)
+
+
+def _link_root(session: ClozeSession, req: links.LinkRequest, problems: list[str]) -> str:
+    try:
+        resolve_root(req.folder, session.data_dir, session.own_roots)
+        return req.folder
+    except UserError:
+        problems.append(f"The link's folder `{req.folder}` is not a shared folder of this app's data; "
+                        f"showing `{links.DEFAULT_FOLDER}`.")
+        return links.DEFAULT_FOLDER
+
+
+def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
+    """The question a link names, shown and ready (in the human study it is answered after Start /
+    resume); one line on the message line for each value that was not understood."""
+    if not links.is_for_this_tab(params):
+        return LinkView.unchanged(session)
+    req = links.read_link(params)
+    problems = list(req.problems)
+    folder = _link_root(session, req, problems)
+    session = session.with_inputs(req.mode, folder, req.set_name, req.dims_choice, req.seed)
+    try:
+        ds, qs = questions_for(session)
+    except UserError as exc:
+        if req.set_name == "all":
+            return LinkView.unchanged(session, "⚠ The link could not be opened: "
+                                      + failure_line(exc, session.data_dir).removeprefix("⚠ "))
+        problems.append(f"The link's set `{req.set_name}` is not in this data; showing all.")
+        session = replace(session, set_name="all")
+        ds, qs = questions_for(session)
+    index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
+    problems += missing
+    session, view = render(replace(session, index=index, file="", annotator=""), display)
+    feedback = ("Opened from a link. To answer in the study, enter an annotator id and press Start / resume."
+                if session.human else "")
+    note = " ".join(problems)
+    return LinkView(session, view, feedback, req.mode, shown_root(session.root, session.data_dir),
+                    gr.update(choices=set_names(ds), value=session.set_name), req.dims_choice, session.seed,
+                    mode_view(req.mode), f"⚠ {html.escape(note, quote=False)}" if note else "")
+
+
+def _private(session: ClozeSession) -> bool:
+    shown = Path(shown_root(session.root, session.data_dir)).as_posix()
+    return any(shown == p or shown.startswith(p + "/") for p in PRIVATE)
+
+
+def copy_link(session: ClozeSession) -> LinkBoxView:
+    """The query string of a link to the question on screen (the page adds its own address)."""
+    if not session.loaded:
+        raise UserError("Copy link: open a question first (Start / resume, or Load the question set).")
+    if _private(session):
+        raise UserError("Copy link: this question is in a folder only this page can open (an upload or a "
+                        f"build), so a link would not open it elsewhere; choose `{links.DEFAULT_FOLDER}` to "
+                        "share a question.")
+    _, qs = questions_for(session)
+    q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
+    query = links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
+                                set_name=session.set_name, dims=session.dims, seed=session.seed,
+                                stem=q.stem, dim=q.dim)
+    return LinkBoxView(gr.update(value=query, visible=True))
 
 
 # ---- model mode ------------------------------------------------------------------------------
@@ -630,7 +778,9 @@ def refresh(session: ClozeSession, imported: list | None, files: list | None,
 
 # ---- build an instance -----------------------------------------------------------------------
 def _requested_gap(gap_start: float | None, gap_end: float | None) -> tuple[float, float] | None:
-    if gap_start is None and gap_end is None:
+    """The gap typed, or None for an automatic one: both boxes empty, or both 0 (the page sends
+    0 for a number box left empty)."""
+    if gap_start in (None, 0) and gap_end in (None, 0):
         return None
     if gap_start is None or gap_end is None:
         raise UserError("Give both gap start and gap end, or leave both empty for an automatic gap.")
