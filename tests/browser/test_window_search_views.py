@@ -204,3 +204,43 @@ def test_the_tab_fits_a_phone(page):
         box = page.locator(selector).first.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390 + 1, (selector, box)
     _screenshot(page, 390, 844)
+
+
+def _shown_span(page) -> tuple[float, float]:
+    m = page.locator("#ws-timeline .ws-play-map")
+    return float(m.get_attribute("data-shown-start")), float(m.get_attribute("data-shown-end"))
+
+
+def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    _ready(page)
+    _run(page)
+    page.locator("#ws-timeline [data-verdict='accepted']").click()
+    shown = _checklist_has(page, "Window rank #1 ")
+    start, end = _shown_span(page)
+    _video_at(page, start)
+    page.evaluate("(t) => { const v = document.querySelector('#ws-movie video'); v.muted = true; v.currentTime = t; "
+                  "v.play(); }", end - 2.0)
+    # the page moves the timeline's playhead while the video plays, before any answer from the server
+    page.wait_for_function(
+        "(t) => +(document.querySelector('#ws-timeline .ws-playhead')?.dataset.live || -1) > t", arg=end - 1.5,
+        timeout=60_000)
+    page.wait_for_function("(t) => document.querySelector('#ws-movie video').currentTime > t + 1", arg=end,
+                           timeout=60_000)
+    page.wait_for_function("() => !document.querySelector('#ws-checklist')?.innerText.includes('Window rank #1 ')",
+                           timeout=60_000)
+    page.wait_for_function(
+        "(e) => +document.querySelector('#ws-timeline .ws-play-map').dataset.shownEnd > e + 0.5", arg=end,
+        timeout=60_000)
+    now = page.evaluate("() => document.querySelector('#ws-movie video').currentTime")
+    assert now > end and not page.evaluate("() => document.querySelector('#ws-movie video').paused")
+    marker = page.evaluate("() => { const p = document.querySelector('#ws-timeline .ws-playhead'); "
+                           "return [parseFloat(p.style.left), +p.dataset.live, "
+                           "+document.querySelector('#ws-timeline .ws-tl').dataset.duration]; }")
+    assert abs(marker[0] - 100 * marker[1] / marker[2]) < 0.5 and marker[1] > end
+    after = page.locator("#ws-checklist").inner_text()
+    assert after != shown and ("not inspected" in after or "Window rank #" in after)
+    assert _slider(page) > end - 0.5                       # the slider followed too
+    page.evaluate("() => document.querySelector('#ws-movie video').pause()")
+    sent = page.evaluate("() => window.__wsPlay.sent")
+    assert 1 <= sent <= 2, sent                            # one request per window crossed, not per timeupdate

@@ -117,3 +117,63 @@ def test_the_pair_line_never_mixes_numbers_from_different_backends(tab, ran):
                              "aws"))[-1]
     assert "0.90" not in done.result
     assert "pair (`baseline` · aws)" in done.result          # the baseline run of p0005_t is paired
+
+
+# -- the timeline and the checklist follow the playing player (ui/playback.py) ----------------------
+def _shown(timeline: str) -> tuple[float, float]:
+    import re
+
+    m = re.search(r"class='ws-play-map' hidden data-shown-start='([\d.]+)' data-shown-end='([\d.]+)'", timeline)
+    assert m, "the timeline carries the span its checklist shows"
+    return float(m.group(1)), float(m.group(2))
+
+
+@pytest.fixture
+def fresh(tab):
+    """p0005_t just run with the baseline (its own session: other tests change `ran`'s)."""
+    res = SessionRegistry().get("played")
+    page = handlers.open_page(tab, res, {"qid": "p0005_t"}, 180, WindowSearchSession())
+    return res, list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1]
+
+
+def test_the_timeline_names_the_span_its_checklist_shows(tab, fresh):
+    res, last = fresh
+    session = last.session
+    trace = session.trace
+    shown = handlers.select_window(tab, res, f"#{trace.selected_rank}", session)
+    cand = next(c for c in trace.candidates if c.rank == trace.selected_rank)
+    assert _shown(shown.timeline) == (float(cand.span[0]), float(cand.span[1]))
+    res = SessionRegistry().get("played-free")             # p0001_t is accepted early: chunks stay unseen
+    page = handlers.open_page(tab, res, {"qid": "p0001_t"}, 180, WindowSearchSession())
+    session = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1].session
+    covered = [c.span for c in session.trace.candidates]
+    free = next(t for t in range(0, int(session.movie.duration), 10) if not any(a <= t <= b for a, b in covered))
+    scrub = handlers.scrubbed(tab, res, free, session)
+    start, end = _shown(scrub.timeline)
+    assert start <= free <= end and not any(a < end and b > start for a, b in covered)
+    assert "not inspected" in scrub.checklist
+
+
+def test_playing_into_another_window_moves_the_checklist_but_never_the_player(tab, fresh):
+    res, last = fresh
+    session = last.session
+    trace = session.trace
+    first, other = trace.candidates[0], trace.candidates[1]
+    handlers.timeline_click(tab, res, session, {"rank": first.rank, "start": first.span[0]})
+    inside = handlers.timeline_click(tab, res, session, {"played": other.span[0] + 5})
+    assert f"Window rank #{other.rank} " in inside.checklist and inside.window_pick["value"] == f"#{other.rank}"
+    assert inside.video is handlers.SKIP and "data-seek" not in inside.timeline
+    assert f"data-t='{other.span[0] + 5:.1f}'" in inside.timeline and inside.scrub["value"] == other.span[0] + 5
+    assert inside.frames and session.playhead == other.span[0] + 5
+    again = handlers.timeline_click(tab, res, session, {"played": other.span[0] + 6})
+    assert again.frames is handlers.SKIP                  # the same window: its frames are not decoded again
+    past = handlers.timeline_click(tab, res, session, {"played": 10 ** 6})
+    assert session.playhead == session.movie.duration and "data-seek" not in past.timeline
+
+
+def test_a_player_time_that_is_not_a_number_is_one_readable_line(tab, fresh):
+    res, last = fresh
+    from components.common.errors import UserError
+
+    with pytest.raises(UserError, match="player time must be a number"):
+        handlers.timeline_click(tab, res, last.session, {"played": "soon"})

@@ -33,6 +33,7 @@ from components.window_search.metrics import temporal_iou
 from components.window_search.pipeline import SearchSettings, ground_query
 from components.window_search.solvers import solvers_for
 from components.window_search.types import SearchTrace, is_scored_source
+from components.window_search.ui import playback
 from components.window_search.ui.session import MovieInfo, Partner, PickedQuery, SessionResources, \
     WindowSearchSession
 
@@ -191,8 +192,9 @@ def _timeline(session: WindowSearchSession, *, seek: bool = False) -> str:
         return view.timeline_html(None, 0.0)
     cs, dur = float(session.chunk_seconds), float(session.movie.duration)
     n = max(1, int(-(-dur // cs)))
+    span = playback.shown_span(session.trace, session.playhead, session.selected, cs, dur)
     return view.timeline_html(session.trace, dur, n_chunks=n, chunk_seconds=cs, playhead=session.playhead,
-                              selected=session.selected, seek=seek)
+                              selected=session.selected, seek=seek) + playback.map_html(span)
 
 
 def _cast_gallery(trace: SearchTrace | None) -> list:
@@ -497,28 +499,36 @@ def stop(tab: TabData, res: SessionResources) -> None:
 
 
 # -- one playhead: timeline clicks, the window radio, the slider, the presentation keys ------------
-def _at_playhead(res: SessionResources, session: WindowSearchSession, rank: int | None) -> PlayheadView:
+def _at_playhead(res: SessionResources, session: WindowSearchSession, rank: int | None, *,
+                 seek: bool = True) -> PlayheadView:
     """All four views at session.playhead, showing window `rank` (None: the chunk under the
-    playhead, with its "not inspected" note when no Inspect call saw it)."""
+    playhead, with its "not inspected" note when no Inspect call saw it). `seek=False`: the player
+    is already there (it is playing), so it is left alone, and so are the frames of a window
+    still shown."""
     trace = session.trace
+    same = rank is not None and rank == session.selected
     session.selected = rank
     cand = view.candidate(trace, rank) if trace is not None and rank is not None else None
     if cand is not None:
-        checklist, frames = view.checklist_html(trace, rank), window_frames(res, session, cand.span)
+        checklist = view.checklist_html(trace, rank)
+        frames = SKIP if same and not seek else window_frames(res, session, cand.span)
     else:
         i, s, e = view.chunk_at(session.playhead, session.chunk_seconds, session.movie.duration)
         checklist, frames = view.not_inspected_html(trace, i, s, e), []
-    return PlayheadView(session, _timeline(session, seek=True), checklist, _seek(session), _scrub(session),
-                        _window_pick(trace, rank), frames)
+    return PlayheadView(session, _timeline(session, seek=seek), checklist, _seek(session) if seek else SKIP,
+                        _scrub(session), _window_pick(trace, rank), frames)
 
 
 def timeline_click(tab: TabData, res: SessionResources, session: WindowSearchSession,
                    data: Mapping[str, Any] | None) -> PlayheadView:
     """A click on a chunk (or the n / p keys): {rank: ranked chunk or None, start: its start}.
-    Clicking the window already shown seeks the player back to its start."""
+    Clicking the window already shown seeks the player back to its start. {played: t}: the
+    playing player left the shown window (playback.PLAYBACK_JS)."""
     if session.movie is None:
         raise UserError("Movie: pick a movie first.")
     data = data or {}
+    if data.get("played") is not None:
+        return played(tab, res, session, data["played"])
     rank = data.get("rank")
     cand = view.candidate(session.trace, int(rank)) if session.trace is not None and rank is not None else None
     if cand is not None:
@@ -526,6 +536,16 @@ def timeline_click(tab: TabData, res: SessionResources, session: WindowSearchSes
         return _at_playhead(res, session, cand.rank)
     session.playhead = max(0.0, min(float(data.get("start") or 0.0), session.movie.duration))
     return _at_playhead(res, session, None)
+
+
+def played(tab: TabData, res: SessionResources, session: WindowSearchSession, t: Any) -> PlayheadView:
+    """The player reached `t` by itself (playing, or the visitor seeked in it): the timeline,
+    the slider and the checklist follow it; the player is not moved."""
+    if session.movie is None:
+        raise UserError("Movie: pick a movie first.")
+    session.playhead = max(0.0, min(number(t, "player time", default=0.0), session.movie.duration))
+    rank = view.candidate_at(session.trace, session.playhead) if session.trace is not None else None
+    return _at_playhead(res, session, rank, seek=False)
 
 
 def select_window(tab: TabData, res: SessionResources, choice: str | None,

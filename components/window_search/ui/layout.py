@@ -10,6 +10,7 @@ from components.common.ui import TabContext
 from components.window_search import view
 from components.window_search.ui import bench as b, handlers as h, memory_handlers as mh
 from components.window_search.ui.events import event, release_session
+from components.window_search.ui.playback import PLAYBACK_JS
 from components.window_search.ui.session import WindowSearchSession
 
 INTRO = ("<p><b>Press Run</b> and watch which chunk of the movie the search accepts: each candidate window's "
@@ -82,7 +83,8 @@ def _stage(c: SimpleNamespace) -> None:
     with gr.Row(elem_id="ws-stage"):
         with gr.Column(scale=3, min_width=300):
             c.video = gr.Video(label="Movie", elem_id="ws-movie", interactive=False, height=300)
-            c.timeline = gr.HTML(view.timeline_html(None, 0.0), elem_id="ws-timeline", js_on_load=view.TIMELINE_JS)
+            c.timeline = gr.HTML(view.timeline_html(None, 0.0), elem_id="ws-timeline",
+                                 js_on_load=view.TIMELINE_JS + PLAYBACK_JS)
             c.scrub = gr.Slider(0, 1, value=0, step=1, label="scrub (seconds)", elem_id="ws-scrub")
             c.window_pick = gr.Radio([], label="Window (retrieval rank)", elem_id="ws-window-pick")
         with gr.Column(scale=2, min_width=300):

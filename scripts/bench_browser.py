@@ -1,0 +1,398 @@
+"""Benchmark: the response time of each main action of each tab in headless Chromium (not a test).
+
+    python scripts/bench_browser.py [--data-dir data] [--repeats 5] [--only window-search,cloze,impact]
+
+The app runs in this process on the example data with the baseline backend (no model); a bare
+gradio Blocks app (one button that writes a counter into a textbox) runs beside it as the
+reference, measured in the same run: its button round trip for the actions, its page load for the
+tabs' page loads. Each action is timed from the click (or the navigation) until the page shows its
+result, as the DOM says it (a new checklist, a new frame, the 3D body drawn, ...); the table gives
+the median of --repeats tries, the spread (min-max) and the ratio to its reference.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, loadavg  # noqa: E402  (bench_common puts the repository on sys.path)
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--no-first-run"]
+TABS = ("window-search", "cloze", "impact")
+BODY_BACKGROUND = (247, 247, 250)   # the Impact 3D view's clear colour
+WAIT_MS = 120_000
+
+
+@dataclass
+class Timing:
+    tab: str
+    action: str
+    reference: str                   # "button" or "page load"
+    seconds: list[float] = field(default_factory=list)
+    error: str = ""
+    note: str = ""                   # what the page showed, where that matters (printed below the table)
+
+
+# -- servers ----------------------------------------------------------------------------------------
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_app(data_dir: Path):
+    import app
+
+    args = app.build_parser().parse_args(["--data-dir", str(data_dir), "--backend", "baseline",
+                                          "--port", str(free_port())])
+    return app.launch(args, prevent_thread_lock=True)
+
+
+def start_bare():
+    import gradio as gr
+
+    with gr.Blocks() as demo:
+        out = gr.Textbox(value="0", elem_id="bare-out")
+        gr.Button("go", elem_id="bare-go").click(lambda n: str(int(n or 0) + 1), out, out)
+    demo.queue()
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    return demo
+
+
+# -- page helpers -----------------------------------------------------------------------------------
+@contextmanager
+def timing(into: list[float]) -> Iterator[None]:
+    """Append the seconds the block took (an action and the wait for what it shows)."""
+    start = time.perf_counter()
+    yield
+    into.append(time.perf_counter() - start)
+
+
+def wait_js(page, predicate: str, arg=None) -> None:
+    page.wait_for_function(predicate, arg=arg, timeout=WAIT_MS)
+
+
+def text_of(page, selector: str) -> str:
+    return page.evaluate("(s) => document.querySelector(s)?.innerText || ''", selector)
+
+
+def changed(page, selector: str, before: str, must: str = "") -> None:
+    """Wait until the element's text differs from `before` (and holds `must`)."""
+    wait_js(page, "([s, b, m]) => { const t = document.querySelector(s)?.innerText || ''; "
+                  "return t !== b && t.includes(m); }", [selector, before, must])
+
+
+def open_tab(page, label: str) -> None:
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_timeout(300)
+
+
+def goto(page, url: str) -> None:
+    page.goto(url, wait_until="commit", timeout=WAIT_MS)
+
+
+def body_drawn(page) -> None:
+    """The Impact 3D canvas shows the body (non-background pixels), checked on screenshots."""
+    from PIL import Image
+
+    canvas = page.locator("#impact-body3d canvas").first
+    canvas.wait_for(timeout=WAIT_MS)
+    deadline = time.perf_counter() + WAIT_MS / 1000
+    while time.perf_counter() < deadline:
+        image = Image.open(io.BytesIO(canvas.screenshot())).convert("RGB")
+        body = sum(n for n, c in image.getcolors(1 << 24)
+                   if max(abs(a - b) for a, b in zip(c, BODY_BACKGROUND)) > 24)
+        if body > 0.02 * image.width * image.height:
+            return
+        page.wait_for_timeout(100)
+    raise TimeoutError("the 3D body was never drawn")
+
+
+# -- the reference ----------------------------------------------------------------------------------
+def bench_bare(context, url: str, n: int) -> list[Timing]:
+    load, button = Timing("reference", "bare Blocks: page load", "-"), \
+        Timing("reference", "bare Blocks: button round trip", "-")
+    page = context.new_page()
+    for _ in range(n):
+        with timing(load.seconds):
+            goto(page, url)
+            page.wait_for_selector("#bare-go", timeout=WAIT_MS)
+    for _ in range(n):
+        before = page.locator("#bare-out textarea").input_value()
+        with timing(button.seconds):
+            page.locator("#bare-go").click()
+            wait_js(page, "(b) => document.querySelector('#bare-out textarea').value !== b", before)
+    page.close()
+    return [load, button]
+
+
+# -- window search ----------------------------------------------------------------------------------
+WS_READY = "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0 && " \
+           "!!document.querySelector('#ws-timeline .ws-tl')"
+
+
+def _ws_scrub(page, seconds: float) -> None:
+    bar = page.locator("#ws-scrub input[type='range']").first
+    bar.scroll_into_view_if_needed()
+    maximum = float(bar.get_attribute("max") or 1)
+    box = bar.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * min(1.0, seconds / maximum), box["y"] + box["height"] / 2)
+
+
+def _ws_playhead(page) -> str:
+    return page.evaluate("() => document.querySelector('#ws-timeline .ws-playhead')?.dataset.t || ''")
+
+
+def bench_window_search(context, url: str, n: int) -> list[Timing]:
+    load = Timing("window search", "page load to the tab shown (query picked, timeline)", "page load")
+    pick = Timing("window search", "select a query", "button")
+    scrub = Timing("window search", "scrub (slider release -> checklist)", "button")
+    chunk = Timing("window search", "chunk click (timeline -> checklist, player)", "button")
+    run = Timing("window search", "Run (baseline)", "button")
+    page = context.new_page()
+    for _ in range(n):
+        with timing(load.seconds):
+            goto(page, url + "?tab=window-search")
+            wait_js(page, WS_READY)
+    for i in range(n):
+        page.locator("#ws-query-pick input").first.click()
+        options = page.get_by_role("option")
+        options.first.wait_for(timeout=WAIT_MS)
+        before = page.locator("#ws-query textarea").input_value()
+        option = options.nth(1 + i % 2)
+        with timing(pick.seconds):
+            option.click()
+            wait_js(page, "(b) => document.querySelector('#ws-query textarea').value !== b", before)
+    for i in range(n):
+        before = _ws_playhead(page)
+        target = (150, 650)[i % 2]
+        with timing(scrub.seconds):
+            _ws_scrub(page, target)
+            wait_js(page, "(b) => (document.querySelector('#ws-timeline .ws-playhead')?.dataset.t || '') !== b",
+                    before)
+    for i in range(n):
+        block = page.locator(f"#ws-timeline [data-chunk='{(1, 3)[i % 2]}']")
+        start = block.get_attribute("data-start")
+        with timing(chunk.seconds):
+            block.click()
+            wait_js(page, "(s) => document.querySelector('#ws-timeline .ws-playhead')?.dataset.t === s", start)
+    for _ in range(n):
+        page.evaluate("() => { window.__benchSeen = false; const el = document.querySelector('#ws-progress');"
+                      "new MutationObserver((_, o) => { window.__benchSeen = true; o.disconnect(); })"
+                      ".observe(el, {subtree: true, childList: true, characterData: true}); }")
+        with timing(run.seconds):
+            page.locator("#ws-run").click()
+            wait_js(page, "() => window.__benchSeen && (document.querySelector('#ws-progress')?.innerText || '')"
+                          ".includes('Done.')")
+    page.close()
+    return [load, pick, scrub, chunk, run]
+
+
+# -- cloze ------------------------------------------------------------------------------------------
+CLOZE_READY = "() => { const t = document.querySelector('#tab-cloze'); return !!t && t.offsetParent !== null " \
+              "&& (document.querySelector('#cloze-progress')?.innerText || '').length > 0; }"
+
+
+def bench_cloze(context, url: str, n: int) -> list[Timing]:
+    load = Timing("cloze", "page load to the tab shown", "page load")
+    start = Timing("cloze", "open the first question (Start)", "button")
+    nxt = Timing("cloze", "open a question (Next)", "button")
+    answer = Timing("cloze", "answer (a letter -> feedback)", "button")
+    run_set = Timing("cloze", "Run the set (baseline Edge-1, 18 questions)", "button")
+    page = context.new_page()
+    for _ in range(n):
+        with timing(load.seconds):
+            goto(page, url + "?tab=cloze")
+            wait_js(page, CLOZE_READY)
+    for i in range(n):
+        goto(page, url + "?tab=cloze")
+        wait_js(page, CLOZE_READY)
+        page.locator("#cloze-annotator textarea, #cloze-annotator input").first.fill(f"bench-{time.time_ns()}-{i}")
+        with timing(start.seconds):
+            page.locator("#cloze-start").click()
+            changed(page, "#cloze-progress", "", "Question")
+        for _ in range(2):   # one answer and one Next per page, on the first questions of the set
+            before = text_of(page, "#cloze-feedback")
+            with timing(answer.seconds):
+                page.locator("#cloze-choice-A").click()
+                changed(page, "#cloze-feedback", before, "Question")
+            before = text_of(page, "#cloze-progress")
+            with timing(nxt.seconds):
+                page.locator("#cloze-next").click()
+                changed(page, "#cloze-progress", before, "Question")
+    answer.seconds, nxt.seconds = answer.seconds[:n], nxt.seconds[:n]
+    page.locator("#cloze-mode").get_by_text("Model", exact=True).click()
+    for i in range(n):
+        seed = page.locator("#cloze-seed input").first
+        seed.fill(str(1000 + i + int(time.time()) % 100_000 * 10))  # a new seed: a new run, never a resume
+        seed.press("Tab")
+        page.wait_for_timeout(300)
+        before = text_of(page, "#cloze-model-summary")
+        with timing(run_set.seconds):
+            page.locator("#cloze-run-set").click()
+            changed(page, "#cloze-model-summary", before, "new, 0 resumed")
+    page.close()
+    return [load, start, nxt, answer, run_set]
+
+
+# -- impact -----------------------------------------------------------------------------------------
+IMPACT_READY = "() => document.documentElement.dataset.impactReady === '1' && " \
+               "(document.querySelector('#impact-timeline')?.innerText || '').includes('truth') && " \
+               "document.querySelector('#impact-timeline').offsetParent !== null"
+
+
+# the frame box moved on from `before` and the timeline shows the frame it holds
+FRAME_SHOWN = "(b) => { const v = +document.querySelector('#impact-frame input[type=\"number\"]').value; " \
+              "return v !== b && (document.querySelector('#impact-timeline')?.innerText || '').includes('frame ' + v); }"
+
+
+def _frame(page) -> int:
+    return int(float(page.locator("#impact-frame input[type='number']").first.input_value()))
+
+
+def bench_impact(context, url: str, n: int) -> list[Timing]:
+    load = Timing("impact", "page load to the tab shown (timeline)", "page load")
+    body = Timing("impact", "page load to the 3D body first drawn", "page load")
+    clip = Timing("impact", "clip change (timeline of the new clip)", "button")
+    step = Timing("impact", "frame step (frame > -> timeline, body)", "button")
+    spin = Timing("impact", "turntable (Render turntable -> video)", "button")
+    page = context.new_page()
+    for _ in range(n):
+        started = time.perf_counter()
+        goto(page, url + "?tab=impact")
+        wait_js(page, IMPACT_READY)
+        load.seconds.append(time.perf_counter() - started)
+        body_drawn(page)
+        body.seconds.append(time.perf_counter() - started)
+    for i in range(n):
+        page.locator("#impact-clip input").first.click()
+        options = page.get_by_role("option")
+        options.first.wait_for(timeout=WAIT_MS)
+        before = text_of(page, "#impact-timeline")
+        option = options.nth((i + 1) % max(1, options.count()))
+        with timing(clip.seconds):
+            option.click()
+            changed(page, "#impact-timeline", before, "truth")
+    page.wait_for_timeout(1000)                      # the clip's view has settled (frame box, body)
+    for _ in range(n):
+        before = _frame(page)
+        with timing(step.seconds):
+            page.locator("#impact-step-on").click()
+            wait_js(page, FRAME_SHOWN, before)
+        page.wait_for_timeout(300)
+    renders = Path(os.environ["IMPACT_RENDER_DIR"])
+    for _ in range(n):
+        for cached in renders.glob("*-turntable.mp4"):   # rendered for real each time, never reused
+            cached.unlink()
+        before = _frame(page)                            # a new frame, whose view offers to render
+        page.locator("#impact-step-on").click()
+        wait_js(page, FRAME_SHOWN, before)
+        wait_js(page, "() => (document.querySelector('#impact-turntable-msg')?.innerText || '').includes('Render') "
+                      "&& !document.querySelector('#impact-turntable video')?.src")
+        with timing(spin.seconds):
+            page.locator("#impact-render-turntable").click()
+            wait_js(page, "() => !!document.querySelector('#impact-turntable video')?.src || "
+                          "(document.querySelector('#impact-turntable-msg')?.innerText || '').includes('unavailable')")
+    spin.note = page.evaluate("() => document.querySelector('#impact-turntable video')?.src ? 'a video' : "
+                              "'no video: ' + (document.querySelector('#impact-turntable-msg')?.innerText || '')")
+    page.close()
+    return [load, body, clip, step, spin]
+
+
+BENCHES = {"window-search": bench_window_search, "cloze": bench_cloze, "impact": bench_impact}
+
+
+# -- the table --------------------------------------------------------------------------------------
+def median(t: Timing) -> float | None:
+    return statistics.median(t.seconds) if t.seconds else None
+
+
+def print_table(timings: list[Timing], refs: dict[str, float | None]) -> None:
+    headers = ("tab", "action", "median s", "min-max s", "n", "reference", "ratio")
+    lines = [headers]
+    for t in timings:
+        m = median(t)
+        ref = refs.get(t.reference)
+        if m is None:
+            lines.append((t.tab, t.action, "failed", t.error[:60], "0", t.reference, ""))
+            continue
+        ratio = f"{m / ref:.1f}x" if ref else ""
+        lines.append((t.tab, t.action, f"{m:.3f}", f"{min(t.seconds):.3f}-{max(t.seconds):.3f}",
+                      str(len(t.seconds)), t.reference, ratio))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(headers))]
+    for k, line in enumerate(lines):
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip())
+        if k == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "data",
+                        help="example data (the app generates it when missing; default data)")
+    parser.add_argument("--repeats", type=int, default=5, help="tries per action (the median is shown)")
+    parser.add_argument("--only", default=",".join(TABS), help=f"comma list of {', '.join(TABS)}")
+    parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    args = parser.parse_args(argv)
+    tabs = [t.strip() for t in args.only.split(",") if t.strip()]
+    unknown = [t for t in tabs if t not in BENCHES]
+    if unknown or args.repeats < 1:
+        parser.error(f"--only takes {', '.join(TABS)} (got {', '.join(unknown)})" if unknown
+                     else "--repeats must be at least 1")
+    if not Path(args.chromium).exists():
+        parser.error(f"no Chromium at {args.chromium}; install it (scripts/install_system_deps.sh) or pass --chromium")
+    from playwright.sync_api import sync_playwright
+
+    # a fresh render cache: the first 3D body of the run is drawn cold (the later ones reuse its GLB)
+    os.environ["IMPACT_RENDER_DIR"] = tempfile.mkdtemp(prefix="bench-browser-render-")
+    app_demo, bare_demo = start_app(args.data_dir), start_bare()
+    timings: list[Timing] = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            context.set_default_timeout(WAIT_MS)
+            ref_load, ref_button = bench_bare(context, bare_demo.local_url, args.repeats)
+            timings += [ref_load, ref_button]
+            url = app_demo.local_url.rstrip("/") + "/"
+            for tab in tabs:
+                try:
+                    timings += BENCHES[tab](context, url, args.repeats)
+                except Exception as exc:  # noqa: BLE001 - one tab failing still prints the others
+                    where = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == __file__]
+                    timings.append(Timing(tab, "(the tab's run stopped)", "-",
+                                          error=f"{type(exc).__name__} at lines {where}: {exc}"))
+            timings.append(Timing("reference", "bare Blocks: button round trip, again at the end", "-"))
+            timings[-1].seconds = bench_bare(context, bare_demo.local_url, args.repeats)[1].seconds
+            browser.close()
+    finally:
+        app_demo.close()
+        bare_demo.close()
+        shutil.rmtree(os.environ["IMPACT_RENDER_DIR"], ignore_errors=True)
+    refs = {"page load": median(ref_load), "button": median(ref_button)}
+    print(f"\nheadless Chromium, 1440x900, baseline backend, data {args.data_dir}, median of {args.repeats}; "
+          f"load average {loadavg()}")
+    print_table(timings, refs)
+    for t in timings:
+        if t.error or t.note:
+            print(f"{t.tab} / {t.action}: {t.error or 'showed ' + ' '.join(t.note.split())}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
