@@ -4,8 +4,9 @@ measured apart from the clients'):
     python -m tests.helpers.study_load URL SESSIONS ANSWERS OUT [--client gradio_client|http] [--prefix P]
                                        [--pause SECONDS]
 
-Each session starts, answers ANSWERS questions (pausing --pause seconds between; the default 0.5 s
-is far faster than any person),
+Each session starts, answers ANSWERS questions (pausing about --pause seconds between, drawn from
+0.5-1.5x of it per pause, so that sessions do not answer in lock-step as no group of people does;
+the default 0.5 s is far faster than any person),
 then goes forward and back once; OUT gets every latency in seconds, any error and the client's own
 CPU seconds.
 
@@ -20,12 +21,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import threading
 import time
 import uuid
 
 PAUSE_S = 0.5
 KINDS = ("start", "answer", "navigation")
+
+
+def pauses(who: str, pause: float, answers: int) -> list[float]:
+    """The session's think times: 0.5-1.5x `pause` each, the same for the same session name."""
+    rng = random.Random(who)
+    return [pause * rng.uniform(0.5, 1.5) for _ in range(answers)]
 
 
 def gradio_client_session(url: str, who: str, answers: int, pause: float, out: dict, errors: list) -> None:
@@ -36,8 +44,8 @@ def gradio_client_session(url: str, who: str, answers: int, pause: float, out: d
         t = time.perf_counter()
         client.predict(who, api_name="/study_start")
         out["start"].append(time.perf_counter() - t)
-        for _ in range(answers):
-            time.sleep(pause)
+        for wait in pauses(who, pause, answers):
+            time.sleep(wait)
             t = time.perf_counter()
             client.predict(api_name="/study_choice_1")
             out["answer"].append(time.perf_counter() - t)
@@ -109,8 +117,8 @@ async def http_session(session: HttpSession, who: str, answers: int, pause: floa
         t = time.perf_counter()
         await session.call("/study_start", who)
         out["start"].append(time.perf_counter() - t)
-        for _ in range(answers):
-            await asyncio.sleep(pause)
+        for wait in pauses(who, pause, answers):
+            await asyncio.sleep(wait)
             t = time.perf_counter()
             await session.call("/study_choice_1")
             out["answer"].append(time.perf_counter() - t)
