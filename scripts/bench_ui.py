@@ -278,13 +278,19 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
         print(f"  ({stems} stems)")
         session = fresh.with_inputs("Model", "cloze", "all", "S, A, P", 0)
         action("question-set build (questions_for; the folder opened)", lambda: h.questions_for(session))
-        started = action("Start, model mode (first question's clips decoded)",
+        cold(sets=False)
+        h.draw_first_ahead(fresh, "frames").join(300)    # what a page load starts while it is read
+        action("Start, model mode, after the page was read (first question drawn ahead)",
+               lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 42, "", "frames"), warm=True)
+        action("Start / resume, human study, after the page was read (first question drawn ahead)",
+               lambda: h.start(fresh, "Human study", "cloze", "all", "S, A, P", 42, "ahead", "frames"), warm=True)
+        started = action("Start, model mode, cold (first question's clips decoded)",
                          lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"), sets=False)
         action("Start again (set cached, clips cached)",
                lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"), warm=True)
         nxt = action("next question (drawn ahead while the first was shown)",
                      lambda: h.next_question(started.session, "frames"), warm=True)
-        human = action("Start / resume, human study (first question's clips decoded)",
+        human = action("Start / resume, human study, cold (first question's clips decoded)",
                        lambda: h.start(fresh, "Human study", "cloze", "all", "S, A, P", 0, "bench", "frames"),
                        sets=False)
         action("one answer (human study, immediate; the next question drawn ahead)",
@@ -293,6 +299,7 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
             settings = SessionSettings(backend="openai:bench", base_url=url, api_key="x").to_state()
             action("one model question, cold (its backend made, 6 clips x 16 frames decoded and encoded)",
                    lambda: run_one(started.session, settings), sets=False)
+            nxt = h.next_question(started.session, "frames")   # question 2 shown: its frames made ahead
             one = action("one model question on screen (its frames made while it was shown)",
                          lambda: run_one(nxt.session, settings), warm=True)
             if one.letter in ("", "(unparsed)"):

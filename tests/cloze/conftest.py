@@ -1,8 +1,29 @@
-"""Helpers for the cloze tests: a private, writable copy of the example data."""
+"""Helpers for the cloze tests: a private, writable copy of the example data; the clip decodes a
+test makes, counted."""
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture
+def decodes(monkeypatch):
+    """Each real decode of a clip from here on, as (thread name, path): the real decoder, counted,
+    with an empty frames cache. Background drawing left by earlier tests is waited for first."""
+    from components.cloze import frames
+
+    frames._prefetcher.submit(lambda: None).result(120)
+    calls = []
+    real = frames._sampled
+
+    def counted(path, n, max_height):
+        calls.append((threading.current_thread().name, path))
+        return real(path, n, max_height)
+    monkeypatch.setattr(frames, "_sampled", counted)
+    monkeypatch.setattr(frames, "_cache", type(frames._cache)())
+    yield calls
+    frames._prefetcher.submit(lambda: None).result(120)
 
 
 @pytest.fixture
