@@ -219,12 +219,17 @@ def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
     shown = _checklist_has(page, "Window rank #1 ")
     start, end = _shown_span(page)
     _video_at(page, start)
+    # play from 2 s before the window's end; on a loaded machine a late re-render of the player can
+    # cut a play() short, so a paused player is started again while waiting (as a person would)
     page.evaluate("(t) => { const v = document.querySelector('#ws-movie video'); v.muted = true; v.currentTime = t; "
-                  "v.play(); }", end - 2.0)
+                  "v.play().catch(() => {}); }", end - 2.0)
     # the page moves the timeline's playhead while the video plays, before any answer from the server
     page.wait_for_function(
-        "(t) => +(document.querySelector('#ws-timeline .ws-playhead')?.dataset.live || -1) > t", arg=end - 1.5,
-        timeout=60_000)
+        "(t) => { const v = document.querySelector('#ws-movie video'); if (!v) return false;"
+        " if (v.paused) { v.muted = true; if (v.currentTime < t - 1) v.currentTime = t - 0.5;"
+        " v.play().catch(() => {}); }"
+        " return +(document.querySelector('#ws-timeline .ws-playhead')?.dataset.live || -1) > t; }",
+        arg=end - 1.5, timeout=60_000, polling=500)
     page.wait_for_function("(t) => document.querySelector('#ws-movie video').currentTime > t + 1", arg=end,
                            timeout=60_000)
     page.wait_for_function("() => !document.querySelector('#ws-checklist')?.innerText.includes('Window rank #1 ')",

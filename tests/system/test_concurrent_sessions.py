@@ -55,7 +55,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
         results[ann] = (letters, shown)
 
     def cloze_set(i: int, seed: int):
-        md, path = sessions[i].predict(root, "all", DIMS, seed, "edge1", False, api_name="/on_run_set")
+        md, path, *_ = sessions[i].predict(root, "all", DIMS, seed, "edge1", False, api_name="/on_run_set")
         results[f"set{seed}"] = (md, path)
 
     def impact_temporal(i: int, qid: str):

@@ -60,7 +60,7 @@ def test_cloze_tab_bounded_retries_readable_error_and_other_session_stays_quick(
             quick.append((time.perf_counter(), time.perf_counter() - t))
             assert letter in "ABCD" and "Edge-1" in raw
         th.join()
-    raw, letter, why, option_map, summary = box["out"]
+    raw, letter, why, option_map, summary, *_ = box["out"]
     # a readable message, no traceback, no key; the answer is not guessed
     assert letter == "(unparsed)" and raw == ""
     assert "HTTP 429" in why and "rate limit reached" in why and "attempt" in why, why
@@ -89,10 +89,10 @@ def test_cloze_tab_recovers_from_mixed_transient_faults(system_app, example_data
     with ScriptedOpenAIServer(script) as server:
         c = client(system_app)
         c.predict("openai:test-model", server.url, "sk-x", 16, False, api_name="/set_backend")
-        raw, letter, why, option_map, summary = c.predict(*_cloze_args(root), api_name="/on_run_one")
+        raw, letter, why, option_map, summary, *_ = c.predict(*_cloze_args(root), api_name="/on_run_one")
         assert (raw, letter) == ("", "(unparsed)") and "HTTP 503" in why and "not guessed" in summary
         assert len(server.requests) == MAX_RETRIES + 1, why
-        raw, letter, why, option_map, summary = c.predict(*_cloze_args(root), api_name="/on_run_one")
+        raw, letter, why, option_map, summary, *_ = c.predict(*_cloze_args(root), api_name="/on_run_one")
     assert (raw, letter) == (ANSWER_B, "B")
     assert "attempts 1" in summary, summary
     assert len(server.requests) == len(script)  # nothing asked after the valid answer
@@ -104,11 +104,11 @@ def test_cloze_tab_run_set_reports_failures_and_resumes_only_them(system_app, ex
     c = client(system_app)
     with ScriptedOpenAIServer(_failing_after(2, ANSWER_B)) as outage:
         c.predict("openai:test-model", outage.url, "sk-x", 1, False, api_name="/set_backend")
-        md, _ = c.predict(*args, api_name="/on_run_set")
+        md, *_ = c.predict(*args, api_name="/on_run_set")
     assert "2 new, 0 resumed" in md and "4 failed" in md and "run again" in md, md
     with ScriptedOpenAIServer([ANSWER_B]) as healthy:
         c.predict("openai:test-model", healthy.url, "sk-x", 1, False, api_name="/set_backend")
-        md, path = c.predict(*args, api_name="/on_run_set")
+        md, path, *_ = c.predict(*args, api_name="/on_run_set")
     assert "4 new, 2 resumed" in md and "failed" not in md, md
     assert len(healthy.requests) == 4
 
