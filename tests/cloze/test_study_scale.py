@@ -28,8 +28,8 @@ FULL = os.environ.get("STUDY_SCALE") == "1"
 STEMS = int(os.environ.get("STUDY_SCALE_STEMS", "1521" if FULL else "60"))
 SESSIONS = int(os.environ.get("STUDY_SCALE_SESSIONS", "32" if FULL else "4"))
 ANSWERS = 10
-ROUNDS = [("gradio_client", "gradio_client", 0.5), ("http", "http", 0.5)] + (
-    [("gradio_client-paced", "gradio_client", 3.0), ("http-paced", "http", 3.0)] if FULL else [])
+ROUNDS = ([("http-paced", "http", 3.0), ("gradio_client-paced", "gradio_client", 3.0)] if FULL else []) + [
+    ("gradio_client", "gradio_client", 0.5), ("http", "http", 0.5)]
 pytestmark = pytest.mark.slow
 
 
