@@ -186,6 +186,7 @@ def cloze_run(url: str, data: Path, items: int, concurrency: int, out: Path) -> 
 
     with frames._lock:  # the in-memory clip cache of an earlier level: every level decodes
         frames._cache.clear()
+        frames._pil_cache.clear()
     argv = ["run", "cloze", "--data", str(data), "--backend", "openai:bench", "--base-url", url,
             "--out", str(out), "--limit", str(items), "--retry-sleep", "0",
             "--concurrency", str(concurrency), "--no-progress"]

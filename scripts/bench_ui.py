@@ -249,6 +249,7 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
             h._sets_cache.clear()
         with frames._lock:
             frames._cache.clear()
+            frames._pil_cache.clear()
 
     def action(name: str, fn: Callable[[], Any], *, warm: bool = False, sets: bool = True) -> Any:
         """One action as a person meets it: what the page drew ahead in the background after the

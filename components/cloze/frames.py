@@ -19,10 +19,14 @@ from components.media import open_video, resize_max_height, to_jpeg_bytes
 if TYPE_CHECKING:
     from PIL import Image
 
-_cache: OrderedDict[tuple, list] = OrderedDict()
+_cache: OrderedDict[tuple, list] = OrderedDict()      # JPEGs and grids: ~0.5 MB a clip
+_CACHE_SIZE = 256
+# decoded frames (16 x 640x360 RGB, ~11 MB a clip): two questions' worth, enough for a question's
+# grids and JPEGs to share one decode without a batch run holding gigabytes of them
+_pil_cache: OrderedDict[tuple, list] = OrderedDict()
+_PIL_CACHE_SIZE = 12
 _lock = threading.Lock()
 _making: dict[tuple, threading.Event] = {}
-_CACHE_SIZE = 256
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloze-prefetch")
 log = logging.getLogger(__name__)
 
@@ -34,11 +38,12 @@ def _cached(path: Path, kind: str, n: int, max_height: int | None, make) -> list
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns, kind, n, max_height)
+    store, size = (_pil_cache, _PIL_CACHE_SIZE) if kind == "pil" else (_cache, _CACHE_SIZE)
     while True:
         with _lock:
-            if key in _cache:
-                _cache.move_to_end(key)
-                return list(_cache[key])
+            if key in store:
+                store.move_to_end(key)
+                return list(store[key])
             making = _making.get(key)
             if making is None:
                 _making[key] = threading.Event()
@@ -47,9 +52,9 @@ def _cached(path: Path, kind: str, n: int, max_height: int | None, make) -> list
     try:
         items = make()
         with _lock:
-            _cache[key] = items
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
+            store[key] = items
+            while len(store) > size:
+                store.popitem(last=False)
         return list(items)
     finally:
         with _lock:

@@ -22,6 +22,7 @@ def decodes(monkeypatch):
         return real(path, n, max_height)
     monkeypatch.setattr(frames, "_sampled", counted)
     monkeypatch.setattr(frames, "_cache", type(frames._cache)())
+    monkeypatch.setattr(frames, "_pil_cache", type(frames._pil_cache)())
     yield calls
     frames._prefetcher.submit(lambda: None).result(120)
 

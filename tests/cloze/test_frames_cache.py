@@ -50,3 +50,20 @@ def test_a_prefetch_of_a_missing_clip_leaves_the_error_to_the_request(tmp_path, 
     frames._prefetcher.submit(lambda: None).result(60)
     with pytest.raises(frames.MediaError, match="Clip not found"):
         frames.clip_jpegs(gone, 16)
+
+
+def test_decoded_frames_are_kept_for_two_questions_only_and_the_jpegs_stay(cloze_examples, tmp_path, decodes):
+    inst = next(iter(load_dataset(cloze_examples).instances.values()))
+    clips = []
+    for k in range(frames._PIL_CACHE_SIZE + 3):          # more clips than the decoded frames kept
+        copy = tmp_path / f"clip{k}.mp4"
+        copy.write_bytes(inst.clip_path("GT").read_bytes())
+        clips.append(copy)
+        frames.clip_jpegs(copy, 16)
+    assert len(frames._pil_cache) == frames._PIL_CACHE_SIZE   # ~11 MB each: bounded
+    assert len(decodes) == len(clips)
+    for copy in clips:                                    # the JPEGs of every clip are still kept
+        frames.clip_jpegs(copy, 16)
+    assert len(decodes) == len(clips)
+    frames.clip_grid(clips[-1], 16)                       # a recent clip's grid shares its decode
+    assert len(decodes) == len(clips)
