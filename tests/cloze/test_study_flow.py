@@ -276,3 +276,31 @@ def test_a_position_file_emptied_by_a_power_cut_resumes_at_the_first_unanswered(
     store_mod._stores.clear()                             # the server restarted
     again, _ = h.start(study, h.StudySession(), "anon-cut")
     assert again.session.index == 1                       # the first unanswered question
+
+
+def test_the_set_is_loaded_before_the_first_annotator_and_kept_out_of_the_collector(study, monkeypatch):
+    import gc
+
+    from components.cloze.study import cache
+
+    cache.invalidate()
+    calls, real = [], cache.load_set_folder
+    monkeypatch.setattr(cache, "load_set_folder", lambda folder: calls.append(folder) or real(folder))
+    try:
+        h.warm(study)
+        frozen = gc.get_freeze_count()
+        h.start(study, h.StudySession(), "anon-1")
+    finally:
+        gc.unfreeze()
+    assert len(calls) == 1          # the start found the set loaded
+    assert frozen > 0               # the loaded set is no longer walked by full collections
+
+
+def test_a_broken_study_file_warms_nothing_and_is_shown_to_the_annotator(study, tmp_path, caplog):
+    (tmp_path / "cloze" / "study.json").write_text('{"data": "nowhere"}')
+    h.warm(study)
+    import gc
+    gc.unfreeze()
+    assert "could not be loaded ahead" in caplog.text
+    with pytest.raises(UserError):
+        h.start(study, h.StudySession(), "anon-1")

@@ -20,6 +20,7 @@ import pytest
 
 from components.common.io import read_jsonl
 from tests.helpers.live_app import free_port
+from tests.helpers.study_load import KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
 # The real size costs minutes of CPU on 2 cores: STUDY_SCALE=1 measures it; by default the same
@@ -60,27 +61,39 @@ def _pct(values: list[float], q: float) -> float:
     return round(1000 * values[min(len(values) - 1, int(q * len(values)))], 1)
 
 
+def _cpu_ticks() -> list[int]:
+    return [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+
+
+def _steal_pct(before: list[int], after: list[int]) -> float:
+    """The share of the machine's CPU time the host took for others (the 8th /proc/stat field):
+    on a shared virtual machine it swings from 0 to over 20 % and latency tails follow it."""
+    delta = [b - a for a, b in zip(before, after)]
+    return round(100 * delta[7] / max(1, sum(delta)), 1)
+
+
 def _load(url: str, client: str, pause: float, prefix: str, tmp_path: Path, env: dict, pid: int) -> dict:
     """One round of SESSIONS annotators through `client`, `pause` s between answers; times, errors
     and both sides' CPU."""
     out = tmp_path / f"load-{prefix}.json"
-    server_cpu0 = _cpu_seconds(pid)
+    server_cpu0, ticks0 = _cpu_seconds(pid), _cpu_ticks()
     subprocess.run([sys.executable, "-m", "tests.helpers.study_load", url, str(SESSIONS), str(ANSWERS),
                     str(out), "--client", client, "--prefix", prefix, "--pause", str(pause)], cwd=ROOT,
                    env=env, check=True, timeout=1800)
     load = json.loads(out.read_text())
     load["server_cpu_s"] = _cpu_seconds(pid) - server_cpu0
+    load["steal_pct"] = _steal_pct(ticks0, _cpu_ticks())
     return load
 
 
 def _summary(load: dict) -> dict:
     times = load["times"]
-    requests = max(1, sum(len(v) for v in times.values()))
+    requests = max(1, sum(len(times[k]) for k in KINDS))
     return {"pause_s": load["pause_s"], "wall_s": round(load["wall_s"], 1), "server_cpu_s": round(load["server_cpu_s"], 1),
-            "client_cpu_s": round(load["client_cpu_s"], 1),
+            "client_cpu_s": round(load["client_cpu_s"], 1), "host_steal_pct": load["steal_pct"],
             "server_cpu_ms_per_request": round(1000 * load["server_cpu_s"] / requests, 1),
-            **{f"{k}_ms_p50": _pct(v, 0.5) for k, v in times.items()},
-            **{f"{k}_ms_p95": _pct(v, 0.95) for k, v in times.items()},
+            **{f"{k}_ms_p50": _pct(v, 0.5) for k, v in times.items() if k in KINDS},
+            **{f"{k}_ms_p95": _pct(v, 0.95) for k, v in times.items() if k in KINDS},
             "answer_ms_mean": round(1000 * statistics.mean(times["answer"]), 1)}
 
 

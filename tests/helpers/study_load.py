@@ -28,6 +28,7 @@ import uuid
 
 PAUSE_S = 0.5
 KINDS = ("start", "answer", "navigation")
+BEGAN = time.perf_counter()
 
 
 def pauses(who: str, pause: float, answers: int) -> list[float]:
@@ -50,7 +51,9 @@ def gradio_client_session(url: str, who: str, answers: int, pause: float, out: d
             time.sleep(wait)
             t = time.perf_counter()
             client.predict(api_name="/study_choice_1")
-            out["answer"].append(time.perf_counter() - t)
+            took = time.perf_counter() - t
+            out["answer"].append(took)
+            out["answer_at"].append([t - BEGAN, took])
         for api in ("/study_next", "/study_prev"):
             t = time.perf_counter()
             client.predict(api_name=api)
@@ -61,7 +64,7 @@ def gradio_client_session(url: str, who: str, answers: int, pause: float, out: d
 
 
 def run_gradio_client(url: str, sessions: int, answers: int, pause: float, prefix: str) -> tuple[dict, list]:
-    times: dict[str, list[float]] = {k: [] for k in KINDS}
+    times: dict[str, list[float]] = {k: [] for k in (*KINDS, "answer_at")}
     errors: list[str] = []
     threads = [threading.Thread(target=gradio_client_session, args=(url, f"{prefix}{i}", answers, pause, times, errors))
                for i in range(sessions)]
@@ -123,7 +126,9 @@ async def http_session(session: HttpSession, who: str, answers: int, pause: floa
             await asyncio.sleep(wait)
             t = time.perf_counter()
             await session.call("/study_choice_1")
-            out["answer"].append(time.perf_counter() - t)
+            took = time.perf_counter() - t
+            out["answer"].append(took)
+            out["answer_at"].append([t - BEGAN, took])
         for api in ("/study_next", "/study_prev"):
             t = time.perf_counter()
             await session.call(api)
@@ -135,7 +140,7 @@ async def http_session(session: HttpSession, who: str, answers: int, pause: floa
 async def run_http(url: str, sessions: int, answers: int, pause: float, prefix: str) -> tuple[dict, list]:
     import httpx
 
-    times: dict[str, list[float]] = {k: [] for k in KINDS}
+    times: dict[str, list[float]] = {k: [] for k in (*KINDS, "answer_at")}
     errors: list[str] = []
     endpoints = endpoints_of(url)
     limits = httpx.Limits(max_connections=4 * sessions, max_keepalive_connections=4 * sessions)

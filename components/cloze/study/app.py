@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import html
 import os
+import threading
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
@@ -186,14 +187,18 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
 def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7861,
                  prevent_thread_lock: bool = False) -> gr.Blocks:
     """Serve the study page; only the study's media cache is served as files."""
-    demo = build_study_app(data_dir)
-    cfg = h.Study(str(data_dir)).config
+    study = h.Study(str(data_dir))
+    threading.Thread(target=h.warm, args=(study,), name="study-warm", daemon=True).start()
+    cfg = study.config
     allowed = [str(cfg.media_cache.resolve())] if cfg else []
     if cfg:
         cfg.media_cache.mkdir(parents=True, exist_ok=True)
         # served where they lie: gradio would otherwise hash and copy six clips into its own cache
-        # on every answer (their names are already opaque, media.py)
+        # on every answer (their names are already opaque, media.py). Set before the page is
+        # built: gradio checks each served file against these paths in order (resolving both,
+        # ~0.2 ms a path), and building adds its own icons' paths.
         gr.set_static_paths(allowed)
+    demo = build_study_app(data_dir)
     # every event may run at once: handlers lock per annotator, and none waits on a model
     demo.queue(default_concurrency_limit=None)
     quiet_when_idle(demo)
