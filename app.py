@@ -6,6 +6,7 @@ parses the command line and assembles the tabs; importing it loads no model and 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import os
 import sys
@@ -80,8 +81,8 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def build_app(data_dir: Path, backend: str = "baseline"):
-    """Assemble the three tabs under one shared Model panel."""
+def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
+    """Assemble the three tabs under one shared Model panel, `concurrency` events at a time."""
     import gradio as gr
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
@@ -90,6 +91,9 @@ def build_app(data_dir: Path, backend: str = "baseline"):
     from components.settings.ui import build_settings_panel
 
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        # before any component: each queue() call rebuilds gradio's server app and the config of
+        # every component built so far (~0.2 s for these tabs, a sixth of the start)
+        demo.queue(default_concurrency_limit=concurrency)
         gr.Markdown(INTRO, elem_id="app-intro")
         presentation_toggle()
         link_note = gr.Markdown(elem_id="app-link-note")
@@ -115,18 +119,31 @@ def ensure_example_data(data_dir: Path) -> None:
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.idle import quiet_when_idle
     from components.common.page import HEAD
+    from components.common.warm import warm_in_background
     from components.common.theme import CSS, THEME
 
     ensure_example_data(args.data_dir)
-    demo = build_app(args.data_dir, args.backend)
-    demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
+    demo = build_app(args.data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     allowed = [str(Path(args.data_dir).resolve())]
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
-                prevent_thread_lock=prevent_thread_lock, show_error=True, quiet=prevent_thread_lock)
+                prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock)
+    demo.warm_up = warm_in_background(warm_up_tasks(args.data_dir))
+    if not prevent_thread_lock:
+        demo.block_thread()
     return demo
+
+
+def warm_up_tasks(data_dir: Path) -> list:
+    """What the server does once it answers (components/common/warm.py): each tab's `warm`, then
+    the API client's import, so a first model call does not wait ~0.7 s for it."""
+    from backends.registry import preload
+
+    tasks = [functools.partial(module.warm, data_dir) for module in
+             (importlib.import_module(ui) for _, ui, _, _ in TABS) if hasattr(module, "warm")]
+    return [*tasks, functools.partial(preload, "openai")]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -156,6 +156,11 @@ def _chat_completion():
     return ChatCompletion
 
 
+def preload() -> None:
+    """Import the client library ahead of a first call (backends.registry.preload)."""
+    _chat_completion()
+
+
 def make_client(settings: ApiSettings):
     import openai
 

@@ -242,6 +242,7 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
     study = Path(tempfile.mkdtemp(prefix="bench-ui-study-"))
     os.environ["APP_HUMAN_STUDY_DIR"] = str(study)
     results: list[tuple[str, float, float]] = []
+    background: list[tuple[str, float, float]] = []
     fresh = ClozeSession(data_dir=data_dir)
 
     def cold(sets: bool = True) -> None:  # a cold action: no clip decoded (and no set cached)
@@ -274,7 +275,18 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
         return h.run_one(session, settings, "Model", "cloze", "all", "S, A, P", 0, "edge1", False)
 
     try:
-        root = action("tab load (open the data folder: load_root)", lambda: h.load_root(fresh, "cloze"))
+        # what the server does once it answers (app.warm_up_tasks), timed as one background job
+        # with no goal: it is no visitor's action
+        from backends.registry import preload
+
+        _, cpu, wall = measure(lambda: h.load_root(fresh, "cloze"))
+        background.append(("start-up head start: read the data folder, the first time in the process", cpu, wall))
+        _, cpu, wall = measure(lambda: preload("openai"))
+        background.append(("start-up head start: import the API client", cpu, wall))
+        for name, cpu, wall in background:
+            print(line(f"cloze: {name}", cpu, wall, ref_ms, goal=False))
+        root = action("tab load (the data folder, read by the head start)", lambda: h.load_root(fresh, "cloze"),
+                      warm=True)
         stems = root.status.split(" ")[0]
         print(f"  ({stems} stems)")
         session = fresh.with_inputs("Model", "cloze", "all", "S, A, P", 0)
@@ -298,7 +310,8 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
                lambda: h.choose(human.session, "A", "frames", "immediate", False), warm=True)
         with server_process([str(ROOT / "scripts" / "bench_server.py"), "--delay", "0"]) as url:
             settings = SessionSettings(backend="openai:bench", base_url=url, api_key="x").to_state()
-            action("one model question, cold (its backend made, 6 clips x 16 frames decoded and encoded)",
+            action("one model question, cold (its backend made, 6 clips x 16 frames decoded and encoded; "
+                   "the API client imported by the head start)",
                    lambda: run_one(started.session, settings), sets=False)
             nxt = h.next_question(started.session, "frames")   # question 2 shown: its frames made ahead
             one = action("one model question on screen (its frames made while it was shown)",
@@ -310,9 +323,11 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
     finally:
         os.environ.pop("APP_HUMAN_STUDY_DIR", None)
         shutil.rmtree(study, ignore_errors=True)
-    return [Row("ui", f"cloze {stems} stems: {name}", f"{cpu:.0f} ms CPU ({cpu / GOAL_MS:.2f} of 150 ms; "
-                f"{cpu / ref_ms:.0f}x empty event)", "< 150 ms", cpu < GOAL_MS)
-            for name, cpu, _ in results]
+    return [Row("ui", f"cloze {stems} stems: {name}", f"{cpu:.0f} ms CPU ({wall:.0f} ms wall)")
+            for name, cpu, wall in background] + [
+        Row("ui", f"cloze {stems} stems: {name}", f"{cpu:.0f} ms CPU ({cpu / GOAL_MS:.2f} of 150 ms; "
+            f"{cpu / ref_ms:.0f}x empty event; {wall:.0f} ms wall)", "< 150 ms", cpu < GOAL_MS)
+        for name, cpu, wall in results]
 
 
 # -- entry points ------------------------------------------------------------------------------------

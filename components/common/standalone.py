@@ -22,6 +22,7 @@ BuildTab = Callable[[TabContext], None]
 def build_demo(build_tab: BuildTab, title: str, data_dir: Path, backend: str = "baseline") -> gr.Blocks:
     """The tab in a Blocks of its own, under the shared Model panel."""
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
+        demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))  # before any component (app.py)
         settings = build_settings_panel(SessionSettings(backend=backend))
         build_tab(TabContext(data_dir=Path(data_dir), settings=settings, demo=demo))
     return demo
@@ -39,7 +40,6 @@ def build_parser(prog: str, title: str, holds: str) -> argparse.ArgumentParser:
 
 
 def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
-    demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))
     quiet_when_idle(demo)
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
                 allowed_paths=[str(Path(args.data_dir).resolve())], show_error=True)

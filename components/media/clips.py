@@ -162,11 +162,14 @@ def _decode_range(source, start_idx: int, end_idx: int) -> Iterator:
     import av
     import numpy as np
 
+    from av.video.reformatter import VideoReformatter
+
     fps = source.fps
     turns = getattr(source, "rotation", 0) // 90
+    scaler = VideoReformatter()   # one for every frame (readers.py PyAVReader says why)
 
     def rgb(frame):
-        arr = frame.to_ndarray(format="rgb24")
+        arr = scaler.reformat(frame, format="rgb24").to_ndarray()
         return np.ascontiguousarray(np.rot90(arr, turns)) if turns else arr
 
     with av.open(str(source.path)) as container:

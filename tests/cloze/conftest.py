@@ -17,9 +17,9 @@ def decodes(monkeypatch):
     calls = []
     real = frames._sampled
 
-    def counted(path, n, max_height):
+    def counted(path, n, max_height, **how):
         calls.append((threading.current_thread().name, path))
-        return real(path, n, max_height)
+        return real(path, n, max_height, **how)
     monkeypatch.setattr(frames, "_sampled", counted)
     monkeypatch.setattr(frames, "_cache", type(frames._cache)())
     monkeypatch.setattr(frames, "_pil_cache", type(frames._pil_cache)())

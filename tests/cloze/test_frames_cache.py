@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 
 from components.cloze import frames
@@ -40,8 +41,34 @@ def test_a_prefetched_grid_is_shown_without_decoding(clip, decodes):
     assert [p for _, p in decodes] == [clip]
     grid = frames.clip_grid(clip, 16)
     assert [p for _, p in decodes] == [clip]              # shown from what the prefetch made
-    expected = frames.frame_grid(frames.clip_frames(clip, 16, jpeg=False))
-    assert grid.size == expected.size and grid.tobytes() == expected.tobytes()
+    # decoded at the tile height by the decoder's scaler: the same picture as the grid drawn from
+    # the full frames a model is sent, within a few grey levels
+    exact = frames.frame_grid(frames.clip_frames(clip, 16, jpeg=False))
+    assert grid.size == exact.size
+    diff = np.abs(np.asarray(grid, np.int16) - np.asarray(exact, np.int16))
+    assert diff.mean() < 6
+
+
+def test_a_grid_is_drawn_from_the_frames_a_model_was_sent_when_they_are_kept(clip, decodes):
+    sent = frames.clip_frames(clip, 16, jpeg=False)
+    grid = frames.clip_grid(clip, 16)
+    assert [p for _, p in decodes] == [clip]              # one decode for both
+    assert grid.tobytes() == frames.frame_grid(sent).tobytes()
+
+
+def test_a_questions_grids_are_made_side_by_side_and_a_missing_clip_is_named(cloze_examples, tmp_path, decodes):
+    inst = next(iter(load_dataset(cloze_examples).instances.values()))
+    clips = []
+    for k in range(6):
+        copy = tmp_path / f"c{k}.mp4"
+        copy.write_bytes(inst.clip_path("GT").read_bytes())
+        clips.append(copy)
+    grids = frames.clip_grids(clips, 16)
+    assert len(grids) == 6 and len(decodes) == 6
+    assert {name.split("_")[0] for name, _ in decodes} == {"cloze-decode"}
+    assert all(g.tobytes() == grids[0].tobytes() for g in grids)
+    with pytest.raises(frames.MediaError, match="gone.mp4"):
+        frames.clip_grids([clips[0], tmp_path / "gone.mp4"], 16)
 
 
 def test_a_prefetch_of_a_missing_clip_leaves_the_error_to_the_request(tmp_path, decodes):

@@ -21,6 +21,7 @@ def running_app(data_dir: Path, backend: str = "baseline") -> Iterator[str]:
     args = app.build_parser().parse_args(["--data-dir", str(data_dir), "--backend", backend,
                                           "--port", str(free_port())])
     demo = app.launch(args, prevent_thread_lock=True)
+    demo.warm_up.join(300)   # a visitor after the start-up's head start (components/common/warm.py)
     try:
         yield demo.local_url
     finally:

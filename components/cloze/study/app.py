@@ -96,6 +96,9 @@ def browser_secret(data_dir: str | Path) -> str:
 def build_study_app(data_dir: str | Path) -> gr.Blocks:
     study = h.Study(str(data_dir))
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+        # every event may run at once: handlers lock per annotator, and none waits on a model (set
+        # before any component: each queue() call rebuilds the server app and every component's config)
+        demo.queue(default_concurrency_limit=None)
         ui = SimpleNamespace(state=gr.State(h.StudySession()),
                              browser=gr.BrowserState({"annotator": ""}, storage_key=STORAGE_KEY,
                                                      secret=browser_secret(data_dir)))
@@ -199,8 +202,6 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
         # ~0.2 ms a path), and building adds its own icons' paths.
         gr.set_static_paths(allowed)
     demo = build_study_app(data_dir)
-    # every event may run at once: handlers lock per annotator, and none waits on a model
-    demo.queue(default_concurrency_limit=None)
     quiet_when_idle(demo)
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 footer_links=[], prevent_thread_lock=prevent_thread_lock, show_error=True,
