@@ -118,8 +118,7 @@ def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True,
 def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> Image.Image:
     """The clip's display frames drawn as one `frame_grid`, kept. Drawn from the frames a model is
     sent when they are decoded already; else decoded straight at the grid's tile height by the
-    decoder's scaler (a 720p clip: ~25 instead of ~60 ms; the converting of full-size frames to
-    RGB was most of it), as the grid is only looked at."""
+    decoder's scaler (no full-size RGB frames made and resized): the grid is only looked at."""
     path = Path(path)
 
     def make() -> list[Image.Image]:

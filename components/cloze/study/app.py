@@ -202,7 +202,7 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
         # ~0.2 ms a path), and building adds its own icons' paths.
         gr.set_static_paths(allowed)
     demo = build_study_app(data_dir)
-    quiet_when_idle(demo)
+    quiet_when_idle(demo, poll=0.05)   # an answer after a quiet spell waits <= 50 ms to be picked up
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 footer_links=[], prevent_thread_lock=prevent_thread_lock, show_error=True,
                 quiet=prevent_thread_lock)
