@@ -81,3 +81,17 @@ def test_the_monitoring_summary_is_not_rebuilt_after_every_event(monkeypatch):
     assert "shout" not in (quiet._queue.cached_event_analytics_summary or {}).get("functions", {})
     quiet._queue.events_recorded = idle.ANALYTICS_EVERY
     assert "shout" in quiet._queue.compute_analytics_summary([_record()] * 5)["functions"]
+
+
+def test_a_server_may_poll_more_often_once_quiet(monkeypatch):
+    """The study page polls every 0.05 s (its answers' latency), the explorer every IDLE_POLL_S."""
+    monkeypatch.setattr(idle, "QUIET_AFTER_S", 0.0)
+    demos = []
+    for _ in range(2):
+        with gr.Blocks() as demo:
+            gr.Button().click(lambda: None, None, None)
+        demo.queue()
+        demos.append(demo)
+    assert idle.quiet_when_idle(demos[0], poll=0.05) and idle.quiet_when_idle(demos[1])
+    assert demos[0]._queue.sleep_when_free == 0.05
+    assert demos[1]._queue.sleep_when_free == idle.IDLE_POLL_S != 0.05
