@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import html
 import os
-import threading
 from dataclasses import fields
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,6 +28,7 @@ from components.common.errors import UserError
 from components.common.idle import quiet_when_idle
 from components.common.theme import THEME
 from components.common.ui import user_errors
+from components.common.warm import warm_in_background
 
 TITLE = "Cloze study"
 STORAGE_KEY = "cloze-study-annotator"
@@ -191,7 +191,7 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
                  prevent_thread_lock: bool = False) -> gr.Blocks:
     """Serve the study page; only the study's media cache is served as files."""
     study = h.Study(str(data_dir))
-    threading.Thread(target=h.warm, args=(study,), name="study-warm", daemon=True).start()
+    warm_in_background([lambda: h.warm(study)], name="study-warm")
     cfg = study.config
     allowed = [str(cfg.media_cache.resolve())] if cfg else []
     if cfg:
