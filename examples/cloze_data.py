@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 
 from components.cloze.build import build_instance
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
 from components.cloze.runner import answer_safely, records_to_results, write_json_atomic
 from components.cloze.solvers import EdgeSolver

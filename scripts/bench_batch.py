@@ -201,7 +201,7 @@ def cloze_run(url: str, data: Path, items: int, concurrency: int, out: Path) -> 
 
 def impact_annotations(source: Path, units: int, out: Path) -> int:
     """The example clips repeated (new qids, same files) until they hold >= `units` spatial units."""
-    from components.impact.annotations import load_annotations
+    from components.impact.data import load_annotations
     from components.impact.pipeline import annotated_frames
 
     raw = json.loads(source.read_text())
@@ -344,7 +344,7 @@ def _path_rows(path: str, url: str, examples: Path, levels, quick: bool, tmp: Pa
 def impact_433(url: str, examples: Path, quick: bool, tmp: Path) -> list[Row]:
     """`run impact --tasks spatial` over a 433-clip file at c=16 vs a c=1 run on its first units."""
     from make_realsize import make_impact
-    from components.impact.annotations import load_annotations
+    from components.impact.data import load_annotations
     from components.impact.pipeline import annotated_frames
 
     clips = 64 if quick else 433

@@ -45,7 +45,7 @@ def temporal_data(queries: int = QUERIES, preds: int = PREDICTIONS, seed: int = 
 def cloze_data(stems: int = STEMS, seed: int = 0) -> dict:
     """An upstream-format result dict: stem -> {S, A, C} -> {answer, expected, correct,
     option_map}; about 5% of the answers are unparsable."""
-    from components.cloze.layout import DIM_CLIPS
+    from components.cloze.data import DIM_CLIPS
 
     rng = random.Random(seed)
     results = {}
@@ -74,8 +74,8 @@ def best_of(fn, repeats: int) -> tuple[float, float]:
 
 
 def run(quick: bool = False, repeats: int | None = None) -> list[Row]:
-    from components.cloze.scoring import score_results
-    from components.impact.temporal_metrics import evaluate_temporal
+    from components.cloze.metrics import score_results
+    from components.impact.metrics.temporal import evaluate_temporal
 
     repeats = repeats or (3 if quick else 5)
     gt, pred = temporal_data()

@@ -15,11 +15,11 @@ import json
 from pathlib import Path
 
 from components.cloze.study.protocol import load_human_files
-from components.cloze.layout import load_dataset
-from components.cloze.prompt import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
+from components.cloze.data import load_dataset
+from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set
 from components.cloze.runner import run_set
-from components.cloze.scoring import check_results, human_results, score_results
+from components.cloze.metrics import check_results, human_results, score_results
 from components.cloze.solvers import SolverSettings, solvers_for
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
 from components.common.errors import UserError

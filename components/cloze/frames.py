@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends.base import EncodedImage
-from components.cloze.prompt import JPEG_QUALITY, MAX_HEIGHT
+from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
 from components.media import open_video, resize_max_height, to_jpeg_bytes
 

@@ -17,7 +17,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 
 from components.common.io import append_jsonl, path_lock, read_jsonl
-from components.cloze.layout import ClozeDataset
+from components.cloze.data import ClozeDataset
 from components.cloze.questions import DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set, \
     schedule_seed_for
 from components.common.errors import UserError

@@ -1,5 +1,5 @@
 """Leaderboard: the paper's Table 2.2 rows (assets/cloze_reference_rows.json) beside imported
-result files, human-study files and this app's own runs, all scored by scoring.score_results.
+result files, human-study files and this app's own runs, all scored by metrics.score_results.
 
 Every row names its data set and size ("TempCloze (paper), 1,521 videos"; "data folder 'cloze',
 6 stems"): rows on different data are not comparable, and the table says so (`COMPARABILITY`).
@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from collections.abc import Mapping
 
-from components.cloze.scoring import score_results
+from components.cloze.metrics import score_results
 
 ROWS_PATH = Path(__file__).resolve().parents[2] / "assets" / "cloze_reference_rows.json"
 COLUMNS = ("S", "A", "P", "acc", ">=1", ">=2", "3/3")

@@ -12,7 +12,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from components.cloze.layout import DIM_CLIPS, ClozeDataset, clip_dim, dim_key
+from components.cloze.data import DIM_CLIPS, ClozeDataset, clip_dim, dim_key
 from components.common.errors import UserError
 
 LETTERS = ("A", "B", "C", "D")

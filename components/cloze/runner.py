@@ -8,9 +8,9 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 
 from backends.errors import BackendError, GenerationStopped
-from components.cloze.layout import ClozeDataset
+from components.cloze.data import ClozeDataset
 from components.cloze.questions import Question, question_with_order
-from components.cloze.scoring import check_results, order_sensitivity
+from components.cloze.metrics import check_results, order_sensitivity
 from components.cloze.solvers import ClozeSolver
 from components.common.batch import run_resumable
 from components.common.errors import DataFormatError, MediaError

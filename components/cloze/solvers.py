@@ -18,8 +18,8 @@ from backends.ask import Asked, Unparsed, ask, step_down
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from components.cloze.edge import VARIANTS, edge_answer
 from components.cloze.frames import clip_frames, clip_jpegs
-from components.cloze.layout import Instance
-from components.cloze.prompt import (DEFAULT_STYLE, RELEASED_MAX_TOKENS, ParsedAnswer, eval_prompt,
+from components.cloze.data import Instance
+from components.cloze.prompts import (DEFAULT_STYLE, RELEASED_MAX_TOKENS, ParsedAnswer, eval_prompt,
                                      parse_answer, prompt_style, request_content)
 from components.cloze.questions import Question
 from components.common.errors import UserError

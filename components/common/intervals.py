@@ -1,7 +1,7 @@
 """Time intervals for every tab: the type, IoU, reading times, and finding intervals in text.
 
 Pure functions; times are seconds. (The cloze tab's answer parser is not here: it reproduces the
-released TempCloze parser letter for letter, see components/cloze/prompt.py.)
+released TempCloze parser letter for letter, see components/cloze/prompts.py.)
 """
 from __future__ import annotations
 

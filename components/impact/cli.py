@@ -21,12 +21,12 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.common.errors import UserError
 from components.common.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
-from components.impact.annotations import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
+from components.impact.data import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
 from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, select_regions
-from components.impact.region_prompt import RegionSolver
+from components.impact.prompts.regions import RegionSolver
 from components.impact.solvers import solvers_for
-from components.impact.temporal_metrics import evaluate_temporal
+from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.temporal_solvers import TemporalSolver
 from components.settings.session import SessionSettings
 

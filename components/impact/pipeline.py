@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 from backends.errors import GenerationStopped
 from components.common.errors import DataFormatError
-from components.impact.annotations import ImpactAnnotations, ImpactItem
+from components.impact.data import ImpactAnnotations, ImpactItem
 from components.impact.body import BodyModel, load_body
-from components.impact.region_prompt import RegionAnswer, RegionSolver
-from components.impact.spatial_metrics import spatial_metrics_from_records
+from components.impact.prompts.regions import RegionAnswer, RegionSolver
+from components.impact.metrics.spatial import spatial_metrics_from_records
 from components.media import open_video
 
 if TYPE_CHECKING:

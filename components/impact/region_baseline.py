@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from components.impact.region_prompt import RegionAnswer
+from components.impact.prompts.regions import RegionAnswer
 from components.impact.regions import find_region_words
 
 if TYPE_CHECKING:

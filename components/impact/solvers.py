@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from backends.base import VLMBackend
 from components.impact.region_baseline import BaselineRegionSolver
-from components.impact.region_prompt import ModelRegionSolver, RegionSolver
+from components.impact.prompts.regions import ModelRegionSolver, RegionSolver
 from components.impact.temporal_solvers import ModelTemporalSolver, MotionEnergyBaseline, TemporalSolver
 from components.settings.session import SessionSettings
 

@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from backends.ask import Unparsed, ask, resample
 from backends.base import GenerationParams, GenerationRequest, VLMBackend
 from components.impact.intervals import NONE, OK, UNPARSED, ParsedIntervals, parse_intervals
-from components.impact.temporal_prompt import answer_in_frame_indices, build_messages, max_frames_for, \
+from components.impact.prompts.temporal import answer_in_frame_indices, build_messages, max_frames_for, \
     sample_count, style_for_backend, uniform_indices
 from components.media import Frame, open_video
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from components.impact.annotations import ImpactItem
+    from components.impact.data import ImpactItem
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
-from components.impact.temporal_metrics import temporal_iou
+from components.impact.metrics.temporal import temporal_iou
 
 if TYPE_CHECKING:
-    from components.impact.annotations import ImpactItem
+    from components.impact.data import ImpactItem
 
 GT_COLOR, PRED_COLOR, CURSOR_COLOR = "#2e7d32", "#1565c0", "#d84315"
 LABEL_ROOM = 14.0    # percent of the bar a label may take before the next one in its lane

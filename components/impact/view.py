@@ -19,11 +19,11 @@ from components.common.links import view_link  # noqa: F401 (the deep-link query
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.render import (FRONT_CAMERA, camera_for, color_legend, export_glb,
                                       render_turntable, vertex_colors, vertex_normals)
-from components.impact.spatial_metrics import prf
+from components.impact.metrics.spatial import prf
 from components.impact.timeline import moment_ious, timeline_html, window_to_frames  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
-    from components.impact.annotations import ImpactAnnotations, ImpactItem
+    from components.impact.data import ImpactAnnotations, ImpactItem
 
 REFERENCE_ROWS = Path(__file__).resolve().parents[2] / "assets" / "hapact_reference_rows.json"
 TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3")

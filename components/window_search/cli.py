@@ -28,7 +28,7 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.common.errors import UserError
 from components.common.io import append_jsonl, read_jsonl
 from components.common.shards import describe_selection, input_files, merged_files
-from components.window_search.annotations import GroundingAnnotations, GroundingQuery, \
+from components.window_search.data import GroundingAnnotations, GroundingQuery, \
     load_annotations, load_predictions
 from components.window_search.metrics import evaluate, format_table
 from components.window_search.pipeline import METHODS, MovieLibrary, SearchSettings, ground_query, \

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from components.common.intervals import iou, overlap, valid_interval
-from components.window_search.annotations import GroundingAnnotations, Prediction
+from components.window_search.data import GroundingAnnotations, Prediction
 from components.window_search.types import UNPARSED, is_scored_source
 
 THRESHOLDS = (0.3, 0.5, 0.7)

@@ -22,7 +22,7 @@ from backends.base import EmbeddingBackend, VLMBackend
 from backends.registry import resolve_embedder
 from components.common.errors import UserError
 from components.window_search.agent import agentic_window_search
-from components.window_search.annotations import MovieEntry
+from components.window_search.data import MovieEntry
 from components.window_search.memory import CharacterMemory, load_or_empty
 from components.window_search.movie import Movie
 from components.window_search.retrieval import oracle_chunk, retrieve

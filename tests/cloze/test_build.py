@@ -127,7 +127,7 @@ def test_motion_check_averages_every_frame_pair_of_the_gap(tmp_path):
 
 
 def test_meta_json_is_read_from_output_preset_beside_choices(cloze_copy):
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
 
     meta = json.loads((cloze_copy / "meta.json").read_text())
     (cloze_copy / "meta.json").unlink()
@@ -141,7 +141,7 @@ def test_meta_json_is_read_from_output_preset_beside_choices(cloze_copy):
 
 
 def test_meta_json_rejected_entries_are_skipped_and_conflicts_named(cloze_copy):
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
 
     meta = json.loads((cloze_copy / "meta.json").read_text())
     name = next(iter(meta))

@@ -78,7 +78,7 @@ def test_run_with_an_api_model(cloze_examples, tmp_path, monkeypatch):
 
 def test_run_sends_the_released_max_tokens_and_takes_max_tokens_and_prompt_style(cloze_examples, tmp_path,
                                                                                 monkeypatch):
-    from components.cloze.prompt import eval_prompt
+    from components.cloze.prompts import eval_prompt
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 

@@ -3,10 +3,10 @@ import pytest
 from PIL import Image
 
 from components.cloze.edge import edge_answer
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
 from components.cloze.runner import answer_safely
-from components.cloze.scoring import score_results
+from components.cloze.metrics import score_results
 from components.cloze.solvers import EdgeSolver
 from components.common.errors import UserError
 

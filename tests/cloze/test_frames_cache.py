@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from components.cloze import frames
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 
 
 @pytest.fixture

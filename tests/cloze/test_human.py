@@ -14,7 +14,7 @@ import pytest
 from components.common.io import read_jsonl
 from components.cloze.human import (HubPush, annotator_file, export_records, load_progress,
                                     record_answer, sanitise_annotator, study_dir, study_questions)
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.common.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,7 +105,7 @@ def test_a_killed_server_loses_no_answer_and_resumes(tmp_path, cloze_examples, q
 import sys, time
 sys.path.insert(0, {str(ROOT)!r})
 from components.cloze.human import record_answer, study_questions
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 qs = study_questions(load_dataset({str(cloze_examples)!r}), "examples", 42).questions
 for i, q in enumerate(qs):
     record_answer({str(tmp_path / 'anon-9.jsonl')!r}, q, task_index=i, answer="A", annotator="anon-9",

@@ -6,7 +6,7 @@ import zipfile
 
 import pytest
 
-from components.cloze.layout import load_dataset, safe_extract_zip
+from components.cloze.data import load_dataset, safe_extract_zip
 from components.cloze.questions import build_set, make_question, schedule_seed_for
 from components.common.errors import UserError
 

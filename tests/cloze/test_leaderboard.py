@@ -1,5 +1,5 @@
 """Leaderboard rows name their data set and size; rows on different data are not comparable."""
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
 from components.cloze.questions import build_set
 from components.cloze.runner import run_set

@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.cloze.questions import build_set, make_question
 from components.common.errors import UserError
 

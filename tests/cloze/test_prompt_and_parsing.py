@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from components.cloze.prompt import eval_prompt, normalise_recorded_answer, parse_answer, request_content
+from components.cloze.prompts import eval_prompt, normalise_recorded_answer, parse_answer, request_content
 
 
 def _norm(text: str) -> str:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.cloze.study.design import assign, coverage, export_assignment, materialise
 from components.cloze.study.protocol import load_set_folder, released_questions, set_folders
 from components.common.errors import UserError

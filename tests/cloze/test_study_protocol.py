@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from components.cloze.human import record_answer
-from components.cloze.layout import DIM_CLIPS
-from components.cloze.scoring import human_results, score_results
+from components.cloze.data import DIM_CLIPS
+from components.cloze.metrics import human_results, score_results
 from components.cloze.study.protocol import (load_human_files, load_set_folder, records_from_result,
                                              released_questions, schedule, set_folders, set_seed,
                                              released_record, write_result_file, result_header)

@@ -102,7 +102,7 @@ def test_unload_sets_the_sessions_stop_event_and_releases_it():
 def test_a_stopped_set_run_asks_nothing_and_resumes_later(cloze_examples, tmp_path, monkeypatch):
     import threading
 
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
     from components.cloze.questions import build_set
     from components.cloze.runner import run_set
     from components.cloze.solvers import EdgeSolver
@@ -119,7 +119,7 @@ def test_a_stopped_set_run_asks_nothing_and_resumes_later(cloze_examples, tmp_pa
 
 def test_run_one_sends_the_chosen_prompt_style_and_the_leaderboard_marks_its_data(cloze_examples, tmp_path,
                                                                                 monkeypatch):
-    from components.cloze.prompt import eval_prompt
+    from components.cloze.prompts import eval_prompt
     from components.settings.session import SessionSettings
     from tests.helpers.openai_server import ScriptedOpenAIServer
 

@@ -41,7 +41,7 @@ def test_the_api_client_is_imported_by_the_head_start_and_not_before():
 
 
 def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_questions(example_data_dir, monkeypatch):
-    from components.cloze import frames, layout
+    from components.cloze import data as layout, frames
     from components.cloze.ui import handlers as h
     from components.cloze.ui.session import ClozeSession
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from components.common.errors import DataFormatError
-from components.impact.annotations import (frame_at_time, load_annotations, load_qv_gt, load_qv_pred,
+from components.impact.data import (frame_at_time, load_annotations, load_qv_gt, load_qv_pred,
                                            load_spatial_pred, moment_to_seconds)
 
 GOOD = {"fps": 24, "items": [{

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from components.common.io import read_jsonl
-from components.impact.annotations import load_annotations
+from components.impact.data import load_annotations
 from components.impact.pipeline import evaluate_spatial
-from components.impact.temporal_metrics import evaluate_temporal
+from components.impact.metrics.temporal import evaluate_temporal
 from tests.impact.clipdata import make_impact_data
 from tests.impact.test_cli import run_cli
 

@@ -7,7 +7,7 @@ import pytest
 
 from components.impact.region_baseline import BASELINE_NAME, BaselineRegionSolver, baseline_answer, \
     baseline_regions
-from components.impact.region_prompt import ANSWER_FORMAT, ModelRegionSolver, PROMPT_FILE, \
+from components.impact.prompts.regions import ANSWER_FORMAT, ModelRegionSolver, PROMPT_FILE, \
     region_prompt
 from components.impact.regions import GROUPS, REGION_LABELS, parse_region_labels
 from components.impact.solvers import solvers_for

@@ -8,7 +8,7 @@ import pytest
 
 from components.impact.body import BodyModel, load_body, region_vertex_mask
 from components.impact.regions import GROUPS, REGION_LABELS
-from components.impact.spatial_metrics import frame_metrics, label_f1, label_metrics, prf, \
+from components.impact.metrics.spatial import frame_metrics, label_f1, label_metrics, prf, \
     spatial_metrics
 from tests.impact.test_geodesic import grid_mesh
 
@@ -122,7 +122,7 @@ def test_mask_size_is_checked(grid_body):
 
 
 def test_metrics_from_records_paint_regions_and_count_missing_predictions():
-    from components.impact.spatial_metrics import spatial_metrics_from_records
+    from components.impact.metrics.spatial import spatial_metrics_from_records
 
     body = load_body(prefer_smplx=False)
     gt = [{"regions": ["head"], "vertices": [1, 2, 3]}, {"regions": ["left calf", "right calf"]}]

@@ -14,7 +14,7 @@ from app import build_parser
 from backends.trace_format import image_sha256
 from components.common.io import read_jsonl
 from components.impact import pipeline
-from components.impact.annotations import load_annotations
+from components.impact.data import load_annotations
 from components.impact.pipeline import annotated_frames, frame_images
 from tests.helpers.openai_server import ScriptedOpenAIServer
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.impact.temporal_metrics import average_precision, evaluate_temporal, temporal_iou
+from components.impact.metrics.temporal import average_precision, evaluate_temporal, temporal_iou
 
 THR = (0.1, 0.2, 0.3, 0.4, 0.5)
 
@@ -135,7 +135,7 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
 
     import numpy as np
 
-    from components.impact.temporal_metrics import LENGTH_BINS, _QueryAP, recall_matches_at_k
+    from components.impact.metrics.temporal import LENGTH_BINS, _QueryAP, recall_matches_at_k
 
     rng = random.Random(1234)
     gts, preds = [], []

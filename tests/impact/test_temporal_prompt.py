@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.impact.temporal_prompt import (MAX_FRAMES, STYLES, frame_label, prompt_template,
+from components.impact.prompts.temporal import (MAX_FRAMES, STYLES, frame_label, prompt_template,
                                                render_prompt, sample_count, style_for_backend,
                                                uniform_indices)
 from tests.helpers.prompt_pins import assert_pinned
@@ -107,7 +107,7 @@ def test_the_five_added_rows_are_the_papers_word_for_word(style):
 def test_video_styles_put_the_frames_where_video_stands_and_count_them():
     from PIL import Image
 
-    from components.impact.temporal_prompt import build_messages, max_frames_for
+    from components.impact.prompts.temporal import build_messages, max_frames_for
     from components.media import Frame
 
     frames = [Frame(index=i, time=i / 24, image=Image.new("RGB", (8, 8))) for i in range(3)]

@@ -10,8 +10,8 @@ from backends.base import GenerationResult, VLMBackend
 from backends.config import ApiSettings
 from backends.errors import TooManyImagesError
 from backends.registry import resolve
-from components.impact.annotations import ImpactItem
-from components.impact.temporal_metrics import temporal_iou
+from components.impact.data import ImpactItem
+from components.impact.metrics.temporal import temporal_iou
 from components.impact.solvers import solvers_for
 from components.impact.temporal_solvers import (BASELINE_METHOD, ModelTemporalSolver,
                                                 MotionEnergyBaseline, impact_candidates,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from components.impact import view
-from components.impact.annotations import FrameAnnotation, ImpactItem
+from components.impact.data import FrameAnnotation, ImpactItem
 from components.impact.body import load_body, vertex_mask_from_annotation
 from components.impact.render import FRONT_CAMERA, camera_for, vertex_normals
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from components.impact import view
-from components.impact.annotations import ImpactItem, FrameAnnotation, load_annotations
+from components.impact.data import ImpactItem, FrameAnnotation, load_annotations
 from tests.impact.clipdata import make_impact_data
 
 FPS = 24.0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from components.impact.annotations import ImpactItem
+from components.impact.data import ImpactItem
 from components.impact.timeline import LABEL_ROOM, label_lanes, time_ticks, timeline_html
 
 FPS = 24.0

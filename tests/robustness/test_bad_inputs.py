@@ -184,7 +184,7 @@ GROUNDING_BAD = [
 
 @pytest.mark.parametrize("case", range(len(GROUNDING_BAD)))
 def test_grounding_annotations_bad_records(tmp_path, case):
-    from components.window_search.annotations import load_annotations
+    from components.window_search.data import load_annotations
 
     changes, expected = GROUNDING_BAD[case]
     if changes == "['pairs'][0]['target']['interval']":  # a missing key
@@ -201,7 +201,7 @@ def test_grounding_annotations_bad_records(tmp_path, case):
 
 
 def test_grounding_duplicate_ids_and_out_of_movie_interval(tmp_path):
-    from components.window_search.annotations import load_annotations
+    from components.window_search.data import load_annotations
 
     data = _grounding()
     data["pairs"].append(dict(data["pairs"][0]))
@@ -219,7 +219,7 @@ def test_grounding_duplicate_ids_and_out_of_movie_interval(tmp_path):
 @pytest.mark.parametrize("content", [b"", b"{", b"[1, 2]", b"null", bytes(range(256)),
                                      "{\"movies\": []}".encode("utf-16")])
 def test_grounding_unreadable_files(tmp_path, content):
-    from components.window_search.annotations import load_annotations
+    from components.window_search.data import load_annotations
 
     path = tmp_path / "broken.json"
     path.write_bytes(content)
@@ -229,7 +229,7 @@ def test_grounding_unreadable_files(tmp_path, content):
 
 
 def test_grounding_annotation_path_is_a_folder(tmp_path):
-    from components.window_search.annotations import load_annotations
+    from components.window_search.data import load_annotations
 
     with pytest.raises(UserError) as info:
         load_annotations(tmp_path)
@@ -239,7 +239,7 @@ def test_grounding_annotation_path_is_a_folder(tmp_path):
 @pytest.mark.parametrize("content", [b"not json\n", b'{"interval": [1, 2]}\n', b"[1]\n",
                                      b'{"qid": "q1"}\n{"qid": "q1"}\n', bytes(range(256))])
 def test_grounding_bad_predictions(tmp_path, content):
-    from components.window_search.annotations import load_predictions
+    from components.window_search.data import load_predictions
 
     path = tmp_path / "pred.jsonl"
     path.write_bytes(content)
@@ -283,7 +283,7 @@ IMPACT_BAD = [
 
 @pytest.mark.parametrize("case", range(len(IMPACT_BAD)))
 def test_impact_annotations_bad_records(tmp_path, case):
-    from components.impact.annotations import load_annotations
+    from components.impact.data import load_annotations
 
     data, expected = IMPACT_BAD[case]
     path = tmp_path / "impact.json"
@@ -294,7 +294,7 @@ def test_impact_annotations_bad_records(tmp_path, case):
 
 
 def test_impact_missing_keys_each_named(tmp_path):
-    from components.impact.annotations import load_annotations
+    from components.impact.data import load_annotations
 
     for key in ("qid", "video", "query", "num_frames", "moments"):
         data = _impact()
@@ -309,7 +309,7 @@ def test_impact_missing_keys_each_named(tmp_path):
 @pytest.mark.parametrize("loader", ["load_annotations", "load_qv_gt", "load_qv_pred", "load_spatial_pred"])
 @pytest.mark.parametrize("content", [b"", b"{oops", bytes(range(256)), b"\xff\xfe\x00\x00garbage"])
 def test_impact_unreadable_files(tmp_path, loader, content):
-    import components.impact.annotations as ann
+    import components.impact.data as ann
 
     path = tmp_path / "broken.jsonl"
     path.write_bytes(content)
@@ -327,7 +327,7 @@ def test_impact_unreadable_files(tmp_path, loader, content):
                                   '{"qid": "h1", "pred_relevant_windows": "1-2"}',
                                   '{"pred_relevant_windows": []}'])
 def test_impact_bad_prediction_lines(tmp_path, line):
-    from components.impact.annotations import load_qv_pred
+    from components.impact.data import load_qv_pred
 
     path = tmp_path / "pred.jsonl"
     path.write_text(line + "\n")
@@ -345,7 +345,7 @@ def _cloze_tree(root: Path) -> Path:
 @pytest.mark.parametrize("case", ["no-choices", "empty-choices", "meta-garbage", "meta-list",
                                   "meta-missing-keys", "sets-garbage", "sets-list", "meta-utf16"])
 def test_cloze_load_dataset_on_broken_trees(tmp_path, case):
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
 
     root = tmp_path / "data"
     root.mkdir()
@@ -368,7 +368,7 @@ def test_cloze_load_dataset_on_broken_trees(tmp_path, case):
 
 
 def test_cloze_stem_with_missing_clips_is_reported_not_crashed(tmp_path):
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
 
     root = tmp_path / "data"
     (root / "choices" / "stem1" / "S").mkdir(parents=True)
@@ -419,7 +419,7 @@ def test_cli_bad_files_exit_2_with_one_line(tmp_path):
                                      '{"s": {"S": {"answer": "<A>", "option_map": 3}}}', "{}", '""'])
 def test_cloze_result_files_with_wrong_types(tmp_path, content):
     from components.cloze.cli import load_results_file
-    from components.cloze.scoring import score_results
+    from components.cloze.metrics import score_results
 
     path = tmp_path / "results.json"
     path.write_text(content)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from components.cloze.prompt import parse_answer
+from components.cloze.prompts import parse_answer
 from components.cloze.solvers import read_reply
 
 CORPUS = Path(__file__).parent / "corpus" / "cloze_answer.jsonl"

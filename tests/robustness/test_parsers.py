@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from components.cloze.prompt import normalise_recorded_answer, parse_answer
+from components.cloze.prompts import normalise_recorded_answer, parse_answer
 from components.impact.intervals import NONE, OK, UNPARSED, parse_intervals
 from components.impact.regions import REGION_LABELS, parse_region_labels
 from components.window_search.localizer import IntervalParseError, fit_interval, parse_interval

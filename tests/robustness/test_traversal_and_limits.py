@@ -26,7 +26,7 @@ def _zip(path: Path, entries: list[tuple[str, bytes]], *, symlink: str | None = 
 @pytest.mark.parametrize("name", ["../x", "../../etc/passwd", "choices/../../x", "/abs/x", "/etc/passwd",
                                   "\\abs\\x", "..\\..\\x", "C:/x", "C:\\x", "choices/stem/../../../x"])
 def test_zip_upload_refuses_escaping_names(tmp_path, name):
-    from components.cloze.layout import safe_extract_zip
+    from components.cloze.data import safe_extract_zip
 
     archive = _zip(tmp_path / "up.zip", [("choices/s1/GT.mp4", b"x"), (name, b"evil")])
     dest = tmp_path / "dest"
@@ -38,7 +38,7 @@ def test_zip_upload_refuses_escaping_names(tmp_path, name):
 
 
 def test_zip_upload_refuses_symlinks(tmp_path):
-    from components.cloze.layout import safe_extract_zip
+    from components.cloze.data import safe_extract_zip
 
     archive = _zip(tmp_path / "up.zip", [("choices/s1/GT.mp4", b"x")], symlink="choices/s1/link")
     with pytest.raises(UserError) as info:
@@ -47,7 +47,7 @@ def test_zip_upload_refuses_symlinks(tmp_path):
 
 
 def test_zip_upload_limits_and_garbage(tmp_path):
-    from components.cloze.layout import safe_extract_zip
+    from components.cloze.data import safe_extract_zip
 
     archive = _zip(tmp_path / "many.zip", [(f"choices/s{i}/GT.mp4", b"x") for i in range(5)])
     with pytest.raises(UserError, match="limit"):
@@ -103,7 +103,7 @@ def _confined_or_refused(load, path: Path, video_of) -> None:
 
 @pytest.mark.parametrize("video", ESCAPES)
 def test_grounding_annotation_video_paths_are_confined(tmp_path, video):
-    from components.window_search.annotations import load_annotations
+    from components.window_search.data import load_annotations
 
     data = {"movies": [{"movie_id": "m1", "video": video}], "pairs": [{
         "pair_id": "p1", "movie_id": "m1", "contrast_attribute": "action",
@@ -117,7 +117,7 @@ def test_grounding_annotation_video_paths_are_confined(tmp_path, video):
 
 @pytest.mark.parametrize("video", ESCAPES)
 def test_impact_annotation_video_paths_are_confined(tmp_path, video):
-    from components.impact.annotations import load_annotations
+    from components.impact.data import load_annotations
 
     data = {"fps": 24, "items": [{"qid": "h1", "video": video, "query": "x", "num_frames": 10,
                                   "moments": [[1, 2]]}]}

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from components.cloze.layout import load_dataset
+from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
-from components.impact.annotations import load_annotations as load_impact
+from components.impact.data import load_annotations as load_impact
 from components.media import open_video
-from components.window_search.annotations import load_annotations as load_grounding
+from components.window_search.data import load_annotations as load_grounding
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZES = ["--hours", "0.01", "--base-seconds", "10", "--movies", "4", "--queries", "20",

@@ -26,7 +26,7 @@ def _timed(fn, *args, **kwargs):
 def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, example_data_dir,
                                                                   system_dirs):
     from components.cloze.human import study_questions
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
     from components.cloze.questions import build_set
 
     root = str(example_data_dir / "cloze")

@@ -54,7 +54,7 @@ def test_sigkill_at_random_points_loses_no_confirmed_answer(example_data_dir, tm
     from gradio_client import Client
 
     from components.cloze.human import study_questions
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
 
     root = str(example_data_dir / "cloze")
     questions = study_questions(load_dataset(root), "all", 42, ["S", "A", "P"]).questions
@@ -159,7 +159,7 @@ def test_a_torn_tail_does_not_eat_the_next_answer(cloze_examples, tmp_path, monk
     """A study file ending in a half-written line (power loss): the next confirmed answer starts on
     a new line and reads back; the torn line is skipped; the file stays 0644."""
     from components.cloze.human import annotator_file, load_progress, record_answer, study_questions
-    from components.cloze.layout import load_dataset
+    from components.cloze.data import load_dataset
     from components.cloze.study import handlers as h
     from components.common.io import read_jsonl
     from tests.cloze.test_study_flow import make_study

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from components.window_search.annotations import CONTRAST_ATTRIBUTES, load_annotations
+from components.window_search.data import CONTRAST_ATTRIBUTES, load_annotations
 from components.window_search.memory import CharacterMemory
 from examples import movie as example
 

@@ -8,7 +8,7 @@ import pytest
 from backends.registry import resolve
 from components.common.errors import UserError
 from components.media import DiskCache
-from components.window_search.annotations import load_annotations
+from components.window_search.data import load_annotations
 from components.window_search.movie import Movie
 from components.window_search.pipeline import MovieLibrary, SearchSettings, ground_query, prediction_record
 from components.window_search.types import SearchTrace

@@ -9,7 +9,7 @@ import pytest
 
 from backends.registry import resolve
 from components.window_search.agent import MIN_EXPAND_S, expand_window
-from components.window_search.annotations import load_annotations, load_predictions
+from components.window_search.data import load_annotations, load_predictions
 from components.window_search.localizer import IntervalParseError, ModelLocalizer, SubtitleLocalizer, \
     parse_interval
 from components.window_search.metrics import evaluate

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from components.common.errors import UserError
-from components.window_search.annotations import load_annotations
+from components.window_search.data import load_annotations
 from components.window_search.memory import CharacterMemory
 from components.window_search.ui import handlers, memory_handlers
 from components.window_search.ui.events import event

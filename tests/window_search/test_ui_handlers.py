@@ -9,7 +9,7 @@ import pytest
 from backends.base import GenerationRequest, GenerationResult, VLMBackend
 from components.common.errors import UserError
 from components.settings.session import SessionSettings
-from components.window_search.annotations import load_annotations
+from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
 from components.window_search.ui.session import SESSIONS, SessionRegistry, WindowSearchSession
 from tests.window_search.agent_fixtures import decompose_reply, inspect_reply

@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from components.window_search.annotations import load_annotations
+from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
 from components.window_search.ui.session import SessionRegistry, WindowSearchSession
 

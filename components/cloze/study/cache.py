@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.cloze.layout import ClozeDataset
+from components.cloze.data import ClozeDataset
 from components.cloze.questions import Question
 from components.cloze.study.protocol import load_set_folder, released_questions
 

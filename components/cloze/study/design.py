@@ -11,9 +11,9 @@ import random
 import shutil
 from pathlib import Path
 
-from components.cloze.layout import ClozeDataset
+from components.cloze.data import ClozeDataset
 from components.cloze.study.protocol import REQUIRED_CLIPS
-from components.cloze.layout import clip_relpath
+from components.cloze.data import clip_relpath
 from components.common.errors import UserError
 from components.common.io import atomic_write_json
 

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from components.cloze.layout import Instance
+from components.cloze.data import Instance
 from components.cloze.questions import LETTERS, Question
 from components.common.errors import MediaError
 from components.media import open_video

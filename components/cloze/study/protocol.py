@@ -12,7 +12,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 
 from components.cloze.human import load_study_files
-from components.cloze.layout import CONTEXT_CLIPS, DIM_CLIPS, ClozeDataset, Instance
+from components.cloze.data import CONTEXT_CLIPS, DIM_CLIPS, ClozeDataset, Instance
 from components.cloze.questions import ORDER_HUMAN, Question, make_question
 from components.common.errors import DataFormatError, UserError
 from components.common.io import atomic_write_bytes, fsync_dir, load_json

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from components.cloze.scoring import human_results, score_results
+from components.cloze.metrics import human_results, score_results
 from components.cloze.study.cache import StudySet
 from components.cloze.study.config import StudyConfig
 from components.cloze.study.store import all_records

@@ -28,11 +28,11 @@ from components.cloze.frames import clip_grids, prefetch
 from components.cloze.human import (HubPush, annotator_file, export_records, latest_records,
                                     load_progress, load_study_files, new_session_id, record_answer,
                                     sanitise_annotator, study_dir, study_questions)
-from components.cloze.layout import ClozeDataset, find_root, folder_stamp, load_dataset, safe_extract_zip, shared_dataset
+from components.cloze.data import ClozeDataset, find_root, folder_stamp, load_dataset, safe_extract_zip, shared_dataset
 from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
 from components.cloze.questions import Question, QuestionSet, build_set, distractor_type, set_names
 from components.cloze.runner import answer_safely, run_orders, run_set
-from components.cloze.scoring import check_results, human_results, score_results
+from components.cloze.metrics import check_results, human_results, score_results
 from components.cloze.study.config import researcher_allowed
 from components.cloze.study.media import opaque_videos
 from components.cloze.solvers import SolverSettings, solvers_for

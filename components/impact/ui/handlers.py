@@ -16,12 +16,12 @@ import gradio as gr
 
 from components.common.errors import UserError
 from components.impact import view
-from components.impact.annotations import ImpactAnnotations, ImpactItem, load_annotations
+from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
 from components.impact.body import load_body
 from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, select_regions
 from components.impact.render import RenderUnavailable
 from components.impact.solvers import solvers_for
-from components.impact.temporal_metrics import evaluate_temporal
+from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.temporal_solvers import TemporalPrediction
 from components.impact.ui.session import ImpactSession
 from components.settings.session import SessionSettings, backend_for

@@ -10,7 +10,7 @@ from components.impact import view
 from components.impact.ui import handlers, page
 from components.impact.ui.events import outputs, wire
 from components.impact.ui.handlers import ImpactData
-from components.impact.temporal_prompt import STYLE_ROWS, STYLES
+from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui.session import BodyViews, ImpactSession, StopEvents
 
 __all__ = ["build_tab", "outputs"]

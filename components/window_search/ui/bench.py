@@ -17,7 +17,7 @@ from components.common.intervals import valid_interval
 from components.common.io import atomic_write_text
 from components.settings.session import backend_for
 from components.window_search import view
-from components.window_search.annotations import Prediction
+from components.window_search.data import Prediction
 from components.window_search.metrics import evaluate
 from components.window_search.pipeline import ground_query, prediction_record
 from components.window_search.solvers import solvers_for

@@ -27,7 +27,7 @@ from components.common.limits import check_video_duration
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
 from components.window_search import links, view
-from components.window_search.annotations import GroundingAnnotations, load_annotations
+from components.window_search.data import GroundingAnnotations, load_annotations
 from components.window_search.memory import CharacterMemory, load_or_empty, memory_path
 from components.window_search.metrics import temporal_iou
 from components.window_search.pipeline import SearchSettings, ground_query

@@ -24,7 +24,7 @@ from backends.base import Message
 if TYPE_CHECKING:
     from components.media import Frame
 
-PROMPT_DIR = Path(__file__).resolve().parents[2] / "assets" / "prompts"
+PROMPT_DIR = Path(__file__).resolve().parents[3] / "assets" / "prompts"
 STYLES = ("open", "gemini", "gpt", "vtimellm", "trace", "groundedvideollm", "unitime", "timelens")
 #: the Table 7 row each style reproduces (shown in the UI and in docs/prompts.md)
 STYLE_ROWS = {"open": "Qwen3-VL / InternVL-3.5", "gemini": "Gemini 3.1 Pro", "gpt": "GPT-4o / GPT-5.4",

@@ -8,8 +8,8 @@ from collections import Counter
 from typing import Any
 from collections.abc import Iterable, Mapping
 
-from components.cloze.layout import DIM_CLIPS
-from components.cloze.prompt import normalise_recorded_answer
+from components.cloze.data import DIM_CLIPS
+from components.cloze.prompts import normalise_recorded_answer
 from components.common.errors import DataFormatError
 from components.common.validate import validated
 

@@ -20,7 +20,7 @@ from components.impact.regions import OK, NONE, read_region_answer
 if TYPE_CHECKING:
     from PIL import Image
 
-PROMPT_FILE = Path(__file__).resolve().parents[2] / "assets" / "prompts" / "hapact_region_selection.txt"
+PROMPT_FILE = Path(__file__).resolve().parents[3] / "assets" / "prompts" / "hapact_region_selection.txt"
 #: The fine-tuning target format printed under the prompt in A.6.3 (the parser strips it).
 ANSWER_FORMAT = "The affected body regions are {list of body-region labels}."
 DEFAULT_ATTEMPTS = 3

@@ -1,0 +1,1 @@
+"""HAPACT's metrics: temporal (moments in clips) and spatial (on-body regions)."""
