@@ -7,9 +7,7 @@ uploaded zip."""
 from __future__ import annotations
 
 import os
-import threading
 import zipfile
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
@@ -20,6 +18,7 @@ from typing import NotRequired
 
 from components.common.errors import UserError
 from components.common.io import load_json
+from components.common.lru import SingleFlightLRU
 from components.common.validate import validated
 
 #: result-file / folder key of each dimension; the paper calls "C" Progression (P)
@@ -271,28 +270,17 @@ def folder_stamp(path: str | Path) -> tuple:
                  for p in (base / "choices", base / "meta.json", base / "sets.json"))
 
 
-_datasets: OrderedDict[str, tuple[tuple, ClozeDataset]] = OrderedDict()
-_datasets_lock = threading.Lock()
 _DATASETS_KEPT = 16
+_datasets: SingleFlightLRU[tuple, ClozeDataset] = SingleFlightLRU(_DATASETS_KEPT)
 
 
 def shared_dataset(path: str | Path) -> ClozeDataset:
     """`load_dataset`, kept per folder until `folder_stamp` changes, so opening a folder, building
     its question sets and starting a study read a 1,521-stem folder (and check its 18,252 clips)
-    once, not once each. Callers must not change the dataset they get."""
+    once, not once each, however many visitors open it at once. Callers must not change the
+    dataset they get."""
     key = str(find_root(path).resolve())
-    stamp = folder_stamp(key)
-    with _datasets_lock:
-        hit = _datasets.get(key)
-        if hit and hit[0] == stamp:
-            _datasets.move_to_end(key)
-            return hit[1]
-    ds = load_dataset(path)
-    with _datasets_lock:
-        _datasets[key] = (stamp, ds)
-        while len(_datasets) > _DATASETS_KEPT:
-            _datasets.popitem(last=False)
-    return ds
+    return _datasets.get((key, folder_stamp(key)), lambda: load_dataset(path))
 
 
 # ---- zip upload ------------------------------------------------------------------------------

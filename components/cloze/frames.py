@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,20 +13,19 @@ from typing import TYPE_CHECKING
 from backends.base import EncodedImage
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
+from components.common.lru import SingleFlightLRU
 from components.media import open_video, resize_max_height, to_jpeg_bytes
 
 if TYPE_CHECKING:
     from PIL import Image
 
-_cache: OrderedDict[tuple, list] = OrderedDict()      # JPEGs and grids: ~0.5 MB a clip
 _CACHE_SIZE = 256
+_cache: SingleFlightLRU[tuple, list] = SingleFlightLRU(_CACHE_SIZE)      # JPEGs and grids: ~0.5 MB a clip
 # decoded frames (16 x 640x360 RGB, ~11 MB a clip): two questions' worth, enough for a question's
 # grids and JPEGs to share one decode without a batch run holding gigabytes of them
-_pil_cache: OrderedDict[tuple, list] = OrderedDict()
 _PIL_CACHE_SIZE = 12
+_pil_cache: SingleFlightLRU[tuple, list] = SingleFlightLRU(_PIL_CACHE_SIZE)
 GRID_TILE_HEIGHT = 120
-_lock = threading.Lock()
-_making: dict[tuple, threading.Event] = {}
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloze-prefetch")
 # a question's clips decoded side by side in the request (the decoders release the GIL)
 _decoders = ThreadPoolExecutor(max_workers=max(2, min(6, os.cpu_count() or 2)), thread_name_prefix="cloze-decode")
@@ -44,36 +41,15 @@ def _key(path: Path, kind: str, n: int, max_height: int | None) -> tuple:
 
 def _kept(path: Path, n: int, max_height: int | None) -> list | None:
     """The clip's decoded frames if they are still kept (nothing is decoded)."""
-    key = _key(path, "pil", n, max_height)
-    with _lock:
-        return list(_pil_cache[key]) if key in _pil_cache else None
+    kept = _pil_cache.peek(_key(path, "pil", n, max_height))
+    return None if kept is None else list(kept)
 
 
 def _cached(path: Path, kind: str, n: int, max_height: int | None, make) -> list:
-    """An LRU entry per (file identity, kind, n, max_height). An entry being made (by another
+    """One entry per (file identity, kind, n, max_height); an entry being made (by another
     request or the prefetcher) is waited for, not made twice."""
-    key = _key(path, kind, n, max_height)
-    store, size = (_pil_cache, _PIL_CACHE_SIZE) if kind == "pil" else (_cache, _CACHE_SIZE)
-    while True:
-        with _lock:
-            if key in store:
-                store.move_to_end(key)
-                return list(store[key])
-            making = _making.get(key)
-            if making is None:
-                _making[key] = threading.Event()
-                break
-        making.wait(60)
-    try:
-        items = make()
-        with _lock:
-            store[key] = items
-            while len(store) > size:
-                store.popitem(last=False)
-        return list(items)
-    finally:
-        with _lock:
-            _making.pop(key).set()
+    store = _pil_cache if kind == "pil" else _cache
+    return list(store.get(_key(path, kind, n, max_height), make))
 
 
 def _sampled(path: Path, n: int, max_height: int | None, *, in_decoder: bool = False) -> list[Image.Image]:

@@ -1,18 +1,39 @@
-"""Small helpers shared by the tab UIs (the only shared module that imports gradio)."""
+"""The one UI layer every tab stands on (with page.py and theme.py, the shared modules that import
+gradio).
+
+A tab's handlers are module-level functions `handler(tab, res, session, *inputs) -> View`: the
+tab's shared data, this visitor's heavy objects (components/common/sessions.py), the typed session
+state (a gr.State value) and the event's inputs. `TabEvents.on` wires one to a gradio listener:
+it fills in the first two, turns the returned view into the outputs in order and puts the view's
+`message` on the tab's one message line, the last output of every event. One error policy: a
+UserError / BackendError is one readable line there (the outputs are left as they were); anything
+else is logged with a short id and the line says "something went wrong (id)". Nothing raises into
+gradio, so its red "Error" badges and toasts never cover a control.
+"""
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
 import inspect
-from dataclasses import dataclass
+import logging
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from collections.abc import Callable
 
 import gradio as gr
 
 from backends.errors import BackendError
 from components.common.errors import UserError
+from components.common.sessions import SessionRegistry
+
+log = logging.getLogger(__name__)
+
+SKIP = gr.skip()  # an output left as it is
+UNEXPECTED = "Something went wrong while doing that (error {}); nothing was changed. Try again, or reload the page."
 
 
 @dataclass
@@ -24,23 +45,149 @@ class TabContext:
     demo: gr.Blocks | None = None  # the whole app, for load/unload events
 
 
+@dataclass
+class View:
+    """What a handler returns. Its fields, in order, are the event's outputs (a nested view or a
+    tuple fills several); `message` goes to the tab's message line: "" clears it (the default:
+    an action that works clears an old error), None leaves it as it is."""
+
+    message: str | None = field(default="", kw_only=True)
+
+
+def outputs(view: Any) -> list:
+    """The outputs of `view` in order, without its message."""
+    values: list = []
+    for f in dataclasses.fields(view):
+        if f.name == "message":
+            continue
+        value = getattr(view, f.name)
+        if isinstance(value, View):
+            values.extend(outputs(value))
+        elif isinstance(value, tuple):
+            values.extend(value)
+        else:
+            values.append(value)
+    return values
+
+
+def message_value(view: View) -> Any:
+    return SKIP if view.message is None else view.message
+
+
+def error_line(exc: BaseException, data_dir: str | Path | None = None) -> str:
+    """The message line for an exception a handler raised: never a stack trace, HTML escaped
+    (the line is Markdown), and the app's data folder never shown as a server path."""
+    if isinstance(exc, gr.Error):
+        text = str(exc.message)
+    elif isinstance(exc, (UserError, BackendError)):
+        text = html.escape(str(exc), quote=False)
+    else:
+        ref = uuid.uuid4().hex[:6]
+        log.exception("unexpected error %s", ref)
+        text = UNEXPECTED.format(ref)
+    if data_dir:
+        base = os.path.abspath(data_dir)
+        text = text.replace(base + os.sep, "").replace(base, ".")
+    return f"⚠ {text}"
+
+
+def message_line(elem_id: str) -> gr.Markdown:
+    """A tab's one message line (errors and notes, where the eye is: just above the stage)."""
+    return gr.Markdown("", elem_id=elem_id, elem_classes=["tab-message"])
+
+
+class TabEvents:
+    """Wires a tab's handlers to gradio listeners with one adapter and one error policy.
+
+    `tab` is the tab's shared data (or a function giving it at each call: a tab that reads its
+    data on page load), `registry` the per-visitor resources, `message` the message line."""
+
+    def __init__(self, tab: Any, registry: SessionRegistry, message: gr.Markdown, *,
+                 data_dir: str | Path | None = None) -> None:
+        self._tab = tab
+        self.registry = registry
+        self.message = message
+        self.data_dir = data_dir
+
+    def tab(self) -> Any:
+        return self._tab() if callable(self._tab) else self._tab
+
+    def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain") -> Callable[..., Any]:
+        """`handler(tab, res, *inputs[, extra])` as a gradio function with `n_out` outputs plus the
+        message line. kind: "plain"; "select" (extra: the selected index); "data" (extra: the data
+        a gr.HTML trigger sent); "params" (first input after the leading two: the page's query
+        parameters); "progress" (keyword `progress`: a gr.Progress)."""
+        data_dir = self.data_dir
+
+        def failed(exc: BaseException) -> list:
+            return [SKIP] * n_out + [error_line(exc, data_dir)]
+
+        def shown(value: Any) -> list:
+            if isinstance(value, View):
+                return [*outputs(value), message_value(value)]
+            if n_out == 0:
+                return [""]
+            return [value, ""]
+
+        def bound(request: gr.Request | None) -> tuple:
+            return self.tab(), self.registry.get(getattr(request, "session_hash", None))
+
+        if inspect.isgeneratorfunction(handler):
+            def stream(request: gr.Request, *args) -> Iterator[list]:
+                try:
+                    for value in handler(*bound(request), *args):
+                        yield shown(value)
+                except Exception as exc:  # noqa: BLE001 - shown on the message line
+                    yield failed(exc)
+            return _named(stream, handler)
+
+        def call(request: gr.Request | None, args: tuple, extra: dict) -> list:
+            try:
+                return shown(handler(*bound(request), *args, **extra))
+            except Exception as exc:  # noqa: BLE001 - shown on the message line
+                return failed(exc)
+
+        if kind == "select":
+            def fn(request: gr.Request, evt: gr.SelectData, *args):
+                return call(request, (*args, evt.index), {})
+        elif kind == "data":
+            def fn(request: gr.Request, evt: gr.EventData, *args):
+                return call(request, (*args, dict(evt._data or {})), {})
+        elif kind == "params":
+            def fn(request: gr.Request, *args):
+                return call(request, (dict(getattr(request, "query_params", None) or {}), *args), {})
+        elif kind == "progress":
+            def fn(request: gr.Request, *args, progress=gr.Progress()):
+                return call(request, args, {"progress": progress})
+        else:
+            def fn(request: gr.Request, *args):
+                return call(request, args, {})
+        return _named(fn, handler)
+
+    def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list, outs: list, *,
+           kind: str = "plain", **kw) -> Any:
+        """`listener(handler)` with the outputs `outs` and then the message line."""
+        return listener(self.fn(handler, len(outs), kind=kind), inputs, [*outs, self.message], **kw)
+
+    def release(self, request: gr.Request) -> None:
+        """The page closed: that visitor's running work stops, then its resources go."""
+        self.registry.release(getattr(request, "session_hash", None))
+
+
+def _named(fn: Callable[..., Any], handler: Callable[..., Any]) -> Callable[..., Any]:
+    # not functools.wraps: gradio reads the signature (gr.Request, gr.Progress) through __wrapped__
+    fn.__name__ = fn.__qualname__ = getattr(handler, "__name__", "handler")
+    return fn
+
+
 def shown_error(exc: BaseException) -> gr.Error:
-    """The message as the page's error toast shows it. The toast renders HTML, so a message naming
-    `choices/<stem>/` lost its `<stem>` and was cut; it is escaped here."""
+    """The message as a page's error toast shows it (escaped: the toast renders HTML). Only the
+    study page, which has no message line of its own yet, still raises these."""
     return gr.Error(html.escape(str(exc), quote=False), print_exception=False)
 
 
 def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn UserError / BackendError raised in a handler into one readable gr.Error."""
-
-    if inspect.isgeneratorfunction(fn):
-        @functools.wraps(fn)
-        def gen_wrapper(*args, **kwargs):
-            try:
-                yield from fn(*args, **kwargs)
-            except (UserError, BackendError) as exc:
-                raise shown_error(exc) from None
-        return gen_wrapper
+    """Turn UserError / BackendError raised in a handler into one readable gr.Error (study page)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):

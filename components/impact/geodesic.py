@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from components.common.io import atomic_write
+from components.common.lru import SingleFlightLRU
 from components.media import default_cache_dir
 
 if TYPE_CHECKING:
@@ -109,8 +109,8 @@ def distance_matrix(graph: csr_matrix, indices: np.ndarray | None = None) -> np.
 # ---------------------------------------------------------------- caches
 
 _GRAPHS: dict[str, csr_matrix] = {}
-_DISTANCES: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _MAX_DISTANCES = 1024
+_DISTANCES: SingleFlightLRU[tuple[str, str], np.ndarray] = SingleFlightLRU(_MAX_DISTANCES)
 _LOCK = threading.Lock()
 
 
@@ -152,13 +152,4 @@ def nearest_distance(body: BodyModel, target_mask: np.ndarray) -> np.ndarray:
     """(N,) metres from every vertex to the nearest vertex of `target_mask` (cached per mask)."""
     target_mask = np.asarray(target_mask, dtype=bool)
     key = (body.fingerprint(), mask_key(target_mask))
-    with _LOCK:
-        if key in _DISTANCES:
-            _DISTANCES.move_to_end(key)
-            return _DISTANCES[key]
-    values = distances_from(body_graph(body), target_mask).astype(np.float32)
-    with _LOCK:
-        _DISTANCES[key] = values
-        while len(_DISTANCES) > _MAX_DISTANCES:
-            _DISTANCES.popitem(last=False)
-    return values
+    return _DISTANCES.get(key, lambda: distances_from(body_graph(body), target_mask).astype(np.float32))

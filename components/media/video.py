@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator, Sequence
@@ -47,6 +47,7 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from components.common.errors import MediaError
+from components.common.lru import SingleFlightLRU
 from components.media.cache import DiskCache, file_identity
 from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
     size_for_max_height, size_for_max_side
@@ -158,7 +159,8 @@ class VideoSource:
         #: the file's identity (components.media.cache.file_identity), computed once at open
         self.identity = file_identity(self.path)
         self._decoder = decoder
-        self._readers: OrderedDict[tuple[int, int] | None, object] = OrderedDict()
+        self._readers: SingleFlightLRU[tuple[int, int] | None, object] = SingleFlightLRU(
+            _MAX_READERS, on_evict=lambda reader: reader.close())
         self._lock = threading.RLock()
         self._index = load_index(self.path, self.identity, index_cache)
         index = self._index
@@ -174,35 +176,31 @@ class VideoSource:
     def _reader(self, size: tuple[int, int] | None):
         """A reader decoding at `size` (w, h, coded orientation), or full size for None; small LRU.
         The first one decides the backend (decord when it reads the stream, else PyAV)."""
-        with self._lock:
-            if size in self._readers:
-                self._readers.move_to_end(size)
-                return self._readers[size]
-            reader = None
-            if self._backend in (None, "decord"):
-                try:
-                    reader = DecordReader(self.path, size, self._index.num_frames)
-                    self._backend = "decord"
-                except ReadFailed:
-                    if self._decoder == "decord":
-                        raise MediaError(f"{self.path} cannot be read with decord; open it with "
-                                         f"decoder='auto' (PyAV reads it).") from None
-                    self._use_pyav()
-            if reader is None:
-                try:
-                    reader = PyAVReader(self.path, self._index, size)
-                except ReadFailed:
-                    raise MediaError(f"{self.path} could not be opened for decoding; "
-                                     f"{REENCODE_HINT}") from None
-            self._readers[size] = reader
-            while len(self._readers) > _MAX_READERS:
-                self._readers.popitem(last=False)[1].close()
-            return reader
+        with self._lock:  # held while making one: the first reader decides the backend
+            return self._readers.get(size, lambda: self._new_reader(size))
+
+    def _new_reader(self, size: tuple[int, int] | None):
+        reader = None
+        if self._backend in (None, "decord"):
+            try:
+                reader = DecordReader(self.path, size, self._index.num_frames)
+                self._backend = "decord"
+            except ReadFailed:
+                if self._decoder == "decord":
+                    raise MediaError(f"{self.path} cannot be read with decord; open it with "
+                                     f"decoder='auto' (PyAV reads it).") from None
+                self._use_pyav()
+        if reader is None:
+            try:
+                reader = PyAVReader(self.path, self._index, size)
+            except ReadFailed:
+                raise MediaError(f"{self.path} could not be opened for decoding; "
+                                 f"{REENCODE_HINT}") from None
+        return reader
 
     def _use_pyav(self) -> None:
-        for reader in self._readers.values():
+        for reader in self._readers.clear():
             reader.close()
-        self._readers.clear()
         self._backend = "pyav"
 
     @property
@@ -415,9 +413,8 @@ class VideoSource:
         """Release the decoders. The source stays usable: the next read reopens them (sources from
         open_video are shared, so one caller closing must not break another)."""
         with self._lock:
-            for reader in self._readers.values():
+            for reader in self._readers.clear():
                 reader.close()
-            self._readers.clear()
         self._shelf.close()
 
     def __enter__(self) -> VideoSource:
@@ -427,9 +424,8 @@ class VideoSource:
         self.close()
 
 
-_OPEN_CACHE: OrderedDict[str, tuple[tuple, VideoSource]] = OrderedDict()
-_OPEN_LOCK = threading.Lock()
 _OPEN_CACHE_SIZE = 4
+_OPEN_CACHE: SingleFlightLRU[tuple, VideoSource] = SingleFlightLRU(_OPEN_CACHE_SIZE)
 
 
 def _stat_key(p: Path) -> tuple:
@@ -441,16 +437,4 @@ def open_video(path: str | Path) -> VideoSource:
     """A VideoSource for `path`, reused while the file is unchanged (same size, mtime and inode;
     LRU of 4 sources). The file is hashed once, when its source is made, not per call."""
     p = check_file(path)
-    name, stat = os.path.abspath(p), _stat_key(p)
-    with _OPEN_LOCK:
-        hit = _OPEN_CACHE.get(name)
-        if hit is not None and hit[0] == stat:
-            _OPEN_CACHE.move_to_end(name)
-            return hit[1]
-    source = VideoSource(p)
-    with _OPEN_LOCK:
-        _OPEN_CACHE[name] = (stat, source)
-        _OPEN_CACHE.move_to_end(name)
-        while len(_OPEN_CACHE) > _OPEN_CACHE_SIZE:
-            _OPEN_CACHE.popitem(last=False)
-    return source
+    return _OPEN_CACHE.get((os.path.abspath(p), _stat_key(p)), lambda: VideoSource(p))

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from backends.base import VLMBackend
 from backends.config import ApiSettings, check_thinking_control
 from backends.registry import resolve
+from components.common.lru import SingleFlightLRU
 from components.settings.traces import resolve_replay_spec
 
 
@@ -80,8 +79,7 @@ class BackendKey:
 
 #: most backends kept at once (one per distinct Model-panel setting in use)
 BACKEND_CACHE_SIZE = 16
-_backends: OrderedDict[BackendKey, VLMBackend] = OrderedDict()
-_backends_lock = threading.Lock()
+_backends: SingleFlightLRU[BackendKey, VLMBackend] = SingleFlightLRU(BACKEND_CACHE_SIZE)  # evicted: not closed, a running call may still use it
 
 
 def _backend_key(settings: SessionSettings, api: ApiSettings, spec: str) -> BackendKey:
@@ -111,18 +109,7 @@ def _cached_backend(settings: SessionSettings, spec: str) -> VLMBackend:
     api = _api(settings)
     spec = resolve_replay_spec(spec)  # a trace picked in the panel: the trace folder's file
     key = _backend_key(settings, api, spec)
-    with _backends_lock:
-        backend = _backends.get(key)
-        if backend is not None:
-            _backends.move_to_end(key)
-            return backend
-    backend = resolve(spec, api=api, record_to=key.record_to)
-    with _backends_lock:
-        backend = _backends.setdefault(key, backend)  # a concurrent first click may have won
-        _backends.move_to_end(key)
-        while len(_backends) > BACKEND_CACHE_SIZE:
-            _backends.popitem(last=False)  # not closed: a running call may still use it
-    return backend
+    return _backends.get(key, lambda: resolve(spec, api=api, record_to=key.record_to))
 
 
 def backend_for(state: dict | SessionSettings | None) -> VLMBackend:

@@ -21,8 +21,8 @@ def decodes(monkeypatch):
         calls.append((threading.current_thread().name, path))
         return real(path, n, max_height, **how)
     monkeypatch.setattr(frames, "_sampled", counted)
-    monkeypatch.setattr(frames, "_cache", type(frames._cache)())
-    monkeypatch.setattr(frames, "_pil_cache", type(frames._pil_cache)())
+    monkeypatch.setattr(frames, "_cache", frames.SingleFlightLRU(frames._CACHE_SIZE))
+    monkeypatch.setattr(frames, "_pil_cache", frames.SingleFlightLRU(frames._PIL_CACHE_SIZE))
     yield calls
     frames._prefetcher.submit(lambda: None).result(120)
 

@@ -45,10 +45,10 @@ def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_quest
     from components.cloze.ui import handlers as h
     from components.cloze.ui.session import ClozeSession
 
-    monkeypatch.setattr(layout, "_datasets", type(layout._datasets)())
+    monkeypatch.setattr(layout, "_datasets", layout.SingleFlightLRU(layout._DATASETS_KEPT))
     monkeypatch.setattr(h, "_sets_cache", {})
-    monkeypatch.setattr(frames, "_cache", type(frames._cache)())
-    monkeypatch.setattr(frames, "_pil_cache", type(frames._pil_cache)())
+    monkeypatch.setattr(frames, "_cache", frames.SingleFlightLRU(frames._CACHE_SIZE))
+    monkeypatch.setattr(frames, "_pil_cache", frames.SingleFlightLRU(frames._PIL_CACHE_SIZE))
     tasks = app.warm_up_tasks(example_data_dir)
     assert len(tasks) == 2      # the Cloze tab's, then the API client's
     warm_in_background(tasks[:1]).join(300)

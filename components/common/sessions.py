@@ -1,0 +1,112 @@
+"""Per-visitor heavy objects, kept by gradio's session hash (pure; no gradio).
+
+A tab keeps in a gr.State only what can be copied; what cannot (a stop event, open decoders, the
+folders a visitor's uploads and runs write) lives in a `Resources` object of the tab's
+`SessionRegistry`. The registry is size-limited (sessions that never unload, e.g. API clients,
+are forgotten oldest first: closed, not stopped) and `release` runs when the page closes: the
+visitor's running work is stopped first and waited for, and only then are its files removed, so a
+run never writes into a folder that was just deleted.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+log = logging.getLogger(__name__)
+
+MAX_SESSIONS = 256
+#: how long a closing page waits for its running work to notice the stop event
+RELEASE_WAIT_S = 60.0
+
+
+@dataclass
+class Resources:
+    """One visitor's heavy objects: the stop event its running work watches, the folders it
+    wrote (removed when the page closes) and a count of the work running now. A tab subclasses it
+    for what else it keeps (and extends `close`)."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    folders: list[Path] = field(default_factory=list)
+    _running: int = field(default=0, repr=False)
+    _idle: threading.Condition = field(default_factory=threading.Condition, repr=False)
+
+    @contextmanager
+    def working(self) -> Iterator[threading.Event]:
+        """Around work that writes into this visitor's folders (a set run): the page's close
+        waits for it. Yields the stop event to watch."""
+        with self._idle:
+            self._running += 1
+        try:
+            yield self.stop
+        finally:
+            with self._idle:
+                self._running -= 1
+                self._idle.notify_all()
+
+    @property
+    def busy(self) -> bool:
+        return self._running > 0
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._idle:
+            return self._idle.wait_for(lambda: self._running == 0, timeout)
+
+    def close(self) -> None:
+        """Drop what the visitor holds open (subclasses close decoders etc., then call this)."""
+
+    def release(self, wait_s: float = RELEASE_WAIT_S) -> None:
+        """The page closed: stop its work, wait for it, close, then remove its folders."""
+        self.stop.set()
+        if not self.wait_idle(wait_s):
+            log.warning("a closed page's work did not stop within %.0f s; its folders are kept", wait_s)
+            self.close()
+            return
+        self.close()
+        folders, self.folders = self.folders, []
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+R = TypeVar("R", bound=Resources)
+
+
+class SessionRegistry(Generic[R]):
+    """`Resources` by session hash, made on first use by `make`."""
+
+    def __init__(self, make: Callable[[], R], max_sessions: int = MAX_SESSIONS) -> None:
+        self._make = make
+        self._by_session: OrderedDict[str, R] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_sessions = max_sessions
+
+    def get(self, session_hash: str | None) -> R:
+        key = session_hash or ""
+        with self._lock:
+            resources = self._by_session.get(key)
+            if resources is None:
+                resources = self._by_session[key] = self._make()
+            self._by_session.move_to_end(key)
+            evicted = [self._by_session.popitem(last=False)[1]
+                       for _ in range(max(0, len(self._by_session) - self.max_sessions))]
+        for old in evicted:  # forgotten, not stopped: only its own page closing stops its work
+            old.close()
+        return resources
+
+    def release(self, session_hash: str | None) -> None:
+        with self._lock:
+            resources = self._by_session.pop(session_hash or "", None)
+        if resources is not None:
+            resources.release()
+
+    def __contains__(self, session_hash: str | None) -> bool:
+        return (session_hash or "") in self._by_session
+
+    def __len__(self) -> int:
+        return len(self._by_session)

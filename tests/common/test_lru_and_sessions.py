@@ -1,0 +1,94 @@
+"""The shared single-flight LRU (components/common/lru.py) and the per-visitor registry
+(components/common/sessions.py)."""
+from __future__ import annotations
+
+import threading
+import time
+
+from components.common.lru import SingleFlightLRU
+from components.common.sessions import Resources, SessionRegistry
+
+
+def test_a_value_asked_for_at_once_by_many_is_computed_once():
+    cache: SingleFlightLRU[str, int] = SingleFlightLRU(4)
+    calls, gate = [], threading.Event()
+
+    def compute():
+        calls.append(1)
+        gate.wait(5)
+        return 42
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get("k", compute))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    gate.set()
+    for t in threads:
+        t.join(5)
+    assert results == [42] * 8 and len(calls) == 1
+
+
+def test_the_least_recently_used_goes_first_and_is_handed_to_on_evict():
+    evicted = []
+    cache: SingleFlightLRU[str, str] = SingleFlightLRU(2, on_evict=evicted.append)
+    cache.get("a", lambda: "A")
+    cache.get("b", lambda: "B")
+    cache.get("a", lambda: "never")       # a is now the most recent
+    cache.get("c", lambda: "C")
+    assert evicted == ["B"] and "a" in cache and "b" not in cache and len(cache) == 2
+    assert cache.peek("b") is None and cache.peek("a") == "A"
+    assert sorted(cache.clear()) == ["A", "C"] and len(cache) == 0
+
+
+def test_a_failed_computation_leaves_nothing_and_the_next_caller_computes():
+    cache: SingleFlightLRU[str, int] = SingleFlightLRU(2)
+
+    def boom():
+        raise ValueError("no")
+
+    try:
+        cache.get("k", boom)
+    except ValueError:
+        pass
+    assert "k" not in cache and not cache.being_made("k")
+    assert cache.get("k", lambda: 7) == 7
+
+
+def test_a_closing_page_stops_its_work_and_removes_its_folders_only_after_it_ended(tmp_path):
+    registry: SessionRegistry[Resources] = SessionRegistry(Resources)
+    res = registry.get("visitor")
+    folder = tmp_path / "runs" / "visitor"
+    folder.mkdir(parents=True)
+    res.folders.append(folder)
+    written = []
+
+    def run():
+        with res.working() as stop:
+            while not stop.is_set():
+                time.sleep(0.01)
+            time.sleep(0.3)                       # the last answer is still being written
+            (folder / "R.json").write_text("{}")   # the folder must still be there
+            written.append(True)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    time.sleep(0.05)
+    registry.release("visitor")                   # returns once the work ended, then removes
+    worker.join(5)
+    assert written == [True] and not folder.exists() and "visitor" not in registry
+
+
+def test_the_registry_forgets_the_oldest_session_beyond_its_size_without_stopping_it():
+    closed = []
+
+    class Kept(Resources):
+        def close(self) -> None:
+            closed.append(self)
+
+    registry: SessionRegistry[Kept] = SessionRegistry(Kept, max_sessions=2)
+    first = registry.get("a")
+    registry.get("b")
+    registry.get("c")
+    assert closed == [first] and not first.stop.is_set() and len(registry) == 2
+    assert registry.get("b") is registry.get("b")
