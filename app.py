@@ -34,14 +34,6 @@ def tab_slug(label: str) -> str:
     return label.lower().replace(" ", "-")
 
 
-INTRO = """\
-# Video benchmark explorer
-- **Window search** — find a moment in a full-length movie when a near-identical moment exists elsewhere, with [Agentic Window Search](https://arxiv.org/abs/2610.23910) (CoM2-Bench): every candidate window is checked statement by statement.
-- **Cloze** — pick the true missing middle of a video among four candidates, as a person or as a Video-LLM, scored like [TempCloze](https://arxiv.org/abs/2609.01515).
-- **Impact** — find when a person is hit in a movie clip and where on the body, on a 3D body ([HAPACT](https://arxiv.org/abs/2610.22895)).
-"""
-
-
 def default_data_dir() -> Path:
     return Path(os.environ.get("APP_DATA_DIR") or ROOT / "data")
 
@@ -82,28 +74,32 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 
 def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
-    """Assemble the three tabs under one shared Model panel, `concurrency` events at a time."""
+    """Assemble the three tabs under one header and the shared Model panel (a sidebar),
+    `concurrency` events at a time."""
     import gradio as gr
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
-    from components.common.page import open_from_link, presentation_toggle
-    from components.common.ui import TabContext
-    from components.settings.ui import build_settings_panel
+    from components.common.page import open_from_link, presentation_toggle, sync_presentation
+    from components.common.ui import TabContext, message_line
+    from components.settings.ui import build_settings_panel, model_badge
 
-    with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
+    with gr.Blocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
         # before any component: each queue() call rebuilds gradio's server app and the config of
         # every component built so far (~0.2 s for these tabs, a sixth of the start)
         demo.queue(default_concurrency_limit=concurrency)
-        gr.Markdown(INTRO, elem_id="app-intro")
-        presentation_toggle()
-        link_note = gr.Markdown(elem_id="app-link-note")
-        settings = build_settings_panel(SessionSettings(backend=backend))
+        with gr.Row(elem_id="app-header", equal_height=True):
+            gr.HTML(f"<span class='app-name'>{TITLE}</span>", elem_id="app-name", container=False)
+            badge = model_badge(SessionSettings(backend=backend))
+            present = presentation_toggle()
+        link_note = message_line("app-link-note")
+        settings = build_settings_panel(SessionSettings(backend=backend), badge)
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo)
         with gr.Tabs(elem_id="app-tabs") as tabs:
             for label, ui_module, _, _ in TABS:
                 with gr.Tab(label, id=tab_slug(label), elem_id=f"tab-{tab_slug(label)}"):
                     importlib.import_module(ui_module).build_tab(ctx)
         open_from_link(demo, tabs, link_note, {tab_slug(label): keys for label, _, _, keys in TABS})
+        sync_presentation(demo, present)
     return demo
 
 

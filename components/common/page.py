@@ -1,6 +1,11 @@
-"""What every page of the explorer shares: opening the tab a link names, and presentation mode
-(`?present=1` or the toggle: large type, large media, the Model panel folded away; its CSS
-is in theme.py)."""
+"""What every page of the explorer shares: the one-line header (name, tabs, model badge,
+presentation switch), opening the tab a link names, and presentation mode.
+
+Presentation mode is a class on <body> (its CSS is in theme.py): large media and type, the
+configuration hidden. `?present=1` turns it on from a link (`present=0` off); the switch turns it
+on and off by hand; either is remembered by the browser (localStorage), so it stays on across the
+tabs and a reload. The mode lives in the page only: the server never knows it.
+"""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -9,28 +14,47 @@ import gradio as gr
 
 from components.common.links import tab_in_link
 
-
+PRESENT_KEY = "vbe-present"
+# The head script may run before or after DOMContentLoaded (gradio inserts it when its app
+# starts), so it acts at once and again when the body exists.
 HEAD = """
 <script>
-window.__setPresent = (on) => {
-  document.body.classList.toggle('present', !!on);
-  const box = document.querySelector('#app-present input[type=checkbox]');
-  if (box && box.checked !== !!on) box.checked = !!on;
-};
-document.addEventListener('DOMContentLoaded', () => {
-  const p = new URLSearchParams(window.location.search).get('present');
-  if (p && ['1', 'true', 'yes', 'on'].includes(p.toLowerCase())) window.__setPresent(true);
-});
+(() => {
+  const KEY = '%s';
+  const fromLink = () => {
+    const p = new URLSearchParams(window.location.search).get('present');
+    if (p === null) return null;
+    return ['1', 'true', 'yes', 'on'].includes(p.toLowerCase());
+  };
+  window.__presentWanted = () => {
+    const link = fromLink();
+    if (link !== null) { try { localStorage.setItem(KEY, link ? '1' : '0'); } catch (e) {} return link; }
+    try { return localStorage.getItem(KEY) === '1'; } catch (e) { return false; }
+  };
+  window.__setPresent = (on) => {
+    on = !!on;
+    try { localStorage.setItem(KEY, on ? '1' : '0'); } catch (e) {}
+    const apply = () => document.body && document.body.classList.toggle('present', on);
+    apply();
+    if (!document.body) document.addEventListener('DOMContentLoaded', apply, {once: true});
+    return on;
+  };
+  window.__setPresent(window.__presentWanted());
+})();
 </script>
-"""
+""" % PRESENT_KEY
 
 
 def presentation_toggle() -> gr.Checkbox:
-    """The switch for presentation mode; the mode lives in the page only (a class on <body>)."""
-    box = gr.Checkbox(False, label="Presentation mode (large type; also ?present=1)", container=False,
-                      elem_id="app-present")
+    """The header's switch. On page load it shows what the link or the browser remembers."""
+    box = gr.Checkbox(False, label="Present", container=False, elem_id="app-present",
+                      elem_classes=["header-toggle"])
     box.input(None, [box], None, js="(on) => { window.__setPresent(on); }")
     return box
+
+
+def sync_presentation(demo: gr.Blocks, box: gr.Checkbox) -> None:
+    demo.load(None, None, [box], js="() => window.__setPresent(window.__presentWanted())")
 
 
 def open_from_link(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
@@ -42,6 +66,6 @@ def open_from_link(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
     def on_load(request: gr.Request):
         params = dict(getattr(request, "query_params", {}) or {})
         tab, problem = tab_in_link(params, slugs, own_keys)
-        return gr.Tabs(selected=tab) if tab else gr.skip(), problem
+        return gr.Tabs(selected=tab) if tab else gr.skip(), f"⚠ {problem}" if problem else ""
 
     demo.load(on_load, None, [tabs, note], api_name="open_from_link", show_progress="hidden")

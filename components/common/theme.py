@@ -1,32 +1,148 @@
-"""Look of the app: theme and CSS passed to `launch()` (gradio 6)."""
+"""The look of every page: one theme (one type scale, one button size, fonts served by the app
+itself: an offline talk loads nothing from another host) and the CSS passed to `launch()`.
+
+Layout rules the CSS keeps (tests/browser/test_face.py measures them):
+- one header line: the app's name, the tabs, the model badge and the presentation switch;
+- each tab's stage (its media) fills the first screen of a laptop;
+- presentation mode (`body.present`, components/common/page.py): media at least 55 % of the
+  viewport's height, body text 20 px and more, labels 16 px and more, configuration hidden.
+"""
 from __future__ import annotations
 
 import gradio as gr
 
-THEME = gr.themes.Soft(primary_hue="indigo", neutral_hue="slate")
+# IBM Plex ships inside gradio's own static files, so the theme never asks a font host for it
+THEME = gr.themes.Base(
+    primary_hue="indigo", secondary_hue="slate", neutral_hue="slate",
+    font=[gr.themes.GoogleFont("IBM Plex Sans"), "ui-sans-serif", "system-ui", "sans-serif"],
+    font_mono=[gr.themes.GoogleFont("IBM Plex Mono"), "ui-monospace", "monospace"],
+    text_size=gr.themes.sizes.text_md, spacing_size=gr.themes.sizes.spacing_md,
+    radius_size=gr.themes.sizes.radius_md,
+).set(
+    body_background_fill="#f6f7fb",
+    block_background_fill="#ffffff",
+    block_border_width="1px",
+    block_border_color="#e3e6ee",
+    block_shadow="none",
+    block_label_background_fill="transparent",
+    block_label_border_width="0px",
+    block_label_text_color="#5b6478",
+    block_label_text_size="13px",
+    block_title_text_size="13px",
+    block_title_text_weight="600",
+    block_title_text_color="#5b6478",
+    button_large_padding="8px 16px",
+    button_large_text_size="15px",
+    button_small_padding="8px 16px",
+    button_small_text_size="15px",
+    button_medium_padding="8px 16px",
+    button_medium_text_size="15px",
+    button_primary_background_fill="#4f46e5",
+    button_primary_background_fill_hover="#4338ca",
+    button_primary_text_color="#ffffff",
+    button_secondary_background_fill="#ffffff",
+    button_secondary_border_color="#d3d8e3",
+)
 
 CSS = """
-#app-intro h1 { margin-bottom: 0.2em; }
-#app-intro ul { margin-top: 0; }
-.backend-badge { font-size: 0.85em; opacity: 0.85; }
-/* presentation mode (components/common/page.py): large type and media, configuration folded away */
-body.present .gradio-container {max-width: 100% !important; font-size: 1.3rem;}
-body.present .gradio-container button, body.present .gradio-container input,
-body.present .gradio-container label {font-size: 1.1rem;}
-body.present #app-intro, body.present #settings-panel {display: none !important;}
-body.present video {max-height: 62vh;}
-#app-present {max-width: 22em;}
-/* Cloze tab: its one message line stays in view while it says something; on a phone the answer
-   letters stay at the bottom of the screen while the clips scroll under them */
-#cloze-message p {color: #cf222e; font-weight: 600; margin: 0;}
-/* clip, not hidden: an ancestor that hides overflow would keep position: sticky from sticking */
+/* ---- the page ------------------------------------------------------------------------------ */
+.gradio-container {max-width: 100% !important; padding-top: 6px !important;}
+.gradio-container > .main > .wrap, .gradio-container .contain {gap: 8px !important;}
+footer {display: none !important;}
+.tab-message p {color: #b42318; font-weight: 600; margin: 0;}
+.tab-message:not(:has(p)), .tab-message:has(p:empty) {display: none !important;}
+/* every button of one row is one height */
+.gradio-container button.lg, .gradio-container button.md, .gradio-container button.sm {
+  min-height: 40px; font-size: 15px; line-height: 1.2;}
+
+/* ---- the header line: name | tabs | badge | present --------------------------------------- */
+#app-header {position: absolute; top: 6px; right: 16px; left: auto; width: auto; z-index: 40;
+  gap: 10px; align-items: center; flex-wrap: nowrap; background: transparent; border: 0;}
+#app-header > * {flex: 0 0 auto !important; min-width: 0 !important; width: auto !important;}
+#app-name {position: fixed; left: -10000px;}
+.app-name {font-weight: 700;}
+#app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 420px !important; position: relative;
+  min-height: 44px;}
+#app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
+  top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
+#app-tabs > .tab-wrapper button {font-size: 16px;}
+#backend-badge {max-width: 320px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+  background: #eef0fb; border-color: #d7dbf5; color: #3730a3; min-height: 32px !important;
+  font-size: 13px !important; padding: 4px 10px !important;}
+#app-present {background: transparent !important; border: 0 !important; padding: 0 !important;}
+#app-present label {font-size: 14px;}
+#app-sidebar .sidebar-content {padding-top: 12px;}
+
+/* ---- a tab: one control row, the message line, the stage, folds below ---------------------- */
+.tab-controls {align-items: end; gap: 8px; flex-wrap: nowrap;}
+.tab-controls > .form {background: transparent !important; border: 0 !important; box-shadow: none !important;
+  gap: 8px; flex-wrap: nowrap;}
+.tab-controls > .form > .block {padding: 0 !important; border: 0 !important; background: transparent !important;}
+.tab-controls button {flex: 0 0 auto !important; align-self: end; min-height: 42px; min-width: 84px !important;}
+.tab-caption, .tab-caption p {font-size: 14px; color: #5b6478; margin: 0;}
+.block.tab-caption {padding: 0 4px !important; border: 0 !important; background: transparent !important;}
+.tab-about {font-size: 15px;}
+
+/* window search: the player left, the checklist right, timeline and slider under the player */
+#ws-stage {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
+#ws-intro, #ws-intro .html-container {padding: 0 !important;}
+#ws-movie {height: calc(100vh - 480px); min-height: 260px;}
+#ws-movie video {object-fit: contain; background: #000;}
+#ws-side {max-height: calc(100vh - 250px); overflow-y: auto; flex-wrap: nowrap;}
+#ws-side > * {flex: 0 0 auto;}
+#ws-scrub {padding-top: 0; padding-bottom: 0;}
+#ws-timeline .html-container, #impact-timeline .html-container {padding: 0 !important;}
+#ws-timeline .ws-legend {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
+#ws-cast:not(:has(img)) {display: none !important;}
+
+/* cloze */
 .gradio-container:has(#cloze-message), #cloze-question, #cloze-question > .styler {overflow: clip !important;}
 #cloze-message:has(p) {position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary);}
-@media (min-width: 641px) {  /* a question's six clips and its letters fit a laptop screen */
-  #cloze-question img {max-height: 25vh; object-fit: contain;}
+.cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
+.cloze-clip {padding: 0 !important;}
+.cloze-caption p {font-weight: 700; font-size: 14px; margin: 0 0 2px 2px; color: #1f2533;}
+@media (min-width: 641px) {
+  #cloze-grid .cloze-clip {height: calc((100vh - 330px) / 2); min-height: 150px;}
 }
+#cloze-answer button {min-height: 48px; font-size: 20px; font-weight: 700;}
 @media (max-width: 640px) {
-  #cloze-answer {position: sticky; bottom: 0; z-index: 20; background: var(--background-fill-primary);}
-  #cloze-answer button {min-height: 48px; font-size: 18px;}
+  #cloze-answer {position: sticky; bottom: 0; z-index: 20; background: var(--background-fill-primary);
+    padding: 6px 0; gap: 6px; flex-wrap: nowrap;}
+  #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
+  #cloze-question {padding-bottom: 64px;}
+  #cloze-grid .cloze-clip {height: auto; aspect-ratio: 16 / 10;}
 }
+
+/* impact: clip | body, then the moment timeline and the frame slider */
+#impact-main {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
+#impact-video {height: calc(100vh - 420px); min-height: 260px;}
+#impact-body3d {height: calc(100vh - 420px); min-height: 260px;}
+#impact-turntable:not(:has(video[src])) {display: none !important;}
+
+/* ---- a phone: one column, no header tricks ----------------------------------------------- */
+@media (max-width: 900px) {
+  #app-header {position: static; flex-wrap: wrap;}
+  #app-tabs > .tab-wrapper {padding-left: 0; padding-right: 0;}
+  #app-tabs > .tab-wrapper::before {display: none;}
+  #ws-stage, #impact-main, .tab-controls {flex-wrap: wrap;}
+  #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
+}
+
+/* ---- presentation mode (components/common/page.py): media large, type large, config hidden -- */
+body.present .gradio-container {font-size: 20px;}
+body.present .gradio-container .prose, body.present .gradio-container .prose p,
+body.present .gradio-container .prose li {font-size: 20px !important;}
+body.present .gradio-container label, body.present .gradio-container label span,
+body.present .gradio-container button {font-size: 18px !important;}
+body.present #app-sidebar, body.present .tab-config, body.present #backend-badge {display: none !important;}
+body.present #ws-movie {height: 58vh; min-height: 58vh;}
+body.present #ws-scrub {display: none !important;}
+body.present #ws-intro, body.present #ws-baseline-label {display: none !important;}
+body.present #ws-side {max-height: 80vh;}
+body.present #ws-checklist, body.present #ws-checklist * {font-size: 17px !important;}
+body.present #ws-timeline {--ws-k: 1.45; --ws-font: 16px; --ws-chunk-font: 18px; --ws-gutter: 72px;}
+body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
+body.present #impact-video, body.present #impact-body3d {height: 58vh; min-height: 58vh;}
+body.present #cloze-grid .cloze-clip {height: calc(29vh); min-height: 29vh;}
+body.present .cloze-caption p {font-size: 20px;}
 """

@@ -115,8 +115,8 @@ class TabEvents:
     def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain") -> Callable[..., Any]:
         """`handler(tab, res, *inputs[, extra])` as a gradio function with `n_out` outputs plus the
         message line. kind: "plain"; "select" (extra: the selected index); "data" (extra: the data
-        a gr.HTML trigger sent); "params" (first input after the leading two: the page's query
-        parameters); "progress" (keyword `progress`: a gr.Progress)."""
+        a gr.HTML trigger sent); "params" (extra: the page's query parameters); "progress"
+        (keyword `progress`: a gr.Progress)."""
         data_dir = self.data_dir
 
         def failed(exc: BaseException) -> list:
@@ -155,7 +155,7 @@ class TabEvents:
                 return call(request, (*args, dict(evt._data or {})), {})
         elif kind == "params":
             def fn(request: gr.Request, *args):
-                return call(request, (dict(getattr(request, "query_params", None) or {}), *args), {})
+                return call(request, (*args, dict(getattr(request, "query_params", None) or {})), {})
         elif kind == "progress":
             def fn(request: gr.Request, *args, progress=gr.Progress()):
                 return call(request, args, {"progress": progress})

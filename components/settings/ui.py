@@ -156,28 +156,54 @@ def _default_control(default: SessionSettings) -> str:
         return "auto"
 
 
-def build_settings_panel(default: SessionSettings) -> gr.State:
-    """Render the badge + collapsed panel; returns the per-session settings state."""
+OPEN_SIDEBAR_JS = """() => { const bar = document.querySelector('#app-sidebar');
+  if (bar && !bar.classList.contains('open')) bar.querySelector('.toggle-button')?.click(); }"""
+
+
+def model_badge(default: SessionSettings) -> gr.Button:
+    """The header's badge: the session's backend; a click opens the Model sidebar."""
+    button = gr.Button(badge(default.to_state()), size="sm", elem_id="backend-badge",
+                       elem_classes=["backend-badge"])
+    button.click(None, js=OPEN_SIDEBAR_JS)
+    return button
+
+
+def build_settings_panel(default: SessionSettings, badge_md: gr.Button | None = None) -> gr.State:
+    """Render the Model panel (the page's sidebar, closed until the badge or its edge is clicked);
+    returns the per-session settings state.
+    `badge_md` is the header's badge (made here when the page has none)."""
     state = gr.State(default.to_state())
-    badge_md = gr.Markdown(badge(default.to_state()), elem_id="backend-badge",
-                           elem_classes=["backend-badge"])
+    if badge_md is None:
+        badge_md = model_badge(default)
     choices = configured_choices()
     if default.backend not in choices:
         choices = [default.backend] + choices
     localizer_choices = [SAME_AS_MODEL] + choices
     if default.localizer and default.localizer not in localizer_choices:
         localizer_choices.append(default.localizer)
-    with gr.Accordion("Model", open=False, elem_id="settings-panel") as panel:
-        gr.Markdown(_HELP)
-        with gr.Row():
-            spec = gr.Dropdown(choices, value=default.backend, allow_custom_value=True,
-                               label="Backend", elem_id="settings-backend",
-                               info="pick or type a spec, e.g. openai:gpt-4o")
-            base_url = gr.Textbox(label="API base URL (this session only)", elem_id="settings-base-url",
-                                  placeholder="https://api.openai.com/v1 or http://localhost:8000/v1")
-            api_key = gr.Textbox(label="API key (this session only, never stored)", type="password",
-                                 elem_id="settings-api-key")
-        with gr.Row():
+    with gr.Sidebar(label="Model", open=False, position="right", elem_id="app-sidebar", width=420) as panel, \
+            gr.Column(elem_id="settings-panel"):
+        spec = gr.Dropdown(choices, value=default.backend, allow_custom_value=True,
+                           label="Backend", elem_id="settings-backend",
+                           info="pick or type a spec, e.g. openai:gpt-4o")
+        base_url = gr.Textbox(label="API base URL (this session only)", elem_id="settings-base-url",
+                              placeholder="https://api.openai.com/v1 or http://localhost:8000/v1")
+        api_key = gr.Textbox(label="API key (this session only, never stored)", type="password",
+                             elem_id="settings-api-key")
+        max_frames = gr.Slider(1, MAX_FRAMES_PER_REQUEST, value=default.max_frames, step=1,
+                               label="Max frames per request", elem_id="settings-max-frames")
+        record = gr.Checkbox(value=default.record, label="Record this session's model calls",
+                             elem_id="settings-record")
+        apply = gr.Button("Apply", variant="primary", elem_id="settings-apply")
+        record_note = gr.Markdown(elem_id="settings-record-note")
+        download = gr.DownloadButton("Download the trace (JSONL)", visible=False, size="sm",
+                                     elem_id="settings-trace-download")
+        with gr.Row(equal_height=True):
+            replay = gr.Dropdown(replay_choices(), value=None, label="Replay a recorded trace",
+                                 elem_id="settings-replay", scale=3,
+                                 info="newest first; picking one sets the backend, Apply uses it")
+            refresh = gr.Button("Refresh", size="md", elem_id="settings-refresh", scale=1, min_width=80)
+        with gr.Accordion("Advanced: localizer, thinking switch", open=False, elem_id="settings-advanced"):
             localizer = gr.Dropdown(localizer_choices, value=default.localizer or SAME_AS_MODEL,
                                     allow_custom_value=True, label="Localizer backend",
                                     elem_id="settings-localizer",
@@ -185,21 +211,8 @@ def build_settings_panel(default: SessionSettings) -> gr.State:
             thinking = gr.Dropdown(list(THINKING_CONTROLS), value=_default_control(default),
                                    label="Thinking switch", elem_id="settings-thinking-control",
                                    info="how 'thinking off' is sent to the server")
-        with gr.Row():
-            max_frames = gr.Slider(1, MAX_FRAMES_PER_REQUEST, value=default.max_frames, step=1, label="Max frames per request",
-                                   elem_id="settings-max-frames")
-            record = gr.Checkbox(value=default.record, label="Record this session's model calls",
-                                 elem_id="settings-record")
-            apply = gr.Button("Apply", variant="primary", elem_id="settings-apply")
-        with gr.Row():
-            replay = gr.Dropdown(replay_choices(), value=None, label="Replay a recorded trace",
-                                 elem_id="settings-replay", scale=3,
-                                 info="the app's trace folder, newest first; picking one sets "
-                                      "the backend, Apply uses it")
-            refresh = gr.Button("Refresh", size="sm", elem_id="settings-refresh", scale=1)
-        record_note = gr.Markdown(elem_id="settings-record-note")
-        download = gr.DownloadButton("Download the trace (JSONL)", visible=False, size="sm",
-                                     elem_id="settings-trace-download")
+        with gr.Accordion("About the backends", open=False, elem_id="settings-help"):
+            gr.Markdown(_HELP)
     timer = gr.Timer(3.0, active=False)  # while recording: the note and the download follow the calls
     seen = gr.State({})
 

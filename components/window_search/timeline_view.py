@@ -82,6 +82,9 @@ if (!window.__wsKeys) {
       const cur = window.__wsWant || +(tl.dataset.selected || 0);
       let i = all.indexOf(cur);
       i = i < 0 ? 0 : (e.key === 'n' ? Math.min(all.length - 1, i + 1) : Math.max(0, i - 1));
+      // at the first or last window a press asks nothing (an unchanged answer would leave the
+      // page waiting and swallow the next presses)
+      if (all[i] === cur && +(tl.dataset.selected || 0) === cur) { window.__wsWant = null; return; }
       window.__wsAsk(all[i]);
     }
   });
@@ -94,6 +97,11 @@ def fmt_t(seconds: float | None) -> str:
         return "-"
     s = int(round(seconds))
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def _k(px: float) -> str:
+    """A vertical length that presentation mode scales (the page's CSS sets --ws-k)."""
+    return f"calc({px:g}px * var(--ws-k, 1))"
 
 
 def _pct(t: float, duration: float) -> float:
@@ -137,15 +145,15 @@ def _chunk_block(i: int, s: float, e: float, duration: float, cand: CandidateTra
             attrs += " data-inspected='1'"
     ring = f"box-shadow:0 0 0 3px {PLAYHEAD};z-index:2;" if rank is not None and rank == selected else ""
     return (f"<div class='ws-chunk ws-{kind}'{attrs} title='{title}' style='position:absolute;top:0;"
-            f"height:30px;left:{_pct(s, duration):.3f}%;width:{_pct(e - s, duration):.3f}%;"
+            f"height:{_k(30)};left:{_pct(s, duration):.3f}%;width:{_pct(e - s, duration):.3f}%;"
             f"background:{bg};border:1px solid #57606a;box-sizing:border-box;cursor:pointer;{ring}"
-            f"text-align:center;line-height:28px;font-weight:bold;color:#111;overflow:hidden'>{label}</div>")
+            f"text-align:center;line-height:{_k(28)};font-weight:bold;color:#111;overflow:hidden'>{label}</div>")
 
 
 def _expansion_box(cand: CandidateTrace, duration: float) -> str:
     s, e = cand.final_window
     return (f"<div class='ws-expanded' title='rank {cand.rank} expanded to {fmt_t(s)}-{fmt_t(e)}' "
-            f"style='position:absolute;top:-3px;height:36px;left:{_pct(s, duration):.3f}%;"
+            f"style='position:absolute;top:-3px;height:{_k(36)};left:{_pct(s, duration):.3f}%;"
             f"width:{_pct(e - s, duration):.3f}%;border:{EXPANDED_BORDER};box-sizing:border-box;"
             f"pointer-events:none;z-index:3'></div>")
 
@@ -155,10 +163,10 @@ def _bar(iv: tuple[float, float] | None, top: int, colour: str, name: str, durat
         return ""
     s, e = iv
     return (f"<div class='ws-bar-{name}' title='{name} {fmt_t(s)}-{fmt_t(e)}' style='position:absolute;"
-            f"top:{top}px;height:9px;left:{_pct(s, duration):.3f}%;"
+            f"top:{_k(top)};height:{_k(9)};left:{_pct(s, duration):.3f}%;"
             f"width:{max(0.4, _pct(e - s, duration)):.3f}%;background:{colour};border-radius:3px'></div>"
-            f"<div style='position:absolute;top:{top - 3}px;left:-46px;width:42px;text-align:right;"
-            f"font-size:10px;color:#444'>{name}</div>")
+            f"<div class='ws-label' style='position:absolute;top:{_k(top - 3)};right:calc(100% + 4px);"
+            f"white-space:nowrap;text-align:right;font-size:var(--ws-font, 10px);line-height:1.1;color:#444'>{name}</div>")
 
 
 def _axis(duration: float) -> str:
@@ -167,27 +175,29 @@ def _axis(duration: float) -> str:
     for t in range(0, int(duration) + 1, step):
         ticks.append(f"<div class='ws-tick' style='position:absolute;top:0;left:{_pct(t, duration):.3f}%;"
                      f"height:5px;border-left:1px solid #8c959f'></div><div style='position:absolute;top:5px;"
-                     f"left:{_pct(t, duration):.3f}%;transform:translateX(-50%);font-size:10px;"
+                     f"left:{_pct(t, duration):.3f}%;transform:translateX(-50%);font-size:var(--ws-font, 10px);"
                      f"color:#57606a'>{fmt_t(t)}</div>")
-    return ("<div class='ws-axis' style='position:absolute;top:84px;left:0;right:0;height:18px'>"
+    return (f"<div class='ws-axis' style='position:absolute;top:{_k(84)};left:0;right:0;height:{_k(18)}'>"
             + "".join(ticks) + "</div>")
 
 
 def _legend() -> str:
     chips = "".join(f"<span style='background:{bg};padding:0 4px;border:1px solid #d0d7de'>{name}</span> "
                     for bg, name in VERDICT_STYLE.values())
-    return ("<div class='ws-legend' style='font:11px sans-serif;color:#57606a;margin-left:50px;"
+    return ("<div class='ws-legend' style='font-size:var(--ws-font, 11px);color:#57606a;margin-left:var(--ws-gutter, 50px);"
             f"line-height:1.9'>chunks: {chips}<span style='border:{EXPANDED_BORDER};padding:0 4px'>expanded"
             "</span> · bars: <span style='color:#0969da'>window</span> <span style='color:#bf3989'>"
-            "prediction</span> <span style='color:#1a7f37'>ground truth</span> · click a chunk to open it</div>")
+            "prediction</span> <span style='color:#1a7f37'>ground truth</span></div>")
 
 
 def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int = 0,
                   chunk_seconds: float = 180.0, playhead: float | None = None,
-                  selected: int | None = None, seek: bool = False) -> str:
+                  selected: int | None = None, seek: bool = False,
+                  ground_truth: tuple[float, float] | None = None) -> str:
     """Every chunk as a clickable block (data-start; ranked ones also data-rank), expanded windows
     outlined dashed over their real span, a time axis, the final window, the prediction and the
-    ground truth as bars, and the playhead (`seek`: the page moves the player to it)."""
+    ground truth as bars, and the playhead (`seek`: the page moves the player to it). Before any
+    run, `ground_truth` (the picked query's) is drawn alone."""
     if duration <= 0:
         return "<div class='ws-tl-empty'>Pick a movie to see its timeline.</div>"
     ranked = {c.index: c for c in (trace.chunks if trace else [])}
@@ -195,8 +205,8 @@ def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int =
     sel = f" data-selected='{selected}'" if selected is not None else ""
     if seek and playhead is not None:
         sel += f" data-seek='{playhead:.1f}'"
-    parts = [f"<div class='ws-tl'{sel} data-duration='{duration:.1f}' style='position:relative;height:104px;"
-             "margin:16px 4px 4px 50px;font:12px sans-serif'>"]
+    parts = [f"<div class='ws-tl'{sel} data-duration='{duration:.1f}' style='position:relative;height:{_k(104)};"
+             "margin:10px 4px 2px var(--ws-gutter, 50px);font-size:var(--ws-chunk-font, 12px)'>"]
     for i in range(n_chunks):
         s, e = i * chunk_seconds, min((i + 1) * chunk_seconds, duration)
         chunk = ranked.get(i)
@@ -209,10 +219,12 @@ def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int =
         parts += [_bar(trace.window, 38, "#0969da", "window", duration),
                   _bar(trace.prediction, 53, "#bf3989", "pred", duration),
                   _bar(trace.ground_truth, 68, "#1a7f37", "GT", duration)]
+    elif ground_truth is not None:
+        parts.append(_bar(ground_truth, 68, "#1a7f37", "GT", duration))
     parts.append(_axis(duration))
     if playhead is not None:
         parts.append(f"<div class='ws-playhead' data-t='{playhead:.1f}' title='playhead {fmt_t(playhead)}' "
-                     f"style='position:absolute;top:-6px;height:90px;left:{_pct(playhead, duration):.3f}%;"
+                     f"style='position:absolute;top:-6px;height:{_k(90)};left:{_pct(playhead, duration):.3f}%;"
                      f"width:2px;background:{PLAYHEAD};z-index:4;pointer-events:none'></div>")
     parts.append("</div>")
     parts.append(_legend())

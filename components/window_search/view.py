@@ -228,7 +228,11 @@ def source_meaning(source: str) -> str:
 
 def progress_text(trace: SearchTrace, k: int, done: bool) -> str:
     if done:
-        return "Done." if not trace.stopped else "Stopped."
+        if trace.stopped:
+            return "Stopped."
+        if trace.errors and trace.window is None:
+            return "**Failed**: no window was accepted or selected (the reason is above the player)."
+        return "Done, with problems (listed in the result)." if trace.errors else "Done."
     if trace.window is not None and trace.prediction is None:
         return "Localizing inside the window…"
     inspected = sum(1 for c in trace.candidates if c.steps)

@@ -21,9 +21,9 @@ def test_pick_run_select_export_and_load(app_url, tmp_path):
     client = Client(app_url, verbose=False)
     out = client.predict("m01", 180, api_name="/pick_movie")
     assert "data-rank" not in out[1] and "ws-tl" in out[1]          # empty timeline, no ranks yet
-    query, partner, message = client.predict("p0002_t", api_name="/pick_query")
+    query, partner, timeline, *_, message = client.predict("p0002_t", api_name="/pick_query")
     assert query == "Mary waves in the kitchen." and "p0002_c" in partner and "subject" in partner
-    assert message == ""
+    assert message == "" and ">GT<" in timeline                        # its ground truth, before any run
     job = client.submit(query, 180, 3, 1, 30, "rag", api_name="/run")
     updates = list(job)
     timeline, checklist, progress, result, window_pick, cast, frames, video, scrub, message = job.result()
@@ -39,6 +39,7 @@ def test_pick_run_select_export_and_load(app_url, tmp_path):
     assert saved["trace"]["query"] == query and saved["trace"]["prediction"] is not None
     loaded = client.predict(handle_file(exported["value"]), api_name="/load")
     assert loaded[6] == query and "Window rank" in loaded[2] and loaded[-1] == ""
+    assert loaded[8]["value"] == "p0002_t" and "p0002_c" in loaded[9]   # the trace's own query and partner
     refused = client.predict(handle_file(str(_not_a_trace(tmp_path))), api_name="/load")
     assert refused[-1].startswith("⚠ Load trace: hello.json is not a saved window-search trace")
 

@@ -12,8 +12,8 @@ from components.common.errors import UserError
 from components.window_search.data import load_annotations
 from components.window_search.memory import CharacterMemory
 from components.window_search.ui import handlers, memory_handlers
-from components.window_search.ui.events import event
-from components.window_search.ui.session import SESSIONS, SessionRegistry, WindowSearchSession
+from components.common.ui import TabEvents
+from components.window_search.ui.session import SESSIONS, SessionResources, WindowSearchSession
 
 
 @pytest.fixture(scope="module")
@@ -45,23 +45,24 @@ def _request(key: str) -> SimpleNamespace:
 
 
 def test_errors_go_to_the_message_line_and_leave_the_other_outputs_alone(tab):
-    fn = event(tab, handlers.select_window, 7)
-    out = fn(_request("ev"), "#1", WindowSearchSession())
+    events = TabEvents(tab, SESSIONS, message=None)
+    fn = events.fn(handlers.select_window, 7)
+    out = fn(_request("ev"), WindowSearchSession(), "#1")
     assert len(out) == 8 and out[-1] == "⚠ Window: run a query (or load a trace) first."
     assert all(isinstance(o, dict) and o.get("__type__") == "update" and len(o) == 1 for o in out[:-1])
 
     def broken(tab, res, x):
         raise OSError(2, "No such file or directory", "/tmp/gradio/abc/secret.mp4")
 
-    msg = event(tab, broken, 1)(_request("ev"), 1)[-1]
+    msg = events.fn(broken, 1)(_request("ev"), 1)[-1]
     assert msg.startswith("⚠ Something went wrong") and "/tmp" not in msg and "Errno" not in msg
-    ok = event(tab, handlers.pick_query, 3)(_request("ev"), "p0002_t", WindowSearchSession())
+    ok = events.fn(handlers.pick_query, 7)(_request("ev"), WindowSearchSession(), "p0002_t")
     assert ok[-1] == "" and ok[1] == "Mary waves in the kitchen."   # the next action clears the line
     SESSIONS.release("ev")
 
 
 def test_a_file_that_is_not_a_trace_is_refused(tab, tmp_path):
-    res, session = SessionRegistry().get("t"), WindowSearchSession()
+    res, session = SessionResources(), WindowSearchSession()
     for name, text, why in [("hello.json", '{"hello": 1}', "it has no 'query' and 'candidates'"),
                             ("list.json", "[1, 2]", "it has no 'query'"),
                             ("bad.json", "{not json", "not JSON: line 1"),
@@ -69,7 +70,7 @@ def test_a_file_that_is_not_a_trace_is_refused(tab, tmp_path):
         path = tmp_path / name
         path.write_text(text)
         with pytest.raises(UserError) as err:
-            handlers.load(tab, res, str(path), session)
+            handlers.load(tab, res, session, str(path))
         assert f"Load trace: {name} is not a saved window-search trace ({why}" in str(err.value)
         assert str(tmp_path) not in str(err.value)
 
@@ -79,7 +80,7 @@ def test_an_upload_that_is_not_a_video_says_so_without_server_paths(tab, tmp_pat
     fake.parent.mkdir()
     fake.write_bytes(b"this is not a video at all" * 100)
     with pytest.raises(UserError) as err:
-        handlers.upload_movie(tab, SessionRegistry().get("u"), [str(fake)], 180, WindowSearchSession())
+        handlers.upload_movie(tab, SessionResources(), WindowSearchSession(), [str(fake)], 180)
     text = str(err.value)
     assert text.startswith("Upload: holiday.mp4 could not be read as a video.")
     assert str(tmp_path) not in text and "Errno" not in text
@@ -94,7 +95,7 @@ def shared_memory(grounding_examples, tmp_path):
 
 
 def _picked_ref(tab, res) -> WindowSearchSession:
-    session = handlers.pick_movie(tab, res, "m01", 180, WindowSearchSession()).session
+    session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 180).session
     return memory_handlers.ref_selected(tab, res, session, 0)
 
 
@@ -102,7 +103,7 @@ def test_removing_a_reference_asks_first_and_changes_only_this_session(shared_me
     monkeypatch.delenv("APP_ADMIN", raising=False)
     tab, shared = shared_memory
     before = shared.read_text()
-    res_a, res_b = SessionRegistry().get("a"), SessionRegistry().get("b")
+    res_a, res_b = SessionResources(), SessionResources()
     a = _picked_ref(tab, res_a)
     ask = memory_handlers.remove_ref(tab, res_a, a)
     assert ask.confirm_row["visible"] is True and "your session's copy of the memory only" in ask.confirm_text
@@ -116,10 +117,10 @@ def test_removing_a_reference_asks_first_and_changes_only_this_session(shared_me
     assert n_mine == n_shared - 1 and shared.read_text() == before
     assert all(p.is_file() for p in shared.parent.joinpath("m01").iterdir())   # no shared image deleted
     assert "your session's copy" in done.memory_names
-    b = handlers.pick_movie(tab, res_b, "m01", 180, WindowSearchSession()).session   # another visitor
+    b = handlers.pick_movie(tab, res_b, WindowSearchSession(), "m01", 180).session   # another visitor
     assert sum(len(c.references) for c in CharacterMemory.load(b.movie.memory).characters) == n_shared
     copy = a.movie.memory
-    res_a.close()                                               # the page closes: its copy goes
+    res_a.release()                                             # the page closes: its copy goes
     assert not (copy and __import__("pathlib").Path(copy).exists())
 
 
@@ -127,7 +128,7 @@ def test_with_app_admin_the_shared_memory_is_edited(shared_memory, monkeypatch):
     monkeypatch.setenv("APP_ADMIN", "1")
     tab, shared = shared_memory
     n_before = sum(len(c.references) for c in CharacterMemory.load(shared).characters)
-    res = SessionRegistry().get("admin")
+    res = SessionResources()
     session = _picked_ref(tab, res)
     ask = memory_handlers.remove_ref(tab, res, session)
     assert "the shared memory file on the server, for every visitor" in ask.confirm_text

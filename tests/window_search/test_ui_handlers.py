@@ -11,7 +11,7 @@ from components.common.errors import UserError
 from components.settings.session import SessionSettings
 from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
-from components.window_search.ui.session import SESSIONS, SessionRegistry, WindowSearchSession
+from components.window_search.ui.session import SESSIONS, SessionResources, WindowSearchSession
 from tests.window_search.agent_fixtures import decompose_reply, inspect_reply
 
 
@@ -57,18 +57,18 @@ def _settings(max_frames: int = 192) -> dict:
 
 def _start(tab, key: str, settings: dict, *, k: int = 1, m: int = 1):
     res = SESSIONS.get(key)
-    session = handlers.pick_movie(tab, res, "m01", 60, WindowSearchSession()).session
+    session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 60).session
     query = tab.annotations.query("p0001_t").query
     return res, handlers.run(tab, res, session, settings, query, 60, k, m, 30, "aws")
 
 
 def test_picking_a_movie_and_a_query_gives_typed_views(tab):
-    res = SessionRegistry().get("views")
-    picked = handlers.pick_movie(tab, res, "m01", 180, WindowSearchSession())
+    res = SessionResources()
+    picked = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 180)
     assert picked.session.movie.movie_id == "m01" and picked.session.movie.duration > 0
     assert "ws-tl" in picked.timeline and "data-rank" not in picked.timeline
     assert picked.scrub["maximum"] == int(picked.session.movie.duration)
-    query = handlers.pick_query(tab, res, "p0002_t", picked.session)
+    query = handlers.pick_query(tab, res, picked.session, "p0002_t")
     assert query.query == "Mary waves in the kitchen." and "p0002_c" in query.partner
     assert query.session.picked.qid == "p0002_t" and query.session.partner.qid == "p0002_c"
     with pytest.raises(UserError, match="Movie: pick a movie"):
@@ -102,6 +102,6 @@ def test_an_open_session_runs_to_the_end_within_the_frame_cap(tab, gated):
 
 
 def test_the_stop_button_sets_the_sessions_stop_event(tab):
-    res = SessionRegistry().get("stop")
+    res = SessionResources()
     handlers.stop(tab, res)
     assert res.stop.is_set()

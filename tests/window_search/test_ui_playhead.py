@@ -9,7 +9,7 @@ import pytest
 
 from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
-from components.window_search.ui.session import SessionRegistry, WindowSearchSession
+from components.window_search.ui.session import SessionResources, WindowSearchSession
 
 
 @pytest.fixture(scope="module")
@@ -20,14 +20,14 @@ def tab(grounding_examples) -> handlers.TabData:
 @pytest.fixture(scope="module")
 def ran(tab):
     """p0005_t run with the baseline: every candidate rejected, Select's fallback chosen."""
-    res = SessionRegistry().get("ran")
-    page = handlers.open_page(tab, res, {"qid": "p0005_t"}, 180, WindowSearchSession())
+    res = SessionResources()
+    page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0005_t"})
     views = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))
     return res, views[-1]
 
 
 def test_a_new_page_has_the_first_query_picked_so_run_works_at_once(tab):
-    page = handlers.open_page(tab, SessionRegistry().get("p"), {}, 180, WindowSearchSession())
+    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {})
     first = tab.queries_of("m01")[0]
     assert page.movie_pick == "m01" and page.query_pick["value"] == first.qid
     assert page.query == first.query and first.partner_qid in page.partner
@@ -35,9 +35,7 @@ def test_a_new_page_has_the_first_query_picked_so_run_works_at_once(tab):
 
 
 def test_a_deep_link_opens_that_query_at_that_time(tab):
-    page = handlers.open_page(tab, SessionRegistry().get("l"),
-                              {"tab": "window-search", "movie": "m01", "qid": "p0005_t", "t": "400"}, 180,
-                              WindowSearchSession())
+    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"tab": "window-search", "movie": "m01", "qid": "p0005_t", "t": "400"})
     assert page.query == tab.annotations.query("p0005_t").query and page.query_pick["value"] == "p0005_t"
     assert page.session.playhead == 400 and page.scrub["value"] == 400
     assert page.video["playback_position"] == 400 and "data-t='400.0'" in page.timeline
@@ -50,14 +48,13 @@ def test_a_deep_link_opens_that_query_at_that_time(tab):
     ({"tab": "window-search", "movie": "nope"}, "The link's movie `nope` is not in this data"),
 ])
 def test_a_bad_deep_link_opens_the_default_view_with_one_readable_line(tab, params, says):
-    page = handlers.open_page(tab, SessionRegistry().get("b"), params, 180, WindowSearchSession())
+    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, params)
     assert says in page.message and page.movie_pick == "m01" and page.session.movie is not None
     assert page.session.playhead == 0
 
 
 def test_a_link_for_another_tab_changes_nothing_here(tab):
-    page = handlers.open_page(tab, SessionRegistry().get("o"), {"tab": "impact", "qid": "p0005_t"}, 180,
-                              WindowSearchSession())
+    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"tab": "impact", "qid": "p0005_t"})
     assert page.query_pick["value"] == tab.queries_of("m01")[0].qid and page.message == ""
 
 
@@ -80,20 +77,20 @@ def test_clicks_the_radio_and_the_slider_move_all_four_views(tab, ran):
     session.playhead = other.span[0] + 50          # the player moved on; the same chunk again seeks back
     again = handlers.timeline_click(tab, res, session, {"rank": other.rank, "start": other.span[0]})
     assert again.video["playback_position"] == other.span[0]
-    radio = handlers.select_window(tab, res, f"#{session.trace.selected_rank}", session)
+    radio = handlers.select_window(tab, res, session, f"#{session.trace.selected_rank}")
     assert radio.scrub["value"] == session.trace.window[0]
-    scrub = handlers.scrubbed(tab, res, other.span[0] + 10, session)
+    scrub = handlers.scrubbed(tab, res, session, other.span[0] + 10)
     assert f"Window rank #{other.rank} " in scrub.checklist and scrub.video["playback_position"] == other.span[0] + 10
 
 
 def test_scrubbing_or_clicking_onto_a_chunk_never_inspected_says_so(tab, grounding_examples):
-    res = SessionRegistry().get("acc")
-    page = handlers.open_page(tab, res, {"qid": "p0001_t"}, 180, WindowSearchSession())
+    res = SessionResources()
+    page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0001_t"})
     last = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1]
     session = last.session
     seen = {c.chunk.index for c in session.trace.candidates}
     unseen = next(i for i in range(5) if i not in seen)
-    scrub = handlers.scrubbed(tab, res, unseen * 180 + 20, session)
+    scrub = handlers.scrubbed(tab, res, session, unseen * 180 + 20)
     assert f"Chunk {unseen + 1} " in scrub.checklist and "not inspected" in scrub.checklist
     assert "Window rank" not in scrub.checklist and session.selected is None and scrub.window_pick["value"] is None
     click = handlers.timeline_click(tab, res, session, {"rank": None, "start": unseen * 180})
@@ -111,7 +108,7 @@ def test_copy_link_names_the_movie_query_and_time(tab, ran):
 def test_the_pair_line_never_mixes_numbers_from_different_backends(tab, ran):
     res, last = ran
     session = last.session
-    handlers.pick_query(tab, res, "p0005_c", session)
+    handlers.pick_query(tab, res, session, "p0005_c")
     session.ious[("p0005_t", "openai:other", "aws")] = 0.9   # the partner, run with another model
     done = list(handlers.run(tab, res, session, None, tab.annotations.query("p0005_c").query, 180, 5, 3, 30,
                              "aws"))[-1]
@@ -123,7 +120,7 @@ def test_the_pair_line_never_mixes_numbers_from_different_backends(tab, ran):
 def _shown(timeline: str) -> tuple[float, float]:
     import re
 
-    m = re.search(r"class='ws-play-map' hidden data-shown-start='([\d.]+)' data-shown-end='([\d.]+)'", timeline)
+    m = re.search(r"class='ws-play-map' hidden data-rev='\d+' data-shown-start='([\d.]+)' data-shown-end='([\d.]+)'", timeline)
     assert m, "the timeline carries the span its checklist shows"
     return float(m.group(1)), float(m.group(2))
 
@@ -131,8 +128,8 @@ def _shown(timeline: str) -> tuple[float, float]:
 @pytest.fixture
 def fresh(tab):
     """p0005_t just run with the baseline (its own session: other tests change `ran`'s)."""
-    res = SessionRegistry().get("played")
-    page = handlers.open_page(tab, res, {"qid": "p0005_t"}, 180, WindowSearchSession())
+    res = SessionResources()
+    page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0005_t"})
     return res, list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1]
 
 
@@ -140,15 +137,15 @@ def test_the_timeline_names_the_span_its_checklist_shows(tab, fresh):
     res, last = fresh
     session = last.session
     trace = session.trace
-    shown = handlers.select_window(tab, res, f"#{trace.selected_rank}", session)
+    shown = handlers.select_window(tab, res, session, f"#{trace.selected_rank}")
     cand = next(c for c in trace.candidates if c.rank == trace.selected_rank)
     assert _shown(shown.timeline) == (float(cand.span[0]), float(cand.span[1]))
-    res = SessionRegistry().get("played-free")             # p0001_t is accepted early: chunks stay unseen
-    page = handlers.open_page(tab, res, {"qid": "p0001_t"}, 180, WindowSearchSession())
+    res = SessionResources()             # p0001_t is accepted early: chunks stay unseen
+    page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0001_t"})
     session = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1].session
     covered = [c.span for c in session.trace.candidates]
     free = next(t for t in range(0, int(session.movie.duration), 10) if not any(a <= t <= b for a, b in covered))
-    scrub = handlers.scrubbed(tab, res, free, session)
+    scrub = handlers.scrubbed(tab, res, session, free)
     start, end = _shown(scrub.timeline)
     assert start <= free <= end and not any(a < end and b > start for a, b in covered)
     assert "not inspected" in scrub.checklist

@@ -13,6 +13,7 @@ import gradio as gr
 
 from backends.registry import resolve_embedder
 from components.common.errors import UserError
+from components.common.ui import View
 from components.common.intervals import valid_interval
 from components.common.io import atomic_write_text
 from components.settings.session import backend_for
@@ -29,7 +30,7 @@ METHOD_NAMES = {"aws": "Agentic Window Search", "rag": "Movie RAG (top-1)", "ora
 
 
 @dataclass
-class BenchView:
+class BenchView(View):
     progress: str
     metrics: Any
     file: Any
@@ -56,7 +57,7 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
     res.stop.clear()
     records: list[dict] = []
     folder = Path(tempfile.mkdtemp(prefix="ws-bench-"))
-    res.scratch.append(folder)
+    res.folders.append(folder)
     out = folder / "predictions.jsonl"
     queries = ann.queries
     label = f"{backend.backend_id}" + (f" — {view.BASELINE_LABEL}" if solvers.text_only else "")

@@ -6,6 +6,7 @@ raise UserError for what the user can fix; layout shows it on the message line. 
 bench.py."""
 from __future__ import annotations
 
+import html
 import json
 import math
 import queue
@@ -24,6 +25,7 @@ from components.common.errors import DataFormatError, UserError
 from components.common.fields import number, whole
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
+from components.common.ui import SKIP, View
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
 from components.window_search import links, view
@@ -40,7 +42,6 @@ from components.window_search.ui.session import MovieInfo, Partner, PickedQuery,
 VIDEO_TYPES = (".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v")
 SUB_TYPES = (".srt", ".vtt")
 WINDOW_FRAMES = 24  # frames of a window shown for picking a reference
-SKIP = gr.skip()    # leave that output as it is
 
 
 # -- the tab's data ---------------------------------------------------------------------------------
@@ -84,7 +85,7 @@ def load_tab_data(data_dir: Path) -> TabData:
 
 # -- views: one dataclass per event, fields in the order of its outputs ---------------------------
 @dataclass
-class MovieView:
+class MovieView(View):
     session: WindowSearchSession
     video: Any
     timeline: str
@@ -105,18 +106,21 @@ class PageView(MovieView):
     """A page opened (maybe from a deep link): the movie view plus the movie dropdown."""
 
     movie_pick: Any = None
-    message: str = ""
 
 
 @dataclass
-class QueryView:
+class QueryView(View):
     session: WindowSearchSession
     query: Any
     partner: str
+    timeline: str   # the picked query's ground truth drawn at once
+    checklist: Any  # a run of another query is cleared with its bars
+    result: Any
+    window_pick: Any
 
 
 @dataclass
-class RunView:
+class RunView(View):
     session: WindowSearchSession
     timeline: str
     checklist: str
@@ -130,7 +134,7 @@ class RunView:
 
 
 @dataclass
-class PlayheadView:
+class PlayheadView(View):
     """The four views of one playhead: timeline, checklist, player, slider (and the window radio)."""
 
     session: WindowSearchSession
@@ -143,12 +147,12 @@ class PlayheadView:
 
 
 @dataclass
-class ExportView:
+class ExportView(View):
     export_file: Any
 
 
 @dataclass
-class LoadView:
+class LoadView(View):
     session: WindowSearchSession
     video: Any
     timeline: str
@@ -158,10 +162,12 @@ class LoadView:
     cast: list
     query: str
     scrub: Any
+    query_pick: Any   # the trace's own query, ground truth and partner (not the one picked before)
+    partner: Any
 
 
 @dataclass
-class LinkView:
+class LinkView(View):
     link: Any  # the query string (the page adds its address), in the now visible link box
 
 
@@ -193,8 +199,9 @@ def _timeline(session: WindowSearchSession, *, seek: bool = False) -> str:
     cs, dur = float(session.chunk_seconds), float(session.movie.duration)
     n = max(1, int(-(-dur // cs)))
     span = playback.shown_span(session.trace, session.playhead, session.selected, cs, dur)
+    truth = tuple(session.picked.interval) if session.picked is not None else None
     return view.timeline_html(session.trace, dur, n_chunks=n, chunk_seconds=cs, playhead=session.playhead,
-                              selected=session.selected, seek=seek) + playback.map_html(span)
+                              selected=session.selected, seek=seek, ground_truth=truth) + playback.map_html(span)
 
 
 def _cast_gallery(trace: SearchTrace | None) -> list:
@@ -205,7 +212,7 @@ def _cast_gallery(trace: SearchTrace | None) -> list:
 
 def _window_pick(trace: SearchTrace | None, selected: int | None) -> Any:
     choices = [f"#{c.rank}" for c in trace.candidates] if trace else []
-    return gr.update(choices=choices, value=f"#{selected}" if selected else None)
+    return gr.update(choices=choices, value=f"#{selected}" if selected else None, visible=bool(choices))
 
 
 def _scrub(session: WindowSearchSession) -> Any:
@@ -309,7 +316,7 @@ def _movie_view(tab: TabData, session: WindowSearchSession, qid: str | None = No
     names, refs, chars = memory_listing(session)
     return MovieView(session, video, _timeline(session, seek=True),
                      gr.update(choices=view.query_choices(queries), value=qid), text, partner, _scrub(session),
-                     view.checklist_html(None, None), "", gr.update(choices=[], value=None), names, refs, chars)
+                     view.checklist_html(None, None), "", gr.update(choices=[], value=None, visible=False), names, refs, chars)
 
 
 def _opened(res: SessionResources, info: MovieInfo, chunk: float | None,
@@ -351,8 +358,8 @@ def baseline_label(settings: dict | None) -> str:
 
 
 # -- opening the page, a movie and a query ----------------------------------------------------------
-def open_page(tab: TabData, res: SessionResources, params: Mapping[str, str], chunk: Any,
-              session: WindowSearchSession) -> PageView:
+def open_page(tab: TabData, res: SessionResources, session: WindowSearchSession, chunk: Any,
+              params: Mapping[str, str]) -> PageView:
     """A new page: the first movie and its first query, or what a deep link names
     (`?tab=window-search&movie=m01&qid=p0005_t&t=400`), with one line about any value not understood."""
     queries = {q.qid: q.movie_id for q in tab.annotations.queries} if tab.annotations else {}
@@ -370,18 +377,18 @@ def open_page(tab: TabData, res: SessionResources, params: Mapping[str, str], ch
 
 
 def _fields(v: Any) -> list:
-    return [getattr(v, f) for f in v.__dataclass_fields__]
+    return [getattr(v, f) for f in v.__dataclass_fields__ if f != "message"]
 
 
-def pick_movie(tab: TabData, res: SessionResources, movie_id: str | None, chunk: Any,
-               session: WindowSearchSession) -> MovieView:
+def pick_movie(tab: TabData, res: SessionResources, session: WindowSearchSession, movie_id: str | None,
+               chunk: Any) -> MovieView:
     if not movie_id or tab.annotations is None:
         return _movie_view(tab, session)
     return _movie_view(tab, _opened(res, tab.movie_info(movie_id), chunk, session))
 
 
-def upload_movie(tab: TabData, res: SessionResources, files: list | None, chunk: Any,
-                 session: WindowSearchSession) -> MovieView:
+def upload_movie(tab: TabData, res: SessionResources, session: WindowSearchSession, files: list | None,
+                 chunk: Any) -> MovieView:
     if not files:
         return _movie_view(tab, session)
     paths = [Path(f if isinstance(f, str) else f.name) for f in files]
@@ -391,7 +398,7 @@ def upload_movie(tab: TabData, res: SessionResources, files: list | None, chunk:
         raise UserError("Upload: choose exactly one video (.mp4, .mkv, .webm, .mov), optionally with one "
                         ".srt/.vtt subtitle file.")
     mem_dir = Path(tempfile.mkdtemp(prefix="ws-memory-"))
-    res.scratch.append(mem_dir)
+    res.folders.append(mem_dir)
     info = MovieInfo(vids[0].stem, str(vids[0]), str(subs[0]) if subs else None,
                      str(mem_dir / f"{vids[0].stem}.json"), memory_private=True, uploaded=True)
     try:
@@ -403,13 +410,17 @@ def upload_movie(tab: TabData, res: SessionResources, files: list | None, chunk:
     return _movie_view(tab, opened)
 
 
-def pick_query(tab: TabData, res: SessionResources, qid: str | None,
-               session: WindowSearchSession) -> QueryView:
+def pick_query(tab: TabData, res: SessionResources, session: WindowSearchSession,
+               qid: str | None) -> QueryView:
     if not qid or tab.annotations is None:
         session.partner = None
-        return QueryView(session, gr.update(), "")
+        return QueryView(session, gr.update(), "", SKIP, SKIP, SKIP, SKIP)
     text, partner = _picked(tab, session, qid)
-    return QueryView(session, text, partner)
+    if session.trace is None or session.trace.qid == qid:
+        return QueryView(session, text, partner, _timeline(session), SKIP, SKIP, SKIP)
+    session.trace, session.selected = None, None   # the old run's bars and checklist are another query's
+    return QueryView(session, text, partner, _timeline(session), view.checklist_html(None, None), "",
+                     gr.update(choices=[], value=None, visible=False))
 
 
 # -- running a search -------------------------------------------------------------------------------
@@ -473,7 +484,7 @@ def run(tab: TabData, res: SessionResources, session: WindowSearchSession, setti
     updates = _search_in_thread(work)
     session.trace, session.selected = None, None
     yield RunView(session, _timeline(session), view.checklist_html(None, None), "Retrieving chunks…", "",
-                  gr.update(choices=[], value=None), [], [], SKIP, SKIP)
+                  gr.update(choices=[], value=None, visible=False), [], [], SKIP, SKIP)
     for kind, payload in updates:
         yield _run_view(res, session, SearchTrace.from_dict(payload), search.k, done=kind == "done")
 
@@ -489,12 +500,14 @@ def _run_view(res: SessionResources, session: WindowSearchSession, trace: Search
     if cand is not None:  # done: the player, slider and timeline go to the window handed on
         session.playhead = float((trace.window or cand.span)[0])
         frames, video, scrub = window_frames(res, session, cand.span), _seek(session), _scrub(session)
+    failed = done and not trace.stopped and trace.window is None and trace.errors
     return RunView(session, _timeline(session, seek=cand is not None), view.checklist_html(trace, sel),
                    view.progress_text(trace, k, done), _result(session, trace) if done else "",
-                   _window_pick(trace, sel), _cast_gallery(trace), frames, video, scrub)
+                   _window_pick(trace, sel), _cast_gallery(trace), frames, video, scrub,
+                   message=f"⚠ The search failed: {html.escape(trace.errors[0], quote=False)}" if failed else "")
 
 
-def stop(tab: TabData, res: SessionResources) -> None:
+def stop(tab: TabData, res: SessionResources, session: WindowSearchSession | None = None) -> None:
     res.stop.set()
 
 
@@ -548,14 +561,14 @@ def played(tab: TabData, res: SessionResources, session: WindowSearchSession, t:
     return _at_playhead(res, session, rank, seek=False)
 
 
-def select_window(tab: TabData, res: SessionResources, choice: str | None,
-                  session: WindowSearchSession) -> PlayheadView:
+def select_window(tab: TabData, res: SessionResources, session: WindowSearchSession,
+                  choice: str | None) -> PlayheadView:
     if session.movie is None or session.trace is None or not choice:
         raise UserError("Window: run a query (or load a trace) first.")
     return timeline_click(tab, res, session, {"rank": int(str(choice).lstrip("#"))})
 
 
-def scrubbed(tab: TabData, res: SessionResources, t: Any, session: WindowSearchSession) -> PlayheadView:
+def scrubbed(tab: TabData, res: SessionResources, session: WindowSearchSession, t: Any) -> PlayheadView:
     if session.movie is None:
         raise UserError("Movie: pick a movie first.")
     session.playhead = max(0.0, min(number(t, "scrub", default=0.0), session.movie.duration))
@@ -619,7 +632,7 @@ def _read_trace_file(path: Path, want_qid: str | None) -> tuple[dict, SearchTrac
         raise _not_a_trace(path.name, f"a part of it is malformed: {type(exc).__name__}") from None
 
 
-def load(tab: TabData, res: SessionResources, file: Any, session: WindowSearchSession) -> LoadView:
+def load(tab: TabData, res: SessionResources, session: WindowSearchSession, file: Any) -> LoadView:
     if not file:
         raise UserError("Load trace: choose a trace file (.json or .jsonl).")
     path = Path(file if isinstance(file, str) else file.name)
@@ -634,6 +647,7 @@ def load(tab: TabData, res: SessionResources, file: Any, session: WindowSearchSe
         session.movie = MovieInfo("?", None, duration=float(mv.get("duration", dur) if mv else dur))
     session.chunk_seconds = float(data.get("chunk_seconds", session.chunk_seconds))
     session.trace = trace
+    query_pick, partner = _trace_query(tab, session, trace)
     sel = trace.accepted_rank or trace.selected_rank or (trace.candidates[0].rank if trace.candidates else None)
     session.selected = sel
     cand = view.candidate(trace, sel)
@@ -641,5 +655,18 @@ def load(tab: TabData, res: SessionResources, file: Any, session: WindowSearchSe
     vid = session.movie.video
     video = gr.update(value=player_value(vid), playback_position=session.playhead) if vid else SKIP
     return LoadView(session, video, _timeline(session, seek=True), view.checklist_html(trace, sel),
-                    _result(session, trace),
-                    _window_pick(trace, sel), _cast_gallery(trace), trace.query, _scrub(session))
+                    _result(session, trace), _window_pick(trace, sel), _cast_gallery(trace), trace.query,
+                    _scrub(session), query_pick, partner)
+
+
+def _trace_query(tab: TabData, session: WindowSearchSession, trace: SearchTrace) -> tuple[Any, str]:
+    """(query dropdown, partner line) for a loaded trace: its own query when the annotation file
+    has it (header, ground truth and partner then are that query's), else no picked query."""
+    known = tab.annotations is not None and trace.qid and trace.qid in {q.qid for q in tab.annotations.queries}
+    if known:
+        _, partner = _picked(tab, session, trace.qid)
+        movie = tab.annotations.query(trace.qid).movie_id
+        return gr.update(choices=view.query_choices(tab.queries_of(movie)), value=trace.qid), partner
+    session.picked, session.partner = None, None
+    return gr.update(value=None), ("Loaded a trace of a query that is not in this annotation file: "
+                                   "no ground truth or partner is shown.")

@@ -1,25 +1,32 @@
 """The Window search tab's components and event wiring (docs/ui-design.md). Handlers are in
-handlers.py, memory_handlers.py and bench.py; events.py turns them into gradio functions."""
+handlers.py, memory_handlers.py and bench.py; components/common/ui.py's TabEvents wires them."""
 from __future__ import annotations
 
 from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common.ui import TabContext
+from components.common.ui import TabContext, TabEvents, message_line
 from components.window_search import view
 from components.window_search.ui import bench as b, handlers as h, memory_handlers as mh
-from components.window_search.ui.events import event, release_session
 from components.window_search.ui.playback import PLAYBACK_JS
-from components.window_search.ui.session import WindowSearchSession
+from components.window_search.ui.session import SESSIONS, WindowSearchSession
 
-INTRO = ("<p><b>Press Run</b> and watch which chunk of the movie the search accepts: each candidate window's "
-         "checklist shows which parts of the query were seen (✓), missing (✗) or cut off at the window's edge "
-         "(△); green bars are the ground truth.</p><p class='ws-help' style='font-size:12px;color:#57606a'>"
-         "Presentation keys (outside text fields): <kbd>n</kbd> / <kbd>p</kbd> next / previous inspected "
-         "window, <kbd>space</kbd> play / pause.</p>")
-STYLE = ("<style>#ws-message p{color:#cf222e;font-weight:600;margin:0}"
-         "#ws-checklist{overflow-x:hidden} #ws-stage{align-items:flex-start}</style>")
+TAGLINE = ("Find one moment in a full movie when a near-identical moment exists elsewhere: "
+           "<b>Run</b> checks each candidate window statement by statement.")
+ABOUT = """
+**Window search** reproduces *Agentic Window Search* from CoM2-Bench (*Grounding Confusable Movie
+Moments*). A query is split into atomic statements (Decompose); the movie's 180 s chunks are ranked
+by similarity to the query (Movie RAG); each of the top-K windows is inspected, every statement
+judged **✓ true**, **✗ false** or **△ cutoff** (seen only at the window's edge, so the window is
+expanded by up to Δmax, at most M times); the first window whose statements all hold is accepted
+and a localizer grounds the moment inside it. Green bars are the ground truth, the blue bar the
+prediction; each query has a *confusable partner* that differs in one attribute.
+
+Keys (outside text fields): <kbd>n</kbd> / <kbd>p</kbd> next / previous inspected window,
+<kbd>space</kbd> play / pause. A link to this view (`?tab=window-search&movie=m01&qid=p0005_t&t=400`)
+opens the same moment; add `&present=1` for a projector.
+"""
 # The page adds its own address to the link the server built, takes the player's time when the
 # video has moved, and copies it (the clipboard needs a secure context: the box shows it too).
 COPY_JS = """(q) => { if (!q) return q; const p = new URLSearchParams(q);
@@ -31,30 +38,70 @@ COPY_JS = """(q) => { if (!q) return q; const p = new URLSearchParams(q);
 
 def build_tab(ctx: TabContext) -> None:
     tab = h.load_tab_data(ctx.data_dir)
-    c = SimpleNamespace()
-    _search_panel(c, ctx, tab)
-    _stage(c)
+    c = SimpleNamespace(state=gr.State(WindowSearchSession()))
+    _controls(c, tab)
+    _stage(c, ctx)
+    _tools(c)
+    _settings(c)
     _memory_panel(c)
     _bench_panel(c)
+    with gr.Accordion("About this tab", open=False, elem_id="ws-about", elem_classes=["tab-config", "tab-about"]):
+        gr.Markdown(ABOUT)
     _wire(c, ctx, tab)
 
 
-def _search_panel(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
-    gr.HTML(STYLE + INTRO + (f"<p>⚠ {tab.error}</p>" if tab.error else ""), elem_id="ws-intro")
-    c.state = gr.State(WindowSearchSession())
-    with gr.Row(equal_height=True):
+def _controls(c: SimpleNamespace, tab: h.TabData) -> None:
+    """One row choosing what to show, then the partner line and the tab's message line."""
+    gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="ws-intro", container=False)
+    with gr.Row(elem_classes=["tab-controls"], equal_height=True):
         c.movie_pick = gr.Dropdown(tab.movie_choices(), value=tab.first_movie, label="Movie",
-                                   elem_id="ws-movie-pick", scale=3)
-        c.upload = gr.UploadButton("…or upload a video (+ .srt/.vtt)", file_count="multiple",
-                                   file_types=list(h.VIDEO_TYPES + h.SUB_TYPES), elem_id="ws-upload", scale=1)
-    with gr.Row():
-        c.query_pick = gr.Dropdown([], label="Query from the annotation file (qid · contrast · query)",
-                                   elem_id="ws-query-pick", scale=3, min_width=300)
-        c.query = gr.Textbox(label="…or type a query", placeholder="Lloyd and Harry walk on a snowy street at night.",
-                             elem_id="ws-query", scale=3, min_width=300)
-    c.partner_md = gr.Markdown("", elem_id="ws-partner")
+                                   elem_id="ws-movie-pick", scale=2, min_width=160)
+        c.query_pick = gr.Dropdown([], label="Query (qid · contrast · query)", elem_id="ws-query-pick",
+                                   scale=5, min_width=220)
+        c.query = gr.Textbox(label="…or type one", placeholder="Lloyd and Harry walk on a snowy street at night.",
+                             elem_id="ws-query", scale=3, min_width=160, max_lines=1)
+        c.run_btn = gr.Button("Run", variant="primary", elem_id="ws-run", scale=0, min_width=90)
+        c.stop_btn = gr.Button("Stop", variant="stop", elem_id="ws-stop", scale=0, min_width=80)
+    c.partner_md = gr.Markdown(tab.error and f"⚠ {tab.error}", elem_id="ws-partner", elem_classes=["tab-caption"])
+    c.message = message_line("ws-message")
+
+
+def _stage(c: SimpleNamespace, ctx: TabContext) -> None:
+    """Player, timeline, slider and checklist: one playhead, on the first screen together."""
+    with gr.Row(elem_id="ws-stage"):
+        with gr.Column(scale=3, min_width=320):
+            c.video = gr.Video(show_label=False, elem_id="ws-movie", interactive=False, buttons=[])
+            c.timeline = gr.HTML(view.timeline_html(None, 0.0), elem_id="ws-timeline",
+                                 js_on_load=view.TIMELINE_JS + PLAYBACK_JS, container=False)
+            c.scrub = gr.Slider(0, 1, value=0, step=1, label="playhead (seconds)", elem_id="ws-scrub",
+                                container=False)
+        with gr.Column(scale=2, min_width=320, elem_id="ws-side"):
+            c.progress_md = gr.Markdown("", elem_id="ws-progress", elem_classes=["tab-caption"])
+            c.window_pick = gr.Radio([], label="Window (retrieval rank)", elem_id="ws-window-pick", visible=False)
+            c.checklist = gr.HTML(view.checklist_html(None, None), elem_id="ws-checklist", container=False)
+            c.result_md = gr.Markdown("", elem_id="ws-result")
+            c.baseline_md = gr.Markdown(h.baseline_label(ctx.settings.value), elem_id="ws-baseline-label",
+                                        elem_classes=["tab-caption"])
+
+
+def _tools(c: SimpleNamespace) -> None:
+    """Links, traces and uploads: one row of same-size buttons under the stage."""
+    with gr.Row(elem_classes=["tab-config"], equal_height=True):
+        c.copy_btn = gr.Button("Copy link to this view", elem_id="ws-copy-link")
+        c.load_trace = gr.UploadButton("Load trace", file_types=[".json", ".jsonl"], elem_id="ws-load-trace")
+        c.export_btn = gr.Button("Export trace", elem_id="ws-export")
+        c.upload = gr.UploadButton("Upload a movie (+ .srt/.vtt)", file_count="multiple",
+                                   file_types=list(h.VIDEO_TYPES + h.SUB_TYPES), elem_id="ws-upload")
+    c.link_box = gr.Textbox(label="link to this view", interactive=False, visible=False, elem_id="ws-link",
+                            buttons=["copy"])
+    c.export_file = gr.File(label="trace JSON", elem_id="ws-export-file", visible=False)
+    c.cast = gr.Gallery(label="Cast references used", elem_id="ws-cast", columns=8, height=120,
+                        object_fit="contain", allow_preview=False)
+
+
+def _settings(c: SimpleNamespace) -> None:
     with gr.Accordion("Search settings: chunk 180 s · K 5 · M 3 · Δmax 30 s · Agentic Window Search",
-                      open=False, elem_id="ws-settings"):
+                      open=False, elem_id="ws-settings", elem_classes=["tab-config"]):
         with gr.Row():
             c.chunk_s = gr.Number(180, label="chunk seconds", elem_id="ws-chunk", scale=1)
             c.k_in = gr.Number(5, label="K candidates", elem_id="ws-k", scale=1)
@@ -64,40 +111,11 @@ def _search_panel(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
                                 label="window selection", elem_id="ws-method", scale=3)
             c.thinking_off = gr.Checkbox(True, label="thinking off (CoM2 §5)", elem_id="ws-thinking", scale=1,
                                          info="unticked: no switch is sent, the server's default applies")
-    with gr.Row():
-        c.run_btn = gr.Button("Run", variant="primary", elem_id="ws-run")
-        c.stop_btn = gr.Button("Stop", variant="stop", elem_id="ws-stop")
-        c.load_trace = gr.UploadButton("Load trace", file_types=[".json", ".jsonl"], elem_id="ws-load-trace")
-        c.export_btn = gr.Button("Export trace", elem_id="ws-export")
-        c.copy_btn = gr.Button("Copy link to this view", elem_id="ws-copy-link", size="sm")
-    c.link_box = gr.Textbox(label="link to this view", interactive=False, visible=False, elem_id="ws-link",
-                            buttons=["copy"])
-    c.message = gr.Markdown("", elem_id="ws-message")
-    with gr.Row():
-        c.baseline_md = gr.Markdown(h.baseline_label(ctx.settings.value), elem_id="ws-baseline-label")
-        c.progress_md = gr.Markdown("", elem_id="ws-progress")
-
-
-def _stage(c: SimpleNamespace) -> None:
-    """Player, timeline, slider and checklist: one playhead, kept in view together."""
-    with gr.Row(elem_id="ws-stage"):
-        with gr.Column(scale=3, min_width=300):
-            c.video = gr.Video(label="Movie", elem_id="ws-movie", interactive=False, height=300)
-            c.timeline = gr.HTML(view.timeline_html(None, 0.0), elem_id="ws-timeline",
-                                 js_on_load=view.TIMELINE_JS + PLAYBACK_JS)
-            c.scrub = gr.Slider(0, 1, value=0, step=1, label="scrub (seconds)", elem_id="ws-scrub")
-            c.window_pick = gr.Radio([], label="Window (retrieval rank)", elem_id="ws-window-pick")
-        with gr.Column(scale=2, min_width=300):
-            c.checklist = gr.HTML(view.checklist_html(None, None), elem_id="ws-checklist", js_on_load=None,
-                                  max_height=560)
-    c.result_md = gr.Markdown("", elem_id="ws-result")
-    c.cast = gr.Gallery(label="Cast references used", elem_id="ws-cast", columns=8, height=120,
-                        object_fit="contain", allow_preview=False)
-    c.export_file = gr.File(label="trace JSON", elem_id="ws-export-file", visible=False)
 
 
 def _memory_panel(c: SimpleNamespace) -> None:
-    with gr.Accordion("Character memory (names, reference frames)", open=False, elem_id="ws-memory"):
+    with gr.Accordion("Character memory (names, reference frames)", open=False, elem_id="ws-memory",
+                      elem_classes=["tab-config"]):
         c.memory_md = gr.Markdown("", elem_id="ws-memory-names")
         c.refs = gr.Gallery(label="Reference frames (select one to remove it)", elem_id="ws-memory-refs",
                             columns=6, height=150, allow_preview=False)
@@ -117,7 +135,7 @@ def _memory_panel(c: SimpleNamespace) -> None:
 
 def _bench_panel(c: SimpleNamespace) -> None:
     with gr.Accordion("Benchmark (all queries of the annotation file, beside the paper's Table 3)", open=False,
-                      elem_id="ws-bench"):
+                      elem_id="ws-bench", elem_classes=["tab-config"]):
         with gr.Row():
             c.bench_run = gr.Button("Run all queries", elem_id="ws-bench-run")
             c.bench_stop = gr.Button("Stop", elem_id="ws-bench-stop", variant="stop")
@@ -129,32 +147,31 @@ def _bench_panel(c: SimpleNamespace) -> None:
 
 def _wire(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
     """Every event; outputs in the order of each view's fields, then the message line."""
-    def on(listener, handler, inputs, outs, *, kind: str = "plain", **kw):
-        return listener(event(tab, handler, len(outs), kind=kind), inputs, [*outs, c.message], **kw)
-
+    ev = TabEvents(tab, SESSIONS, c.message, data_dir=ctx.data_dir)
+    on = ev.on
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
                   c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick]
     playhead_outs = [c.state, c.timeline, c.checklist, c.video, c.scrub, c.window_pick, c.frames_gal]
     memory_outs = [c.state, c.memory_md, c.refs, c.char_pick, c.confirm_row, c.confirm_md]
     budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method, c.thinking_off]
-    on(c.movie_pick.input, h.pick_movie, [c.movie_pick, c.chunk_s, c.state], movie_outs, api_name="pick_movie")
-    on(c.upload.upload, h.upload_movie, [c.upload, c.chunk_s, c.state], movie_outs, api_name="upload_movie")
-    on(c.query_pick.input, h.pick_query, [c.query_pick, c.state], [c.state, c.query, c.partner_md],
+    on(c.movie_pick.input, h.pick_movie, [c.state, c.movie_pick, c.chunk_s], movie_outs, api_name="pick_movie")
+    on(c.upload.upload, h.upload_movie, [c.state, c.upload, c.chunk_s], movie_outs, api_name="upload_movie")
+    on(c.query_pick.input, h.pick_query, [c.state, c.query_pick], [c.state, c.query, c.partner_md, c.timeline, c.checklist, c.result_md, c.window_pick],
        api_name="pick_query")
     on(c.run_btn.click, h.run, [c.state, ctx.settings, c.query, *budget],
        [c.state, c.timeline, c.checklist, c.progress_md, c.result_md, c.window_pick, c.cast, c.frames_gal,
         c.video, c.scrub], concurrency_limit=4, api_name="run")
-    c.stop_btn.click(event(tab, h.stop, 0), None, [c.message], queue=False, api_name="stop_now")
-    c.bench_stop.click(event(tab, h.stop, 0), None, [c.message], queue=False, api_name="stop_now_1")
+    on(c.stop_btn.click, h.stop, [c.state], [], queue=False, api_name="stop_now")
+    on(c.bench_stop.click, h.stop, [c.state], [], queue=False, api_name="stop_now_1")
     on(c.timeline.click, h.timeline_click, [c.state], playhead_outs, kind="data", api_name="timeline_click",
        trigger_mode="multiple")  # the page sends one at a time (TIMELINE_JS)
-    on(c.window_pick.input, h.select_window, [c.window_pick, c.state], playhead_outs, api_name="select_window")
-    on(c.scrub.release, h.scrubbed, [c.scrub, c.state], playhead_outs, api_name="scrubbed",
+    on(c.window_pick.input, h.select_window, [c.state, c.window_pick], playhead_outs, api_name="select_window")
+    on(c.scrub.release, h.scrubbed, [c.state, c.scrub], playhead_outs, api_name="scrubbed",
        trigger_mode="always_last")
     on(c.export_btn.click, h.export, [c.state], [c.export_file], api_name="export")
-    on(c.load_trace.upload, h.load, [c.load_trace, c.state],
-       [c.state, c.video, c.timeline, c.checklist, c.result_md, c.window_pick, c.cast, c.query, c.scrub],
-       api_name="load")
+    on(c.load_trace.upload, h.load, [c.state, c.load_trace],
+       [c.state, c.video, c.timeline, c.checklist, c.result_md, c.window_pick, c.cast, c.query, c.scrub,
+        c.query_pick, c.partner_md], api_name="load")
     on(c.copy_btn.click, h.copy_link, [c.state], [c.link_box], api_name="copy_link").then(
         None, [c.link_box], [c.link_box], js=COPY_JS)
     on(c.refs.select, mh.ref_selected, [c.state], [c.state], kind="select", api_name="ref_selected")
@@ -169,6 +186,6 @@ def _wire(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
        concurrency_limit=2, api_name="bench")
     ctx.settings.change(h.baseline_label, [ctx.settings], [c.baseline_md], api_name="_baseline_label")
     if ctx.demo is not None:
-        ctx.demo.unload(release_session)
-        on(ctx.demo.load, h.open_page, [c.chunk_s, c.state], [*movie_outs, c.movie_pick], kind="params",
+        ctx.demo.unload(ev.release)
+        on(ctx.demo.load, h.open_page, [c.state, c.chunk_s], [*movie_outs, c.movie_pick], kind="params",
            api_name="open_page")

@@ -12,6 +12,7 @@ import gradio as gr
 
 from components.common.admin import admin_mode
 from components.common.errors import UserError
+from components.common.ui import View
 from components.settings.session import backend_for
 from components.window_search import view
 from components.window_search.memory import CharacterMemory, build_names_only
@@ -23,7 +24,7 @@ from components.window_search.ui.session import SessionResources, WindowSearchSe
 
 
 @dataclass
-class MemoryView:
+class MemoryView(View):
     session: WindowSearchSession
     memory_names: str
     refs: list
@@ -148,7 +149,7 @@ def build_refs(tab: TabData, res: SessionResources, session: WindowSearchSession
     movie = res.movie(session.movie, session.chunk_seconds)
     report(0, desc="reference clips…")
     folder = Path(tempfile.mkdtemp(prefix="ws-vlm-mem-"))
-    res.scratch.append(folder)
+    res.folders.append(folder)
     scratch = folder / "model-built.json"
     built, stats = solvers.memory_builder(movie, scratch,
                                           progress=lambda name, s: report(None, desc=f"{name}: {s['clips']} clips"))

@@ -4,6 +4,8 @@ playhead itself on every `timeupdate`; it asks the server (the timeline's "click
 flight and one a second. The span travels in the timeline's HTML (`map_html`). Pure; no gradio."""
 from __future__ import annotations
 
+import itertools
+
 from components.window_search import view
 from components.window_search.types import SearchTrace
 
@@ -25,9 +27,14 @@ def shown_span(trace: SearchTrace | None, playhead: float, selected: int | None,
     return float(start), float(end)
 
 
+_revision = itertools.count(1)
+
+
 def map_html(span: tuple[float, float]) -> str:
-    """A hidden marker inside the timeline telling the page which span the checklist shows."""
-    return (f"<div class='ws-play-map' hidden data-shown-start='{span[0]:.2f}' "
+    """A hidden marker inside the timeline telling the page which span the checklist shows. Its
+    revision makes every answer a new value, so the page always sees an answer arrive (an
+    unchanged timeline would leave it waiting for one)."""
+    return (f"<div class='ws-play-map' hidden data-rev='{next(_revision)}' data-shown-start='{span[0]:.2f}' "
             f"data-shown-end='{span[1]:.2f}'></div>")
 
 
@@ -54,6 +61,21 @@ if (!window.__wsPlay) {
     if (!ph || !(d > 0)) return;
     ph.style.left = Math.max(0, Math.min(100, 100 * v.currentTime / d)).toFixed(3) + '%';
     ph.dataset.live = v.currentTime.toFixed(1);
+    // the slider follows the player in the page (its value is sent when the player pauses)
+    const range = document.querySelector('#ws-scrub input[type=range]');
+    if (range && document.activeElement !== range) {
+      range.value = v.currentTime;
+      range.style.setProperty('--range_progress', (100 * v.currentTime / (+range.max || 1)) + '%');
+    }
+    const box = document.querySelector('#ws-scrub input[type=number]');
+    if (box && document.activeElement !== box) box.value = (Math.round(v.currentTime * 10) / 10).toString();
+  };
+  const paused = (e) => {
+    const v = e.target;
+    if (!v || v.tagName !== 'VIDEO' || !v.closest('#ws-movie') || settling(v)) return;
+    mark(v);
+    st.busy = st.last = Date.now();
+    window.__wsPlayTrigger({played: Math.round(v.currentTime * 10) / 10});
   };
   const check = () => {
     st.timer = null;
@@ -74,6 +96,7 @@ if (!window.__wsPlay) {
   };
   document.addEventListener('timeupdate', onTime, true);
   document.addEventListener('seeked', onTime, true);
+  document.addEventListener('pause', paused, true);
 }
 watch('value', () => {
   const st = window.__wsPlay, root = element.querySelector('.ws-tl[data-seek]');

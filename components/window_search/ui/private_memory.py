@@ -21,7 +21,7 @@ def editable_memory(info: MovieInfo, res: SessionResources) -> CharacterMemory:
         return load_or_empty(info.memory, info.movie_id)
     shared = load_or_empty(info.memory, info.movie_id)
     folder = Path(tempfile.mkdtemp(prefix=PREFIX))
-    res.scratch.append(folder)
+    res.folders.append(folder)
     images = folder / info.movie_id
     images.mkdir()
     for ch in shared.characters:

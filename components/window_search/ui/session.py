@@ -4,12 +4,10 @@ released when the page closes. Releasing sets the Stop event, so a search still 
 closed page asks the model nothing more."""
 from __future__ import annotations
 
-import shutil
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from components.common.lru import SingleFlightLRU
+from components.common.sessions import Resources, SessionRegistry
 from components.window_search.movie import Movie
 from components.window_search.types import SearchTrace
 
@@ -75,75 +73,23 @@ class WindowSearchSession:
 
 
 @dataclass
-class SessionResources:
-    """Heavy objects of one browser session."""
+class SessionResources(Resources):
+    """One visitor's heavy objects: the common ones (stop event, own folders) and its open movies
+    (decoders; the sampled frames are cached on disk)."""
 
-    stop: threading.Event = field(default_factory=threading.Event)  # set: the running search stops
-    movies: OrderedDict[tuple, Movie] = field(default_factory=OrderedDict)
-    scratch: list[Path] = field(default_factory=list)  # the session's own folders, removed on close
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    movies: SingleFlightLRU[tuple, Movie] = field(
+        default_factory=lambda: SingleFlightLRU(MOVIES_PER_SESSION, on_evict=Movie.close))
 
     def movie(self, info: MovieInfo, chunk_seconds: float) -> Movie:
         """The session's open Movie for `info` at this chunk length (opened on first use)."""
         key = (info.video, info.subtitles, float(chunk_seconds))
-        with self.lock:
-            if key in self.movies:
-                self.movies.move_to_end(key)
-                return self.movies[key]
-        movie = Movie(info.video, info.subtitles, movie_id=info.movie_id, chunk_seconds=chunk_seconds)
-        with self.lock:
-            movie = self.movies.setdefault(key, movie)
-            self.movies.move_to_end(key)
-            while len(self.movies) > MOVIES_PER_SESSION:
-                self.movies.popitem(last=False)[1].close()
-        return movie
+        return self.movies.get(key, lambda: Movie(info.video, info.subtitles, movie_id=info.movie_id,
+                                                  chunk_seconds=chunk_seconds))
 
     def close(self) -> None:
-        with self.lock:
-            movies, self.movies = list(self.movies.values()), OrderedDict()
-            scratch, self.scratch = self.scratch, []
-        for movie in movies:
+        for movie in self.movies.clear():
             movie.close()
-        for folder in scratch:
-            shutil.rmtree(folder, ignore_errors=True)
 
 
-class SessionRegistry:
-    """Per-session resources by `gr.Request.session_hash`; `release` (on page unload) sets the stop
-    event and closes the session's movies."""
-
-    def __init__(self, max_sessions: int = MAX_SESSIONS) -> None:
-        self._by_session: OrderedDict[str, SessionResources] = OrderedDict()
-        self._lock = threading.Lock()
-        self.max_sessions = max_sessions
-
-    def get(self, session_hash: str | None) -> SessionResources:
-        key = session_hash or ""
-        with self._lock:
-            resources = self._by_session.get(key)
-            if resources is None:
-                resources = self._by_session[key] = SessionResources()
-            self._by_session.move_to_end(key)
-            # forgotten, not stopped: only its own page closing stops a session's search
-            evicted = [self._by_session.popitem(last=False)[1]
-                       for _ in range(max(0, len(self._by_session) - self.max_sessions))]
-        for old in evicted:
-            old.close()
-        return resources
-
-    def release(self, session_hash: str | None) -> None:
-        with self._lock:
-            resources = self._by_session.pop(session_hash or "", None)
-        if resources is not None:
-            resources.stop.set()
-            resources.close()
-
-    def __contains__(self, session_hash: str | None) -> bool:
-        return (session_hash or "") in self._by_session
-
-    def __len__(self) -> int:
-        return len(self._by_session)
-
-
-#: the tab's sessions (one app per process)
-SESSIONS = SessionRegistry()
+#: the tab's sessions (one app per process); `release` on page unload stops a running search
+SESSIONS: SessionRegistry[SessionResources] = SessionRegistry(SessionResources, MAX_SESSIONS)
