@@ -235,22 +235,24 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
 
     from components.cloze import frames
     from components.cloze.ui import handlers as h
-    from components.cloze.ui.session import ClozeSession
+    from components.cloze.ui.handlers import question
+    from components.cloze.ui.session import ClozeSession, ClozeTab
+    from components.common.sessions import Resources
     from components.settings.session import SessionSettings
 
     data_dir = str(realsize)
     study = Path(tempfile.mkdtemp(prefix="bench-ui-study-"))
-    os.environ["APP_HUMAN_STUDY_DIR"] = str(study)
+    os.environ["APP_PRACTICE_DIR"] = str(study)
+    tab, res = ClozeTab(str(realsize)), Resources()
     results: list[tuple[str, float, float]] = []
     background: list[tuple[str, float, float]] = []
     fresh = ClozeSession(data_dir=data_dir)
 
     def cold(sets: bool = True) -> None:  # a cold action: no clip decoded (and no set cached)
         if sets:
-            h._sets_cache.clear()
-        with frames._lock:
-            frames._cache.clear()
-            frames._pil_cache.clear()
+            question._sets_cache.clear()
+        frames._cache.clear()
+        frames._pil_cache.clear()
 
     def action(name: str, fn: Callable[[], Any], *, warm: bool = False, sets: bool = True) -> Any:
         """One action as a person meets it: what the page drew ahead in the background after the
@@ -272,56 +274,56 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
         return out
 
     def run_one(session, settings):
-        return h.run_one(session, settings, "Model", "cloze", "all", "S, A, P", 0, "edge1", False)
+        return h.run_one(tab, res, session, settings, "cloze", "all", "S, A, P", 0, "edge1", False, "api", "frames")
 
     try:
         # what the server does once it answers (app.warm_up_tasks), timed as one background job
         # with no goal: it is no visitor's action
         from backends.registry import preload
 
-        _, cpu, wall = measure(lambda: h.load_root(fresh, "cloze"))
+        _, cpu, wall = measure(lambda: h.load_root(tab, res, fresh, "cloze"))
         background.append(("start-up head start: read the data folder, the first time in the process", cpu, wall))
         _, cpu, wall = measure(lambda: preload("openai"))
         background.append(("start-up head start: import the API client", cpu, wall))
         for name, cpu, wall in background:
             print(line(f"cloze: {name}", cpu, wall, ref_ms, goal=False))
-        root = action("tab load (the data folder, read by the head start)", lambda: h.load_root(fresh, "cloze"),
+        root = action("tab load (the data folder, read by the head start)", lambda: h.load_root(tab, res, fresh, "cloze"),
                       warm=True)
         stems = root.status.split(" ")[0]
         print(f"  ({stems} stems)")
-        session = fresh.with_inputs("Model", "cloze", "all", "S, A, P", 0)
+        session = fresh.with_inputs("model", "cloze", "all", "S, A, P", 0)
         action("question-set build (questions_for; the folder opened)", lambda: h.questions_for(session))
         cold(sets=False)
         h.draw_first_ahead(fresh, "frames").join(300)    # what a page load starts while it is read
         action("Start, model mode, after the page was read (first question drawn ahead)",
-               lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 42, "", "frames"), warm=True)
+               lambda: h.start(tab, res, fresh, "model", "cloze", "all", "S, A, P", 42, "", "frames"), warm=True)
         action("Start / resume, human study, after the page was read (first question drawn ahead)",
-               lambda: h.start(fresh, "Human study", "cloze", "all", "S, A, P", 42, "ahead", "frames"), warm=True)
+               lambda: h.start(tab, res, fresh, "practice", "cloze", "all", "S, A, P", 42, "ahead", "frames"), warm=True)
         started = action("Start, model mode, cold (first question's clips decoded)",
-                         lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"), sets=False)
+                         lambda: h.start(tab, res, fresh, "model", "cloze", "all", "S, A, P", 0, "", "frames"), sets=False)
         action("Start again (set cached, clips cached)",
-               lambda: h.start(fresh, "Model", "cloze", "all", "S, A, P", 0, "", "frames"), warm=True)
+               lambda: h.start(tab, res, fresh, "model", "cloze", "all", "S, A, P", 0, "", "frames"), warm=True)
         nxt = action("next question (drawn ahead while the first was shown)",
-                     lambda: h.next_question(started.session, "frames"), warm=True)
+                     lambda: h.next_question(tab, res, started.session, "frames"), warm=True)
         human = action("Start / resume, human study, cold (first question's clips decoded)",
-                       lambda: h.start(fresh, "Human study", "cloze", "all", "S, A, P", 0, "bench", "frames"),
+                       lambda: h.start(tab, res, fresh, "practice", "cloze", "all", "S, A, P", 0, "bench", "frames"),
                        sets=False)
         action("one answer (human study, immediate; the next question drawn ahead)",
-               lambda: h.choose(human.session, "A", "frames", "immediate", False), warm=True)
+               lambda: h.choose(tab, res, human.session, "A", "frames", "immediate", False), warm=True)
         with server_process([str(ROOT / "scripts" / "bench_server.py"), "--delay", "0"]) as url:
             settings = SessionSettings(backend="openai:bench", base_url=url, api_key="x").to_state()
             action("one model question, cold (its backend made, 6 clips x 16 frames decoded and encoded; "
                    "the API client imported by the head start)",
                    lambda: run_one(started.session, settings), sets=False)
-            nxt = h.next_question(started.session, "frames")   # question 2 shown: its frames made ahead
+            nxt = h.next_question(tab, res, started.session, "frames")   # question 2 shown: its frames made ahead
             one = action("one model question on screen (its frames made while it was shown)",
                          lambda: run_one(nxt.session, settings), warm=True)
-            if one.letter in ("", "(unparsed)"):
+            if one.question.answer.letter in ("", "(unparsed)"):
                 raise RuntimeError(f"run_one: no answer ({one})")
             action("the same model question again (clips cached)", lambda: run_one(nxt.session, settings),
                    warm=True)
     finally:
-        os.environ.pop("APP_HUMAN_STUDY_DIR", None)
+        os.environ.pop("APP_PRACTICE_DIR", None)
         shutil.rmtree(study, ignore_errors=True)
     return [Row("ui", f"cloze {stems} stems: {name}", f"{cpu:.0f} ms CPU ({wall:.0f} ms wall)")
             for name, cpu, wall in background] + [

@@ -30,9 +30,17 @@ def comparability_note() -> str:
 
 
 def reference_rows() -> list[dict]:
+    """The paper's rows; a model listed twice (thinking on and off) says which is which."""
     doc = _doc()
-    return [{**r, "source": "paper", "data": r.get("data", doc["data"]), "size": r.get("size", doc["size"])}
-            for r in doc["rows"]]
+    names = Counter(r["name"] for r in doc["rows"])
+    return [{**r, "name": _paper_name(r, names), "source": "paper", "data": r.get("data", doc["data"]),
+             "size": r.get("size", doc["size"])} for r in doc["rows"]]
+
+
+def _paper_name(row: Mapping, names: Counter) -> str:
+    if names[row["name"]] < 2 or "think" not in row:
+        return row["name"]
+    return f"{row['name']} (thinking {'on' if row['think'] else 'off'})"
 
 
 def data_name(results: Mapping, default: str) -> str:
@@ -56,13 +64,15 @@ def row_from_results(name: str, results: dict, source: str, data: str | None = N
 
 
 def _group(row: Mapping) -> tuple:
-    data = str(row.get("data", ""))
-    return (0 if data.startswith(PAPER_DATA) else 1 if row.get("source") != "paper" else 2, data)
+    """This app's runs first, then imported files and the study's humans, the paper's rows last."""
+    source = row.get("source")
+    return (0 if source == "this app" else 2 if source == "paper" else 1, str(row.get("data", "")))
 
 
 def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]:
-    """Headers and display rows (rounded only here): the paper's rows first, then each other data
-    set's rows, each group sorted by acc, best first; every row shows its data set and size."""
+    """Headers and display rows (rounded only here): this app's runs first, then the other rows
+    of other data sets, the paper's rows last, each group sorted by acc, best first; every row
+    shows its data set and size."""
     headers = ["Model", "Source", "Data (size)", *COLUMNS, "Stems"]
     order = sorted(rows, key=lambda r: (*_group(r), -(r.get("acc") if r.get("acc") is not None else -1)))
     body = [[r["name"], r.get("source", ""), f"{r.get('data', '?')} ({r.get('size', '?')})",

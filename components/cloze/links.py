@@ -16,7 +16,7 @@ OWN_KEYS = ("stem", "q")
 DEFAULT_FOLDER = "cloze"
 DEFAULT_DIMS = ("S", "A", "P")
 DEFAULT_SEED = 42
-MODES = {"human": "Human study", "model": "Model"}  # link value -> the Mode radio's label
+MODES = {"human": "practice", "practice": "practice", "model": "model"}  # link value -> the Mode radio value
 DIMS = {"S": "S", "A": "A", "P": "C", "C": "C", "MIXED": "Mixed", "M": "Mixed"}  # link -> Question.dim
 SHOWN_DIM = {"S": "S", "A": "A", "C": "P", "Mixed": "Mixed"}  # Question.dim -> the link's (paper's) name
 
@@ -26,7 +26,7 @@ class LinkRequest:
     """What a link asks the tab to open; `problems` are readable lines about values not understood
     (each says what is shown instead)."""
 
-    mode: str = "Human study"
+    mode: str = "practice"
     folder: str = DEFAULT_FOLDER
     set_name: str = "all"
     dims: tuple[str, ...] = DEFAULT_DIMS   # as the Dimension dropdown names them (P, not C)
@@ -61,7 +61,7 @@ def read_link(params: Mapping[str, str]) -> LinkRequest:
         if mode in MODES:
             req.mode = MODES[mode]
         else:
-            req.problems.append(f"The link's mode `{mode}` is not human or model; showing the human study.")
+            req.problems.append(f"The link's mode `{mode}` is not practice or model; showing the practice playthrough.")
     req.folder = _get(params, "folder") or DEFAULT_FOLDER
     req.set_name = _get(params, "set") or "all"
     raw_dims = _get(params, "dims")

@@ -20,7 +20,7 @@ PRESENT_KEY = "vbe-present"
 HEAD = """
 <script>
 (() => {
-  const KEY = '%s';
+  const KEY = 'PRESENT_KEY';
   const fromLink = () => {
     const p = new URLSearchParams(window.location.search).get('present');
     if (p === null) return null;
@@ -42,7 +42,7 @@ HEAD = """
   window.__setPresent(window.__presentWanted());
 })();
 </script>
-""" % PRESENT_KEY
+""".replace("PRESENT_KEY", PRESENT_KEY)
 
 
 def presentation_toggle() -> gr.Checkbox:

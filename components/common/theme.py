@@ -74,7 +74,7 @@ footer {display: none !important;}
 #app-sidebar .sidebar-content {padding-top: 12px;}
 
 /* ---- a tab: one control row, the message line, the stage, folds below ---------------------- */
-.tab-controls {align-items: end; gap: 8px; flex-wrap: nowrap;}
+.tab-controls {align-items: center; gap: 8px; flex-wrap: nowrap;}
 .tab-controls > .form {background: transparent !important; border: 0 !important; box-shadow: none !important;
   gap: 8px; flex-wrap: nowrap;}
 .tab-controls > .form > .block {padding: 0 !important; border: 0 !important; background: transparent !important;}
@@ -95,22 +95,38 @@ footer {display: none !important;}
 #ws-timeline .ws-legend {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
 #ws-cast:not(:has(img)) {display: none !important;}
 
-/* cloze */
+/* cloze: BEGINNING and END on the left, the four candidates A B / C D beside them */
 .gradio-container:has(#cloze-message), #cloze-question, #cloze-question > .styler {overflow: clip !important;}
 #cloze-message:has(p) {position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary);}
+#cloze-practice {gap: 8px; flex-wrap: nowrap; background: transparent; border: 0;}
+#cloze-grid {display: grid !important; grid-template-columns: repeat(3, minmax(0, 1fr));
+  grid-template-areas: "b a1 a2" "e a3 a4"; gap: 8px; background: transparent;}
+#cloze-beginning-img, #cloze-beginning-video {grid-area: b;}
+#cloze-end-img, #cloze-end-video {grid-area: e;}
+#cloze-cand-A-img, #cloze-cand-A-video {grid-area: a1;}
+#cloze-cand-B-img, #cloze-cand-B-video {grid-area: a2;}
+#cloze-cand-C-img, #cloze-cand-C-video {grid-area: a3;}
+#cloze-cand-D-img, #cloze-cand-D-video {grid-area: a4;}
+.cloze-clip {min-width: 0 !important; padding: 26px 0 0 0 !important; background: #ffffff !important;
+  height: calc((100vh - 350px) / 2); min-height: 150px;}
+.cloze-clip .block-label {position: absolute; top: 2px; left: 4px; background: transparent !important;
+  border: 0 !important; box-shadow: none !important; font-size: 15px !important; font-weight: 700;
+  color: #1f2533 !important; padding: 0 !important;}
+.cloze-clip .block-label svg {display: none;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
-.cloze-clip {padding: 0 !important;}
-.cloze-caption p {font-weight: 700; font-size: 14px; margin: 0 0 2px 2px; color: #1f2533;}
-@media (min-width: 641px) {
-  #cloze-grid .cloze-clip {height: calc((100vh - 330px) / 2); min-height: 150px;}
-}
-#cloze-answer button {min-height: 48px; font-size: 20px; font-weight: 700;}
+.cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
+#cloze-answer {gap: 6px; flex-wrap: nowrap; background: transparent;}
+#cloze-answer button {min-height: 48px;}
+#cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
+#cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}
 @media (max-width: 640px) {
+  #cloze-grid {grid-template-columns: repeat(2, minmax(0, 1fr)); grid-template-areas: "b e" "a1 a2" "a3 a4";}
+  .cloze-clip {height: auto; aspect-ratio: 4 / 3; min-height: 0;}
   #cloze-answer {position: sticky; bottom: 0; z-index: 20; background: var(--background-fill-primary);
-    padding: 6px 0; gap: 6px; flex-wrap: nowrap;}
+    padding: 4px 0; gap: 4px;}
   #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
-  #cloze-question {padding-bottom: 64px;}
-  #cloze-grid .cloze-clip {height: auto; aspect-ratio: 16 / 10;}
+  #cloze-answer .cloze-nav {display: none !important;}
+  #cloze-question {padding-bottom: 56px;}
 }
 
 /* impact: clip | body, then the moment timeline and the frame slider */
@@ -122,9 +138,10 @@ footer {display: none !important;}
 /* ---- a phone: one column, no header tricks ----------------------------------------------- */
 @media (max-width: 900px) {
   #app-header {position: static; flex-wrap: wrap;}
-  #app-tabs > .tab-wrapper {padding-left: 0; padding-right: 0;}
+  #app-tabs > .tab-wrapper {padding-left: 0 !important; padding-right: 0 !important;}
   #app-tabs > .tab-wrapper::before {display: none;}
-  #ws-stage, #impact-main, .tab-controls {flex-wrap: wrap;}
+  #ws-stage, #impact-main, .tab-controls, #cloze-practice {flex-wrap: wrap !important;}
+  #cloze-practice > * {flex: 1 1 100% !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }
 
@@ -143,6 +160,6 @@ body.present #ws-checklist, body.present #ws-checklist * {font-size: 17px !impor
 body.present #ws-timeline {--ws-k: 1.45; --ws-font: 16px; --ws-chunk-font: 18px; --ws-gutter: 72px;}
 body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
 body.present #impact-video, body.present #impact-body3d {height: 58vh; min-height: 58vh;}
-body.present #cloze-grid .cloze-clip {height: calc(29vh); min-height: 29vh;}
-body.present .cloze-caption p {font-size: 20px;}
+body.present .cloze-clip {height: calc((100vh - 250px) / 2);}
+body.present .cloze-clip .block-label {font-size: 20px !important;}
 """

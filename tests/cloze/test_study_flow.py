@@ -14,6 +14,11 @@ from components.common.errors import UserError
 from components.common.io import read_jsonl
 from tests.cloze.test_study_protocol import make_sets
 
+from components.cloze.ui.session import ClozeTab  # noqa: E402
+from components.common.sessions import Resources  # noqa: E402
+
+TAB, RES = ClozeTab(""), Resources()
+
 OPTION_NAMES = re.compile(r"\b(GT|Rand[123]|Early|Late|Wide|Reverse|Shuffle|Loop|before|after)\b")
 
 
@@ -170,9 +175,9 @@ def test_the_cloze_tab_clock_does_no_io_and_its_set_is_cached(cloze_examples, tm
     from components.cloze.ui import handlers as tab
     from components.cloze.ui.session import ClozeSession
 
-    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
     st = ClozeSession(data_dir=str(cloze_examples.parent))
-    out = tab.start(st, "Human study", str(cloze_examples), "all", "S, A, P", 42, "anon-t", "video")
+    out = tab.start(TAB, RES, st, "practice", str(cloze_examples), "all", "S, A, P", 42, "anon-t", "video")
     session = out.session
     assert tab.questions_for(session)[1] is tab.questions_for(session)[1]     # cached
     names = [Path(c["value"]).name for c in out.question.clips if c.get("value") and isinstance(c["value"], str)]
@@ -182,25 +187,26 @@ def test_the_cloze_tab_clock_does_no_io_and_its_set_is_cached(cloze_examples, tm
         raise AssertionError("the tick touched the disk")
     monkeypatch.setattr(builtins, "open", no_io)
     monkeypatch.setattr(os, "stat", no_io)
-    assert "Question" in tab.tick(session)
+    assert "Question" in tab.tick(TAB, RES, session).progress
 
 
 def test_the_tab_leaderboard_shows_study_answers_only_with_the_token(cloze_examples, tmp_path, monkeypatch):
     from components.cloze.ui import handlers as tab
     from components.cloze.ui.session import ClozeSession
 
-    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))   # answers in the study's folder
     monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("APP_STUDY_RESEARCHER_TOKEN", "tok")
     st = ClozeSession(data_dir=str(cloze_examples.parent))
-    out = tab.start(st, "Human study", str(cloze_examples), "all", "S, A, P", 42, "anon-lb", "frames")
-    tab.choose(out.session, "A", "frames", "immediate", True)
+    out = tab.start(TAB, RES, st, "practice", str(cloze_examples), "all", "S, A, P", 42, "anon-lb", "frames")
+    tab.choose(TAB, RES, out.session, "A", "frames", "immediate", True)
 
     def names(view):
         return [str(row[0]) for row in view.leaderboard["value"]]
-    assert not any("this study" in n for n in names(tab.refresh(st, [], [])))
-    assert not any("this study" in n for n in names(tab.refresh(st, [], [], "wrong")))
-    assert any("this study" in n for n in names(tab.refresh(st, [], [], "tok")))
+    assert not any("this study" in n for n in names(tab.refresh(TAB, RES, st, [], [])))
+    assert not any("this study" in n for n in names(tab.refresh(TAB, RES, st, [], [], "wrong")))
+    assert any("this study" in n for n in names(tab.refresh(TAB, RES, st, [], [], "tok")))
 
 
 def test_the_next_questions_edge_view_is_drawn_before_it_is_asked_for(cloze_examples, tmp_path, monkeypatch):

@@ -6,7 +6,12 @@ import pytest
 gr = pytest.importorskip("gradio")
 
 from components.cloze.ui import handlers  # noqa: E402 - after the gradio skip
-from components.cloze.ui.session import RESOURCES, ClozeSession  # noqa: E402
+from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab  # noqa: E402
+from components.common.errors import UserError  # noqa: E402
+from components.common.sessions import Resources  # noqa: E402
+from components.common.ui import View, outputs  # noqa: E402
+
+TAB, RES = ClozeTab(""), Resources()
 
 REQUIRED_IDS = ["cloze-mode", "cloze-annotator", "cloze-start", "cloze-progress", "cloze-submit",
                 "cloze-next", "cloze-prev", "cloze-navigator", "cloze-export-json", "cloze-export-csv",
@@ -34,21 +39,23 @@ def test_tab_builds_with_every_elem_id(cloze_examples):
 
 
 def test_human_session_through_the_handlers(cloze_examples, tmp_path, monkeypatch):
-    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
     monkeypatch.delenv("APP_HUMAN_STUDY_REPO", raising=False)
     fresh = ClozeSession(data_dir=str(cloze_examples.parent))
     root = str(cloze_examples)
-    out = handlers.start(fresh, "Human study", root, "examples", "S, A, P", 42, "anon-5", "frames")
+    out = handlers.start(TAB, RES, fresh, "practice", root, "examples", "S, A, P", 42, "anon-5", "frames")
     st = out.session
     assert st.index == 0 and "Question 1 of 18" in out.question.progress
-    out = handlers.choose(st, "B", "frames", "immediate", False)
+    out = handlers.choose(TAB, RES, st, "B", "frames", "immediate", False)
     st = out.session
     assert st.index == 1 and "Question 1:" in out.feedback
     # a restart (new session state) resumes at the next unanswered question
-    out = handlers.start(fresh, "Human study", root, "examples", "S, A, P", 42, "anon-5", "video")
+    out = handlers.start(TAB, RES, fresh, "practice", root, "examples", "S, A, P", 42, "anon-5", "video")
     assert out.session.index == 1 and "Resumed" in out.feedback
-    with pytest.raises(gr.Error):
-        handlers.start(fresh, "Human study", root, "examples", "S, A, P", 42, "../x", "frames")
+    with pytest.raises(UserError, match="Annotator id"):
+        handlers.start(TAB, RES, fresh, "practice", root, "examples", "S, A, P", 42, "../x", "frames")
+    empty = handlers.start(TAB, RES, fresh, "practice", root, "examples", "S, A, P", 42, "", "frames")
+    assert empty.annotator.startswith("anon-") and empty.annotator in empty.feedback   # the placeholder starts
 
 
 def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monkeypatch):
@@ -56,44 +63,47 @@ def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monk
 
     from components.common.io import read_jsonl
 
-    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
     fresh = ClozeSession(data_dir=str(cloze_examples.parent))
-    st = handlers.start(fresh, "Human study", str(cloze_examples), "examples", "A", 42, "anon-6", "frames").session
-    out = handlers.choose(st, "C", "frames", "select_then_submit", True)
+    st = handlers.start(TAB, RES, fresh, "practice", str(cloze_examples), "examples", "A", 42, "anon-6", "frames").session
+    out = handlers.choose(TAB, RES, st, "C", "frames", "select_then_submit", True)
     st = out.session
     assert st.selected == "C" and st.index == 0 and "Submit" in out.feedback
     assert not read_jsonl(tmp_path / "study" / "anon-6.jsonl")          # nothing saved yet
-    out = handlers.submit(st, "frames", "select_then_submit", True)
+    out = handlers.submit(TAB, RES, st, "frames", "select_then_submit", True)
     assert out.feedback == "Question 1: answer saved."                   # blind: no reveal
-    st = handlers.navigate(out.session, "frames", "1 ✓").session          # navigator back to 1
-    out = handlers.choose(st, "D", "frames", "immediate", False)
+    st = handlers.navigate(TAB, RES, out.session, "frames", "1 ✓").session          # navigator back to 1
+    out = handlers.choose(TAB, RES, st, "D", "frames", "immediate", False)
     assert "true middle" in out.feedback                                  # reveal when not blind
     recs = read_jsonl(tmp_path / "study" / "anon-6.jsonl")
     assert [r["redo_count"] for r in recs] == [0, 1]
     assert recs[0]["answer_flow"] == "select_then_submit" and recs[0]["blind"] is True
-    path = handlers.export_json(out.session)
+    path = handlers.export_json(TAB, RES, out.session).file["value"]
     data = json.loads(open(path).read())
     assert len(data) == 1 and data[0]["answer"] == "D"
 
 
 def test_views_spread_into_the_wired_outputs(cloze_examples, tmp_path, monkeypatch):
-    from components.cloze.ui.handlers import spread
+    def spread(view: View) -> list:
+        return [*outputs(view), view.message]
 
-    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
     demo = _build(cloze_examples.parent)
     wired = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()}
     fresh = ClozeSession(data_dir=str(cloze_examples.parent))
-    start = handlers.start(fresh, "Human study", str(cloze_examples), "all", "S", 42, "anon-7", "frames")
+    start = handlers.start(TAB, RES, fresh, "practice", str(cloze_examples), "all", "S", 42, "anon-7", "frames")
     assert len(spread(start)) == wired["on_start"]
-    assert len(spread(handlers.choose(start.session, "A", "frames", "immediate", False))) == wired["on_choice"]
-    assert len(spread(handlers.next_question(start.session, "frames"))) == wired["on_next"]
-    assert len(spread(handlers.mode_view("Model"))) == wired["on_mode"]
+    assert len(spread(handlers.choose(TAB, RES, start.session, "A", "frames", "immediate", False))) == wired["on_choice"]
+    assert len(spread(handlers.next_question(TAB, RES, start.session, "frames"))) == wired["on_next"]
+    assert len(spread(handlers.pick_mode(TAB, RES, fresh, "model", [], ""))) == wired["on_mode"]
+    assert len(spread(handlers.run_one(TAB, RES, fresh, {"backend": "baseline"}, str(cloze_examples), "all", "S",
+                                       42, "edge1", False, "api", "frames"))) == wired["on_run_one"]
 
 
 def test_unload_sets_the_sessions_stop_event_and_releases_it():
     stop = RESOURCES.get("page-1").stop
     assert not stop.is_set() and RESOURCES.get("page-1").stop is stop
-    handlers.release_session(type("Request", (), {"session_hash": "page-1"})())
+    RESOURCES.release("page-1")
     assert stop.is_set()
     assert RESOURCES.get("page-1").stop is not stop        # a new page starts with a fresh event
     RESOURCES.release("page-1")
@@ -124,15 +134,15 @@ def test_run_one_sends_the_chosen_prompt_style_and_the_leaderboard_marks_its_dat
     from tests.helpers.openai_server import ScriptedOpenAIServer
 
     monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path / "runs"))
-    monkeypatch.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path / "study"))
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
     fresh = ClozeSession(data_dir=str(cloze_examples.parent))
     with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
         settings = SessionSettings(backend="openai:test-model", base_url=server.url,
                                    api_key="sk-test").to_state()
-        out = handlers.run_one(fresh, settings, "Model", str(cloze_examples), "all", "S", 42, "edge1",
-                               False, "open")
+        out = handlers.run_one(TAB, RES, fresh, settings, str(cloze_examples), "all", "S", 42, "edge1",
+                               False, "open", "frames")
         body = server.requests[0]
     assert body["messages"][0]["content"][0]["text"] == eval_prompt("open")
-    assert out.letter == "A"
-    board = handlers.refresh(fresh, [], []).leaderboard
+    assert out.question.answer.letter == "A" and out.question.clips[0]["visible"]   # shown with its answer
+    board = handlers.refresh(TAB, RES, fresh, [], []).leaderboard
     assert "not comparable" in board["label"] and "Data (size)" in board["headers"]

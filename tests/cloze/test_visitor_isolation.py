@@ -4,18 +4,21 @@ nothing behind, and the Data folder box opens only folders inside the data folde
 import shutil
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
-import gradio as gr
 import pytest
 
 from components.cloze.ui import handlers
-from components.cloze.ui.session import ClozeSession, resolve_root
+from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab, resolve_root
+from components.common.sessions import Resources
 from components.common.errors import UserError
 
 
-def page(name: str) -> SimpleNamespace:
-    return SimpleNamespace(session_hash=name)
+TAB = ClozeTab("")
+
+
+def page(name: str) -> Resources:
+    """The resources of the page `name` (as gradio's session hash picks them)."""
+    return RESOURCES.get(name)
 
 
 @pytest.fixture
@@ -45,38 +48,36 @@ def test_the_data_folder_box_opens_only_folders_inside_the_data_folder(data):
 
 def test_an_upload_is_the_uploaders_own_and_goes_when_the_page_closes(data, tmp_path):
     mine = ClozeSession(data_dir=str(data))
-    view = handlers.upload(mine, str(_zip(data / "cloze", tmp_path / "set.zip")), page("page-a"))
+    view = handlers.upload(TAB, page("page-a"), mine, str(_zip(data / "cloze", tmp_path / "set.zip")))
     assert not Path(view.root).is_absolute() and view.root.startswith("cloze/uploads/")  # no server path
     folder = Path(view.session.own_roots[0])
-    handlers.load_root(view.session, view.root)                    # the uploader opens it
-    with pytest.raises(gr.Error, match="not a folder this page uploaded"):
-        handlers.load_root(ClozeSession(data_dir=str(data)), view.root)   # another page cannot
-    handlers.release_session(page("page-a"))
+    handlers.load_root(TAB, page("page-a"), view.session, view.root)                    # the uploader opens it
+    with pytest.raises(UserError, match="not a folder this page uploaded"):
+        handlers.load_root(TAB, page("page-z"), ClozeSession(data_dir=str(data)), view.root)   # another page cannot
+    RESOURCES.release("page-a")
     assert not folder.exists()
 
 
 def test_a_bad_zip_leaves_no_folder_behind(data, tmp_path):
     bad = _zip(data / "cloze", tmp_path / "bad.zip", broken=True)
-    with pytest.raises(gr.Error, match="choices/&lt;stem&gt;/"):  # escaped: the toast shows <stem>
-        handlers.upload(ClozeSession(data_dir=str(data)), str(bad), page("page-b"))
+    with pytest.raises(UserError, match="choices/<stem>/"):
+        handlers.upload(TAB, page("page-b"), ClozeSession(data_dir=str(data)), str(bad))
     assert list((data / "cloze" / "uploads").iterdir()) == []
 
 
 def test_a_run_shows_only_on_the_leaderboard_of_the_page_that_made_it(data, monkeypatch):
     session = ClozeSession(data_dir=str(data))
-    run = handlers.run_whole_set(session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False,
-                                 "api", page("page-c"))
-    assert Path(run.results_file).is_file()
+    run = handlers.run_whole_set(TAB, page("page-c"), session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False, "api")
+    assert Path(run.results_file["value"]).is_file()
 
-    def names(request):
-        return [str(row[0]) for row in handlers.refresh(session, [], [], "", request).leaderboard["value"]]
+    def names(res):
+        return [str(row[0]) for row in handlers.refresh(TAB, res, session, [], [], "").leaderboard["value"]]
     mine, other = names(page("page-c")), names(page("page-d"))
     made = [n for n in mine if n not in other]
     assert made and all("baseline" in n.lower() or "edge" in n.lower() for n in made), (mine, other)
-    handlers.release_session(page("page-c"))
-    assert not Path(run.results_file).exists()
+    RESOURCES.release("page-c")
+    assert not Path(run.results_file["value"]).exists()
     monkeypatch.setenv("APP_ADMIN", "1")                              # the operator's shared runs
-    run = handlers.run_whole_set(session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False,
-                                 "api", page("page-e"))
-    assert Path(run.results_file).parent == handlers.runs_dir(str(data))
+    run = handlers.run_whole_set(TAB, page("page-e"), session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False, "api")
+    assert Path(run.results_file["value"]).parent == handlers.runs_dir(str(data))
     assert set(names(page("page-f"))) >= set(made)

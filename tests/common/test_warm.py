@@ -10,6 +10,11 @@ from pathlib import Path
 import app
 from components.common.warm import warm_in_background
 
+from components.cloze.ui.session import ClozeTab  # noqa: E402
+from components.common.sessions import Resources  # noqa: E402
+
+TAB, RES = ClozeTab(""), Resources()
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -43,20 +48,21 @@ def test_the_api_client_is_imported_by_the_head_start_and_not_before():
 def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_questions(example_data_dir, monkeypatch):
     from components.cloze import data as layout, frames
     from components.cloze.ui import handlers as h
+    from components.cloze.ui.handlers import question
     from components.cloze.ui.session import ClozeSession
 
     monkeypatch.setattr(layout, "_datasets", layout.SingleFlightLRU(layout._DATASETS_KEPT))
-    monkeypatch.setattr(h, "_sets_cache", {})
+    monkeypatch.setattr(question, "_sets_cache", question.SingleFlightLRU(question._SETS_KEPT))
     monkeypatch.setattr(frames, "_cache", frames.SingleFlightLRU(frames._CACHE_SIZE))
     monkeypatch.setattr(frames, "_pil_cache", frames.SingleFlightLRU(frames._PIL_CACHE_SIZE))
     tasks = app.warm_up_tasks(example_data_dir)
     assert len(tasks) == 2      # the Cloze tab's, then the API client's
     warm_in_background(tasks[:1]).join(300)
     frames._prefetcher.submit(lambda: None).result(120)
-    assert len(layout._datasets) == 1 and len(h._sets_cache) == 2     # study order and model order
+    assert len(layout._datasets) == 1 and len(question._sets_cache) == 2     # study order and model order
     grids = [k for k in frames._cache if k[3] == "grid"]
     assert len(grids) >= 6                                             # a first question's six clips
     loads = []
     monkeypatch.setattr(layout, "load_dataset", lambda path: loads.append(path))
-    view = h.load_root(ClozeSession(data_dir=str(example_data_dir)), "cloze")   # a visitor's tab load
+    view = h.load_root(TAB, RES, ClozeSession(data_dir=str(example_data_dir)), "cloze")   # a visitor's tab load
     assert loads == [] and "stems" in view.status

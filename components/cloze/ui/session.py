@@ -4,15 +4,17 @@ when the page closes."""
 from __future__ import annotations
 
 import os
-import shutil
-import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from components.common.errors import UserError
 from components.common.fields import whole
+from components.common.sessions import Resources, SessionRegistry
 
 HUMAN, MODEL = "human", "model"
+#: the Mode radio's values; "practice" is the human playthrough (HUMAN order), "compare" the leaderboard
+PRACTICE, COMPARE = "practice", "compare"
+MODE_CHOICES = [("Practice playthrough", PRACTICE), ("Model", MODEL), ("Compare", COMPARE)]
 DEFAULT_DIMS = ("S", "A", "P")
 DEFAULT_SEED = 42
 
@@ -29,7 +31,7 @@ class ClozeSession:
     """One session's place in the tab. Handlers return a new one (dataclasses.replace)."""
 
     data_dir: str = ""          # the app's data folder: study files, runs, uploads, built instances
-    mode: str = HUMAN           # HUMAN (study order) or MODEL (evaluation order)
+    mode: str = HUMAN           # HUMAN (the study's order: the practice playthrough) or MODEL (evaluation order)
     root: str = ""              # the data folder shown; "" until Start / resume or a model run
     set_name: str = "all"
     dims: tuple[str, ...] = DEFAULT_DIMS
@@ -53,9 +55,9 @@ class ClozeSession:
 
     def with_inputs(self, mode: str | None, root: str, set_name: str | None, dims: str | None,
                     seed: float | None) -> ClozeSession:
-        """The session after reading the tab's question controls (mode radio label, folder, ...)."""
+        """The session after reading the tab's question controls (mode radio value, folder, ...)."""
         root = resolve_root(root, self.data_dir, self.own_roots) if self.data_dir else root
-        return replace(self, mode=HUMAN if mode == "Human study" else MODEL, root=root,
+        return replace(self, mode=HUMAN if mode in (PRACTICE, HUMAN) else MODEL, root=root,
                        set_name=set_name or "all", dims=parse_dims(dims),
                        seed=whole(seed, "Seed", default=DEFAULT_SEED, least=0))
 
@@ -87,37 +89,13 @@ def shown_root(root: str, data_dir: str) -> str:
     return str(path.relative_to(base)) if path.is_relative_to(base) else path.name
 
 
-@dataclass
-class SessionResources:
-    """Heavy objects of one browser session, and the folders it wrote (removed when it closes)."""
-
-    stop: threading.Event = field(default_factory=threading.Event)  # set: running batches stop
-    folders: list[Path] = field(default_factory=list)
+#: the Cloze tab's per-visitor resources (stop event of running batches, the folders its uploads,
+#: builds and runs wrote): a closing page's runs stop first, then its folders go
+RESOURCES: SessionRegistry[Resources] = SessionRegistry(Resources)
 
 
-class SessionRegistry:
-    """Per-session resources by `gr.Request.session_hash`; `release` (on page unload) sets the stop
-    events, so a batch still running for a closed page ends before its next question."""
+@dataclass(frozen=True)
+class ClozeTab:
+    """What every Cloze handler shares: the app's data folder."""
 
-    def __init__(self) -> None:
-        self._by_session: dict[str, SessionResources] = {}
-        self._lock = threading.Lock()
-
-    def get(self, session_hash: str | None) -> SessionResources:
-        with self._lock:
-            return self._by_session.setdefault(session_hash or "", SessionResources())
-
-    def release(self, session_hash: str | None) -> None:
-        with self._lock:
-            resources = self._by_session.pop(session_hash or "", None)
-        if resources is not None:
-            resources.stop.set()
-            for folder in resources.folders:  # this visitor's uploads, builds and runs
-                shutil.rmtree(folder, ignore_errors=True)
-
-    def __len__(self) -> int:
-        return len(self._by_session)
-
-
-#: the Cloze tab's per-session resources (keyed by session, never shared between sessions)
-RESOURCES = SessionRegistry()
+    data_dir: str

@@ -1,0 +1,86 @@
+"""The Compare panel: the leaderboard (this app's runs first, then imported files, the study's
+humans with the researcher token, the paper's rows) and human vs model per question."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from components.cloze.human import load_study_files, study_dir
+from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
+from components.cloze.metrics import check_results, human_results
+from components.cloze.study.config import researcher_allowed
+from components.cloze.ui.handlers.model_panel import runs_dir
+from components.cloze.ui.handlers.views import LeaderboardView
+from components.cloze.ui.session import ClozeSession, ClozeTab
+from components.common.admin import admin_mode
+from components.common.errors import UserError
+from components.common.io import load_json
+from components.common.sessions import Resources
+
+#: the leaderboard's first column marks this app's own runs
+OWN_MARK = "★ "
+
+
+def run_files(res: Resources, data_dir: str) -> dict[str, dict]:
+    """The shared run result files and this page's own, by name; a half-written or malformed
+    file is skipped."""
+    runs = {}
+    folders = [runs_dir(data_dir)]
+    if not admin_mode():
+        folders += [f for f in res.folders if f.parent.name == "visitors"]
+    for path in sorted(p for folder in folders for p in folder.glob("*.json")):
+        try:
+            runs[path.stem] = check_results(load_json(path, "result file"), str(path))
+        except UserError:
+            continue
+    return runs
+
+
+def _import_row(file) -> dict:
+    path = Path(file if isinstance(file, str) else file.name)
+    if path.suffix == ".jsonl":
+        return row_from_results(f"Human ({path.stem})", human_results(load_study_files([path])), "imported")
+    return row_from_results(path.stem, load_json(path, "result file"), "imported")
+
+
+def _study_results(data_dir: str) -> dict:
+    folder = study_dir(data_dir)
+    files = sorted(folder.glob("*.jsonl")) if folder.exists() else []
+    return human_results(load_study_files(files)) if files else {}
+
+
+def _human_vs_model(human: dict, runs: dict[str, dict]) -> Any:
+    keys = sorted({(s, d) for s, dd in human.items() for d in dd} |
+                  {(s, d) for r in runs.values() for s, dd in r.items() for d in dd})
+    rows = []
+    for stem, dim in keys:
+        h = human.get(stem, {}).get(dim)
+        row = [stem, {"C": "P"}.get(dim, dim),
+               "-" if h is None else ("✓ GT" if h["correct"] else "✗ " + ", ".join(str(p) for p in h["picks"]))]
+        for run in runs.values():
+            e = run.get(stem, {}).get(dim)
+            pick = (e.get("option_map") or {}).get(e.get("answer") or "", "unparsed") if e else "-"
+            row.append("-" if e is None else ("✓ " if e.get("correct") else "✗ ") + str(pick))
+        rows.append(row)
+    headers = ["stem", "dim", "Human", *runs] if rows else ["stem", "dim", "Human"]
+    return gr.update(value=rows or [["-", "-", "-"]], headers=headers)
+
+
+def refresh(tab: ClozeTab, res: Resources, session: ClozeSession, imported: list | None, files: list | None,
+            token: str | None = "") -> LeaderboardView:
+    """This app's runs (marked ★, first), imported files, this study and the paper's rows, scored
+    alike. The study's own answers (its row, the per-question human column) need the researcher
+    token."""
+    runs = run_files(res, session.data_dir)
+    rows = [row_from_results(f"{OWN_MARK}{name}", results, "this app") for name, results in runs.items()]
+    rows += list(imported or []) + [_import_row(f) for f in files or []]
+    human = _study_results(session.data_dir) if researcher_allowed(token) else {}
+    if human:
+        rows.append(row_from_results("Human (this study)", human, "this study",
+                                     data=f"human study in '{Path(session.data_dir).name}'"))
+    rows += reference_rows()
+    headers, body = table(rows)
+    label = f"Leaderboard: this app's runs (★) first. {comparability_note()}"
+    return LeaderboardView(gr.update(value=body, headers=headers, label=label), _human_vs_model(human, runs))

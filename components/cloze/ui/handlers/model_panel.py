@@ -1,0 +1,163 @@
+"""The Model panel: a chosen backend (or the edge baseline) answers the question on screen or the
+whole set, scored like the released benchmark; and the order sensitivity of the paper's Table 4."""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import gradio as gr
+
+from components.cloze.metrics import score_results
+from components.cloze.runner import answer_safely, run_orders, run_set
+from components.cloze.solvers import SolverSettings, solvers_for
+from components.cloze.ui.handlers.question import PAPER_FRAMES, questions_for, render, writable_dir
+from components.cloze.ui.handlers.views import AnswerBoxes, RunOneView, RunSetView
+from components.cloze.ui.session import MODEL, ClozeSession, ClozeTab
+from components.common.admin import admin_mode
+from components.common.fields import whole
+from components.common.sessions import Resources
+from components.settings.session import SessionSettings, backend_for
+
+CLIPS_PER_QUESTION = 6
+
+
+def safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
+
+
+def runs_dir(data_dir: str | Path) -> Path:
+    """The shared runs folder (what every visitor's leaderboard lists)."""
+    env = os.environ.get("APP_CLOZE_RUNS_DIR")
+    return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "runs", "cloze-runs")
+
+
+def visitor_folder(res: Resources, parent: Path) -> Path:
+    """A new folder of this visitor's under `parent`, removed when the page closes."""
+    folder = parent / uuid.uuid4().hex[:12]
+    folder.mkdir(parents=True, exist_ok=True)
+    res.folders.append(folder)
+    return folder
+
+
+def visitor_runs_dir(res: Resources, data_dir: str | Path) -> Path:
+    """Where a visitor's "Run the set" writes: the shared folder with APP_ADMIN=1, else a folder
+    of this page's own (listed only on its leaderboard, removed when the page closes)."""
+    if admin_mode():
+        return runs_dir(data_dir)
+    own = [f for f in res.folders if f.parent.name == "visitors"]
+    return own[0] if own else visitor_folder(res, runs_dir(data_dir) / "visitors")
+
+
+def frame_cap(settings: dict | SessionSettings | None) -> int:
+    """Frames per clip: the paper's 16, lowered so that the six clips of a question (BEGINNING,
+    END, four candidates) fit the session's max frames per request."""
+    chosen = settings if isinstance(settings, SessionSettings) else SessionSettings.from_state(settings)
+    try:
+        per_clip = int(chosen.max_frames or CLIPS_PER_QUESTION * PAPER_FRAMES) // CLIPS_PER_QUESTION
+        return max(1, min(PAPER_FRAMES, per_clip))
+    except (TypeError, ValueError):
+        return PAPER_FRAMES
+
+
+def solver_settings(settings, edge: str | None, strict: bool = False, cancel=None,
+                    prompt_style: str | None = None) -> SolverSettings:
+    return SolverSettings(max_frames=frame_cap(settings), edge_variant=edge or "edge1",
+                          strict=bool(strict), cancel=cancel, prompt_style=prompt_style or "api")
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
+            dims: str, seed: float, edge: str, strict: bool, prompt_style: str, display: str) -> RunOneView:
+    """Answer the question on screen with the session's backend (or the edge baseline); the
+    question is shown with its answer, loaded first when nothing was on screen yet."""
+    same = session.loaded and not session.human
+    session = session.with_inputs(MODEL, root, set_name, dims, seed)
+    ds, qs = questions_for(session)
+    index = min(session.index if same else 0, len(qs.questions) - 1)
+    session, question = render(replace(session, index=index, file="", annotator=""), display)
+    q = qs.questions[session.index]
+    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict,
+                                                                 prompt_style=prompt_style))
+    rec = answer_safely(solvers.solver, ds, q)
+    why = rec.get("reason") or rec.get("error") or ""
+    verdict = "correct" if rec["correct"] else ("wrong" if rec.get("answer") else
+                                                "truncated at max_tokens - recorded as truncated, not scored"
+                                                if rec.get("truncated") else
+                                                "unparsed - counted as unparsed, not guessed")
+    summary = (f"{q.stem} · {q.dim} · expected {q.expected} · {verdict} · frames per clip "
+               f"{rec.get('used_num_frames', '-')} · attempts {rec.get('attempts', '-')}")
+    question = replace(question, answer=AnswerBoxes(rec.get("raw", ""), rec.get("answer") or "(unparsed)", why,
+                                                    rec["option_map"]))
+    return RunOneView(session, question, summary)
+
+
+def _run_summary(name: str, set_name: str, res: dict) -> str:
+    m = score_results(res["results"])
+    counts = res["counts"]
+    return (f"**{name}** on {set_name}: S {_percent(m['S'])} · A {_percent(m['A'])} · P {_percent(m['P'])} · "
+            f"acc {_percent(m['acc'])} · 3/3 {_percent(m['3/3'])} · parse rate {_percent(m['parse_rate'])} · "
+            f"invalid {m['invalid_entries_skipped']} ("
+            + ", ".join(f"{k} {n}" for k, n in m["invalid_kinds"].items() if n) + ") · "
+            f"{counts['done']} new, {counts['skipped']} resumed"
+            + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else "")
+            + (" · **stopped**: run again to go on" if res.get("stopped") else ""))
+
+
+def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
+                  dims: str, seed: float, edge: str, strict: bool, prompt_style: str = "api", *,
+                  progress=None) -> RunSetView:
+    """Answer the whole set into this app's runs folder (resumable; Stop or closing the page ends
+    it before the next question, and the page's folders go only after it ended)."""
+    session = session.with_inputs(MODEL, root, set_name, dims, seed)
+    ds, qs = questions_for(session)
+    with res.working() as stop:
+        stop.clear()
+        solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict, cancel=stop,
+                                                                     prompt_style=prompt_style))
+        style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
+        name = safe_name(f"{solvers.name}-{qs.name}-seed{session.seed}{style}")
+        out = visitor_runs_dir(res, session.data_dir) / f"{name}.json"
+        total = len(qs.questions)
+        seen = [0]
+
+        def tick_progress(_rec: dict) -> None:
+            seen[0] += 1
+            if progress is not None:
+                progress((seen[0], total), desc="cloze questions")
+
+        if progress is not None:
+            progress((0, total), desc="cloze questions")
+        result = run_set(solvers.solver, ds, qs.questions, out, progress=False, on_result=tick_progress, stop=stop)
+        result["stopped"] = stop.is_set()
+    return RunSetView(_run_summary(solvers.name, qs.name, result), gr.update(value=str(out), visible=True))
+
+
+def stop(tab: ClozeTab, res: Resources, session: ClozeSession) -> None:
+    res.stop.set()
+
+
+def order_sensitivity(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str,
+                      set_name: str, dims: str, seed: float, edge: str, k: float, limit: float,
+                      prompt_style: str = "api", *, progress=None) -> str:
+    """The first `limit` questions under k candidate orders: FR, CFR, Range, Disp (Table 4)."""
+    session = session.with_inputs(MODEL, root, set_name, dims, seed)
+    ds, qs = questions_for(session)
+    k = whole(k, "Orders k", default=4, least=2, most=24)   # 4 candidates have 4! = 24 orders
+    questions = qs.questions[:whole(limit, "Questions", default=6, least=1)]
+    with res.working() as stop:
+        stop.clear()
+        solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, cancel=stop,
+                                                                     prompt_style=prompt_style))
+        result = run_orders(solvers.solver, ds, questions, k,
+                            on_step=(lambda i, t: progress((i, t), desc="orders")) if progress else None)
+    m = result["metrics"]
+    return (f"**{solvers.name}**, {m['questions']} questions × {m['orders']} orders: "
+            f"FR {m['FR']:.1f} · CFR {m['CFR']:.1f} · Range {m['Range']:.1f} · Disp. {m['Disp']:.2f} · "
+            f"accuracy per order {', '.join(f'{a:.1f}' for a in m['per_order_acc'])}")
+

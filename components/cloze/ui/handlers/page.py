@@ -1,0 +1,143 @@
+"""The Cloze tab as a page: the mode's panels, opening the question a link names, copying a link
+to the question on screen, and drawing the default sets' first questions ahead."""
+from __future__ import annotations
+
+import html
+import logging
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+import gradio as gr
+
+from components.cloze import links
+from components.cloze.frames import prefetch
+from components.cloze.questions import set_names
+from components.cloze.ui.handlers.compare_panel import refresh
+from components.cloze.ui.handlers.question import PAPER_FRAMES, questions_for, render
+from components.cloze.ui.handlers.source_panel import load_root
+from components.cloze.ui.handlers.views import LeaderboardView, LinkBoxView, LinkView, ModePick, ModeView
+from components.cloze.ui.session import COMPARE, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, ClozeTab, \
+    resolve_root, shown_root
+from components.common.errors import UserError
+from components.common.sessions import Resources
+from components.common.ui import SKIP, error_line
+
+log = logging.getLogger(__name__)
+
+
+def mode_view(mode: str) -> ModeView:
+    practice = mode == PRACTICE
+    return ModeView(gr.update(visible=mode != COMPARE), gr.update(visible=mode == MODEL),
+                    gr.update(visible=mode == COMPARE), *[gr.update(visible=practice) for _ in range(3)],
+                    gr.update(value="Start / resume" if practice else "Load the question set"))
+
+
+def pick_mode(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, imported: list | None,
+              token: str | None) -> ModePick:
+    """The Mode radio: its panels; Compare opens on the leaderboard at once."""
+    board = refresh(tab, res, session, imported, [], token) if mode == COMPARE else \
+        LeaderboardView(SKIP, SKIP)
+    return ModePick(mode_view(mode), board)
+
+
+def open_page(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, params: dict) -> LinkView:
+    """Page load: the question a link names (`?tab=cloze&stem=&q=`), else nothing changes (and the
+    default sets' first questions are drawn ahead)."""
+    if not links.is_for_this_tab(params):
+        draw_first_ahead(session, display)
+    return open_link(session, params, display)
+
+
+def warm(data_dir: str | Path) -> None:
+    """After start-up (components/common/warm.py): read the default data folder (1,521 stems:
+    ~60 ms, plus ~130 ms the first time a process checks a meta.json against its schema) and
+    draw the default sets' first questions, as a page load would."""
+    session = ClozeSession(data_dir=str(data_dir))
+    load_root(ClozeTab(str(data_dir)), RESOURCES.get("warm"), session, "cloze")
+    RESOURCES.release("warm")
+    thread = draw_first_ahead(session, "frames")
+    if thread is not None:
+        thread.join()
+
+
+def draw_first_ahead(session: ClozeSession, display: str, root: str = "cloze") -> threading.Thread | None:
+    """While a visitor reads the page, build the default question sets (practice and model order)
+    and draw their first questions in the background, so that Start / resume shows one at once (at
+    1,521 stems: ~85 ms for a set, ~0.4 s to decode a question's six clips). Kept across visitors:
+    a second visitor finds both made. Nothing is shown or recorded; a folder that cannot be read
+    is left for Start to report."""
+    if display == "video" or not session.data_dir:
+        return None
+
+    def work() -> None:
+        for mode in (PRACTICE, MODEL):
+            try:
+                ds, qs = questions_for(session.with_inputs(mode, root, "all", None, None))
+                q = qs.questions[0]
+                inst = ds.instance(q.stem)
+                prefetch([inst.clip_path(n) for n in ("before", "after", *q.options)], PAPER_FRAMES)
+            except Exception as exc:  # noqa: BLE001 - Start reports it to the visitor
+                log.debug("cloze: drawing the first question ahead failed: %s", exc)
+    thread = threading.Thread(target=work, name="cloze-first-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
+def _link_root(session: ClozeSession, req: links.LinkRequest, problems: list[str]) -> str:
+    try:
+        resolve_root(req.folder, session.data_dir, session.own_roots)
+        return req.folder
+    except UserError:
+        problems.append(f"The link's folder `{req.folder}` is not a shared folder of this app's data; "
+                        f"showing `{links.DEFAULT_FOLDER}`.")
+        return links.DEFAULT_FOLDER
+
+
+def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
+    """The question a link names, shown and ready (in the practice playthrough it is answered
+    after Start / resume); one line on the message line for each value that was not understood."""
+    if not links.is_for_this_tab(params):
+        return LinkView.unchanged(session)
+    req = links.read_link(params)
+    problems = list(req.problems)
+    folder = _link_root(session, req, problems)
+    session = session.with_inputs(req.mode, folder, req.set_name, req.dims_choice, req.seed)
+    try:
+        ds, qs = questions_for(session)
+    except UserError as exc:
+        if req.set_name == "all":
+            return LinkView.unchanged(session, "⚠ The link could not be opened: "
+                                      + error_line(exc, session.data_dir).removeprefix("⚠ "))
+        problems.append(f"The link's set `{req.set_name}` is not in this data; showing all.")
+        session = replace(session, set_name="all")
+        ds, qs = questions_for(session)
+    index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
+    problems += missing
+    session, view = render(replace(session, index=index, file="", annotator=""), display)
+    feedback = ("Opened from a link. To answer it, press Start / resume." if session.human else "")
+    note = " ".join(problems)
+    return LinkView(session, view, feedback, req.mode, shown_root(session.root, session.data_dir),
+                    gr.update(choices=set_names(ds), value=session.set_name), req.dims_choice, session.seed,
+                    mode_view(req.mode), message=f"⚠ {html.escape(note, quote=False)}" if note else "")
+
+
+def _private(session: ClozeSession) -> bool:
+    shown = Path(shown_root(session.root, session.data_dir)).as_posix()
+    return any(shown == p or shown.startswith(p + "/") for p in PRIVATE)
+
+
+def copy_link(tab: ClozeTab, res: Resources, session: ClozeSession) -> LinkBoxView:
+    """The query string of a link to the question on screen (the page adds its own address)."""
+    if not session.loaded:
+        raise UserError("Copy link: open a question first (Start / resume, or Load the question set).")
+    if _private(session):
+        raise UserError("Copy link: this question is in a folder only this page can open (an upload or a "
+                        f"build), so a link would not open it elsewhere; choose `{links.DEFAULT_FOLDER}` to "
+                        "share a question.")
+    _, qs = questions_for(session)
+    q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
+    query = links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
+                                set_name=session.set_name, dims=session.dims, seed=session.seed,
+                                stem=q.stem, dim=q.dim)
+    return LinkBoxView(gr.update(value=query, visible=True))

@@ -1,0 +1,158 @@
+"""The practice playthrough: a person plays the set in the released study's order, answers are
+recorded (resumable under the same id, exportable) apart from any real study, and the true middle
+is named after each answer unless Blind is on. Real human studies run on the study page
+(`python -m components.cloze.study`): invitation tokens, no option names anywhere."""
+from __future__ import annotations
+
+import secrets
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import gradio as gr
+
+from components.cloze.human import (annotator_file, export_records, load_progress, new_session_id,
+                                    record_answer, sanitise_annotator)
+from components.cloze.questions import distractor_type
+from components.cloze.ui.handlers.question import mmss, practice_dir, questions_for, render
+from components.cloze.ui.handlers.views import AnswerView, ClockView, ExportView, NavView, QuestionView, StartView
+from components.cloze.ui.session import ClozeSession, ClozeTab
+from components.common.errors import UserError
+from components.common.io import atomic_write_text, read_jsonl
+from components.common.sessions import Resources
+from components.common.ui import SKIP
+
+
+def anonymous_id() -> str:
+    return f"anon-{secrets.token_hex(3)}"
+
+
+def _open_practice(session: ClozeSession, annotator: str | None) -> tuple[ClozeSession, str]:
+    """The player's file, resumed at the first unanswered question; and the greeting. An empty id
+    starts under a fresh anonymous one (shown in the box, kept by the browser)."""
+    name = sanitise_annotator((annotator or "").strip() or anonymous_id())
+    session = replace(session, annotator=name, file=str(annotator_file(practice_dir(session.data_dir), name)),
+                      session_id=new_session_id())
+    _, qs = questions_for(session)
+    total = len(qs.questions)
+    progress = load_progress(session.file, qs.questions)
+    done = progress.answered_count(qs.questions)
+    if progress.next_index is None:
+        return (replace(session, index=total - 1),
+                f"All {total} questions are answered; use the navigator to review or redo.")
+    message = (f"Resumed practice as {name}: {done} of {total} already answered." if done
+               else f"Practice playthrough as {name} (recorded under this id; type it again to resume).")
+    return replace(session, index=progress.next_index), message
+
+
+def start(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, root: str, set_name: str, dims: str,
+          seed: float, annotator: str, display: str) -> StartView:
+    """Start / resume (practice playthrough) or Load the question set (model mode)."""
+    session = session.with_inputs(mode, root, set_name, dims, seed)
+    if session.human:
+        session, feedback = _open_practice(session, annotator)
+    else:
+        session, feedback = replace(session, file="", index=0), ""
+    session, view = render(session, display)
+    return StartView(session, view, feedback, session.annotator if session.human else SKIP)
+
+
+def tick(tab: ClozeTab, res: Resources, session: ClozeSession) -> ClockView:
+    """The progress line's clock (every second while a practice question is shown)."""
+    if not session.loaded or session.shown_at is None or not session.total or not session.human:
+        return ClockView(SKIP)
+    return ClockView(f"**Question {session.index + 1} of {session.total} · "
+                     f"{mmss(time.time() - session.shown_at)}**")
+
+
+def go_to(session: ClozeSession, display: str, target: int) -> NavView:
+    if not session.loaded:
+        return NavView(session, QuestionView.unchanged())
+    return NavView(*render(replace(session, index=target), display))
+
+
+def previous_question(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
+    return go_to(session, display, session.index - 1)
+
+
+def next_question(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
+    return go_to(session, display, session.index + 1)
+
+
+def navigate(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, label: str) -> NavView:
+    """The navigator's label "7 · answered" -> question 7."""
+    return go_to(session, display, int(str(label).split()[0]) - 1)
+
+
+def redisplay(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
+    return go_to(session, display, session.index)
+
+
+def feedback_line(number: int, rec: dict, letter: str, blind: bool) -> str:
+    """What the player reads after an answer: with Blind on, nothing about the right answer."""
+    if blind:
+        return f"Question {number}: answer saved."
+    if rec["correct"]:
+        return f"Question {number}: **Correct** - {rec['expected']} was the true middle."
+    return (f"Question {number}: **Not quite** - {rec['expected']} was the true middle; you chose "
+            f"{letter}: {distractor_type(rec['chosen'])}.")
+
+
+def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, blind: bool) -> AnswerView:
+    """Append the answer durably (fsynced before this returns), then show the next unanswered one."""
+    if not session.file:
+        raise UserError("Press Start / resume first.")
+    _, qs = questions_for(session)
+    questions = qs.questions
+    shown_at = session.shown_at if session.shown_at is not None else time.time()
+    rec = record_answer(session.file, questions[session.index], task_index=session.index, answer=letter,
+                        annotator=session.annotator, session=session.session_id, set_name=qs.name,
+                        order_seed=session.seed, display_mode=display, answer_flow=flow,
+                        elapsed_sec=time.time() - shown_at, blind=bool(blind))
+    feedback = feedback_line(session.index + 1, rec, letter, blind)
+    progress = load_progress(session.file, questions)
+    if progress.next_index is not None:
+        later = [i for i in range(session.index + 1, len(questions))
+                 if (questions[i].stem, questions[i].dim) not in progress.answered]
+        session = replace(session, index=later[0] if later else progress.next_index)
+    else:
+        feedback += f" All {len(questions)} questions answered - thank you."
+    session, view = render(session, display)
+    return AnswerView(session, view, feedback)
+
+
+def choose(tab: ClozeTab, res: Resources, session: ClozeSession, letter: str, display: str, flow: str,
+           blind: bool) -> AnswerView:
+    """A letter button: answers at once, or (select then submit) only selects."""
+    if flow == "immediate":
+        return _save_answer(session, letter, display, flow, blind)
+    return AnswerView(replace(session, selected=letter), QuestionView.unchanged(),
+                      f"Selected {letter}; press Submit.")
+
+
+def submit(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, flow: str,
+           blind: bool) -> AnswerView:
+    if not session.selected:
+        raise UserError("Select A, B, C or D first.")
+    return _save_answer(session, session.selected, display, flow, blind)
+
+
+def export(res: Resources, session: ClozeSession, fmt: str) -> ExportView:
+    """The session's latest answers as a JSON or CSV file to download (removed with the page)."""
+    if not session.file:
+        raise UserError("Start a playthrough first; its answers are exported.")
+    text = export_records(read_jsonl(session.file), fmt)
+    folder = Path(tempfile.mkdtemp(prefix="cloze-export-"))
+    res.folders.append(folder)
+    out = folder / f"{session.annotator}.{fmt}"
+    atomic_write_text(out, text)
+    return ExportView(gr.update(value=str(out), visible=True))
+
+
+def export_json(tab: ClozeTab, res: Resources, session: ClozeSession) -> ExportView:
+    return export(res, session, "json")
+
+
+def export_csv(tab: ClozeTab, res: Resources, session: ClozeSession) -> ExportView:
+    return export(res, session, "csv")

@@ -1,0 +1,131 @@
+"""The question on screen, shared by every panel of the Cloze tab: the question set a session's
+controls name (kept until its folder changes), the clips shown (frame grids or videos), the
+progress line and navigator, and drawing the next question ahead."""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import gradio as gr
+
+from components.cloze.data import ClozeDataset, folder_stamp, shared_dataset
+from components.cloze.frames import clip_grids, prefetch
+from components.cloze.human import latest_records, study_questions
+from components.cloze.questions import Question, QuestionSet, build_set
+from components.cloze.study.media import opaque_videos
+from components.cloze.ui.handlers.views import AnswerBoxes, QuestionView
+from components.cloze.ui.session import ClozeSession
+from components.common.io import read_jsonl
+from components.common.lru import SingleFlightLRU
+
+PAPER_FRAMES = 16
+_SETS_KEPT = 64
+_sets_cache: SingleFlightLRU[tuple, tuple[ClozeDataset, QuestionSet]] = SingleFlightLRU(_SETS_KEPT)
+
+
+def mmss(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    return f"{seconds // 60:02d}:{seconds % 60:02d}"
+
+
+def writable_dir(preferred: Path, fallback_name: str) -> Path:
+    """`preferred` (created), else a folder of that name in the system temp folder."""
+    try:
+        preferred.mkdir(parents=True, exist_ok=True)
+        return preferred
+    except OSError:
+        fallback = Path(tempfile.gettempdir()) / fallback_name
+        fallback.mkdir(parents=True, exist_ok=True)
+        return fallback
+
+
+def practice_dir(data_dir: str | Path) -> Path:
+    """Where practice playthroughs are recorded ($APP_PRACTICE_DIR, else <data>/cloze/practice):
+    apart from a real study's answers (the study page's), so practice never counts as a study."""
+    env = os.environ.get("APP_PRACTICE_DIR")
+    return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "practice", "cloze-practice")
+
+
+def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
+    """The dataset and question set, cached per (folder, set, dims, seed, mode) until the folder
+    changes; a set asked for by several requests at once is built once."""
+    key = (str(Path(session.root).resolve()), session.set_name, session.dims, session.seed, session.human,
+           folder_stamp(session.root))
+
+    def make() -> tuple[ClozeDataset, QuestionSet]:
+        ds = shared_dataset(session.root)
+        mixed = session.dims == ("Mixed",) and "mixed" in ds.sets and session.set_name == "all"
+        set_name = "mixed" if mixed else session.set_name
+        if session.human:
+            return ds, study_questions(ds, set_name, session.seed, session.dims)
+        return ds, build_set(ds, set_name, session.dims, seed=session.seed)
+
+    return _sets_cache.get(key, make)
+
+
+def clip_views(ds: ClozeDataset, q: Question, display: str) -> list:
+    """[before, after, A..D] as frame grids, or as video paths."""
+    inst = ds.instance(q.stem)
+    names = ["before", "after", *q.options]
+    if display == "video":
+        return [str(inst.clip_path(n)) for n in names]
+    return clip_grids([inst.clip_path(n) for n in names], PAPER_FRAMES)
+
+
+def prefetch_around(ds: ClozeDataset, questions: list[Question], index: int, display: str, *, model: bool,
+                    answered: set | None = None) -> None:
+    """Make, in the background, what the next action will show: the next question's frame grids
+    (and, in a playthrough, the first unanswered one's, where an answer goes); in Model mode also
+    the frames a model is sent for the question on screen."""
+    if model:
+        inst = ds.instance(questions[index].stem)
+        prefetch([inst.clip_path(n) for n in ("before", "after", *questions[index].options)], PAPER_FRAMES,
+                 kind="jpeg")
+    if display == "video":
+        return
+    ahead = [index + 1]
+    if answered is not None:
+        ahead.append(next((k % len(questions) for k in range(index + 1, index + 1 + len(questions))
+                           if (questions[k % len(questions)].stem, questions[k % len(questions)].dim)
+                           not in answered), index))
+    for nxt in dict.fromkeys(k for k in ahead if 0 <= k < len(questions) and k != index):
+        inst = ds.instance(questions[nxt].stem)
+        prefetch([inst.clip_path(n) for n in ("before", "after", *questions[nxt].options)], PAPER_FRAMES)
+
+
+def media_cache(data_dir: str | Path) -> Path:
+    """Where the playthrough's opaque-named links to its clips live (under the served data folder)."""
+    return writable_dir(Path(data_dir) / "cloze" / ".study-media", "cloze-study-media")
+
+
+def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionView]:
+    """The current question's clips, progress line and navigator; the clock restarts and the
+    Model panel's answer of another question is cleared."""
+    ds, qs = questions_for(session)
+    questions = qs.questions
+    index = min(max(0, session.index), len(questions) - 1)
+    session = replace(session, index=index, shown_at=time.time(), selected=None, total=len(questions))
+    if display == "video" and session.human:  # a playthrough never sends a clip's real name
+        values = opaque_videos(media_cache(session.data_dir), "tab", session.annotator or session.session_id or "-",
+                               index, ds.instance(questions[index].stem), questions[index])
+    else:
+        values = clip_views(ds, questions[index], display)
+    video = display == "video"
+
+    def shown(value, as_video: bool):
+        return gr.update(value=value if as_video == video else None, visible=as_video == video)
+
+    clips = (*[shown(values[i], False) for i in range(2)], *[shown(values[i], True) for i in range(2)],
+             *[shown(values[2 + i], False) for i in range(4)],
+             *[shown(values[2 + i], True) for i in range(4)])
+    answered = latest_records(read_jsonl(session.file)) if session.file else {}
+    prefetch_around(ds, questions, index, display, model=not session.human,
+                    answered=set(answered) if session.human else None)
+    marks = [f"{i + 1} · answered" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
+    done = sum(1 for x in questions if (x.stem, x.dim) in answered)
+    clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
+    progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}"
+    return session, QuestionView(clips, progress, gr.update(choices=marks, value=marks[index]), AnswerBoxes())

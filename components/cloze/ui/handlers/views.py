@@ -1,0 +1,153 @@
+"""What the Cloze tab's handlers return: one view per event, its fields in the order of the
+event's outputs (layout.py lists them; components/common/ui.py spreads them, nested views and
+tuples flattened, and puts `message` on the tab's message line)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.cloze.ui.session import ClozeSession
+from components.common.ui import SKIP, View
+
+UNCHANGED_CLIPS = 12  # BEGINNING/END images, BEGINNING/END videos, A-D images, A-D videos
+
+
+@dataclass
+class AnswerBoxes(View):
+    """The Model panel's answer for the question on screen (cleared when the question changes)."""
+
+    raw: Any = ""
+    letter: Any = ""
+    reason: Any = ""
+    option_map: Any = None
+
+    @classmethod
+    def unchanged(cls) -> AnswerBoxes:
+        return cls(SKIP, SKIP, SKIP, SKIP)
+
+
+@dataclass
+class QuestionView(View):
+    clips: tuple            # UNCHANGED_CLIPS updates (images shown for "frames", videos for "video")
+    progress: Any           # "**Question i of n · 00:00** · answered k/n"
+    navigator: Any          # gr.update(choices=["1 ✓", "2", ...], value=...)
+    answer: AnswerBoxes     # the Model panel's boxes: the old question's answer never stays
+
+    @classmethod
+    def unchanged(cls) -> QuestionView:
+        return cls((SKIP,) * UNCHANGED_CLIPS, SKIP, SKIP, AnswerBoxes.unchanged())
+
+
+@dataclass
+class ClockView(View):
+    """The progress line's clock; it never touches the message line."""
+
+    progress: Any
+    message: str | None = field(default=None, kw_only=True)
+
+
+@dataclass
+class NavView(View):
+    session: ClozeSession
+    question: QuestionView
+
+
+@dataclass
+class AnswerView(View):
+    session: ClozeSession
+    question: QuestionView
+    feedback: str
+
+
+@dataclass
+class StartView(View):
+    session: ClozeSession
+    question: QuestionView
+    feedback: str
+    annotator: Any  # the id the practice runs under (an anonymous one when the box was empty)
+
+
+@dataclass
+class ModeView(View):
+    question_group: Any
+    model_group: Any
+    compare_group: Any
+    practice_row: Any
+    answer_row: Any
+    export_row: Any
+    start: Any
+
+
+@dataclass
+class SourceView(View):
+    session: ClozeSession
+    root: Any
+    status: Any
+
+
+@dataclass
+class RootView(View):
+    set_name: Any
+    status: str
+
+
+@dataclass
+class RunOneView(View):
+    session: ClozeSession
+    question: QuestionView   # the question answered, on screen (no "Load the question set" first)
+    summary: str
+
+
+@dataclass
+class RunSetView(View):
+    summary: str
+    results_file: Any
+
+
+@dataclass
+class LeaderboardView(View):
+    leaderboard: Any
+    human_vs_model: Any
+
+
+@dataclass
+class ModePick(View):
+    panels: ModeView
+    board: LeaderboardView
+
+
+@dataclass
+class LinkView(View):
+    """A page opened from a link to a question: the question shown, the controls it was built from."""
+
+    session: ClozeSession
+    question: QuestionView
+    feedback: Any
+    mode: Any
+    root: Any
+    set_name: Any
+    dims: Any
+    seed: Any
+    mode_view: ModeView
+
+    @classmethod
+    def unchanged(cls, session: ClozeSession, message: Any = None) -> LinkView:
+        return cls(session, QuestionView.unchanged(), SKIP, SKIP, SKIP, SKIP, SKIP, SKIP,
+                   ModeView(*[SKIP] * 7), message=message)
+
+
+@dataclass
+class LinkBoxView(View):
+    link: Any  # the query string (the page adds its own address), in the now visible link box
+
+
+@dataclass
+class BuildView(View):
+    session: ClozeSession
+    built: str
+    root: str
+
+
+@dataclass
+class ExportView(View):
+    file: Any
