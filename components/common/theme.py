@@ -131,9 +131,10 @@ footer {display: none !important;}
 
 /* impact: clip | body, then the moment timeline and the frame slider */
 #impact-main {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
-#impact-video {height: calc(100vh - 420px); min-height: 260px;}
-#impact-body3d {height: calc(100vh - 420px); min-height: 260px;}
-#impact-turntable:not(:has(video[src])) {display: none !important;}
+#impact-video, #impact-body3d, #impact-turntable {height: calc(100vh - 480px); min-height: 240px;}
+#impact-turntable-col:not(:has(video)) {display: none !important;}
+#impact-steps button {white-space: nowrap;}
+#impact-readout {align-items: center; gap: 12px;}
 
 /* ---- a phone: one column, no header tricks ----------------------------------------------- */
 @media (max-width: 900px) {
@@ -159,7 +160,8 @@ body.present #ws-side {max-height: 80vh;}
 body.present #ws-checklist, body.present #ws-checklist * {font-size: 17px !important;}
 body.present #ws-timeline {--ws-k: 1.45; --ws-font: 16px; --ws-chunk-font: 18px; --ws-gutter: 72px;}
 body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
-body.present #impact-video, body.present #impact-body3d {height: 58vh; min-height: 58vh;}
+body.present #impact-video, body.present #impact-body3d, body.present #impact-turntable {height: 58vh; min-height: 58vh;}
+body.present #impact-timeline, body.present #impact-timeline * {font-size: 16px !important;}
 body.present .cloze-clip {height: calc((100vh - 250px) / 2);}
 body.present .cloze-clip .block-label {font-size: 20px !important;}
 """

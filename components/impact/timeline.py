@@ -96,8 +96,10 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
     truth = []
     for (fs, fe), (s, e), iou in zip(item.moments, gt_s, gt_iou):
         label = f"{fs}-{fe}" if fe > fs else f"{fs}"
-        truth.append((fs, fe, GT_COLOR, f"{label} IoU {iou:.2f}",
-                      f"truth: frames {fs}-{fe} ({s:.3f}-{e:.3f} s); best IoU {iou:.2f}", 1.0))
+        scored = f" IoU {iou:.2f}" if preds else ""   # no prediction yet: nothing to score against
+        truth.append((fs, fe, GT_COLOR, f"{label}{scored}",
+                      f"truth: frames {fs}-{fe} ({s:.3f}-{e:.3f} s)" + (f"; best IoU {iou:.2f}" if preds else ""),
+                      1.0))
     predicted = []
     for rank, (w, iou) in enumerate(zip(preds, pred_iou), 1):
         fs, fe = window_to_frames(w[0], w[1], fps)

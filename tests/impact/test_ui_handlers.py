@@ -7,8 +7,10 @@ import pytest
 
 from backends.errors import GenerationStopped
 from components.impact.ui import handlers
-from components.impact.ui.layout import outputs
-from components.impact.ui.session import ImpactSession, StopEvents
+from components.common.ui import outputs
+from components.impact.ui.session import RESOURCES, ImpactResources, ImpactSession
+
+RES = ImpactResources()
 from tests.impact.clipdata import make_impact_data
 
 BASELINE = {"backend": "baseline", "max_frames": 32}
@@ -38,7 +40,7 @@ def data(data_dir):
 
 
 def test_a_clip_view_starts_at_the_first_moment(data):
-    clip = handlers.on_clip(data, ImpactSession(), "h0002")
+    clip = handlers.on_clip(data, RES, ImpactSession(), "h0002")
     assert clip.frame.value == 30 and clip.frame.maximum == 120
     assert clip.video.playback_position == pytest.approx(29 / 24)
     assert "press Run temporal" in clip.timeline
@@ -49,22 +51,22 @@ def test_a_clip_view_starts_at_the_first_moment(data):
 
 def test_predictions_live_in_the_session_that_made_them(data):
     mine = ImpactSession()
-    ran = handlers.run_temporal(data, mine, BASELINE, "h0001", 84, "auto")
+    ran = handlers.run_temporal(data, RES, mine, BASELINE, "h0001", 84, "auto")
     assert "motion-energy" in ran.status and "#1 IoU" in ran.timeline
     assert "h0001" in ran.session.temporal and ran.session.temporal_method.startswith("motion-energy")
     assert mine.temporal == {}  # a handler returns a new session, it never edits one
-    assert "#1 IoU" in handlers.on_clip(data, ran.session, "h0001").timeline
-    assert "#1 IoU" not in handlers.on_clip(data, ImpactSession(), "h0001").timeline
+    assert "#1 IoU" in handlers.on_clip(data, RES, ran.session, "h0001").timeline
+    assert "#1 IoU" not in handlers.on_clip(data, RES, ImpactSession(), "h0001").timeline
     assert [type(v).__name__ for v in outputs(ran)] == ["ImpactSession", "str", "str"]
 
 
 def test_run_spatial_with_the_baseline_paints_the_text_only_answer(data):
-    ran = handlers.run_spatial(data, ImpactSession(), BASELINE, "h0001", 84)
+    ran = handlers.run_spatial(data, RES, ImpactSession(), BASELINE, "h0001", 84)
     assert ran.status.startswith("Spatial: **baseline (text-only") and "4 frame(s) of h0001" in ran.status
     assert "predicted [left calf, right calf] · truth [left calf, right calf] · F1 1.00" in ran.body.regions
     assert "text-only baseline" in ran.body.regions  # the baseline's note under the line
     assert set(ran.session.spatial["h0001"]) == {"83", "84", "85", "86"}
-    moved = handlers.on_frame(data, ran.session, "h0001", 85)
+    moved = handlers.on_frame(data, RES, ran.session, "h0001", 85)
     assert "predicted [left calf, right calf]" in moved.body.regions
 
 
@@ -72,14 +74,14 @@ def test_the_glb_the_page_already_shows_is_never_sent_again(data):
     """Model3D drops its pending renderer when an identical value arrives while it loads."""
     import gradio as gr
 
-    first = handlers.on_clip(data, ImpactSession(), "h0001")
+    first = handlers.on_clip(data, RES, ImpactSession(), "h0001")
     shown = "/tmp/gradio/0123abcd/" + glb_of(first.body.body3d).rsplit("/", 1)[-1]  # as the page sends it
-    again = handlers.on_frame(data, ImpactSession(), "h0001", first.frame.value, shown)
+    again = handlers.on_frame(data, RES, ImpactSession(), "h0001", first.frame.value, shown)
     assert isinstance(again.body.body3d, type(gr.skip()))
     assert "truth [" in again.body.regions  # everything else is still sent
-    ran = handlers.run_spatial(data, ImpactSession(), BASELINE, "h0001", first.frame.value, shown=shown)
+    ran = handlers.run_spatial(data, RES, ImpactSession(), BASELINE, "h0001", first.frame.value, shown=shown)
     assert glb_of(ran.body.body3d).endswith(".glb")  # painted anew
-    assert glb_of(handlers.on_frame(data, ImpactSession(), "h0001", 1, None).body.body3d).endswith(".glb")
+    assert glb_of(handlers.on_frame(data, RES, ImpactSession(), "h0001", 1, None).body.body3d).endswith(".glb")
 
 
 def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_errors(data):
@@ -87,30 +89,35 @@ def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_erro
 
     from components.common.errors import UserError
 
-    assert handlers.clicked_frame(gr.EventData(None, {})) is None
-    seek = handlers.on_timeline_click(data, "h0001", None)
+    assert handlers.clicked_frame({}) is None
+    seek = handlers.on_timeline_click(data, RES, ImpactSession(), "h0001", {})
     assert outputs(seek) == [gr.skip(), gr.skip()]
     with pytest.raises(UserError, match="Choose a clip first"):
-        handlers.on_clip(data, ImpactSession(), "nope")
+        handlers.on_clip(data, RES, ImpactSession(), "nope")
     with pytest.raises(UserError, match="No impact annotations"):
         handlers.ImpactData(None, "missing").item("h0001")
 
 
 def test_stop_events_are_set_when_a_session_is_released():
-    stops = StopEvents()
-    event = stops.for_session("abc")
-    assert stops.for_session("abc") is event and not event.is_set()
-    stops.release("abc")
-    assert event.is_set() and len(stops) == 0
-    assert not stops.for_session("abc").is_set()  # a new page gets a fresh event
-    stops.release("never-seen")  # harmless
+    event = RESOURCES.get("abc").stop
+    assert RESOURCES.get("abc").stop is event and not event.is_set()
+    RESOURCES.release("abc")
+    assert event.is_set() and "abc" not in RESOURCES
+    assert not RESOURCES.get("abc").stop.is_set()  # a new page gets a fresh event
+    RESOURCES.release("abc")
+    RESOURCES.release("never-seen")  # harmless
 
 
 def test_a_set_stop_event_stops_the_set_run(data):
-    cancel = threading.Event()
-    cancel.set()
+    class Pressed(threading.Event):
+        """Stop pressed while the run starts (a run clears an old press at its start)."""
+
+        def clear(self) -> None:
+            self.set()
+
+    res = ImpactResources(stop=Pressed())
     with pytest.raises(GenerationStopped):
-        handlers.set_metrics(data.annotations, None, BASELINE, ImpactSession(), cancel=cancel)
+        handlers.set_metrics(data, res, ImpactSession(), "all", BASELINE)
 
 
 def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
@@ -123,9 +130,10 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
         build_tab(TabContext(data_dir=data_dir, settings=gr.State(BASELINE), demo=demo))
     events = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
-    assert events == {"on_clip": 10, "on_frame": 9, "on_timeline_click": 2, "on_run_temporal": 3,
-                      "on_run_spatial": 8, "on_render": 2, "on_metrics": 1, "on_load_impact": 10,
-                      "on_body_shown": 1, "on_reset_view": 1, "on_copy_link": 1}
+    # every event's outputs end with the tab's message line
+    assert events == {"on_clip": 11, "on_frame": 10, "on_timeline_click": 3, "on_run_temporal": 4,
+                      "on_run_spatial": 9, "on_render": 3, "on_metrics": 2, "on_load_impact": 11,
+                      "on_body_shown": 2, "on_reset_view": 2, "on_copy_link": 2, "on_stop": 1}
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
 
 

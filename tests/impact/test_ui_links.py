@@ -8,8 +8,10 @@ import pytest
 from components.common.errors import UserError
 from components.impact import view
 from components.impact.ui import handlers
-from components.impact.ui.layout import outputs
-from components.impact.ui.session import BodyViews, ImpactSession
+from components.common.ui import outputs
+from components.impact.ui.session import ImpactResources, ImpactSession
+
+RES = ImpactResources()
 from tests.impact.clipdata import make_impact_data
 
 SKIP = type(gr.skip())
@@ -53,21 +55,23 @@ def test_a_link_value_this_data_cannot_show_falls_back_and_says_which(data, para
 
 def test_the_page_load_view_follows_the_link_without_a_body_and_says_what_was_wrong(data):
     item = data.annotations.items[1]
-    shown = handlers.on_load(data, ImpactSession(), {"tab": "impact", "clip": item.qid, "frame": "5"})
+    shown = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": item.qid, "frame": "5"})
     assert shown.clip.value == item.qid and shown.frame.value == 5 and shown.status == ""
     assert "frame 5 = " in shown.timeline
     assert len(outputs(shown)) == 10
-    bad = handlers.on_load(data, ImpactSession(), {"tab": "impact", "clip": "nope"})
+    bad = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": "nope"})
     assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.status
-    plain = handlers.on_load(data, ImpactSession(), {})
+    plain = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
     assert plain.frame.value == handlers.first_frame(data.annotations.items[0])
 
 
 def test_copy_link_names_the_clip_and_frame_shown(data):
     qid = data.annotations.items[0].qid
-    assert handlers.copy_link(data, qid, 12) == f"clip={qid}&frame=12&tab=impact"
-    assert handlers.copy_link(data, qid, 12.0) == f"clip={qid}&frame=12&tab=impact"
-    assert handlers.copy_link(data, qid, None) == f"clip={qid}&tab=impact"  # an empty box: no frame
+    def link(frame):
+        return handlers.copy_link(data, RES, ImpactSession(), qid, frame).link["value"]
+    assert link(12) == f"clip={qid}&frame=12&tab=impact"
+    assert link(12.0) == f"clip={qid}&frame=12&tab=impact"
+    assert link(None) == f"clip={qid}&tab=impact"  # an empty box: no frame
     assert view.view_link(b="2", a="x y&z", c=None) == "a=x+y%26z&b=2"
 
 
@@ -76,43 +80,38 @@ def test_copy_link_names_the_clip_and_frame_shown(data):
                                          ("x", "holds `x`")])
 def test_a_frame_box_without_a_frame_of_the_clip_keeps_the_view_and_says_what_to_type(data, value, words):
     item = data.annotations.items[0]
-    moved = handlers.on_frame(data, ImpactSession(), item.qid, value)
+    moved = handlers.on_frame(data, ImpactResources(), ImpactSession(), item.qid, value)
     values = outputs(moved)
     assert all(isinstance(v, SKIP) for v in values[:-1])  # the view stays as it was
     assert words in moved.status and str(item.num_frames) in moved.status, moved.status
     assert "preprocess" not in moved.status.lower()
     with pytest.raises(UserError, match=words.split("`")[0]):
-        handlers.run_spatial(data, ImpactSession(), {"backend": "baseline"}, item.qid, value)
-    ok = handlers.on_frame(data, ImpactSession(), item.qid, 3)
+        handlers.run_spatial(data, RES, ImpactSession(), {"backend": "baseline"}, item.qid, value)
+    ok = handlers.on_frame(data, ImpactResources(), ImpactSession(), item.qid, 3)
     assert ok.status == "" and "frame 3 = " in ok.timeline
 
 
 def test_a_page_gets_its_first_body_when_its_tab_is_on_screen_and_never_the_same_twice(data):
-    views = BodyViews()
+    page = ImpactResources()
     qid = data.annotations.items[0].qid
-    views.page_loaded("page")
-    gate = lambda glb: views.should_send("page", glb)  # noqa: E731
-    hidden = handlers.on_clip(data, ImpactSession(), qid, gate=gate)
+    handlers.on_load(data, page, ImpactSession(), {})          # a browser page loaded
+    hidden = handlers.on_clip(data, page, ImpactSession(), qid)
     assert isinstance(hidden.body.body3d, SKIP)  # the tab is not mounted yet: its Model3D would drop it
-    first = handlers.on_body_shown(data, ImpactSession(), qid, 3,
-                                   lambda glb: views.view_shown("page", glb))
+    first = handlers.on_body_shown(data, page, ImpactSession(), qid, 3)
     assert first.value["path"].endswith(".glb") and len(first.camera_position) == 3
-    again = handlers.on_frame(data, ImpactSession(), qid, 3, gate=gate)
+    again = handlers.on_frame(data, page, ImpactSession(), qid, 3)
     assert isinstance(again.body.body3d, SKIP)  # sent already, while the page may still be loading it
-    other = handlers.on_frame(data, ImpactSession(), qid, handlers.first_frame(data.annotations.items[0]),
-                              gate=gate)
+    other = handlers.on_frame(data, page, ImpactSession(), qid, handlers.first_frame(data.annotations.items[0]))
     assert not isinstance(other.body.body3d, SKIP)  # a different painting goes out
-    views.release("page")
-    assert len(views) == 0
-    api = handlers.on_clip(data, ImpactSession(), qid, gate=lambda glb: views.should_send("api-client", glb))
+    api = handlers.on_clip(data, ImpactResources(), ImpactSession(), qid)
     assert api.body.body3d.value["path"].endswith(".glb")  # a caller that never loaded the page
 
 
 def test_reset_view_resends_the_camera_facing_the_hit_each_time(data):
     item = data.annotations.items[0]
     frame = handlers.first_frame(item)
-    one = handlers.reset_view(data, ImpactSession(), item.qid, frame, 1)
-    two = handlers.reset_view(data, ImpactSession(), item.qid, frame, 2)
+    one = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame)
+    two = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame)
     assert one.value is None  # the camera only: the body on screen stays
     assert one.camera_position[:2] == two.camera_position[:2] and one.camera_position != two.camera_position
     painted = handlers.frame_view(data, ImpactSession(), item.qid, frame).body3d
@@ -131,6 +130,6 @@ def test_the_frame_box_reaches_the_handlers_raw_so_no_gradio_preprocess_error_is
     assert {"on_frame", "on_run_temporal", "on_run_spatial", "on_render", "on_copy_link",
             "on_reset_view", "on_body_shown"} <= raw
     qid = data.annotations.items[0].qid
-    first = handlers.on_frame(data, ImpactSession(), qid, 3).body.body3d.value
-    again = handlers.on_frame(data, ImpactSession(), qid, 3, shown={"path": first["path"], "url": "/x"})
+    first = handlers.on_frame(data, ImpactResources(), ImpactSession(), qid, 3).body.body3d.value
+    again = handlers.on_frame(data, ImpactResources(), ImpactSession(), qid, 3, shown={"path": first["path"], "url": "/x"})
     assert isinstance(again.body.body3d, SKIP)  # the raw FileData the page sends counts as shown

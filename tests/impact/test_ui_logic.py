@@ -125,7 +125,9 @@ def test_the_tab_has_every_documented_component(data_dir):
     from components.impact.ui import handlers
 
     data = handlers.load_data(data_dir)
-    seek = handlers.on_timeline_click(data, "h0002", handlers.clicked_frame(gr.EventData(None, {"frame": 90})))
+    from components.impact.ui.session import ImpactResources, ImpactSession
+
+    seek = handlers.on_timeline_click(data, ImpactResources(), ImpactSession(), "h0002", {"frame": 90})
     video, slider = seek.video, seek.frame
     assert slider.value == 90 and video.playback_position == pytest.approx(89 / 24)
 
@@ -138,7 +140,7 @@ def test_missing_annotations_show_a_note_instead_of_failing(tmp_path):
 
     with gr.Blocks() as demo:
         build_tab(TabContext(data_dir=tmp_path, settings=gr.State({})))
-    notes = [c.value for c in demo.blocks.values() if getattr(c, "elem_id", None) == "impact-load-error"]
+    notes = [c.value for c in demo.blocks.values() if getattr(c, "elem_id", None) == "impact-message"]
     assert notes and "No impact annotations" in notes[0]
 
 
@@ -168,11 +170,13 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
 
 
 def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir):
-    from components.impact.ui.handlers import set_metrics, temporal_status
+    from components.impact.ui.handlers import ImpactData, set_metrics, temporal_status
+    from components.impact.ui.session import ImpactResources
     from components.impact.ui.session import ImpactSession
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
-    md = set_metrics(annotations, "test", {"backend": "baseline", "max_frames": 32}, ImpactSession())
+    md = set_metrics(ImpactData(annotations), ImpactResources(), ImpactSession(), "test",
+                     {"backend": "baseline", "max_frames": 32})
     assert "motion-energy baseline (no model)" in md and "text-only" in md
     assert "(paper, Table 3)" in md and "(paper, Table 4)" in md
     row = next(line for line in md.splitlines() if line.startswith("| **motion-energy"))
@@ -188,11 +192,13 @@ def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir
 def test_every_metrics_row_names_its_data_and_the_table_says_rows_are_not_comparable(data_dir):
     """Issue 13: this app's numbers on a few clips sat above the paper's HAPACT-test rows with
     nothing saying they are on different data."""
-    from components.impact.ui.handlers import set_metrics
+    from components.impact.ui.handlers import ImpactData, set_metrics
+    from components.impact.ui.session import ImpactResources
     from components.impact.ui.session import ImpactSession
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
-    md = set_metrics(annotations, "test", {"backend": "baseline", "max_frames": 32}, ImpactSession())
+    md = set_metrics(ImpactData(annotations), ImpactResources(), ImpactSession(), "test",
+                     {"backend": "baseline", "max_frames": 32})
     assert md.count("Rows on different data are not comparable") == 3  # temporal, breakdown, spatial
     rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| Method")]
     assert rows

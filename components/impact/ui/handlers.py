@@ -1,12 +1,12 @@
 """The Impact tab's handlers: parse inputs, call the logic modules, return a typed view.
 
-Each handler takes the tab's loaded data, this session's `ImpactSession` and the inputs, and
-returns a view dataclass whose fields are, in order, the event's output components (layout.py
-turns it into the outputs list). They raise UserError for what the user can fix.
+Each handler takes the tab's loaded data, this visitor's `ImpactResources`, its `ImpactSession`
+and the inputs, and returns a view whose fields are, in order, the event's output components
+(components/common/ui.py spreads it; its `message` goes to the tab's message line). They raise
+UserError for what the user can fix.
 """
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +15,7 @@ from collections.abc import Callable
 import gradio as gr
 
 from components.common.errors import UserError
+from components.common.ui import View
 from components.impact import view
 from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
 from components.impact.body import load_body
@@ -23,7 +24,7 @@ from components.impact.render import RenderUnavailable
 from components.impact.solvers import solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.temporal_solvers import TemporalPrediction
-from components.impact.ui.session import ImpactSession
+from components.impact.ui.session import ImpactResources, ImpactSession
 from components.settings.session import SessionSettings, backend_for
 
 MANNEQUIN_NOTE = " Vertex-level SMPL-X annotations are shown as their regions on the mannequin."
@@ -55,19 +56,16 @@ class ImpactData:
 def load_data(data_dir: Path) -> ImpactData:
     path = Path(data_dir) / "impact" / "annotations.json"
     if not path.exists():
-        return ImpactData(None, f"No impact annotations at `{path}`. Run `python examples/generate.py` "
-                                "for example clips, or put your own annotations.json (docs/formats.md) there.")
+        return ImpactData(None, "No impact annotations in the data folder (impact/annotations.json). Run "
+                                "`python -m examples.generate` for example clips, or put your own "
+                                "annotations.json (docs/formats.md) there.")
     try:
         return ImpactData(load_annotations(path))
     except UserError as exc:
-        return ImpactData(None, f"Could not load `{path}`: {exc}")
+        return ImpactData(None, f"Could not load impact/annotations.json: {exc}")
 
 
 # -- views ---------------------------------------------------------------------------------------
-
-class View:
-    """A handler's answer; its fields (nested views flattened) are the event's outputs, in order."""
-
 
 @dataclass
 class FrameView(View):
@@ -93,7 +91,7 @@ class ClipView(View):
 @dataclass
 class LoadView(View):
     """The page's first view (a deep link's clip and frame); the 3D body follows once the tab is
-    on screen (`BodyViews`)."""
+    on screen (`ImpactResources`)."""
 
     clip: Any
     video: Any
@@ -136,12 +134,17 @@ class SpatialView(View):
 
 
 @dataclass
+class LinkView(View):
+    link: Any  # the query string (the page adds its address), in the now visible link box
+
+
+@dataclass
 class TurntableView(View):
     turntable: str | None
     turntable_msg: str
 
 
-#: decides whether a GLB (its file name) may be sent to the page now (`BodyViews.should_send`)
+#: decides whether a GLB (its file name) may be sent to the page now (`ImpactResources.should_send`)
 Gate = Callable[[str], bool]
 
 
@@ -201,8 +204,9 @@ def first_frame(item: ImpactItem) -> int:
     return item.moments[0][0] if item.moments else 1
 
 
-def on_clip(data: ImpactData, session: ImpactSession, qid: str, shown: str | dict | None = None,
-            gate: Gate | None = None) -> ClipView:
+def on_clip(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
+            shown: str | dict | None = None) -> ClipView:
+    gate = res.should_send
     item = data.item(qid)
     start = first_frame(item)
     return ClipView(gr.Video(value=str(item.video), playback_position=(start - 1) / item.fps),
@@ -211,9 +215,10 @@ def on_clip(data: ImpactData, session: ImpactSession, qid: str, shown: str | dic
                     frame_view(data, session, qid, start, shown=shown, gate=gate), "")
 
 
-def on_load(data: ImpactData, session: ImpactSession, params: dict[str, str]) -> LoadView:
+def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, params: dict[str, str]) -> LoadView:
     """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
     the first clip at its first moment, with one line about a link value that was not understood."""
+    res.page_loaded()
     qid, frame, note = view.read_link(params, data.annotations.items if data.annotations else [])
     item = data.item(qid or (data.first.qid if data.first else None))
     frame = frame or first_frame(item)
@@ -225,15 +230,14 @@ def on_load(data: ImpactData, session: ImpactSession, params: dict[str, str]) ->
                     body.turntable_msg, body.body_note, note)
 
 
-def on_body_shown(data: ImpactData, session: ImpactSession, qid: str, frame: Any,
-                  gate: Gate) -> Any:
+def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
     """The tab's 3D view is on screen: the body of the frame shown (gr.Model3D), or gr.skip()."""
     item = data.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    return frame_view(data, session, qid, number, gate=gate).body3d
+    return frame_view(data, session, qid, number, gate=res.view_shown).body3d
 
 
-def reset_view(data: ImpactData, session: ImpactSession, qid: str, frame: Any, nudge: int) -> Any:
+def reset_view(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
     """The camera facing the hit region of the frame shown, sent even when unchanged (`nudge`
     moves it by a hair, so the page applies it after the user turned the body)."""
     item = data.item(qid)
@@ -241,11 +245,11 @@ def reset_view(data: ImpactData, session: ImpactSession, qid: str, frame: Any, n
     answer = session.answer_at(qid, number)
     painted = view.paint_frame(load_body(), item, number, answer["regions"] if answer is not None else None)
     alpha, beta, radius = painted.camera
-    return gr.Model3D(camera_position=(alpha, beta, round(radius + 0.001 * (nudge % 2), 3)))
+    return gr.Model3D(camera_position=(alpha, beta, round(radius + 0.001 * (res.next_reset() % 2), 3)))
 
 
-def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: Any,
-             shown: str | dict | None = None, gate: Gate | None = None) -> FrameMoveView:
+def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
+             shown: str | dict | None = None) -> FrameMoveView:
     """A new frame from the slider or its box. A box left empty, or holding no frame of this
     clip, changes nothing but the status line, which says what to type."""
     item = data.item(qid)
@@ -257,7 +261,7 @@ def on_frame(data: ImpactData, session: ImpactSession, qid: str, frame: Any,
     number = int(float(frame))
     return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
                          timeline_for(item, session, number),
-                         frame_view(data, session, qid, number, shown=shown, gate=gate), "")
+                         frame_view(data, session, qid, number, shown=shown, gate=res.should_send), "")
 
 
 def checked_frame(item: ImpactItem, frame: Any) -> int:
@@ -268,13 +272,15 @@ def checked_frame(item: ImpactItem, frame: Any) -> int:
     return int(float(frame))
 
 
-def clicked_frame(event: gr.EventData | None) -> int | None:
+def clicked_frame(payload: dict | None) -> int | None:
     """The frame a timeline click sent from the browser ({frame}), if any."""
-    payload = getattr(event, "_data", None) or {}
+    payload = payload or {}
     return int(payload["frame"]) if payload.get("frame") else None
 
 
-def on_timeline_click(data: ImpactData, qid: str, frame: int | None) -> SeekView:
+def on_timeline_click(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
+                      payload: dict | None) -> SeekView:
+    frame = clicked_frame(payload)
     if not frame:
         return SeekView(gr.skip(), gr.skip())
     item = data.item(qid)
@@ -282,17 +288,19 @@ def on_timeline_click(data: ImpactData, qid: str, frame: int | None) -> SeekView
     return SeekView(gr.Video(playback_position=(frame - 1) / item.fps), gr.Slider(value=frame))
 
 
-def copy_link(data: ImpactData, qid: str, frame: Any) -> str:
+def copy_link(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> LinkView:
     """The query string of a link to the clip and frame shown (the page adds its own address);
     a frame box that holds no frame of the clip is left out of the link."""
     item = data.item(qid)
-    return view.view_link(tab=view.TAB, clip=item.qid,
-                          frame=None if view.frame_problem(frame, item) else int(float(frame)))
+    query = view.view_link(tab=view.TAB, clip=item.qid,
+                           frame=None if view.frame_problem(frame, item) else int(float(frame)))
+    return LinkView(gr.update(value=query, visible=True))
 
 
-def run_temporal(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
-                 frame: float, style: str, *, cancel: threading.Event | None = None,
-                 progress: gr.Progress | None = None) -> TemporalView:
+def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
+                 qid: str, frame: float, style: str, *, progress: gr.Progress | None = None) -> TemporalView:
+    cancel = res.stop
+    cancel.clear()
     item = data.item(qid)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style).temporal
     if progress is not None:
@@ -303,9 +311,11 @@ def run_temporal(data: ImpactData, session: ImpactSession, settings: dict | None
     return TemporalView(session, timeline_for(item, session, cursor), temporal_status(pred))
 
 
-def run_spatial(data: ImpactData, session: ImpactSession, settings: dict | None, qid: str,
-                frame: Any, *, shown: str | dict | None = None, cancel: threading.Event | None = None,
-                progress: gr.Progress | None = None, gate: Gate | None = None) -> SpatialView:
+def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
+                qid: str, frame: Any, shown: str | dict | None = None, *,
+                progress: gr.Progress | None = None) -> SpatialView:
+    cancel, gate = res.stop, res.should_send
+    cancel.clear()
     item = data.item(qid)
     frame = checked_frame(item, frame)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
@@ -317,10 +327,16 @@ def run_spatial(data: ImpactData, session: ImpactSession, settings: dict | None,
                        f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.")
 
 
-def render_turntable(data: ImpactData, session: ImpactSession, qid: str, frame: Any) -> TurntableView:
+def render_turntable(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
+                     frame: Any) -> TurntableView:
     body = frame_view(data, session, qid, checked_frame(data.item(qid), frame), turntable=True,
                       gate=lambda _: False)
     return TurntableView(body.turntable, body.turntable_msg)
+
+
+def stop(data: ImpactData, res: ImpactResources, session: ImpactSession) -> None:
+    """Stop: the running model call or set run ends before its next step."""
+    res.stop.set()
 
 
 def temporal_status(pred: TemporalPrediction) -> str:
@@ -337,10 +353,13 @@ def temporal_status(pred: TemporalPrediction) -> str:
     return f"{head} · {text}{raw}{notes}"
 
 
-def set_metrics(annotations: ImpactAnnotations | None, split_name: str | None, settings: dict | None,
-                session: ImpactSession, progress: gr.Progress | None = None, *, style: str = "auto",
-                cancel: threading.Event | None = None) -> str:
-    """Run the session's model (or the baselines) over every clip of the set, then both tables."""
+def set_metrics(data: ImpactData, res: ImpactResources, session: ImpactSession, split_name: str | None,
+                settings: dict | None, style: str = "auto", *, progress: gr.Progress | None = None) -> str:
+    """Run the session's model (or the baselines) over every clip of the set, then both tables
+    (Stop, or closing the page, ends it before the next clip)."""
+    annotations, cancel = data.annotations, res.stop
+    cancel.clear()
+    split_name = None if split_name in (None, "all") else split_name
     if annotations is None:
         raise UserError("No impact annotations are loaded.")
     items = annotations.split(split_name)

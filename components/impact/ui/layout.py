@@ -1,26 +1,37 @@
-"""The Impact tab's components (their events are wired in events.py, answered in handlers.py)."""
+"""The Impact tab's components and event wiring; the handlers are in handlers.py, wired through
+components/common/ui.py's TabEvents."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import gradio as gr
 
-from components.common.ui import TabContext
+from components.common.ui import TabContext, TabEvents, message_line
 from components.impact import view
-from components.impact.ui import handlers, page
-from components.impact.ui.events import outputs, wire
-from components.impact.ui.handlers import ImpactData
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
-from components.impact.ui.session import BodyViews, ImpactSession, StopEvents
+from components.impact.ui import handlers as h, page
+from components.impact.ui.handlers import ImpactData
+from components.impact.ui.session import RESOURCES, ImpactSession
 
-__all__ = ["build_tab", "outputs"]
+__all__ = ["build_tab"]
 
-INTRO = ("Find **when** a queried impact hits a person in a short clip (24 fps, frame-accurate "
-         "moments) and **where** on the body, as in [HAPACT](https://arxiv.org/abs/2610.22895). "
-         "Pick a clip, run the temporal and spatial localizers with the model chosen in the Model "
-         "panel, then scrub the frame slider. With the **baseline** backend no model is used: "
-         "the temporal method is a *motion-energy baseline* (frame differences) and the spatial "
-         "one a *text-only baseline* (the body-part words of the query).")
+TAGLINE = ("Find <b>when</b> a queried impact hits a person in a clip (frame-accurate moments) and "
+           "<b>where</b> on the body: the hit regions are painted on the 3D body.")
+ABOUT = """
+**Impact** reproduces *HAPACT: Human-Centric Physical Impact Localization in Movies*. Pick a clip
+and run the temporal localizer (when: intervals at 24 fps, each frame [(f-1)/fps, f/fps]) and the
+spatial one (where: HAPACT's 18 body regions for each annotated frame) with the model chosen in the
+Model panel, then move the frame slider: the body is painted for the frame under the playhead
+(hit, predicted only, missed). With the **baseline** backend no model is used: the temporal method
+is a *motion-energy baseline* (frame differences) and the spatial one a *text-only baseline* (the
+body-part words of the query). **Metrics for the set** runs the same over every clip and scores it
+with HAPACT's metrics beside the paper's rows; unparsed answers are scored as empty predictions
+and counted, never guessed.
+
+Keys (when no text box has the focus): **.** / **,** next / previous frame, **space** play /
+pause. A link to this view (`?tab=impact&clip=h0003&frame=85`) opens the same frame; add
+`&present=1` for a projector.
+"""
 
 
 @dataclass
@@ -31,6 +42,7 @@ class ImpactComponents:
     clip: gr.Dropdown
     run_temporal: gr.Button
     run_spatial: gr.Button
+    stop: gr.Button
     prompt_style: gr.Dropdown
     video: gr.Video
     body3d: gr.Model3D
@@ -48,6 +60,7 @@ class ImpactComponents:
     legend: gr.HTML
     regions: gr.Markdown
     status: gr.Markdown
+    message: gr.Markdown
     body_note: gr.Markdown
     split: gr.Dropdown
     metrics_button: gr.Button
@@ -68,69 +81,120 @@ class ImpactComponents:
 
 
 def build_tab(ctx: TabContext) -> None:
-    data = handlers.load_data(ctx.data_dir)
+    data = h.load_data(ctx.data_dir)
     c = _layout(data)
-    wire(ctx, data, StopEvents(), BodyViews(), c)
+    _wire(ctx, data, c)
 
 
 def _layout(data: ImpactData) -> ImpactComponents:
     first = data.first
     state = gr.State(ImpactSession())
-    gr.Markdown(f"{INTRO}  \n_{page.SHORTCUTS}_", elem_id="impact-intro")
-    if data.load_error:
-        gr.Markdown(f"**Note:** {data.load_error}", elem_id="impact-load-error")
-    with gr.Row(elem_id="impact-controls"):
+    gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="impact-intro", container=False)
+    with gr.Row(elem_id="impact-controls", elem_classes=["tab-controls"], equal_height=True):
         clip = gr.Dropdown(choices=view.clip_choices(data.annotations) if data.annotations else [],
                            value=first.qid if first else None, label="Clip (qid · query)",
-                           elem_id="impact-clip", scale=4)
-        run_temporal = gr.Button("Run temporal", variant="primary", elem_id="impact-run-temporal", scale=1)
-        run_spatial = gr.Button("Run spatial", elem_id="impact-run-spatial", scale=1)
+                           elem_id="impact-clip", scale=5, min_width=220)
+        run_temporal = gr.Button("Run temporal", variant="primary", elem_id="impact-run-temporal", scale=0,
+                                 min_width=140)
+        run_spatial = gr.Button("Run spatial", variant="primary", elem_id="impact-run-spatial", scale=0,
+                                min_width=130)
+        stop = gr.Button("Stop", variant="stop", elem_id="impact-stop", scale=0, min_width=80)
+    message = message_line("impact-message")
+    if data.load_error:
+        message.value = f"⚠ {data.load_error}"
+    with gr.Row(elem_id="impact-main"):
+        with gr.Column(scale=3, min_width=300):
+            video = gr.Video(value=str(first.video) if first else None, show_label=False, buttons=[],
+                             elem_id="impact-video", interactive=False)
+        with gr.Column(scale=2, min_width=260):
+            body3d = gr.Model3D(label="Body, painted for this frame (drag to turn)", elem_id="impact-body3d",
+                                clear_color=(0.97, 0.97, 0.98, 1.0), camera_position=view.FRONT_CAMERA,
+                                interactive=False)
+        with gr.Column(scale=2, min_width=260, visible=True, elem_id="impact-turntable-col"):
+            turntable = gr.Video(label="Body, rotating", elem_id="impact-turntable", autoplay=True,
+                                 loop=True, interactive=False, buttons=[])
+    timeline = gr.HTML(view.timeline_html(first, None) if first else "", elem_id="impact-timeline",
+                       js_on_load=page.SEEK_JS, container=False)
+    with gr.Row(elem_id="impact-steps", equal_height=True):
+        frame = gr.Slider(minimum=1, maximum=first.num_frames if first else 2, step=1,
+                          value=h.first_frame(first) if first else 1, label="Frame (1-based, 24 fps)",
+                          elem_id="impact-frame", scale=5, min_width=200)
+        step_back = gr.Button("◀ frame", elem_id="impact-step-back", scale=0, min_width=90)
+        step_on = gr.Button("frame ▶", elem_id="impact-step-on", scale=0, min_width=90)
+        reset_view = gr.Button("Face the hit", elem_id="impact-reset-view", scale=0, min_width=110)
+        render_button = gr.Button("Render turntable", elem_id="impact-render-turntable", scale=0, min_width=150)
+        copy_link = gr.Button("Copy link", elem_id="impact-copy-link", scale=0, min_width=100,
+                              elem_classes=["tab-config"])
+    link = gr.Textbox(label="Link to this view", elem_id="impact-link", interactive=False, max_lines=1,
+                      visible=False)
+    with gr.Row(equal_height=True, elem_id="impact-readout"):
+        legend = gr.HTML(elem_id="impact-legend", container=False)
+        regions = gr.Markdown(elem_id="impact-regions")
+    turntable_msg = gr.Markdown(elem_id="impact-turntable-msg", elem_classes=["tab-caption"])
+    status = gr.Markdown(elem_id="impact-status")
+    body_note = gr.Markdown(elem_id="impact-body-note", elem_classes=["tab-caption"])
+    hooks = gr.HTML("", elem_id="impact-hooks", js_on_load=page.HOOKS_JS, head=page.CSS)
+    with gr.Accordion("Model settings: the Table 7 prompt variant", open=False, elem_id="impact-model-settings",
+                      elem_classes=["tab-config"]):
         prompt_style = gr.Dropdown(choices=[("auto (from the model name)", "auto")]
                                    + [(f"{STYLE_ROWS[s]} ({s})", s) for s in STYLES], value="auto",
                                    label="Prompt variant (Table 7)", elem_id="impact-prompt-style",
                                    info="its prompt verbatim and frame count (192; VTimeLLM 100, "
-                                        "TRACE 128, Grounded-Video-LLM 96)", scale=2, min_width=220)
-    status = gr.Markdown(elem_id="impact-status")
-    with gr.Row(elem_id="impact-main"):
-        with gr.Column(scale=3, min_width=300):
-            video = gr.Video(value=str(first.video) if first else None, label="Clip (24 fps)",
-                             elem_id="impact-video", interactive=False)
-            timeline = gr.HTML(view.timeline_html(first, None) if first else "", label="Timeline",
-                               elem_id="impact-timeline", js_on_load=page.SEEK_JS)
-            frame = gr.Slider(minimum=1, maximum=first.num_frames if first else 2, step=1,
-                              value=handlers.first_frame(first) if first else 1,
-                              label="Frame (1-based, 24 fps)", elem_id="impact-frame")
-            with gr.Row(elem_id="impact-steps"):
-                step_back = gr.Button("◀ frame (,)", size="sm", elem_id="impact-step-back")
-                step_on = gr.Button("frame ▶ (.)", size="sm", elem_id="impact-step-on")
-                copy_link = gr.Button("Copy link to this view", size="sm", elem_id="impact-copy-link")
-            link = gr.Textbox(label="Link to this view", elem_id="impact-link", interactive=False,
-                              max_lines=1, visible=True, placeholder="press Copy link to this view")
-        with gr.Column(scale=2, min_width=300):
-            body3d = gr.Model3D(label="Body, interactive 3D (painted for this frame)",
-                                elem_id="impact-body3d", clear_color=(0.97, 0.97, 0.98, 1.0),
-                                camera_position=view.FRONT_CAMERA, height=420)
-            reset_view = gr.Button("Reset view (face the hit)", size="sm", elem_id="impact-reset-view")
-            legend = gr.HTML(elem_id="impact-legend")
-            regions = gr.Markdown(elem_id="impact-regions")
-            turntable = gr.Video(label="Body, rotating", elem_id="impact-turntable", autoplay=True,
-                                 loop=True, interactive=False, height=220)
-            turntable_msg = gr.Markdown(elem_id="impact-turntable-msg")
-            render_button = gr.Button("Render turntable", size="sm", elem_id="impact-render-turntable")
-    hooks = gr.HTML("", elem_id="impact-hooks", js_on_load=page.HOOKS_JS, head=page.CSS)
-    body_note = gr.Markdown(elem_id="impact-body-note")
-    with gr.Accordion("Metrics for the set", open=False, elem_id="impact-metrics"):
+                                        "TRACE 128, Grounded-Video-LLM 96)")
+    with gr.Accordion("Metrics for the set", open=False, elem_id="impact-metrics", elem_classes=["tab-config"]):
         gr.Markdown("Runs the chosen model (or the baselines) over every clip of the set and scores "
                     "it with HAPACT's metrics; the paper's rows (HAPACT test split, 433 queries / "
                     "3,142 frames) are listed beneath for reference. Every row names its data: "
                     "rows on different data are not comparable. Unparsed answers are scored as "
-                    "empty predictions and counted, never guessed.")
-        with gr.Row():
+                    "empty predictions and counted, never guessed. **Stop** ends the run.")
+        with gr.Row(equal_height=True):
             split = gr.Dropdown(choices=["all"] + data.splits(), value="all", label="Split",
                                 elem_id="impact-split", scale=1)
             metrics_button = gr.Button("Compute metrics for the set", elem_id="impact-run-metrics", scale=2)
         metrics = gr.Markdown(elem_id="impact-metrics-table")
-    return ImpactComponents(state, clip, run_temporal, run_spatial, prompt_style, video, body3d,
+    with gr.Accordion("About this tab", open=False, elem_id="impact-about", elem_classes=["tab-config", "tab-about"]):
+        gr.Markdown(ABOUT)
+    return ImpactComponents(state, clip, run_temporal, run_spatial, stop, prompt_style, video, body3d,
                             turntable, turntable_msg, render_button, timeline, frame, step_back,
-                            step_on, reset_view, copy_link, link, hooks, legend, regions, status,
+                            step_on, reset_view, copy_link, link, hooks, legend, regions, status, message,
                             body_note, split, metrics_button, metrics)
+
+
+def _wire(ctx: TabContext, data: ImpactData, c: ImpactComponents) -> None:
+    """Every event of the tab, each with the api_name gradio_client and the tests call.
+
+    Events that read the frame box take its raw value (preprocess=False): a cleared or absurd box
+    then reaches the handler, which says what to type, instead of gradio's own "Could not
+    preprocess ..." error. Their other inputs are plain values (the Model3D's is a FileData dict)."""
+    ev = TabEvents(data, RESOURCES, c.message, data_dir=ctx.data_dir)
+    on = ev.on
+    raw = {"preprocess": False}
+    # .input: only the user's choice; a deep link sets the dropdown without resetting the frame
+    on(c.clip.input, h.on_clip, [c.state, c.clip, c.body3d], c.clip_outputs, api_name="on_clip")
+    on(c.frame.change, h.on_frame, [c.state, c.clip, c.frame, c.body3d],
+       [c.video, c.timeline, *c.frame_outputs, c.status],
+       trigger_mode="always_last", show_progress="hidden", api_name="on_frame", **raw)
+    on(c.hooks.focus, h.on_body_shown, [c.state, c.clip, c.frame], [c.body3d], show_progress="hidden",
+       api_name="on_body_shown", **raw)
+    on(c.reset_view.click, h.reset_view, [c.state, c.clip, c.frame], [c.body3d], show_progress="hidden",
+       api_name="on_reset_view", **raw)
+    on(c.timeline.click, h.on_timeline_click, [c.state, c.clip], [c.video, c.frame], kind="data",
+       api_name="on_timeline_click")
+    c.step_back.click(None, js=page.STEP_BACK_JS)
+    c.step_on.click(None, js=page.STEP_ON_JS)
+    on(c.copy_link.click, h.copy_link, [c.state, c.clip, c.frame], [c.link], api_name="on_copy_link", **raw).then(
+        None, [c.link], [c.link], js=page.COPY_JS)
+    on(c.run_temporal.click, h.run_temporal, [c.state, ctx.settings, c.clip, c.frame, c.prompt_style],
+       [c.state, c.timeline, c.status], kind="progress", api_name="on_run_temporal", **raw)
+    on(c.run_spatial.click, h.run_spatial, [c.state, ctx.settings, c.clip, c.frame, c.body3d],
+       [c.state, *c.frame_outputs, c.status], kind="progress", api_name="on_run_spatial", **raw)
+    on(c.stop.click, h.stop, [c.state], [], queue=False, api_name="on_stop")
+    on(c.render_button.click, h.render_turntable, [c.state, c.clip, c.frame], [c.turntable, c.turntable_msg],
+       api_name="on_render", **raw)
+    on(c.metrics_button.click, h.set_metrics, [c.state, c.split, ctx.settings, c.prompt_style], [c.metrics],
+       kind="progress", api_name="on_metrics")
+    if ctx.demo is not None:
+        if data.first is not None:
+            on(ctx.demo.load, h.on_load, [c.state], c.load_outputs, kind="params",
+               api_name="on_load_impact").then(None, js=page.READY_JS)
+        ctx.demo.unload(ev.release)

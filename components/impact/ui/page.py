@@ -56,7 +56,8 @@ if (!window.__impactKeys) {
 # after Python built the link's query string: prefix this page's address, copy it, show it
 COPY_JS = """
 (query) => {
-  const url = window.location.origin + window.location.pathname + (query ? '?' + query : '');
+  if (!query || query.startsWith('http')) return query;
+  const url = window.location.origin + window.location.pathname + '?' + query;
   try { navigator.clipboard.writeText(url).catch(() => {}); } catch (error) { /* not a secure page */ }
   return url;
 }
@@ -71,10 +72,7 @@ STEP_ON_JS = "() => { window.impactStep && window.impactStep(1); }"
 # injected into <head> by the hooks component (one style sheet for the tab)
 CSS = """
 <style id="impact-style">
-#impact-main { align-items: flex-start; }
-#impact-video video { max-height: 46vh; }
-#impact-steps { flex-wrap: nowrap; gap: 6px; }
-#impact-steps button { min-width: 0; }
+#impact-steps { flex-wrap: nowrap; gap: 6px; align-items: end; }
 #impact-link textarea, #impact-link input { font-size: 12px; }
 #impact-hooks { display: none; }
 @media (max-width: 640px) {

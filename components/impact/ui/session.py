@@ -1,13 +1,15 @@
 """What one browser session of the Impact tab holds.
 
 `ImpactSession` is the gr.State value: the predictions this session made (another session never
-sees them). `StopEvents` keeps the per-session objects too live for a State: one stop event per
-session, set when the page closes (the unload event) so a running model call ends, then dropped.
+sees them). `ImpactResources` keeps what is too live for a State (the stop event, set when the page
+closes so a running model call ends; what the 3D view was sent), in the tab's registry.
 """
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
+
+from components.common.sessions import Resources, SessionRegistry
 
 
 @dataclass(frozen=True)
@@ -30,77 +32,52 @@ class ImpactSession:
         return replace(self, spatial={**self.spatial, qid: answers}, spatial_method=method)
 
 
-class StopEvents:
-    """One stop event per session hash, handed to every model call the session starts."""
-
-    def __init__(self) -> None:
-        self._events: dict[str, threading.Event] = {}
-        self._lock = threading.Lock()
-
-    def for_session(self, session_hash: str | None) -> threading.Event:
-        with self._lock:
-            return self._events.setdefault(session_hash or "", threading.Event())
-
-    def release(self, session_hash: str | None) -> None:
-        """The page closed: stop what that session runs and forget its event."""
-        with self._lock:
-            event = self._events.pop(session_hash or "", None)
-        if event is not None:
-            event.set()
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-
-class BodyViews:
-    """What each page's 3D view (gr.Model3D) was sent, so a GLB goes out only when it can show.
+@dataclass
+class ImpactResources(Resources):
+    """One visitor's heavy objects: the common ones (the stop event its model calls watch) and
+    what its page's 3D view (gr.Model3D) was sent, so a GLB goes out only when it can show.
 
     Gradio's Model3D drops its pending viewer when the same value is set again while the viewer's
     code loads, and a tab mounted after its Model3D got a value sets it again itself: the view then
-    stays blank. So a browser page (registered by the page-load event) is sent no GLB until its
-    Impact tab reports that the body view is on screen, and never the GLB it was sent last. A
-    caller that never loaded the page (gradio_client) is always sent one."""
+    stays blank. So a browser page (marked by the page-load event) is sent no GLB until its Impact
+    tab reports that the body view is on screen, and never the GLB it was sent last. A caller that
+    never loaded the page (gradio_client) is always sent one."""
 
-    def __init__(self) -> None:
-        self._pages: dict[str, dict] = {}
-        self._lock = threading.Lock()
+    page: bool = False            # the page-load event ran: the gate below applies
+    shown: bool = False           # the tab's body view is on screen
+    sent: str | None = None       # the GLB (file name) sent last
+    resets: int = 0
+    _views: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def page_loaded(self, session_hash: str | None) -> None:
-        with self._lock:
-            self._pages.setdefault(session_hash or "", {"shown": False, "sent": None, "resets": 0})
+    def page_loaded(self) -> None:
+        with self._views:
+            self.page = True
 
-    def view_shown(self, session_hash: str | None, glb: str) -> bool:
+    def view_shown(self, glb: str) -> bool:
         """The tab's body view is on screen: send `glb` unless it was already sent."""
-        with self._lock:
-            page = self._pages.setdefault(session_hash or "", {"shown": False, "sent": None, "resets": 0})
-            page["shown"] = True
-            return self._take(page, glb)
+        with self._views:
+            self.page = self.shown = True
+            return self._take(glb)
 
-    def should_send(self, session_hash: str | None, glb: str) -> bool:
-        with self._lock:
-            page = self._pages.get(session_hash or "")
-            if page is None:
+    def should_send(self, glb: str) -> bool:
+        with self._views:
+            if not self.page:
                 return True
-            return page["shown"] and self._take(page, glb)
+            return self.shown and self._take(glb)
 
-    def next_reset(self, session_hash: str | None) -> int:
+    def next_reset(self) -> int:
         """A counter per page: a reset camera differs by a hair from the last one, so the page
         applies it even when the camera itself did not change."""
-        with self._lock:
-            page = self._pages.setdefault(session_hash or "", {"shown": False, "sent": None, "resets": 0})
-            page["resets"] += 1
-            return page["resets"]
+        with self._views:
+            self.resets += 1
+            return self.resets
 
-    @staticmethod
-    def _take(page: dict, glb: str) -> bool:
-        if page["sent"] == glb:
+    def _take(self, glb: str) -> bool:
+        if self.sent == glb:
             return False
-        page["sent"] = glb
+        self.sent = glb
         return True
 
-    def release(self, session_hash: str | None) -> None:
-        with self._lock:
-            self._pages.pop(session_hash or "", None)
 
-    def __len__(self) -> int:
-        return len(self._pages)
+#: the tab's visitors (one app per process): a closing page's running model calls stop
+RESOURCES: SessionRegistry[ImpactResources] = SessionRegistry(ImpactResources)
