@@ -59,20 +59,20 @@ def test_backend_choice_applies_to_its_own_session_only(app_url, example_data_di
     from gradio_client import Client
 
     answer = json.dumps({"answer": "B", "reason": "continuous motion"})
-    cloze_args = ("Model", str(example_data_dir / "cloze"), "all", "S", 42, "edge1", False)
+    cloze_args = (str(example_data_dir / "cloze"), "all", "S", 42, "edge1", False, "api", "frames")
     with ScriptedOpenAIServer([answer]) as server:
         api_user = Client(app_url, verbose=False)
         baseline_user = Client(app_url, verbose=False)
         badge = api_user.predict("openai:test-model", server.url, "sk-session-only-42", 16, False,
                                  api_name="/set_backend")
         assert "openai:test-model" in badge and "sk-session-only-42" not in badge
-        raw, letter, *_ = api_user.predict(*cloze_args, api_name="/on_run_one")
+        raw, letter = api_user.predict(*cloze_args, api_name="/on_run_one")[14:16]   # after 12 clips, 2 lines
         assert letter == "B" and raw == answer
         assert len(server.requests) == 1
         headers = {k.lower(): v for k, v in server.headers_seen[0].items()}
         assert headers["authorization"] == "Bearer sk-session-only-42"
         # The other session still answers with the offline edge baseline: no request reaches the API.
-        raw2, letter2, *_ = baseline_user.predict(*cloze_args, api_name="/on_run_one")
+        raw2, letter2 = baseline_user.predict(*cloze_args, api_name="/on_run_one")[14:16]
         assert letter2 in ("A", "B", "C", "D")
         assert raw2.startswith("Edge-") and raw2 != answer
         assert len(server.requests) == 1

@@ -190,3 +190,11 @@ def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments(t
                                                    api_name="/set_backend")  # the old five
     finally:
         demo.close()
+
+
+def test_the_badge_says_recording_only_when_calls_are_written():
+    from components.settings.session import badge
+
+    assert badge({"backend": "openai:x", "record": True}).endswith("· recording")
+    assert "recording" not in badge({"backend": "baseline", "record": True})          # "Nothing to record"
+    assert "recording" not in badge({"backend": "replay:talk.jsonl", "record": True})  # answers from a trace

@@ -66,7 +66,8 @@ footer {display: none !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
   top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
 #app-tabs > .tab-wrapper button {font-size: 16px;}
-#backend-badge {max-width: 320px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap;
+#backend-badge {max-width: 320px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; cursor: pointer;
+  border: 1px solid #d7dbf5; border-radius: 8px;
   background: #eef0fb; border-color: #d7dbf5; color: #3730a3; min-height: 32px !important;
   font-size: 13px !important; padding: 4px 10px !important;}
 #app-present {background: transparent !important; border: 0 !important; padding: 0 !important;}

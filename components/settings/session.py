@@ -143,6 +143,7 @@ def _public_url(url: str) -> str:
 def badge(state: dict | None) -> str:
     s = SessionSettings.from_state(state)
     where = f" @ {_public_url(s.base_url)}" if s.base_url and s.backend.startswith("openai:") else ""
-    rec = " · recording" if s.record else ""
+    # "recording" only when calls are written: the baseline asks no model, a replay asks the trace
+    rec = " · recording" if s.record and not s.baseline_only and not s.backend.startswith("replay:") else ""
     localizer = f" · localizer: {s.localizer}" if s.localizer.strip() else ""
     return f"Model: {s.backend}{where}{localizer}{rec}"

@@ -160,15 +160,15 @@ OPEN_SIDEBAR_JS = """() => { const bar = document.querySelector('#app-sidebar');
   if (bar && !bar.classList.contains('open')) bar.querySelector('.toggle-button')?.click(); }"""
 
 
-def model_badge(default: SessionSettings) -> gr.Button:
-    """The header's badge: the session's backend; a click opens the Model sidebar."""
-    button = gr.Button(badge(default.to_state()), size="sm", elem_id="backend-badge",
-                       elem_classes=["backend-badge"])
-    button.click(None, js=OPEN_SIDEBAR_JS)
-    return button
+def model_badge(default: SessionSettings) -> gr.HTML:
+    """The header's badge: the session's backend (plain text); a click opens the Model sidebar."""
+    shown = gr.HTML(badge(default.to_state()), elem_id="backend-badge", elem_classes=["backend-badge"],
+                    container=False)
+    shown.click(None, js=OPEN_SIDEBAR_JS)
+    return shown
 
 
-def build_settings_panel(default: SessionSettings, badge_md: gr.Button | None = None) -> gr.State:
+def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = None) -> gr.State:
     """Render the Model panel (the page's sidebar, closed until the badge or its edge is clicked);
     returns the per-session settings state.
     `badge_md` is the header's badge (made here when the page has none)."""
