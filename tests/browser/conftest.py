@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--
 def app_url(example_data_dir, tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:  # undone when the session's app stops
         env.setenv("APP_HUMAN_STUDY_DIR", str(tmp_path_factory.mktemp("human-study")))
+        env.setenv("APP_PRACTICE_DIR", str(tmp_path_factory.mktemp("practice")))
         with running_app(example_data_dir) as url:
             yield url
 
@@ -31,19 +31,18 @@ def browser():
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}; run scripts/install_system_deps.sh as root")
-    profile = tempfile.mkdtemp(prefix="chromium-profile-")
     with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            profile, executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000})
-        yield context
-        context.close()
-    shutil.rmtree(profile, ignore_errors=True)
+        launched = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
 
 
 @pytest.fixture
 def page(browser, app_url):
-    page = browser.new_page()
+    """A page of its own browser context: nothing a test leaves in the browser (presentation mode,
+    the practice id kept by the page) reaches the next test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
     page.console_errors = []
     page.on("console", lambda msg: page.console_errors.append(msg.text) if msg.type == "error" else None)
     page.on("pageerror", lambda exc: page.console_errors.append(str(exc)))
@@ -51,7 +50,7 @@ def page(browser, app_url):
     page.goto(app_url, wait_until="load", timeout=120_000)
     page.wait_for_selector("#app-tabs", timeout=120_000)
     yield page
-    page.close()
+    context.close()
 
 
 def snap(page, name: str) -> Path:

@@ -1,4 +1,5 @@
-"""A person plays three cloze questions, reloads the page, resumes and exports the session."""
+"""A person plays three cloze questions in the practice playthrough, reloads the page, resumes
+(the page keeps the id and Blind) and exports the session; with Blind on nothing names an answer."""
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ def test_three_answers_are_saved_survive_a_reload_and_export(page):
             f"() => document.querySelector('#cloze-feedback')?.innerText.includes('Question {first + n}')",
             timeout=60_000)
     snap(page, "cloze-after-three-answers")
-    study = Path(os.environ["APP_HUMAN_STUDY_DIR"])
+    study = Path(os.environ["APP_PRACTICE_DIR"])
     files = list(study.glob(f"*{annotator}*.jsonl"))
     assert len(files) == 1, sorted(p.name for p in study.iterdir())
     records = [json.loads(line) for line in files[0].read_text().splitlines() if line.strip()]
@@ -41,11 +42,17 @@ def test_three_answers_are_saved_survive_a_reload_and_export(page):
         assert rec["answer"] == "A" and rec["annotator"] == annotator
         assert {"stem", "dim", "expected", "correct", "option_map", "elapsed_sec",
                 "answered_at_utc"} <= set(rec)
-    # Reload: a new page resumes at the next unanswered question.
+    # Reload: the page keeps the id; Start resumes at the next unanswered question.
     page.reload(wait_until="load")
     page.wait_for_selector("#app-tabs", timeout=60_000)
     open_tab(page, "Cloze")
-    _start(page, annotator)
+    box = page.locator("#cloze-annotator textarea, #cloze-annotator input").first
+    page.wait_for_function("(a) => [...document.querySelectorAll('#cloze-annotator input, #cloze-annotator "
+                           "textarea')].some(e => e.value === a)", arg=annotator, timeout=30_000)
+    page.locator("#cloze-start").click()
+    page.wait_for_function("() => document.querySelector('#cloze-feedback')?.innerText.includes('Resumed')",
+                           timeout=60_000)
+    assert box.input_value() == annotator
     assert _question_number(page) == first + 3
     assert "Resumed" in page.locator("#cloze-feedback").inner_text()
     page.locator("#cloze-export-json").click()
@@ -53,3 +60,25 @@ def test_three_answers_are_saved_survive_a_reload_and_export(page):
     link.wait_for(timeout=60_000)
     snap(page, "cloze-resumed-and-exported")
     assert ".json" in (link.get_attribute("href") or "") + link.inner_text()
+
+
+def test_blind_survives_a_reload_and_no_answer_is_ever_named(page):
+    open_tab(page, "Cloze")
+    page.locator("#cloze-blind input[type=checkbox]").check()
+    _start(page, "")                                       # an empty id: one is made for the player
+    made = page.locator("#cloze-annotator textarea, #cloze-annotator input").first.input_value()
+    assert made.startswith("anon-")
+    page.locator("#cloze-choice-D").click()
+    page.wait_for_function("() => document.querySelector('#cloze-feedback')?.innerText.includes('answer saved')",
+                           timeout=60_000)
+    page.reload(wait_until="load")
+    page.wait_for_selector("#app-tabs", timeout=60_000)
+    open_tab(page, "Cloze")
+    page.wait_for_function("() => document.querySelector('#cloze-blind input[type=checkbox]')?.checked",
+                           timeout=30_000)
+    _start(page, made)
+    page.locator("#cloze-choice-B").click()
+    page.wait_for_function("() => /Question \\d+: answer saved/.test(document.querySelector('#cloze-feedback')"
+                           "?.innerText || '')", timeout=60_000)
+    text = page.locator("#tab-cloze").inner_text()
+    assert "true middle" not in text and "Correct" not in text and "Not quite" not in text

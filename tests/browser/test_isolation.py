@@ -40,7 +40,7 @@ def visitors(browser, shared_app):
     url, _ = shared_app
     if browser.browser is None:
         pytest.fail("the test browser gives no Browser to open a second, separate context from")
-    contexts = [browser.browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
+    contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
     pages = []
     for ctx in contexts:
         page = ctx.new_page()

@@ -92,3 +92,25 @@ def test_the_registry_forgets_the_oldest_session_beyond_its_size_without_stoppin
     registry.get("c")
     assert closed == [first] and not first.stop.is_set() and len(registry) == 2
     assert registry.get("b") is registry.get("b")
+
+
+def test_a_watched_file_is_read_once_and_again_when_it_changes_or_appears(tmp_path):
+    import os
+
+    from components.common.watched import WatchedFile
+
+    path = tmp_path / "annotations.json"
+    reads = []
+
+    def load():
+        reads.append(1)
+        return path.read_text() if path.exists() else None
+
+    watched = WatchedFile(path, load)
+    assert watched.get() is None and watched.get() is None and len(reads) == 1   # missing, read once
+    path.write_text("one")
+    assert watched.get() == "one" and len(reads) == 2                               # it appeared
+    assert watched.get() == "one" and len(reads) == 2
+    path.write_text("two!")
+    os.utime(path, ns=(1, 2))
+    assert watched.get() == "two!" and len(reads) == 3                              # it changed

@@ -56,8 +56,8 @@ def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_quest
     monkeypatch.setattr(frames, "_cache", frames.SingleFlightLRU(frames._CACHE_SIZE))
     monkeypatch.setattr(frames, "_pil_cache", frames.SingleFlightLRU(frames._PIL_CACHE_SIZE))
     tasks = app.warm_up_tasks(example_data_dir)
-    assert len(tasks) == 2      # the Cloze tab's, then the API client's
-    warm_in_background(tasks[:1]).join(300)
+    assert len(tasks) == 4      # each tab's (window search, cloze, impact), then the API client's
+    warm_in_background(tasks[1:2]).join(300)
     frames._prefetcher.submit(lambda: None).result(120)
     assert len(layout._datasets) == 1 and len(question._sets_cache) == 2     # study order and model order
     grids = [k for k in frames._cache if k[3] == "grid"]

@@ -119,14 +119,13 @@ def test_the_tab_has_every_documented_component(data_dir):
                    "impact-body3d", "impact-turntable", "impact-timeline", "impact-regions",
                    "impact-metrics", "impact-video"):
         assert needed in ids, needed
-    clip = next(c for c in demo.blocks.values() if getattr(c, "elem_id", None) == "impact-clip")
-    assert clip.choices[0] == ("h0001 · A man is struck behind the knees by a staff.", "h0001")
-    # a click on a timeline block (the browser sends {frame}) seeks the player and the slider
     from components.impact.ui import handlers
-
-    data = handlers.load_data(data_dir)
     from components.impact.ui.session import ImpactResources, ImpactSession
 
+    data = handlers.data_source(data_dir).get()          # what a page load reads
+    opened = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
+    assert opened.clip.choices[0] == ("h0001 · A man is struck behind the knees by a staff.", "h0001")
+    # a click on a timeline block (the browser sends {frame}) seeks the player and the slider
     seek = handlers.on_timeline_click(data, ImpactResources(), ImpactSession(), "h0002", {"frame": 90})
     video, slider = seek.video, seek.frame
     assert slider.value == 90 and video.playback_position == pytest.approx(89 / 24)
@@ -138,10 +137,13 @@ def test_missing_annotations_show_a_note_instead_of_failing(tmp_path):
     from components.impact.ui import build_tab
     from components.common.ui import TabContext
 
-    with gr.Blocks() as demo:
-        build_tab(TabContext(data_dir=tmp_path, settings=gr.State({})))
-    notes = [c.value for c in demo.blocks.values() if getattr(c, "elem_id", None) == "impact-message"]
-    assert notes and "No impact annotations" in notes[0]
+    from components.impact.ui import handlers
+    from components.impact.ui.session import ImpactResources, ImpactSession
+
+    with gr.Blocks():
+        build_tab(TabContext(data_dir=tmp_path, settings=gr.State({})))   # builds without data
+    opened = handlers.on_load(handlers.data_source(tmp_path).get(), ImpactResources(), ImpactSession(), {})
+    assert opened.message.startswith("⚠ No impact annotations") and str(tmp_path) not in opened.message
 
 
 def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, monkeypatch):

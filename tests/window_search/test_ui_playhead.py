@@ -29,7 +29,7 @@ def ran(tab):
 def test_a_new_page_has_the_first_query_picked_so_run_works_at_once(tab):
     page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {})
     first = tab.queries_of("m01")[0]
-    assert page.movie_pick == "m01" and page.query_pick["value"] == first.qid
+    assert page.movie_pick["value"] == "m01" and page.query_pick["value"] == first.qid
     assert page.query == first.query and first.partner_qid in page.partner
     assert page.session.picked.qid == first.qid and page.message == ""
 
@@ -49,7 +49,7 @@ def test_a_deep_link_opens_that_query_at_that_time(tab):
 ])
 def test_a_bad_deep_link_opens_the_default_view_with_one_readable_line(tab, params, says):
     page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, params)
-    assert says in page.message and page.movie_pick == "m01" and page.session.movie is not None
+    assert says in page.message and page.movie_pick["value"] == "m01" and page.session.movie is not None
     assert page.session.playhead == 0
 
 

@@ -88,7 +88,7 @@ def _clip(kind, label: str, elem: str, **kw):
 
 
 def _question_panel(ui: SimpleNamespace) -> None:
-    with gr.Group(visible=True, elem_id="cloze-question") as ui.question_group:
+    with gr.Column(visible=True, elem_id="cloze-question") as ui.question_group:
         with gr.Row(elem_id="cloze-grid"):
             images = [_clip(gr.Image, label, f"{slug}-img", type="pil") for label, slug in SLOTS]
             videos = [_clip(gr.Video, label, f"{slug}-video", visible=False) for label, slug in SLOTS]
@@ -112,7 +112,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
 
 
 def _model_panel(ui: SimpleNamespace) -> None:
-    with gr.Group(visible=False, elem_id="cloze-model-panel") as ui.model_group:
+    with gr.Column(visible=False, elem_id="cloze-model-panel") as ui.model_group:
         with gr.Row(equal_height=True):
             ui.run_one = gr.Button("Run this question", variant="primary", elem_id="cloze-run-one")
             ui.run_set = gr.Button("Run the set", elem_id="cloze-run-set")
@@ -138,7 +138,7 @@ def _model_panel(ui: SimpleNamespace) -> None:
 
 
 def _compare_panel(ui: SimpleNamespace) -> None:
-    with gr.Group(visible=False, elem_id="cloze-compare") as ui.compare_group:
+    with gr.Column(visible=False, elem_id="cloze-compare") as ui.compare_group:
         ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True)
         ui.hvm = gr.Dataframe(label="Human vs model, per question (chosen clip)", interactive=False,
                               elem_id="cloze-hvm")

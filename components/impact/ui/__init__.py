@@ -4,6 +4,6 @@ layout.py lays out and wires the components, handlers.py answers the events with
 session.py holds what one browser session owns; `python -m components.impact.ui` runs the tab
 alone.
 """
-from components.impact.ui.layout import build_tab
+from components.impact.ui.layout import build_tab, warm
 
-__all__ = ["build_tab"]
+__all__ = ["build_tab", "warm"]

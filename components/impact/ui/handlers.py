@@ -16,6 +16,7 @@ import gradio as gr
 
 from components.common.errors import UserError
 from components.common.ui import View
+from components.common.watched import WatchedFile
 from components.impact import view
 from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
 from components.impact.body import load_body
@@ -51,6 +52,11 @@ class ImpactData:
         if not qid or qid not in items:
             raise UserError("Choose a clip first.")
         return items[qid]
+
+
+def data_source(data_dir: Path) -> WatchedFile[ImpactData]:
+    """The tab's data as each page reads it: the annotation file, read again when it changes."""
+    return WatchedFile(Path(data_dir) / "impact" / "annotations.json", lambda: load_data(data_dir))
 
 
 def load_data(data_dir: Path) -> ImpactData:
@@ -103,6 +109,7 @@ class LoadView(View):
     turntable_msg: str
     body_note: str
     status: str
+    split: Any
 
 
 @dataclass
@@ -219,6 +226,9 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
     """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
     the first clip at its first moment, with one line about a link value that was not understood."""
     res.page_loaded()
+    if data.first is None:
+        skip = gr.skip()
+        return LoadView(*[skip] * 11, message=f"⚠ {data.load_error}")
     qid, frame, note = view.read_link(params, data.annotations.items if data.annotations else [])
     item = data.item(qid or (data.first.qid if data.first else None))
     frame = frame or first_frame(item)
@@ -227,7 +237,8 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
                     gr.Video(value=str(item.video), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
                     timeline_for(item, session, frame), body.legend, body.regions, body.turntable,
-                    body.turntable_msg, body.body_note, note)
+                    body.turntable_msg, body.body_note, note,
+                    gr.Dropdown(choices=["all", *data.splits()], value="all"))
 
 
 def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:

@@ -10,7 +10,6 @@ from components.common.ui import TabContext, TabEvents, message_line
 from components.impact import view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import handlers as h, page
-from components.impact.ui.handlers import ImpactData
 from components.impact.ui.session import RESOURCES, ImpactSession
 
 __all__ = ["build_tab"]
@@ -77,22 +76,27 @@ class ImpactComponents:
 
     @property
     def load_outputs(self) -> list:  # LoadView's fields
-        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:], self.status]
+        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:], self.status,
+                self.split]
 
 
 def build_tab(ctx: TabContext) -> None:
-    data = h.load_data(ctx.data_dir)
-    c = _layout(data)
-    _wire(ctx, data, c)
+    """The tab's components; its data (the annotation file) is read when a page opens."""
+    source = h.data_source(ctx.data_dir)
+    c = _layout()
+    _wire(ctx, source, c)
 
 
-def _layout(data: ImpactData) -> ImpactComponents:
-    first = data.first
+def warm(data_dir) -> None:
+    """After start-up (components/common/warm.py): read the annotation file before a page asks."""
+    h.data_source(data_dir).get()
+
+
+def _layout() -> ImpactComponents:
     state = gr.State(ImpactSession())
     gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="impact-intro", container=False)
     with gr.Row(elem_id="impact-controls", elem_classes=["tab-controls"], equal_height=True):
-        clip = gr.Dropdown(choices=view.clip_choices(data.annotations) if data.annotations else [],
-                           value=first.qid if first else None, label="Clip (qid · query)",
+        clip = gr.Dropdown(choices=[], value=None, label="Clip (qid · query)", allow_custom_value=True,
                            elem_id="impact-clip", scale=5, min_width=220)
         run_temporal = gr.Button("Run temporal", variant="primary", elem_id="impact-run-temporal", scale=0,
                                  min_width=140)
@@ -100,11 +104,9 @@ def _layout(data: ImpactData) -> ImpactComponents:
                                 min_width=130)
         stop = gr.Button("Stop", variant="stop", elem_id="impact-stop", scale=0, min_width=80)
     message = message_line("impact-message")
-    if data.load_error:
-        message.value = f"⚠ {data.load_error}"
     with gr.Row(elem_id="impact-main"):
         with gr.Column(scale=3, min_width=300):
-            video = gr.Video(value=str(first.video) if first else None, show_label=False, buttons=[],
+            video = gr.Video(show_label=False, buttons=[],
                              elem_id="impact-video", interactive=False)
         with gr.Column(scale=2, min_width=260):
             body3d = gr.Model3D(label="Body, painted for this frame (drag to turn)", elem_id="impact-body3d",
@@ -113,11 +115,10 @@ def _layout(data: ImpactData) -> ImpactComponents:
         with gr.Column(scale=2, min_width=260, visible=True, elem_id="impact-turntable-col"):
             turntable = gr.Video(label="Body, rotating", elem_id="impact-turntable", autoplay=True,
                                  loop=True, interactive=False, buttons=[])
-    timeline = gr.HTML(view.timeline_html(first, None) if first else "", elem_id="impact-timeline",
+    timeline = gr.HTML("", elem_id="impact-timeline",
                        js_on_load=page.SEEK_JS, container=False)
     with gr.Row(elem_id="impact-steps", equal_height=True):
-        frame = gr.Slider(minimum=1, maximum=first.num_frames if first else 2, step=1,
-                          value=h.first_frame(first) if first else 1, label="Frame (1-based, 24 fps)",
+        frame = gr.Slider(minimum=1, maximum=2, step=1, value=1, label="Frame (1-based, 24 fps)",
                           elem_id="impact-frame", scale=5, min_width=200)
         step_back = gr.Button("◀ frame", elem_id="impact-step-back", scale=0, min_width=90)
         step_on = gr.Button("frame ▶", elem_id="impact-step-on", scale=0, min_width=90)
@@ -148,7 +149,7 @@ def _layout(data: ImpactData) -> ImpactComponents:
                     "rows on different data are not comparable. Unparsed answers are scored as "
                     "empty predictions and counted, never guessed. **Stop** ends the run.")
         with gr.Row(equal_height=True):
-            split = gr.Dropdown(choices=["all"] + data.splits(), value="all", label="Split",
+            split = gr.Dropdown(choices=["all"], value="all", label="Split",
                                 elem_id="impact-split", scale=1)
             metrics_button = gr.Button("Compute metrics for the set", elem_id="impact-run-metrics", scale=2)
         metrics = gr.Markdown(elem_id="impact-metrics-table")
@@ -160,13 +161,13 @@ def _layout(data: ImpactData) -> ImpactComponents:
                             body_note, split, metrics_button, metrics)
 
 
-def _wire(ctx: TabContext, data: ImpactData, c: ImpactComponents) -> None:
+def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     """Every event of the tab, each with the api_name gradio_client and the tests call.
 
     Events that read the frame box take its raw value (preprocess=False): a cleared or absurd box
     then reaches the handler, which says what to type, instead of gradio's own "Could not
     preprocess ..." error. Their other inputs are plain values (the Model3D's is a FileData dict)."""
-    ev = TabEvents(data, RESOURCES, c.message, data_dir=ctx.data_dir)
+    ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir)
     on = ev.on
     raw = {"preprocess": False}
     # .input: only the user's choice; a deep link sets the dropdown without resetting the frame
@@ -194,7 +195,6 @@ def _wire(ctx: TabContext, data: ImpactData, c: ImpactComponents) -> None:
     on(c.metrics_button.click, h.set_metrics, [c.state, c.split, ctx.settings, c.prompt_style], [c.metrics],
        kind="progress", api_name="on_metrics")
     if ctx.demo is not None:
-        if data.first is not None:
-            on(ctx.demo.load, h.on_load, [c.state], c.load_outputs, kind="params",
-               api_name="on_load_impact").then(None, js=page.READY_JS)
+        on(ctx.demo.load, h.on_load, [c.state], c.load_outputs, kind="params",
+           api_name="on_load_impact").then(None, js=page.READY_JS)
         ctx.demo.unload(ev.release)

@@ -26,6 +26,7 @@ from components.common.fields import number, whole
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
 from components.common.ui import SKIP, View
+from components.common.watched import WatchedFile
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
 from components.window_search import links, view
@@ -62,6 +63,8 @@ class TabData:
         return [(f"{m.movie_id} · {m.extra.get('title', m.video.name)}", m.movie_id) for m in movies]
 
     def movie_info(self, movie_id: str) -> MovieInfo:
+        if self.annotations is None or movie_id not in self.annotations.movies:
+            raise UserError(f"Movie: `{movie_id}` is not a movie of the annotation file; pick one from the list.")
         entry = self.annotations.movie(movie_id)
         return MovieInfo(movie_id, str(entry.video), str(entry.subtitles) if entry.subtitles else None,
                          str(memory_path(Path(self.annotations.path).parent, movie_id)))
@@ -70,6 +73,12 @@ class TabData:
     def first_movie(self) -> str | None:
         choices = self.movie_choices()
         return choices[0][1] if choices else None
+
+
+def tab_source(data_dir: Path) -> WatchedFile[TabData]:
+    """The tab's data as each page reads it: the annotation file, read again when it changes."""
+    path = Path(data_dir) / "grounding" / "annotations.json"
+    return WatchedFile(path, lambda: load_tab_data(data_dir))
 
 
 def load_tab_data(data_dir: Path) -> TabData:
@@ -367,12 +376,14 @@ def open_page(tab: TabData, res: SessionResources, session: WindowSearchSession,
     req = links.read_link(params, movies, queries, tab.first_movie) if links.is_for_this_tab(params) \
         else links.LinkRequest(movie=tab.first_movie)
     if req.movie is None:
-        return PageView(*_fields(_movie_view(tab, session)), movie_pick=gr.update(), message=tab.error)
+        return PageView(*_fields(_movie_view(tab, session)), movie_pick=gr.update(choices=[], value=None),
+                        message=f"⚠ {tab.error}" if tab.error else "")
     opened = _opened(res, tab.movie_info(req.movie), chunk, session)
     t, problem = links.read_time(req.t, opened.movie.duration)
     opened.playhead = t or 0.0
     problems = req.problems + ([problem] if problem else [])
-    return PageView(*_fields(_movie_view(tab, opened, req.qid)), movie_pick=req.movie,
+    return PageView(*_fields(_movie_view(tab, opened, req.qid)),
+                    movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie),
                     message=" ".join(problems))
 
 

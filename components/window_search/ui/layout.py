@@ -37,9 +37,10 @@ COPY_JS = """(q) => { if (!q) return q; const p = new URLSearchParams(q);
 
 
 def build_tab(ctx: TabContext) -> None:
-    tab = h.load_tab_data(ctx.data_dir)
+    """The tab's components; its data (the annotation file) is read when a page opens."""
+    source = h.tab_source(ctx.data_dir)
     c = SimpleNamespace(state=gr.State(WindowSearchSession()))
-    _controls(c, tab)
+    _controls(c)
     _stage(c, ctx)
     _tools(c)
     _settings(c)
@@ -47,14 +48,19 @@ def build_tab(ctx: TabContext) -> None:
     _bench_panel(c)
     with gr.Accordion("About this tab", open=False, elem_id="ws-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
-    _wire(c, ctx, tab)
+    _wire(c, ctx, source)
 
 
-def _controls(c: SimpleNamespace, tab: h.TabData) -> None:
+def warm(data_dir) -> None:
+    """After start-up (components/common/warm.py): read the annotation file before a page asks."""
+    h.tab_source(data_dir).get()
+
+
+def _controls(c: SimpleNamespace) -> None:
     """One row choosing what to show, then the partner line and the tab's message line."""
     gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="ws-intro", container=False)
     with gr.Row(elem_classes=["tab-controls"], equal_height=True):
-        c.movie_pick = gr.Dropdown(tab.movie_choices(), value=tab.first_movie, label="Movie",
+        c.movie_pick = gr.Dropdown([], value=None, label="Movie", allow_custom_value=True,
                                    elem_id="ws-movie-pick", scale=2, min_width=160)
         c.query_pick = gr.Dropdown([], label="Query (qid · contrast · query)", elem_id="ws-query-pick",
                                    scale=5, min_width=220)
@@ -62,7 +68,7 @@ def _controls(c: SimpleNamespace, tab: h.TabData) -> None:
                              elem_id="ws-query", scale=3, min_width=160, max_lines=1)
         c.run_btn = gr.Button("Run", variant="primary", elem_id="ws-run", scale=0, min_width=90)
         c.stop_btn = gr.Button("Stop", variant="stop", elem_id="ws-stop", scale=0, min_width=80)
-    c.partner_md = gr.Markdown(tab.error and f"⚠ {tab.error}", elem_id="ws-partner", elem_classes=["tab-caption"])
+    c.partner_md = gr.Markdown("", elem_id="ws-partner", elem_classes=["tab-caption"])
     c.message = message_line("ws-message")
 
 
@@ -145,9 +151,9 @@ def _bench_panel(c: SimpleNamespace) -> None:
         c.bench_file = gr.File(label="predictions JSONL", elem_id="ws-bench-export")
 
 
-def _wire(c: SimpleNamespace, ctx: TabContext, tab: h.TabData) -> None:
+def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     """Every event; outputs in the order of each view's fields, then the message line."""
-    ev = TabEvents(tab, SESSIONS, c.message, data_dir=ctx.data_dir)
+    ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir)
     on = ev.on
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
                   c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick]
