@@ -116,7 +116,8 @@ footer {display: none !important;}
 .cloze-clip .block-label svg {display: none;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
-#cloze-answer {gap: 6px; flex-wrap: nowrap; background: transparent;}
+#cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
+#cloze-letters {flex: 1 1 auto !important;}
 #cloze-answer button {min-height: 48px;}
 #cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
 #cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}

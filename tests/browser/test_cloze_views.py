@@ -89,7 +89,8 @@ def test_a_deep_link_opens_the_question_and_copy_link_reopens_it(browser, app_ur
         _goto(page, base + "/?tab=cloze&stem=bar_fill&q=P&mode=model&seed=7")
         n = _expected_index(example_data_dir, False, "bar_fill", "C") + 1
         assert f"Question {n} of " in _question_shown(page)
-        assert page.locator("#cloze-mode input[value='Model']").is_checked()
+        assert page.locator("#cloze-mode input[value='model']").is_checked()
+        page.locator("#cloze-setup").get_by_text("Set-up").first.click()   # the fold with the seed
         assert page.locator("#cloze-seed input").first.input_value() == "7"
         assert _message(page) == ""
         assert _run_this_question(page).startswith("bar_fill · C · expected ")
@@ -113,9 +114,9 @@ def test_a_deep_link_opens_the_question_and_copy_link_reopens_it(browser, app_ur
         _goto(page, base + "/?tab=cloze&stem=ball_roll&q=A")        # the human study's order
         n = _expected_index(example_data_dir, True, "ball_roll", "A") + 1
         assert f"Question {n} of " in _question_shown(page)
-        assert page.locator("#cloze-mode input[value='Human study']").is_checked()
+        assert page.locator("#cloze-mode input[value='practice']").is_checked()
         assert page.locator("#cloze-navigator input").first.input_value().split()[0] == str(n)
-        assert "enter an annotator id" in page.locator("#cloze-feedback").inner_text()
+        assert "press Start / resume" in page.locator("#cloze-feedback").inner_text()
 
         _goto(page, base + "/?tab=cloze&stem=no_such_stem&q=S")
         assert "Question 1 of " in _question_shown(page)
@@ -129,6 +130,7 @@ def test_a_deep_link_opens_the_question_and_copy_link_reopens_it(browser, app_ur
 def test_errors_are_one_message_line_that_clears_on_the_next_good_action(page):
     page.set_viewport_size({"width": 1440, "height": 900})
     open_tab(page, "Cloze")
+    page.locator("#cloze-setup").get_by_text("Set-up").first.click()     # the fold with the folder box
     root = page.locator("#cloze-root textarea, #cloze-root input").first
     root.fill("/etc")
     root.press("Enter")
@@ -147,7 +149,7 @@ def test_errors_are_one_message_line_that_clears_on_the_next_good_action(page):
     page.wait_for_function("() => !(document.querySelector('#cloze-message')?.innerText || '').trim()")
 
     page.locator("#cloze-annotator textarea, #cloze-annotator input").first.fill("browser-err")
-    seed = page.locator("#cloze-seed input").first
+    seed = page.locator("#cloze-seed input").first   # in the set-up fold, open since the folder box
     for typed, text in (("-1", "⚠ Seed must be at least 0 (got -1)."),
                         ("2.5", "⚠ Seed must be a whole number (got 2.5).")):
         seed.fill(typed)
@@ -200,7 +202,11 @@ def test_on_a_phone_the_letters_stay_tappable_and_nothing_runs_off_the_edge(brow
         page.wait_for_function("() => !!document.querySelector('#cloze-cand-D-video video')")
         video = page.locator("#cloze-cand-D-video video").first
         video.scroll_into_view_if_needed()
-        video.hover()                                                # the player's controls show on hover
+        # the sticky letters sit over the screen's bottom: the page scrolls the last clip clear of them
+        page.evaluate("() => window.scrollBy(0, document.querySelector('#cloze-answer').getBoundingClientRect().height + 8)")
+        clip, bar = page.locator("#cloze-cand-D-video").bounding_box(), page.locator("#cloze-answer").bounding_box()
+        assert clip["y"] + clip["height"] <= bar["y"] + 1, (clip, bar)       # the bar covers no clip
+        page.mouse.move(clip["x"] + clip["width"] / 2, clip["y"] + clip["height"] / 2)   # controls show on hover
         page.wait_for_timeout(300)
         _letters_usable(page, 390, 844)
         letters = [page.locator(s).bounding_box() for s in LETTERS]

@@ -70,6 +70,36 @@ def painted_pixels(image) -> int:
     return sum(n for n, c in image.getcolors(1 << 24) if max(c) - min(c) > 80)
 
 
+def drawn_until(page, wanted, seconds: float = 20.0) -> int:
+    """The painted pixels of the frames the view draws, until one is `wanted` (or time is up):
+    the camera moves over several frames after an input."""
+    deadline = seconds * 1000
+    while True:
+        count = painted_pixels(canvas_image(page))
+        if wanted(count) or deadline <= 0:
+            return count
+        page.wait_for_timeout(150)
+        deadline -= 300   # a canvas screenshot takes about as long as the wait
+
+
+def drag_until(page, wanted, tries: int = 5) -> int:
+    """Drag across the body until the view has turned (`wanted`): the viewer takes pointer input
+    only once its camera is attached, which on a loaded machine comes after the first frame is
+    drawn, so a drag that came too early is repeated rather than waited for with a fixed sleep."""
+    count = painted_pixels(canvas_image(page))
+    for _ in range(tries):
+        box = page.locator("#impact-body3d canvas").first.bounding_box()
+        y = box["y"] + box["height"] / 2
+        page.mouse.move(box["x"] + box["width"] * 0.15, y)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] * 0.85, y, steps=12)
+        page.mouse.up()
+        count = drawn_until(page, wanted, seconds=4.0)
+        if wanted(count):
+            return count
+    return count
+
+
 def test_the_body_shows_when_the_tab_is_first_opened_without_any_click_on_it(browser, app_url):
     page = new_page(browser, app_url)
     try:
@@ -95,18 +125,10 @@ def test_a_deep_link_opens_the_clip_and_frame_and_the_camera_faces_the_hit(brows
         behind = painted_pixels(canvas_image(page))
         assert behind > 400, f"the hit (buttocks) is not in view: {behind} painted pixels"
         # turn the body half way round by dragging, then the reset control faces the hit again
-        box = page.locator("#impact-body3d canvas").first.bounding_box()
-        y = box["y"] + box["height"] / 2
-        page.mouse.move(box["x"] + box["width"] * 0.15, y)
-        page.mouse.down()
-        page.mouse.move(box["x"] + box["width"] * 0.85, y, steps=12)
-        page.mouse.up()
-        page.wait_for_timeout(1500)  # let the turned view draw
-        turned = painted_pixels(canvas_image(page))
+        turned = drag_until(page, lambda n: n < behind * 0.6)
         assert turned < behind * 0.6, (turned, behind)
         page.locator("#impact-reset-view").click()
-        page.wait_for_timeout(1500)  # the camera moves, then the view draws
-        reset = painted_pixels(canvas_image(page))
+        reset = drawn_until(page, lambda n: n > behind * 0.8)
         assert reset > behind * 0.8, (reset, behind)
     finally:
         page.close()

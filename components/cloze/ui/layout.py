@@ -94,10 +94,11 @@ def _question_panel(ui: SimpleNamespace) -> None:
             videos = [_clip(gr.Video, label, f"{slug}-video", visible=False) for label, slug in SLOTS]
         # the handlers' order: BEGINNING/END images, their videos, A-D images, A-D videos
         ui.clips = [*images[:2], *videos[:2], *images[2:], *videos[2:]]
-        with gr.Row(elem_id="cloze-answer", equal_height=True) as ui.answer_row:
-            ui.choices = [gr.Button(letter, elem_id=f"cloze-choice-{letter}", elem_classes=["cloze-letter"],
-                                    min_width=48) for letter in LETTERS]
-            ui.submit = gr.Button("Submit", variant="primary", elem_id="cloze-submit", min_width=90)
+        with gr.Row(elem_id="cloze-answer", equal_height=True):
+            with gr.Row(elem_id="cloze-letters", equal_height=True) as ui.answer_row:   # the player's only
+                ui.choices = [gr.Button(letter, elem_id=f"cloze-choice-{letter}", elem_classes=["cloze-letter"],
+                                        min_width=48) for letter in LETTERS]
+                ui.submit = gr.Button("Submit", variant="primary", elem_id="cloze-submit", min_width=90)
             ui.prev = gr.Button("◀", elem_id="cloze-prev", min_width=48, elem_classes=["cloze-nav"])
             ui.next = gr.Button("▶", elem_id="cloze-next", min_width=48, elem_classes=["cloze-nav"])
             ui.navigator = gr.Dropdown([], show_label=False, container=False, elem_id="cloze-navigator",

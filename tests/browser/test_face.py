@@ -1,0 +1,169 @@
+"""The app's face, measured the way a person meets it (headless Chromium, example data): each tab
+opens on its media at a laptop's and a projector's size, `?present=1` makes the media and the type
+large from the link and keeps it across tabs and a reload, the page asks no other host for
+anything, one row of buttons is one height, every element id is unique, and the phone layout
+keeps the question's pictures clear of the answer bar."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+LAPTOP, PROJECTOR, PHONE = (1440, 900), (1920, 1080), (390, 844)
+#: what each tab must show whole on the first screen (no scrolling)
+WORKING_SET = {
+    "window-search": ("#ws-movie", "#ws-timeline .ws-tl", "#ws-checklist"),
+    "cloze": ("#cloze-beginning-img", "#cloze-end-img", "#cloze-cand-A-img", "#cloze-cand-B-img",
+              "#cloze-cand-C-img", "#cloze-cand-D-img", "#cloze-choice-A", "#cloze-choice-D", "#cloze-submit"),
+    "impact": ("#impact-video", "#impact-body3d", "#impact-timeline .impact-timeline-body"),
+}
+#: what the tab shows once a page has opened it (the page-load event has run)
+READY = {
+    "window-search": "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0",
+    "cloze": "() => !!document.querySelector('#cloze-beginning-img img')",
+    "impact": "() => document.documentElement.dataset.impactReady === '1'",
+}
+PRIMARY = {"window-search": ("#ws-movie",), "cloze": ("#cloze-grid",), "impact": ("#impact-video", "#impact-body3d")}
+
+
+@pytest.fixture
+def visit(browser, app_url):
+    """Open `?tab=<tab>[&more]` at a size in a fresh context; the page's requests are recorded."""
+    contexts = []
+
+    def open_page(tab: str, size: tuple[int, int], more: str = ""):
+        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+        contexts.append(context)
+        page = context.new_page()
+        page.requests = []
+        page.on("request", lambda r: page.requests.append(r.url))
+        page.goto(f"{app_url}?tab={tab}{more}", wait_until="load", timeout=120_000)
+        page.wait_for_function(READY[tab], timeout=120_000)
+        page.wait_for_timeout(400)   # the layout settles (fonts, images)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+def box(page, selector: str) -> dict:
+    found = page.locator(selector).first
+    found.wait_for(state="visible", timeout=30_000)
+    return found.bounding_box()
+
+
+def whole_on_screen(page, selector: str) -> bool:
+    b = box(page, selector)
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    return b["y"] >= -1 and b["y"] + b["height"] <= height + 1 and b["x"] >= -1 and b["x"] + b["width"] <= width + 1
+
+
+def font_px(page, selector: str) -> float:
+    return page.evaluate("(s) => parseFloat(getComputedStyle(document.querySelector(s)).fontSize)", selector)
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PROJECTOR], ids=["1440x900", "1920x1080"])
+@pytest.mark.parametrize("tab", list(WORKING_SET))
+def test_each_tab_opens_on_its_whole_working_set_without_scrolling(visit, tab, size):
+    page = visit(tab, size)
+    off = [s for s in WORKING_SET[tab] if not whole_on_screen(page, s)]
+    assert off == [], f"{tab} at {size}: not whole on the first screen: {off}"
+    # the media is the largest thing on screen: at least a third of the viewport's height
+    tallest = max(box(page, s)["height"] for s in PRIMARY[tab])
+    assert tallest >= size[1] / 3, (tab, size, tallest)
+    # one header line: the name, the tabs and the model badge side by side, in under 70 px
+    tabs, badge = box(page, f"#tab-{tab}-button"), box(page, "#backend-badge")
+    assert abs((tabs["y"] + tabs["height"] / 2) - (badge["y"] + badge["height"] / 2)) < 16
+    assert badge["y"] + badge["height"] < 70
+    # the tab's explanation is one line; the rest is folded away
+    assert box(page, f"#{ {'window-search': 'ws', 'cloze': 'cloze', 'impact': 'impact'}[tab]}-intro")["height"] < 40
+
+
+@pytest.mark.parametrize("tab", list(WORKING_SET))
+def test_presentation_mode_from_the_link_is_large_and_hides_the_configuration(visit, tab):
+    page = visit(tab, PROJECTOR, "&present=1")
+    assert page.evaluate("() => document.body.classList.contains('present')")
+    assert page.locator("#app-present input[type=checkbox]").is_checked()
+    height = PROJECTOR[1]
+    media = max(box(page, s)["height"] for s in PRIMARY[tab])
+    assert media >= 0.55 * height, (tab, media)
+    caption = {"window-search": "#ws-partner", "cloze": "#cloze-progress", "impact": "#impact-regions"}[tab]
+    assert font_px(page, f"{caption} .prose, {caption}") >= 20
+    labels = {"window-search": ["#ws-timeline .ws-label", "#ws-timeline .ws-axis div:not(.ws-tick)",
+                                "#ws-checklist"],
+              "cloze": ["#cloze-beginning-img .block-label"],
+              "impact": ["#impact-timeline .impact-timeline-body"]}[tab]
+    for selector in labels:
+        assert font_px(page, selector) >= 16, (tab, selector)
+    hidden = page.evaluate("""() => [...document.querySelectorAll('.tab-config, #backend-badge')]
+        .filter(e => e.offsetParent !== null && e.closest('.tabitem')?.style.display !== 'none')
+        .map(e => e.id || e.className)""")
+    assert hidden == []
+    # kept across the tabs and a reload (the browser remembers it)
+    page.get_by_role("tab", name="Impact" if tab != "impact" else "Cloze").click()
+    assert page.evaluate("() => document.body.classList.contains('present')")
+    page.goto(page.url.split("?")[0] + f"?tab={tab}", wait_until="load")
+    page.wait_for_function(READY[tab], timeout=120_000)
+    assert page.evaluate("() => document.body.classList.contains('present')")
+    # and turned off by hand
+    page.locator("#app-present input[type=checkbox]").uncheck()
+    assert not page.evaluate("() => document.body.classList.contains('present')")
+
+
+def test_an_offline_talk_asks_no_other_host(visit, app_url):
+    host = urlsplit(app_url).hostname
+    seen = []
+    for tab in WORKING_SET:
+        page = visit(tab, PROJECTOR, "&present=1")
+        for label in ("Window search", "Cloze", "Impact"):
+            page.get_by_role("tab", name=label).click()
+            page.wait_for_timeout(600)
+        seen += page.requests
+    foreign = sorted({u for u in seen if urlsplit(u).hostname not in (host, None) and not u.startswith("data:")
+                      and not u.startswith("blob:")})
+    assert foreign == [], foreign
+
+
+@pytest.mark.parametrize("tab", list(WORKING_SET))
+def test_buttons_of_a_row_are_one_height_and_ids_are_unique(visit, tab):
+    page = visit(tab, LAPTOP)
+    rows = page.evaluate("""() => [...document.querySelectorAll('.row')].filter(r => r.offsetParent !== null)
+        .map(r => [...r.children].filter(c => c.tagName === 'BUTTON' && c.offsetParent !== null)
+        .map(b => Math.round(b.getBoundingClientRect().height))).filter(hs => hs.length > 1)""")
+    uneven = [hs for hs in rows if max(hs) - min(hs) > 2]
+    assert rows and uneven == [], uneven
+    duplicates = page.evaluate("""() => { const n = {}; for (const e of document.querySelectorAll('[id]'))
+        if (e.id) n[e.id] = (n[e.id] || 0) + 1; return Object.keys(n).filter(k => n[k] > 1); }""")
+    assert duplicates == []
+
+
+def test_empty_placeholders_stay_hidden_until_they_have_something_to_show(visit):
+    page = visit("window-search", LAPTOP)
+    for selector in ("#ws-cast", "#ws-export-file", "#ws-link", "#ws-window-pick"):
+        assert not page.locator(selector).first.is_visible(), selector
+    page = visit("impact", LAPTOP)
+    assert not page.locator("#impact-turntable").first.is_visible()
+    assert page.locator("#impact-body3d button[aria-label*='lear'], #impact-body3d button[title*='lear']").count() == 0
+    assert "IoU" not in page.locator("#impact-timeline").inner_text()    # nothing predicted: nothing scored
+    page = visit("cloze", LAPTOP)
+    assert not page.locator("#cloze-export-file").first.is_visible()
+    tile = box(page, "#cloze-cand-A-img img")
+    assert tile["width"] >= 300 and tile["height"] >= 160   # a clip's frames large enough to judge
+
+
+def test_on_a_phone_the_answer_bar_leaves_the_pictures_visible(visit):
+    page = visit("cloze", PHONE)
+    bar = box(page, "#cloze-answer")
+    assert bar["height"] <= 64
+    page.locator("#cloze-display label").filter(has_text="Video").click()
+    page.wait_for_function("() => !!document.querySelector('#cloze-cand-D-video video')", timeout=60_000)
+    for letter in "ABCD":
+        tile = box(page, f"#cloze-cand-{letter}-video")
+        assert tile["width"] > 140 and tile["height"] > 100, (letter, tile)
+    # the last candidate can be scrolled clear of the sticky bar
+    page.locator("#cloze-cand-D-video").scroll_into_view_if_needed()
+    page.mouse.wheel(0, 400)
+    page.wait_for_timeout(300)
+    last, bar = box(page, "#cloze-cand-D-video"), box(page, "#cloze-answer")
+    assert last["y"] + last["height"] <= bar["y"] + 1
