@@ -126,7 +126,8 @@ def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: 
 
 
 def frame_grid(images: list[Image.Image], per_row: int = 4, tile_height: int = GRID_TILE_HEIGHT) -> Image.Image:
-    """Frames in a grid, `per_row` per row, each captioned with its number 1..n (study app view)."""
+    """Frames in a grid, `per_row` per row, each numbered 1..n in its top-left corner (on the
+    picture, so the grid spends its area on frames, not on caption rows)."""
     from PIL import Image, ImageDraw
 
     if not images:
@@ -134,14 +135,16 @@ def frame_grid(images: list[Image.Image], per_row: int = 4, tile_height: int = G
     w0, h0 = images[0].size
     tw = max(1, round(w0 * tile_height / h0))
     th = tile_height
-    cap = 18
+    gap = 3
     rows = (len(images) + per_row - 1) // per_row
-    grid = Image.new("RGB", (per_row * tw + (per_row + 1) * 4, rows * (th + cap) + (rows + 1) * 4), "white")
+    grid = Image.new("RGB", (per_row * tw + (per_row + 1) * gap, rows * th + (rows + 1) * gap), (13, 17, 23))
     draw = ImageDraw.Draw(grid)
     for i, img in enumerate(images):
         r, c = divmod(i, per_row)
-        x = 4 + c * (tw + 4)
-        y = 4 + r * (th + cap + 4)
+        x = gap + c * (tw + gap)
+        y = gap + r * (th + gap)
         grid.paste(img.convert("RGB").resize((tw, th)), (x, y))
-        draw.text((x + tw // 2 - 4, y + th + 3), str(i + 1), fill="black")
+        label = str(i + 1)
+        draw.rectangle((x, y, x + 7 + 7 * len(label), y + 14), fill=(0, 0, 0))
+        draw.text((x + 4, y + 2), label, fill=(255, 255, 255))
     return grid

@@ -70,6 +70,8 @@ footer {display: none !important;}
   border: 1px solid #d7dbf5; border-radius: 8px;
   background: #eef0fb; border-color: #d7dbf5; color: #3730a3; min-height: 32px !important;
   font-size: 13px !important; padding: 4px 10px !important;}
+#backend-badge .html-container, #backend-badge .prose {padding: 0 !important; margin: 0 !important;
+  font-size: 13px !important; line-height: 1.5;}
 #app-present {background: transparent !important; border: 0 !important; padding: 0 !important;}
 #app-present label {font-size: 14px;}
 #app-sidebar .sidebar-content {padding-top: 12px;}
@@ -86,7 +88,7 @@ footer {display: none !important;}
 
 /* window search: the player left, the checklist right, timeline and slider under the player */
 #ws-stage {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
-#ws-intro, #ws-intro .html-container {padding: 0 !important;}
+#ws-intro, #ws-intro .html-container, #impact-intro, #impact-intro .html-container {padding: 0 !important;}
 #ws-movie {height: calc(100vh - 480px); min-height: 260px;}
 #ws-movie video {object-fit: contain; background: #000;}
 #ws-side {max-height: calc(100vh - 250px); overflow-y: auto; flex-wrap: nowrap;}
@@ -109,11 +111,11 @@ footer {display: none !important;}
 #cloze-cand-C-img, #cloze-cand-C-video {grid-area: a3;}
 #cloze-cand-D-img, #cloze-cand-D-video {grid-area: a4;}
 .cloze-clip {min-width: 0 !important; padding: 26px 0 0 0 !important; background: #ffffff !important;
-  height: calc((100vh - 350px) / 2); min-height: 150px;}
-.cloze-clip .block-label {position: absolute; top: 2px; left: 4px; background: transparent !important;
+  height: calc((100vh - 320px) / 2); min-height: 150px;}
+.cloze-clip > label {position: absolute; top: 2px; left: 4px; background: transparent !important;
   border: 0 !important; box-shadow: none !important; font-size: 15px !important; font-weight: 700;
   color: #1f2533 !important; padding: 0 !important;}
-.cloze-clip .block-label svg {display: none;}
+.cloze-clip > label svg {display: none;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
 #cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
@@ -148,22 +150,27 @@ footer {display: none !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }
 
-/* ---- presentation mode (components/common/page.py): media large, type large, config hidden -- */
+/* ---- presentation mode (components/common/page.py): media large, type large, config hidden --
+   gradio repeats every rule under ".gradio-container.gradio-container-<v> .contain"; the present
+   rules name ".gradio-container .contain" too, so they win over those copies of the normal ones */
 body.present .gradio-container {font-size: 20px;}
 body.present .gradio-container .prose, body.present .gradio-container .prose p,
 body.present .gradio-container .prose li {font-size: 20px !important;}
 body.present .gradio-container label, body.present .gradio-container label span,
 body.present .gradio-container button {font-size: 18px !important;}
-body.present #app-sidebar, body.present .tab-config, body.present #backend-badge {display: none !important;}
-body.present #ws-movie {height: 58vh; min-height: 58vh;}
-body.present #ws-scrub {display: none !important;}
-body.present #ws-intro, body.present #ws-baseline-label {display: none !important;}
-body.present #ws-side {max-height: 80vh;}
-body.present #ws-checklist, body.present #ws-checklist * {font-size: 17px !important;}
-body.present #ws-timeline {--ws-k: 1.45; --ws-font: 16px; --ws-chunk-font: 18px; --ws-gutter: 72px;}
+body.present .gradio-container .contain .tab-caption, body.present .gradio-container .contain .tab-caption p,
+body.present .gradio-container .contain .prose, body.present .gradio-container .contain .prose * {font-size: 20px !important;}
+body.present #app-sidebar, body.present #backend-badge, body.present .tab-config,
+body.present .gradio-container .contain .tab-config {display: none !important;}
+body.present .gradio-container .contain #ws-movie {height: 58vh; min-height: 58vh;}
+body.present .gradio-container .contain #ws-scrub {display: none !important;}
+body.present .gradio-container .contain #ws-intro, body.present .gradio-container .contain #ws-baseline-label {display: none !important;}
+body.present .gradio-container .contain #ws-side {max-height: 80vh;}
+body.present .gradio-container .contain #ws-checklist, body.present .gradio-container .contain #ws-checklist * {font-size: 17px !important;}
+body.present .gradio-container .contain #ws-timeline {--ws-k: 1.45; --ws-font: 16px; --ws-chunk-font: 18px; --ws-gutter: 72px;}
 body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
-body.present #impact-video, body.present #impact-body3d, body.present #impact-turntable {height: 58vh; min-height: 58vh;}
-body.present #impact-timeline, body.present #impact-timeline * {font-size: 16px !important;}
-body.present .cloze-clip {height: calc((100vh - 250px) / 2);}
-body.present .cloze-clip .block-label {font-size: 20px !important;}
+body.present .gradio-container .contain #impact-video, body.present .gradio-container .contain #impact-body3d, body.present .gradio-container .contain #impact-turntable {height: 58vh; min-height: 58vh;}
+body.present .gradio-container .contain #impact-timeline, body.present .gradio-container .contain #impact-timeline * {font-size: 16px !important;}
+body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 250px) / 2);}
+body.present .gradio-container .contain .cloze-clip > label {font-size: 20px !important;}
 """

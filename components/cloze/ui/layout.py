@@ -13,8 +13,8 @@ from components.common.ui import TabContext, TabEvents, message_line
 
 LETTERS = ("A", "B", "C", "D")
 DIM_CHOICES = ["S, A, P", "S", "A", "P", "Mixed"]
-TAGLINE = ("Which clip is the missing middle? Pick the candidate that joins the <b>BEGINNING</b> to the "
-           "<b>END</b>, as a person or as a Video-LLM, scored like TempCloze.")
+TAGLINE = ("Which clip is the missing middle? Pick the candidate that joins the **BEGINNING** to the "
+           "**END**, as a person or as a Video-LLM, scored like TempCloze.")
 # The page adds its own address to the link the server built and copies it (the clipboard needs a
 # secure context: the box shows it too).
 COPY_JS = """(q) => { if (!q || q.startsWith('http')) return q;
@@ -60,7 +60,6 @@ def build_tab(ctx: TabContext) -> None:
 
 def _controls(ui: SimpleNamespace) -> None:
     """One row: the mode, who plays, Start, how clips are shown; then the progress and message lines."""
-    gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="cloze-intro", container=False)
     with gr.Row(elem_classes=["tab-controls"], equal_height=True):
         ui.mode = gr.Radio(MODE_CHOICES, value=PRACTICE, label="Mode", show_label=False, container=False,
                            elem_id="cloze-mode", scale=3, min_width=300)
@@ -76,8 +75,9 @@ def _controls(ui: SimpleNamespace) -> None:
         ui.copy_link = gr.Button("Copy link", elem_id="cloze-copy-link", scale=0, min_width=110)
     ui.link = gr.Textbox(label="link to this question", interactive=False, visible=False, elem_id="cloze-link",
                          buttons=["copy"])
-    ui.progress = gr.Markdown("Press **Start / resume** to play (an id is made for you if the box is empty).",
-                              elem_id="cloze-progress", elem_classes=["tab-caption"])
+    # the tab's one-sentence explanation, until a question is shown (then its number and clock)
+    ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
+                              elem_classes=["tab-caption"])
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)
 
 

@@ -65,7 +65,7 @@ def _controls(c: SimpleNamespace) -> None:
         c.query_pick = gr.Dropdown([], label="Query (qid · contrast · query)", elem_id="ws-query-pick",
                                    scale=5, min_width=220)
         c.query = gr.Textbox(label="…or type one", placeholder="Lloyd and Harry walk on a snowy street at night.",
-                             elem_id="ws-query", scale=3, min_width=160, max_lines=1)
+                             elem_id="ws-query", scale=3, min_width=160)
         c.run_btn = gr.Button("Run", variant="primary", elem_id="ws-run", scale=0, min_width=90)
         c.stop_btn = gr.Button("Stop", variant="stop", elem_id="ws-stop", scale=0, min_width=80)
     c.partner_md = gr.Markdown("", elem_id="ws-partner", elem_classes=["tab-caption"])
