@@ -175,7 +175,7 @@ def _resampled_sums(columns: np.ndarray, resamples: int, seed: int) -> np.ndarra
         count = min(_BLOCK, resamples - start)
         picks = rng.integers(0, size, size=(count, size))
         flat = (picks + (np.arange(count) * size)[:, None]).ravel()
-        counts = np.bincount(flat, minlength=count * size).reshape(count, size)
+        counts = np.bincount(flat, minlength=count * size).reshape(count, size).astype(float)
         out[start:start + count] = counts @ columns
     return out
 

@@ -22,11 +22,21 @@ def test_eval_prints_the_documented_json(cloze_examples, capsys):
     assert set(m["error_source"]) == {"A", "P"}
     assert set(m["error_source"]["A"]) == {"Early", "Late", "Wide"}
     assert m["stems"] == 6 and m["invalid_entries_skipped"] == 0
+    # every score with its 95 % interval over stems (the paper's unit), fixed seed, resamples stated
+    cis = m["intervals"]
+    assert {"S", "A", "P", "acc", "3/3", "2/3", "1/3", "0/3", ">=1", ">=2", "strict acc", "parse_rate"} <= set(cis)
+    for key in ("S", "A", "P", "acc", ">=1", "3/3"):
+        ci = cis[key]
+        assert (ci["unit"], ci["units"], ci["resamples"], ci["seed"], ci["level"]) == ("stems", 6, 2000, 0, 0.95)
+        assert ci["value"] == round(m[key], 2) and ci["low"] <= ci["value"] <= ci["high"]
+    assert _run(["eval", "cloze", "--results", str(cloze_examples / "results" / "edge1.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["intervals"] == cis  # same file, same interval
 
 
 def test_eval_table_and_errors(tmp_path, capsys, cloze_examples):
     assert _run(["eval", "cloze", "--results", str(cloze_examples / "results" / "edge1.json")]) == 0
-    assert "error source A" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "error source A" in table and "95 % intervals over 6 stems" in table and "seed 0" in table
     with pytest.raises(UserError, match="missing.json"):
         _run(["eval", "cloze", "--results", str(tmp_path / "missing.json")])
     (tmp_path / "bad.json").write_text("{oops")
