@@ -226,8 +226,10 @@ def duplicate_key_line(text: str) -> tuple[int, str] | None:
         ch = text[i]
         if ch == '"':
             end = i + 1
-            while text[end] != '"':
+            while end < n and text[end] != '"':
                 end += 2 if text[end] == "\\" else 1
+            if end >= n:  # the text after the duplicate need not be valid JSON
+                return None
             j = end + 1
             while j < n and text[j] in " \t\r\n":
                 j += 1
