@@ -194,8 +194,10 @@ def stem_columns(results: Mapping[str, Mapping[str, Mapping]],
 def unit_scores(results: Mapping[str, Mapping[str, Mapping]],
                 stems: Iterable[str] | None = None) -> list[stats.SumScore]:
     """Every score of `score_results` that has an interval, as sums over stems (the paper's unit:
-    a stem's S, A and P questions share one video), aligned to `stems` (default: the file's)."""
-    c = {k: [float(x) for x in v] for k, v in stem_columns(results, stems).items()}
+    a stem's S, A and P questions share one video), aligned to `stems` (default: sorted, so the
+    same entries give the same interval whatever order the files or shards list them in)."""
+    c = {k: [float(x) for x in v] for k, v in stem_columns(results, sorted(results) if stems is None
+                                                           else stems).items()}
 
     def add(*names: str):
         return [sum(vals) for vals in zip(*(c[n] for n in names))]

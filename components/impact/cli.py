@@ -1,4 +1,5 @@
-"""Command line of the Impact tab: `eval impact-temporal`, `eval impact-spatial`, `run impact`.
+"""Command line of the Impact tab: `eval impact-temporal`, `eval impact-spatial`, `run impact`,
+`compare impact-temporal`, `compare impact-spatial`.
 
 Argument wiring only; the work is in pipeline.py, solvers.py and the metric modules. `--shard i/N`
 splits the clips across machines (by qid; a clip's temporal and spatial answers stay together); the

@@ -121,3 +121,27 @@ def test_run_records_truncated_replies_and_eval_counts_them(cloze_examples, tmp_
     assert _run(["eval", "cloze", "--results", str(out), "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["invalid_kinds"]["truncated"] == 2 and m["A"] is None
+
+
+def test_the_interval_does_not_depend_on_the_order_of_the_shards(tmp_path, capsys):
+    import random
+
+    from components.common import stats
+    from components.cloze.metrics import unit_scores
+
+    rng = random.Random(3)
+    om = {"A": "GT", "B": "Rand1", "C": "Rand2", "D": "Rand3"}
+    results = {f"s{i:02d}": {d: {"answer": rng.choice("AB"), "expected": "A", "option_map": om}
+                             for d in ("S", "A", "C")} for i in range(40)}
+    stems = sorted(results)
+    # the stems' order matters to a bootstrap that is not told to sort them: the test can fail
+    forward = stats.estimates(unit_scores(results, stems))["acc"]
+    backward = stats.estimates(unit_scores(results, stems[::-1]))["acc"]
+    assert (forward.low, forward.high) != (backward.low, backward.high)
+    (tmp_path / "one.json").write_text(json.dumps({s: results[s] for s in stems[:20]}))
+    (tmp_path / "two.json").write_text(json.dumps({s: results[s] for s in reversed(stems[20:])}))
+    cis = []
+    for order in (["one.json", "two.json"], ["two.json", "one.json"]):
+        assert _run(["eval", "cloze", "--json", "--results", *(str(tmp_path / f) for f in order)]) == 0
+        cis.append(json.loads(capsys.readouterr().out)["intervals"])
+    assert cis[0] == cis[1] and cis[0]["acc"]["low"] == round(forward.low, 2)
