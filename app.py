@@ -52,19 +52,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
                         help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
                              "| replay:<trace.jsonl>; every run command inherits it ($APP_BACKEND)")
-    commands = parser.add_subparsers(dest="command", metavar="{eval,run}")
+    commands = parser.add_subparsers(dest="command", metavar="{eval,run,compare}")
     eval_parser = commands.add_parser("eval", help="score prediction/result files (prints metrics)",
                                       formatter_class=HelpFormatter)
     eval_sub = eval_parser.add_subparsers(dest="target", metavar="TARGET")
     run_parser = commands.add_parser("run", help="run a backend over a data set (resumable)",
                                      formatter_class=HelpFormatter)
     run_sub = run_parser.add_subparsers(dest="target", metavar="TARGET")
+    compare_parser = commands.add_parser("compare", formatter_class=HelpFormatter,
+                                         help="two runs of one benchmark: paired differences with "
+                                              "intervals and p-values, disagreeing items")
+    compare_sub = compare_parser.add_subparsers(dest="target", metavar="TARGET")
     eval_parser.set_defaults(func=lambda args: _print_help(eval_parser))
     run_parser.set_defaults(func=lambda args: _print_help(run_parser))
+    compare_parser.set_defaults(func=lambda args: _print_help(compare_parser))
     for _, _, cli_module, _ in TABS:
         cli = importlib.import_module(cli_module)
         cli.add_eval_parsers(eval_sub)
         cli.add_run_parsers(run_sub)
+        cli.add_compare_parsers(compare_sub)
     return parser
 
 

@@ -12,7 +12,7 @@ def test_help_documents_the_global_flags_and_subcommands():
     out = subprocess.run([sys.executable, "app.py", "--help"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    for flag in ("--host", "--port", "--share", "--data-dir", "--backend", "eval", "run"):
+    for flag in ("--host", "--port", "--share", "--data-dir", "--backend", "eval", "run", "compare"):
         assert flag in out.stdout
 
 
@@ -21,7 +21,8 @@ def test_eval_and_run_list_every_target():
 
     parser = build_parser()
     for command, targets in (("eval", ["grounding", "cloze", "impact-temporal", "impact-spatial"]),
-                             ("run", ["grounding", "cloze", "impact"])):
+                             ("run", ["grounding", "cloze", "impact"]),
+                             ("compare", ["grounding", "cloze", "impact-temporal", "impact-spatial"])):
         sub = next(a for a in parser._subparsers._group_actions if a.dest == "command")
         target_parser = sub.choices[command]
         names = next(a for a in target_parser._subparsers._group_actions).choices

@@ -6,12 +6,15 @@
         [--dims S,A,P] [--seed 42] [--limit N] [--edge edge1|edge4] [--strict] [--max-images N]
         [--max-tokens 8192] [--prompt-style api|open] [--shard i/N]
 
+    python app.py compare cloze A.json B.json [--json] [--show 20]
+
 `eval cloze --results` takes several result files or folders (the shards' outputs) and merges them.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from components.cloze.study.protocol import load_human_files
@@ -19,8 +22,10 @@ from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set
 from components.cloze.runner import run_set
-from components.cloze.metrics import check_results, human_results, score_results
+from components.cloze.metrics import PAPER_KEYS, check_results, human_results, question_outcomes, \
+    score_results, unit_scores
 from components.cloze.solvers import SolverSettings, solvers_for
+from components.common import compare, stats
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
 from components.common.errors import UserError
 from components.common.io import load_json
@@ -43,6 +48,70 @@ def add_eval_parsers(eval_subparsers) -> None:
                         "annotator chose GT (the paper's Human row)")
     p.add_argument("--json", action="store_true", help="print one JSON object (unrounded percentages)")
     p.set_defaults(func=eval_handler)
+
+
+def add_compare_parsers(compare_subparsers) -> None:
+    p = compare_subparsers.add_parser(
+        "cloze", help="two TempCloze result files on the same stems: paired differences, exact "
+                      "McNemar per dimension, disagreeing questions", formatter_class=HelpFormatter,
+        description="Paired difference A - B of every TempCloze score (bootstrap over stems) with "
+                    "its interval and p-value, the exact McNemar test of S, A, P and all questions "
+                    "(those both runs answered), and the questions whose picked clip differs.")
+    compare.add_compare_arguments(p)
+    p.set_defaults(func=compare_handler)
+
+
+def _data_sets(results: dict) -> set[str]:
+    return {str(e["data_set"]) for dims in results.values() for e in dims.values()
+            if isinstance(e, dict) and e.get("data_set")}
+
+
+def cloze_mcnemar(a: dict, b: dict) -> dict[str, dict]:
+    """Exact McNemar per paper dimension and over all questions, on the questions both runs hold
+    and answered validly (the released accuracy's own entries)."""
+    qa, qb = question_outcomes(a), question_outcomes(b)
+    both = [k for k in qa if k in qb and qa[k]["valid"] and qb[k]["valid"] and k[1] in PAPER_KEYS.values()]
+    out = {}
+    for name, keys in [(d, [k for k in both if k[1] == d]) for d in PAPER_KEYS.values()] + [("all", both)]:
+        if keys:
+            out[name] = stats.mcnemar_exact([qa[k]["correct"] for k in keys], [qb[k]["correct"] for k in keys])
+    return out
+
+
+def cloze_disagreements(a: dict, b: dict) -> list[dict]:
+    """Questions both runs hold whose picked clip (or validity) differs, by stem and dimension."""
+    qa, qb = question_outcomes(a), question_outcomes(b)
+    rows = []
+    for key in sorted(k for k in qa if k in qb):
+        x, y = qa[key], qb[key]
+        if (x["pick"], x["valid"]) == (y["pick"], y["valid"]):
+            continue
+        rows.append({"stem": key[0], "dim": key[1], "pick_a": x["pick"] if x["valid"] else "unparsed",
+                     "pick_b": y["pick"] if y["valid"] else "unparsed", "right_a": x["correct"],
+                     "right_b": y["correct"]})
+    return rows
+
+
+def compare_handler(args: argparse.Namespace) -> int:
+    a, b = load_result_files([Path(args.a)]), load_result_files([Path(args.b)])
+    sets_a, sets_b = _data_sets(a), _data_sets(b)
+    if sets_a and sets_b and not sets_a & sets_b:
+        raise UserError(f"{args.a} was run on {', '.join(sorted(sets_a))} and {args.b} on "
+                        f"{', '.join(sorted(sets_b))}: compare needs two runs on the same data.")
+    common = set(a) & set(b)
+    if not common:
+        raise UserError(f"{args.a} and {args.b} share no stem: they are runs on different data; "
+                        "compare needs two runs on the same data.")
+    stems = sorted(set(a) | set(b))
+    notes = [f"{n} stem(s) only in {name}: they count for that run only (paired over all {len(stems)})"
+             for name, n in ((args.a, len(set(a) - common)), (args.b, len(set(b) - common))) if n]
+    in_b = question_outcomes(b)
+    questions = sum(1 for k in question_outcomes(a) if k in in_b)
+    result = compare.Comparison(
+        "cloze", str(args.a), str(args.b), f"{len(stems)} stems ({len(common)} in both)",
+        stats.differences(unit_scores(a, stems), unit_scores(b, stems)), cloze_disagreements(a, b),
+        questions, "questions in both runs", mcnemar=cloze_mcnemar(a, b), notes=notes)
+    return compare.emit(result, as_json=args.json, shown=args.show)
 
 
 def add_run_parsers(run_subparsers) -> None:
@@ -94,6 +163,18 @@ def format_table(m: dict) -> str:
         mx = m["mixed"]
         lines.append(f"Mixed: acc {_fmt(mx['acc']).strip()} over {mx['questions']} · error share "
                      + ", ".join(f"{k} {_fmt(v).strip()}" for k, v in mx["error_share"].items()))
+    missing = {k: n for k, n in (m.get("missing_entries") or {}).items() if n}
+    if missing:
+        lines.append("missing entries (stems lacking a dimension other stems have; left out of the "
+                     "released scores, wrong in strict): " + ", ".join(f"{k} {n}" for k, n in missing.items()))
+    cis = m.get("intervals") or {}
+    shown = [k for k in ("S", "A", "P", "acc", ">=1", ">=2", "3/3") if (cis.get(k) or {}).get("low") is not None]
+    if shown:
+        first = cis[shown[0]]
+        lines.append(f"95 % intervals over {first['units']} stems: "
+                     + " · ".join(f"{k} [{cis[k]['low']:.2f}, {cis[k]['high']:.2f}]" for k in shown))
+        lines.append(f"(percentile bootstrap over stems, {first['resamples']} resamples, seed "
+                     f"{first['seed']}; the same files give the same interval)")
     return "\n".join(lines)
 
 
@@ -126,6 +207,11 @@ def eval_handler(args: argparse.Namespace) -> int:
         results = load_result_files(args.results)
     metrics = score_results(results)
     print(json.dumps(metrics) if args.json else format_table(metrics))
+    missing = {k: n for k, n in metrics["missing_entries"].items() if n}
+    if missing:
+        print("note: " + ", ".join(f"{n} stem(s) lack {k}" for k, n in missing.items())
+              + " while other stems have it; the released scores leave them out, strict counts "
+              "them as wrong (missing_entries).", file=sys.stderr)
     return 0
 
 

@@ -3,7 +3,12 @@ result files, human-study files and this app's own runs, all scored by metrics.s
 
 Every row names its data set and size ("TempCloze (paper), 1,521 videos"; "data folder 'cloze',
 6 stems"): rows on different data are not comparable, and the table says so (`COMPARABILITY`).
-Rows are grouped by data set (the paper's first), best accuracy first within a group."""
+Rows are grouped by data set (the paper's first), best accuracy first within a group.
+
+A row scored here carries every score's 95 % interval over stems (`intervals`) and its per-stem
+counts; within a data set each such row is tested against the next one below it (`significance`):
+a paired bootstrap of the accuracy difference over the stems they share, unpaired when they share
+none; a difference that is not significant is marked "n.s." (docs/metrics.md "Intervals")."""
 from __future__ import annotations
 
 import json
@@ -12,7 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from collections.abc import Mapping
 
-from components.cloze.metrics import score_results
+from components.cloze.metrics import DIMS, score_results, stem_columns
+from components.common import stats
 
 ROWS_PATH = Path(__file__).resolve().parents[2] / "assets" / "cloze_reference_rows.json"
 COLUMNS = ("S", "A", "P", "acc", ">=1", ">=2", "3/3")
@@ -60,7 +66,69 @@ def row_from_results(name: str, results: dict, source: str, data: str | None = N
     row["data"] = data or data_name(results, f"{source} file")
     n = m["stems_total"]
     row["size"] = f"{n} stem" + ("" if n == 1 else "s")
+    row["intervals"] = m["intervals"]
+    cols = stem_columns(results)
+    row["stem_acc"] = {stem: [sum(cols[f"{d}_correct"][i] for d in DIMS), sum(cols[f"{d}_valid"][i] for d in DIMS)]
+                       for i, stem in enumerate(results)}
     return row
+
+
+def _acc_score(row: Mapping, stems: list[str]) -> stats.SumScore:
+    counts = row["stem_acc"]
+    return stats.ratio("acc", [counts.get(s, [0, 0])[0] for s in stems],
+                       [counts.get(s, [0, 0])[1] for s in stems], unit="stems", scale=100.0)
+
+
+def acc_difference(upper: Mapping, lower: Mapping) -> stats.Difference | None:
+    """acc(upper) - acc(lower): paired over the union of their stems when they share any (a stem
+    one row lacks adds nothing to that row), else unpaired. None without per-stem counts."""
+    if not upper.get("stem_acc") or not lower.get("stem_acc"):
+        return None
+    a, b = set(upper["stem_acc"]), set(lower["stem_acc"])
+    if a & b:
+        stems = sorted(a | b)
+        return stats.differences([_acc_score(upper, stems)], [_acc_score(lower, stems)])["acc"]
+    return stats.unpaired_difference(_acc_score(upper, sorted(a)), _acc_score(lower, sorted(b)))
+
+
+def ordered(rows: list[dict]) -> list[dict]:
+    """The table's order: this app's runs first, the paper's rows last, each data set's best acc first."""
+    return sorted(rows, key=lambda r: (*_group(r), -(r.get("acc") if r.get("acc") is not None else -1)))
+
+
+def significance(rows: list[dict]) -> list[dict | None]:
+    """For each row of `ordered(rows)`: its accuracy against the next row of the same data set
+    ({"next": name, "diff", "low", "high", "p_value", "significant", "paired", "stems"}), or None
+    (the last row of a group, or a row without per-stem counts, e.g. the paper's)."""
+    order = ordered(rows)
+    out: list[dict | None] = []
+    for i, row in enumerate(order):
+        nxt = order[i + 1] if i + 1 < len(order) else None
+        if nxt is None or _group(nxt) != _group(row):
+            out.append(None)
+            continue
+        d = acc_difference(row, nxt)
+        out.append(None if d is None or d.diff.value is None else {
+            "next": nxt["name"], "diff": d.diff.value, "low": d.diff.low, "high": d.diff.high,
+            "p_value": d.p_value, "significant": d.significant, "paired": d.paired,
+            "stems": d.diff.units})
+    return out
+
+
+def _mark(test: dict | None) -> str:
+    if test is None:
+        return ""
+    how = f"{'paired' if test['paired'] else 'unpaired'}, {test['stems']} stems"
+    if test["significant"]:
+        return f"above next (p {test['p_value']:.3f}, {how})"
+    return f"n.s. vs next (p {test['p_value']:.2f}, {how})"
+
+
+def _acc_interval(row: Mapping, ndigits: int) -> str:
+    ci = (row.get("intervals") or {}).get("acc") or {}
+    if ci.get("low") is None:
+        return ""
+    return f"[{round(ci['low'], ndigits)}, {round(ci['high'], ndigits)}]"
 
 
 def _group(row: Mapping) -> tuple:
@@ -72,10 +140,12 @@ def _group(row: Mapping) -> tuple:
 def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]:
     """Headers and display rows (rounded only here): this app's runs first, then the other rows
     of other data sets, the paper's rows last, each group sorted by acc, best first; every row
-    shows its data set and size."""
-    headers = ["Model", "Source", "Data (size)", *COLUMNS, "Stems"]
-    order = sorted(rows, key=lambda r: (*_group(r), -(r.get("acc") if r.get("acc") is not None else -1)))
+    shows its data set and size, the accuracy's 95 % interval over stems and its test against the
+    next row (`significance`)."""
+    headers = ["Model", "Source", "Data (size)", *COLUMNS, "Stems", "acc 95 % CI", "acc vs next row"]
+    order = ordered(rows)
     body = [[r["name"], r.get("source", ""), f"{r.get('data', '?')} ({r.get('size', '?')})",
              *[None if r.get(k) is None else round(r[k], ndigits) for k in COLUMNS],
-             r.get("stems", "")] for r in order]
+             r.get("stems", ""), _acc_interval(r, ndigits), _mark(test)]
+            for r, test in zip(order, significance(rows))]
     return headers, body

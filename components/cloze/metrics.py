@@ -1,6 +1,11 @@
 """Scores identical to the released analysis (docs/tempcloze-upstream.md, "Result file ... and its
 metrics"), plus a strict variant, the parse rate, Mixed error shares and the order sensitivity of
-the paper's Table 4. Percentages are 0-100, unrounded."""
+the paper's Table 4. Percentages are 0-100, unrounded.
+
+A stem that lacks a dimension other stems of the file have (S, A or C) is counted in
+`missing_entries`: the released scores leave it out (they count the entries present), the strict
+scores count it as wrong. Every score carries a 95 % bootstrap interval over stems (`intervals`;
+docs/metrics.md "Intervals")."""
 from __future__ import annotations
 
 import math
@@ -10,6 +15,7 @@ from collections.abc import Iterable, Mapping
 
 from components.cloze.data import DIM_CLIPS
 from components.cloze.prompts import normalise_recorded_answer
+from components.common import stats
 from components.common.errors import DataFormatError
 from components.common.validate import validated
 
@@ -124,8 +130,10 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
         PAPER_KEYS[dim]: {name: _pct(wrong_pick[dim][name], wrong_n[dim]) for name in DIM_CLIPS[dim]}
         for dim in ("A", "C")}
     all_entries = sum(total.values())
-    out["strict"] = {PAPER_KEYS[d]: _pct(correct[d], total[d]) for d in DIMS}
-    out["strict"]["acc"] = _pct(sum(correct.values()), all_entries)
+    missing = missing_entries(results)
+    out["missing_entries"] = {PAPER_KEYS[d]: missing[d] for d in DIMS}
+    out["strict"] = {PAPER_KEYS[d]: _pct(correct[d], total[d] + missing[d]) for d in DIMS}
+    out["strict"]["acc"] = _pct(sum(correct.values()), all_entries + sum(missing.values()))
     out["parse_rate"] = _pct(sum(valid.values()), all_entries)
     out["entries"] = all_entries
     out["stems_total"] = len(results)
@@ -134,6 +142,98 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
         out["mixed"] = {"acc": _pct(mixed["correct"], mixed["valid"]), "questions": mixed["total"],
                         "invalid": mixed["total"] - mixed["valid"],
                         "error_share": {k: _pct(mixed["wrong"][k], wrong) for k in ("S", "A", "P")}}
+    out["intervals"] = {k: e.to_json() for k, e in stats.estimates(unit_scores(results)).items()}
+    return out
+
+
+def missing_entries(results: Mapping[str, Mapping[str, Mapping]]) -> Counter:
+    """Per dimension (S, A, C): how many stems lack it while another stem of the file has it."""
+    present = {d for dims in results.values() for d in dims if d in DIMS}
+    return Counter({d: sum(1 for dims in results.values() if d not in dims) for d in present})
+
+
+#: the per-stem columns behind every score (see `stem_columns`)
+_DIM_COLUMNS = ("correct", "valid", "present", "missing")
+
+
+def stem_columns(results: Mapping[str, Mapping[str, Mapping]],
+                 stems: Iterable[str] | None = None) -> dict[str, list[float]]:
+    """One value per stem (in `stems` order; default: the file's) for every count a score sums:
+    `<dim>_correct`, `<dim>_valid`, `<dim>_present`, `<dim>_missing` (S, A, C), `full` (the stem's
+    three entries all valid: the cumulative scores' denominator), `k<n>` (full and n of 3 right),
+    `mixed_correct`, `mixed_valid`. A stem the file does not hold contributes zeros."""
+    stems = list(results) if stems is None else list(stems)
+    expected = {d for dims in results.values() for d in dims if d in DIMS}
+    cols: dict[str, list[float]] = {f"{d}_{c}": [] for d in DIMS for c in _DIM_COLUMNS}
+    cols.update({"full": [], **{f"k{n}": [] for n in range(4)}, "mixed_correct": [], "mixed_valid": []})
+    for stem in stems:
+        dims = results.get(stem)
+        right = 0
+        valid_dims = 0
+        for d in DIMS:
+            entry = dims.get(d) if dims is not None else None
+            letter = normalise_recorded_answer(entry.get("answer")) if entry is not None else None
+            ok = letter is not None and entry_correct(entry, letter)
+            cols[f"{d}_correct"].append(float(ok))
+            cols[f"{d}_valid"].append(float(letter is not None))
+            cols[f"{d}_present"].append(float(entry is not None))
+            cols[f"{d}_missing"].append(float(dims is not None and entry is None and d in expected))
+            right += ok
+            valid_dims += letter is not None
+        full = valid_dims == 3
+        cols["full"].append(float(full))
+        for n in range(4):
+            cols[f"k{n}"].append(float(full and right == n))
+        mixed = dims.get("Mixed") if dims is not None else None
+        letter = normalise_recorded_answer(mixed.get("answer")) if mixed is not None else None
+        cols["mixed_valid"].append(float(letter is not None))
+        cols["mixed_correct"].append(float(letter is not None and entry_correct(mixed, letter)))
+    return cols
+
+
+def unit_scores(results: Mapping[str, Mapping[str, Mapping]],
+                stems: Iterable[str] | None = None) -> list[stats.SumScore]:
+    """Every score of `score_results` that has an interval, as sums over stems (the paper's unit:
+    a stem's S, A and P questions share one video), aligned to `stems` (default: sorted, so the
+    same entries give the same interval whatever order the files or shards list them in)."""
+    c = {k: [float(x) for x in v] for k, v in stem_columns(results, sorted(results) if stems is None
+                                                           else stems).items()}
+
+    def add(*names: str):
+        return [sum(vals) for vals in zip(*(c[n] for n in names))]
+
+    def pct(name: str, num, den, empty: float | None = None) -> stats.SumScore:
+        return stats.ratio(name, num, den, unit="stems", scale=100.0, empty=empty)
+
+    scores = [pct(PAPER_KEYS[d], c[f"{d}_correct"], c[f"{d}_valid"]) for d in DIMS]
+    scores.append(pct("acc", add(*(f"{d}_correct" for d in DIMS)), add(*(f"{d}_valid" for d in DIMS))))
+    for n in (3, 2, 1, 0):
+        scores.append(pct(f"{n}/3", c[f"k{n}"], c["full"]))
+    scores.append(pct(">=1", add("k3", "k2", "k1"), c["full"]))
+    scores.append(pct(">=2", add("k3", "k2"), c["full"]))
+    for d in DIMS:
+        scores.append(pct(f"strict {PAPER_KEYS[d]}", c[f"{d}_correct"], add(f"{d}_present", f"{d}_missing")))
+    scores.append(pct("strict acc", add(*(f"{d}_correct" for d in DIMS)),
+                      add(*(f"{d}_{k}" for d in DIMS for k in ("present", "missing")))))
+    scores.append(pct("parse_rate", add(*(f"{d}_valid" for d in DIMS)), add(*(f"{d}_present" for d in DIMS))))
+    if any(c["mixed_valid"]):
+        scores.append(pct("Mixed acc", c["mixed_correct"], c["mixed_valid"]))
+    return scores
+
+
+def question_outcomes(results: Mapping[str, Mapping[str, Mapping]]) -> dict[tuple[str, str], dict]:
+    """(stem, paper dimension) -> what the run chose: the letter, the clip it names (option_map;
+    None when unparsed), whether it is right, whether the answer was valid."""
+    out = {}
+    for stem, dims in results.items():
+        for dim, entry in dims.items():
+            if dim not in DIMS and dim != "Mixed":
+                continue
+            letter = normalise_recorded_answer(entry.get("answer"))
+            pick = (entry.get("option_map") or {}).get(letter) if letter else None
+            out[(stem, PAPER_KEYS.get(dim, dim))] = {
+                "answer": letter, "pick": pick, "valid": letter is not None,
+                "correct": letter is not None and entry_correct(entry, letter)}
     return out
 
 

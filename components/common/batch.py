@@ -1,19 +1,31 @@
 """Resumable, concurrent batch runs shared by the `run` subcommands (pure; no gradio).
 
 Results are appended to a JSONL file as each item finishes (flushed and fsynced), so a killed run
-loses at most the items in flight; a rerun skips every key already in the file.
+loses at most the items in flight; a rerun first repairs a torn last line (its bytes kept in
+`<file>.torn`, components.common.io.repair_torn_tail) and then skips every key already in the file.
+A failed item is left for the next run; the first item to fail for each distinct reason is named
+on stderr with that reason, with or without a progress bar.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TypeVar
 from collections.abc import Callable, Iterable
 
-from components.common.io import append_jsonl, read_jsonl
+from components.common.io import append_jsonl, read_jsonl, repair_torn_tail, torn_path
 
 T = TypeVar("T")
+
+
+def failure_reason(key: str, exc: BaseException) -> str:
+    """Why an item failed, without the item's own key (so that one cause is one line)."""
+    text = str(exc).strip() or type(exc).__name__
+    if text.startswith(key):
+        text = text[len(key):].lstrip(" :") or type(exc).__name__
+    return text
 
 
 def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dict],
@@ -25,23 +37,37 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
     `work` returns a dict record; `key_field` is set to the item's key if missing. Returns counts
     {"done": new results, "skipped": already present, "failed": work raised}.
     """
+    moved = repair_torn_tail(out_path)
+    if moved:
+        print(f"{out_path}: its last line was cut off mid-write ({moved} bytes); moved to "
+              f"{torn_path(out_path)}, that item is done again.", file=sys.stderr)
     done_keys = {str(r.get(key_field)) for r in read_jsonl(out_path)}
     todo = [item for item in items if key(item) not in done_keys]
     counts = {"done": 0, "skipped": 0, "failed": 0}
     counts["skipped"] = len(done_keys)
     lock = threading.Lock()
+    reasons: set[str] = set()
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(todo), desc=desc, unit="item")
+
+    def report(item_key: str, reason: str) -> None:
+        if reason in reasons:
+            return
+        reasons.add(reason)
+        line = f"{item_key} failed: {reason}"
+        if bar is not None:
+            bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def finish(item: T, fut: Future) -> None:
         try:
             record = fut.result()
         except Exception as exc:  # a failed item is reported and left for the next run
             counts["failed"] += 1
-            if bar is not None:
-                bar.write(f"{key(item)}: {exc}")
+            report(key(item), failure_reason(key(item), exc))
         else:
             record.setdefault(key_field, key(item))
             append_jsonl(out_path, record, lock=lock)
@@ -63,4 +89,7 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
                 finish(pending.pop(fut), fut)
     if bar is not None:
         bar.close()
+    if counts["failed"] > len(reasons):
+        print(f"{counts['failed']} item(s) failed for {len(reasons)} distinct reason(s) (each named "
+              "once above); they are left for the next run.", file=sys.stderr)
     return counts

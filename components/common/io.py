@@ -6,6 +6,8 @@
 - `append_jsonl`: one JSON line, flushed and fsynced before returning; a file whose last line was
   torn (power loss, full disk) is first ended with a newline, so the new line stays readable.
 - `read_jsonl`: every readable line, skipping blank and torn ones.
+- `repair_torn_tail`: before a resume, a torn last line is moved to `<file>.torn` and cut, so the
+  item is redone and the file stays readable by the strict loaders of `eval`.
 - `path_lock(path)`: one in-process lock per resolved path, for read-modify-write sequences.
 """
 from __future__ import annotations
@@ -125,6 +127,55 @@ def append_jsonl(path: str | Path, record: dict, *, lock: threading.Lock | None 
             fsync_dir(path.parent)
 
 
+def torn_path(path: str | Path) -> Path:
+    """Where `repair_torn_tail` keeps the bytes of a torn last line (beside the file)."""
+    path = Path(path)
+    return path.with_name(path.name + ".torn")
+
+
+def repair_torn_tail(path: str | Path) -> int:
+    """End a JSONL file cleanly before it is resumed. A last line without its newline that still
+    reads as JSON (the newline alone was lost) is kept and ended; one that does not (the write was
+    cut mid-record) is appended to `<file>.torn` and cut from the file, so the item is redone and
+    the file stays readable. Never touches a complete line. Returns the bytes moved aside."""
+    path = Path(path)
+    with path_lock(path):
+        if not path.exists() or path.stat().st_size == 0 or _last_byte(path) == b"\n":
+            return 0
+        with open(path, "rb+") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            span = 1 << 16
+            while True:  # the start of the last line, without reading the whole file
+                start = max(0, size - span)
+                fh.seek(start)
+                cut = fh.read(size - start).rfind(b"\n")
+                if cut >= 0 or start == 0:
+                    break
+                span *= 4
+            tail_start = start + cut + 1 if cut >= 0 else 0
+            fh.seek(tail_start)
+            tail = fh.read()
+            try:
+                json.loads(tail.decode("utf-8"))
+                whole = True
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                whole = False
+            if whole:
+                fh.seek(0, os.SEEK_END)
+                fh.write(b"\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+                return 0
+            with open(torn_path(path), "ab") as aside:
+                aside.write(tail + b"\n")
+                aside.flush()
+                os.fsync(aside.fileno())
+            fh.truncate(tail_start)
+            fh.flush()
+            os.fsync(fh.fileno())
+        return len(tail)
+
+
 def _last_byte(path: Path) -> bytes:
     with open(path, "rb") as fh:
         fh.seek(-1, os.SEEK_END)
@@ -149,13 +200,72 @@ def read_jsonl(path: str | Path) -> list[dict]:
     return records
 
 
+class _DuplicateKey(Exception):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+def duplicate_key_line(text: str) -> tuple[int, str] | None:
+    """(line, key) of the first key that repeats inside one JSON object of `text` (valid JSON),
+    found by a walk that tracks strings and nesting; None when every object's keys are unique."""
+    stack: list[set[str] | None] = []  # per open container: its keys so far (None: an array)
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            if end >= n:  # the text after the duplicate need not be valid JSON
+                return None
+            j = end + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if stack and stack[-1] is not None and j < n and text[j] == ":":
+                key = json.loads(text[i:end + 1])
+                if key in stack[-1]:
+                    return text.count("\n", 0, i) + 1, key
+                stack[-1].add(key)
+            i = end + 1
+            continue
+        if ch == "{":
+            stack.append(set())
+        elif ch == "[":
+            stack.append(None)
+        elif ch in "]}":
+            stack.pop()
+        i += 1
+    return None
+
+
 def load_json(path: str | Path, what: str = "file") -> Any:
-    """Read JSON with a clear DataFormatError for missing or malformed files."""
+    """Read JSON with a clear DataFormatError for missing or malformed files. A key given twice in
+    one object is refused, naming its line: json keeps the last copy silently, and in a result
+    file that is a different score (a stem answered twice)."""
     path = Path(path)
     if not path.exists():
         raise DataFormatError(f"{what} not found: {path}")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except _DuplicateKey as exc:
+        found = duplicate_key_line(text)
+        line, key = found if found else (None, exc.key)
+        where = f"line {line}: " if line else ""
+        raise DataFormatError(f"{path}: {where}key '{key}' appears twice in one object; JSON keeps only "
+                              "the last copy, so remove the one that should not count.") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataFormatError(f"{path} is not valid JSON ({exc})") from None
     except OSError as exc:  # a folder, or no permission

@@ -1,4 +1,5 @@
-"""Command line of the Impact tab: `eval impact-temporal`, `eval impact-spatial`, `run impact`.
+"""Command line of the Impact tab: `eval impact-temporal`, `eval impact-spatial`, `run impact`,
+`compare impact-temporal`, `compare impact-spatial`.
 
 Argument wiring only; the work is in pipeline.py, solvers.py and the metric modules. `--shard i/N`
 splits the clips across machines (by qid; a clip's temporal and spatial answers stay together); the
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 
 from backends.base import VLMBackend
 from backends.errors import BackendError
+from components.common import compare, stats
 from components.common.batch import run_resumable
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
 from components.common.errors import UserError
@@ -23,10 +25,14 @@ from components.common.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
 from components.impact.data import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
-from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, select_regions
+from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
+    select_regions, spatial_frame_rows
 from components.impact.prompts.regions import RegionSolver
 from components.impact.solvers import solvers_for
-from components.impact.metrics.temporal import evaluate_temporal
+from components.impact.metrics import spatial as spatial_metrics
+from components.impact.metrics.temporal import disagreements as temporal_disagreements, \
+    evaluate_temporal, scored_pairs, unit_scores as temporal_unit_scores
+from components.impact.body import load_body
 from components.impact.temporal_solvers import TemporalSolver
 from components.settings.session import SessionSettings
 
@@ -86,6 +92,71 @@ def add_run_parsers(run_sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=run_impact_command)
 
 
+def add_compare_parsers(compare_sub: argparse._SubParsersAction) -> None:
+    t = compare_sub.add_parser(
+        "impact-temporal", formatter_class=HelpFormatter,
+        help="two HAPACT temporal runs on the same ground truth: paired differences, disagreeing queries",
+        description="Paired difference A - B of every temporal score (bootstrap over queries) with "
+                    "its interval and p-value, and the queries whose AP@0.3 or top-1 hit differs.")
+    t.add_argument("--gt", required=True, type=Path, nargs="+", help="ground truth JSONL of both runs "
+                   "(several files or folders are merged, as eval)")
+    compare.add_compare_arguments(t)
+    t.set_defaults(func=compare_temporal_command)
+    s = compare_sub.add_parser(
+        "impact-spatial", formatter_class=HelpFormatter,
+        help="two HAPACT spatial runs on the same annotations: paired differences, disagreeing frames",
+        description="Paired difference A - B of every spatial score (bootstrap over queries, a "
+                    "query's frames together) with its interval and p-value, and the frames whose "
+                    "predicted regions differ.")
+    s.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON of both runs")
+    s.add_argument("--split", default=None, help="score only this split (e.g. test); unset: all items")
+    compare.add_compare_arguments(s)
+    s.set_defaults(func=compare_spatial_command)
+
+
+def compare_temporal_command(args: argparse.Namespace) -> int:
+    gt = load_temporal_files(args.gt, gt=True)
+    runs = [load_temporal_files(Path(args.a), gt=False), load_temporal_files(Path(args.b), gt=False)]
+    qids = {g["qid"] for g in gt}
+    for path, pred in zip((args.a, args.b), runs):
+        compare.refuse_unknown(path, (p["qid"] for p in pred), qids, what="prediction(s) for qids",
+                               against="the ground truth")
+    pairs = [scored_pairs(gt, pred) for pred in runs]
+    missing = [len(qids - {p["qid"] for p in pred}) for pred in runs]
+    notes = [f"{n} query(ies) without a prediction line in {name}: scored as empty predictions"
+             for name, n in zip((args.a, args.b), missing) if n]
+    result = compare.Comparison(
+        "impact-temporal", str(args.a), str(args.b), f"{len(pairs[0])} queries with ground-truth windows",
+        stats.differences(temporal_unit_scores(pairs[0]), temporal_unit_scores(pairs[1])),
+        temporal_disagreements(gt, *runs), len(pairs[0]), "queries", notes=notes)
+    return compare.emit(result, as_json=args.json, shown=args.show)
+
+
+def compare_spatial_command(args: argparse.Namespace) -> int:
+    annotations = load_annotations(args.annotations)
+    runs = [load_spatial_files(Path(args.a)), load_spatial_files(Path(args.b))]
+    known = {(item.qid, frame) for item, frame in scored_frames(annotations, args.split)}
+    for path, pred in zip((args.a, args.b), runs):
+        compare.refuse_unknown(path, (f"{q}#{f}" for q, f in pred), {f"{q}#{f}" for q, f in known},
+                               what="prediction(s) for qid#frame", against=f"{args.annotations}'s scored frames")
+    body = load_body()
+    (keys, rows_a, _), (_, rows_b, _) = (spatial_frame_rows(annotations, pred, split=args.split, body=body)
+                                         for pred in runs)
+    qids = [qid for qid, _ in keys]
+    differing = [{"qid": qid, "frame": frame, "regions_a": ra["regions"], "regions_b": rb["regions"],
+                  "truth": ra["truth"], "F1_a": round(ra["F1"], 2), "F1_b": round(rb["F1"], 2)}
+                 for (qid, frame), ra, rb in zip(keys, rows_a, rows_b)
+                 if sorted(ra["regions"]) != sorted(rb["regions"]) or abs(ra["F1"] - rb["F1"]) > 1e-9]
+    differing.sort(key=lambda r: -abs(r["F1_a"] - r["F1_b"]))
+    result = compare.Comparison(
+        "impact-spatial", str(args.a), str(args.b),
+        f"{args.annotations}{f' split {args.split}' if args.split else ''} ({len(set(qids))} queries, "
+        f"{len(keys)} frames; body {body.kind})",
+        stats.differences(spatial_metrics.unit_scores(rows_a, qids), spatial_metrics.unit_scores(rows_b, qids)),
+        differing, len(keys), "frames")
+    return compare.emit(result, as_json=args.json, shown=args.show)
+
+
 # -- formatting ----------------------------------------------------------------------------------
 
 def _fmt(value: Any) -> str:
@@ -132,20 +203,53 @@ def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | It
                              load_temporal_files(pred_path, gt=False), fps=fps)
 
 
+def with_interval(key: str, result: dict) -> str:
+    """'51.85  [12.00, 88.00] over 3 queries' (the value alone when it has no interval)."""
+    ci = (result.get("intervals") or {}).get(key)
+    value = _fmt(result.get(key))
+    if not ci or ci.get("low") is None:
+        return value
+    return f"{value}  [{ci['low']:.2f}, {ci['high']:.2f}] over {ci['units']} {ci['unit']}"
+
+
+def interval_note(result: dict) -> str | None:
+    cis = [ci for ci in (result.get("intervals") or {}).values() if ci.get("low") is not None]
+    if not cis:
+        return None
+    return (f"[..]: {round(100 * cis[0]['level'])} % interval, percentile bootstrap over "
+            f"{cis[0]['unit']}, {cis[0]['resamples']} resamples, seed {cis[0]['seed']} (the same "
+            "files give the same interval)")
+
+
+def _warn_temporal(result: dict) -> None:
+    if result.get("gt_without_windows"):
+        print(f"note: {result['gt_without_windows']} ground-truth line(s) have no window "
+              "(relevant_windows []): nothing to find, left out of every average.", file=sys.stderr)
+    if result.get("queries_without_prediction"):
+        print(f"note: {result['queries_without_prediction']} query(ies) have no prediction line: "
+              "scored as empty predictions (AP 0).", file=sys.stderr)
+
+
 def eval_temporal_command(args: argparse.Namespace) -> int:
     result = evaluate_temporal_files(args.gt, args.pred, args.fps)
+    _warn_temporal(result)
     if args.json:
         print(json.dumps(result))
         return 0
-    rows = [(k, result[k]) for k in TEMPORAL_KEYS] + [("num_queries", result["num_queries"])]
+    rows = [(k, with_interval(k, result)) for k in TEMPORAL_KEYS] + [("num_queries", result["num_queries"])]
     for name, summary in {**result["by_length"], **result["by_count"]}.items():
         rows.append((f"mAP@0.3 {name} ({summary['num_queries']} q)", summary["mAP@0.3"]))
-    rows.append(("queries without prediction (left out)", result["queries_without_prediction"]))
+    rows.append(("queries without prediction (scored as empty)", result["queries_without_prediction"]))
+    rows.append(("ground-truth lines without windows (left out)", result["gt_without_windows"]))
     rows.append(("invalid answers (unparsed/error/fallback, scored as empty)", result["invalid"]))
     rows += [(f"  {k}", result[k]) for k in ("unparsed", "errors", "fallbacks")]
     rows += [(f"mR@{k} queries (>= {k} GT and predicted windows)", result.get(f"mR@{k}_queries"))
              for k in (1, 2, 3)]
+    rows.append(("@3+tgt queries (>= 3 GT windows)", result.get("@3+tgt_queries")))
     print(format_table(rows))
+    note = interval_note(result)
+    if note:
+        print(note)
     return 0
 
 
@@ -155,8 +259,11 @@ def eval_spatial_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, default=float))
         return 0
-    rows = [(k, v) for k, v in result.items() if not isinstance(v, (dict, list))]
+    rows = [(k, with_interval(k, result)) for k, v in result.items() if not isinstance(v, (dict, list))]
     print(format_table(rows))
+    note = interval_note(result)
+    if note:
+        print(note)
     return 0
 
 
@@ -164,12 +271,10 @@ def eval_spatial_command(args: argparse.Namespace) -> int:
 
 def temporal_work(solver: TemporalSolver):
     def work(item: ImpactItem) -> dict:
-        try:
-            pred = solver.localize(item)
-        except UserError as exc:  # a bad clip is recorded and the run goes on
-            return {"qid": item.qid, "pred_relevant_windows": [], "status": "error",
-                    "error": str(exc), "method": solver.method}
-        if pred.status == "error":  # not written: the next run asks again
+        # a clip that cannot be read (UserError) or a failed call: not written, the item counts as
+        # failed (named on stderr, exit 1) and the next run asks again; eval scores it as missing
+        pred = solver.localize(item)
+        if pred.status == "error":
             raise BackendError(f"{item.qid}: {pred.error}")
         return pred.to_record()
     return work
@@ -184,7 +289,7 @@ def spatial_work(region_solver: RegionSolver, frames: ClipFrames | None = None):
             images = {frame: frames.image(item, frame)}
         answer = select_regions(region_solver, item, [frame], images=images)[frame]
         if answer.backend_failed:  # not written: retried on the next run
-            raise BackendError(f"{item.qid} frame {frame}: {answer.error}")
+            raise BackendError(f"{item.qid}#{frame}: {answer.error}")
         record = {"key": f"{item.qid}#{frame}", "qid": item.qid, "frame": frame}
         record.update(answer.as_dict())
         return record
@@ -277,9 +382,10 @@ def run_impact_command(args: argparse.Namespace) -> int:
         result = evaluate_temporal_files(Path(summary["temporal_gt"]), Path(summary["temporal_pred"]))
         print(format_table([(k, result[k]) for k in TEMPORAL_KEYS]
                            + [("invalid answers (scored as empty)", result["invalid"])]))
-    failed = sum(summary.get(task, {}).get("failed", 0) for task in TASKS)
-    if failed:
-        print(f"{failed} item(s) failed and were not saved; rerun the same command to retry them.",
-              file=sys.stderr)
+    failed = {task: summary.get(task, {}).get("failed", 0) for task in TASKS}
+    if any(failed.values()):
+        detail = ", ".join(f"{n} {task}" for task, n in failed.items() if n)
+        print(f"{sum(failed.values())} item(s) failed ({detail}; each reason is named above) and "
+              "were not saved; rerun the same command to retry them.", file=sys.stderr)
         return 1
     return 0

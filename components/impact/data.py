@@ -353,7 +353,13 @@ class _GtLine(BaseModel):
     @field_validator("relevant_windows", mode="before")
     @classmethod
     def _pairs(cls, value: Any) -> list[list[float]]:
-        return _windows(value, "relevant_windows", 2)
+        windows = _windows(value, "relevant_windows", 2)
+        for i, (start, end) in enumerate(windows):
+            # a reversed or negative moment is no moment: scoring it would change the AP silently
+            if not (math.isfinite(start) and math.isfinite(end)) or start < 0 or end <= start:
+                raise ValueError(f"window {i} of 'relevant_windows' is {[start, end]}: a ground-truth "
+                                 "moment is [start, end] seconds with 0 <= start < end.")
+        return windows
 
 
 class _PredLine(BaseModel):
@@ -428,7 +434,31 @@ def load_qv_pred(path: str | Path) -> list[dict]:
     return _load_qv(path, _PredLine, "pred_relevant_windows", " (one line per query)")
 
 
+def is_invalid_region_record(record: dict) -> bool:
+    """A spatial prediction line that holds no parsed model answer (an unparsed reply, a failed
+    call, a fallback): its regions are never scored (docs/metrics.md)."""
+    status = str(record.get("status") or "")
+    return bool(record.get("error")) or status in ("unparsed", "error") or status.startswith("fallback")
+
+
 def load_spatial_pred(path: str | Path) -> dict[tuple[str, int], dict]:
-    """Spatial predictions JSONL: {"qid", "frame", "regions": [...], "vertices": [...]} per line."""
+    """Spatial predictions JSONL: {"qid", "frame", "regions": [...], "vertices": [...]} per line.
+    A (qid, frame) given twice is refused (either copy could be the one scored); a region label
+    that is not one of the 18 is refused naming the line, unless the line records an error (an
+    unparsed or failed answer, scored as nothing predicted whatever it lists)."""
     path = Path(path)
-    return {(str(line.qid), line.frame): record for _, record, line in _lines(path, _SpatialLine)}
+    out: dict[tuple[str, int], dict] = {}
+    lines: dict[tuple[str, int], int] = {}
+    for line_no, record, line in _lines(path, _SpatialLine):
+        key = (str(line.qid), line.frame)
+        if key in out:
+            raise DataFormatError(f"{path}: line {line_no}: duplicate prediction for qid '{key[0]}' "
+                                  f"frame {key[1]} (first on line {lines[key]}); keep one line per "
+                                  "(qid, frame).")
+        unknown = [r for r in line.regions if r not in REGION_LABELS]
+        if unknown and not is_invalid_region_record(record):
+            raise DataFormatError(f"{path}: line {line_no} key 'regions': unknown region label "
+                                  f"'{unknown[0]}'; labels are: {', '.join(REGION_LABELS)}.")
+        out[key] = record
+        lines[key] = line_no
+    return out

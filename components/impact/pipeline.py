@@ -9,10 +9,10 @@ from collections.abc import Callable, Iterable, Mapping
 
 from backends.errors import GenerationStopped
 from components.common.errors import DataFormatError
-from components.impact.data import ImpactAnnotations, ImpactItem
+from components.impact.data import ImpactAnnotations, ImpactItem, is_invalid_region_record
 from components.impact.body import BodyModel, load_body
 from components.impact.prompts.regions import RegionAnswer, RegionSolver
-from components.impact.metrics.spatial import spatial_metrics_from_records
+from components.impact.metrics.spatial import frame_rows, summarise_rows
 from components.media import open_video
 
 if TYPE_CHECKING:
@@ -144,36 +144,41 @@ def select_regions(solver: RegionSolver, item: ImpactItem, frames: list[int], *,
 EMPTY_PREDICTION: dict = {"regions": [], "vertices": []}
 
 
-def is_invalid_region_record(record: dict) -> bool:
-    """A spatial prediction line that holds no parsed model answer (an unparsed reply, a failed
-    call, a fallback): its regions are never scored (docs/metrics.md)."""
-    status = str(record.get("status") or "")
-    return bool(record.get("error")) or status in ("unparsed", "error") or status.startswith("fallback")
+def scored_frames(annotations: ImpactAnnotations, split: str | None = None) -> list[tuple[ImpactItem, int]]:
+    """The (item, frame) units spatial scoring covers: annotated frames that carry regions."""
+    return [(item, frame) for item in annotations.split(split) for frame in annotated_frames(item)
+            if item.frames.get(frame) is not None]
+
+
+def spatial_frame_rows(annotations: ImpactAnnotations, predictions: Mapping[tuple[str, int], dict],
+                       *, split: str | None = None, body: BodyModel | None = None
+                       ) -> tuple[list[tuple[str, int]], list[dict], list[dict | None]]:
+    """(keys, per-frame metric rows, the prediction lines as given) over `scored_frames`; an
+    unparsed or failed answer is scored as nothing predicted."""
+    body = body or load_body()
+    units = scored_frames(annotations, split)
+    if not units:
+        raise DataFormatError(f"{annotations.path}: no annotated frame with regions to score "
+                              "(add 'frames' with 'regions' to the items).")
+    given = [predictions.get((item.qid, frame)) for item, frame in units]
+    scored = [EMPTY_PREDICTION if p is not None and is_invalid_region_record(p) else p for p in given]
+    gt_records = [{"regions": item.frames[frame].regions, "vertices": item.frames[frame].vertices}
+                  for item, frame in units]
+    return [(item.qid, frame) for item, frame in units], frame_rows(gt_records, scored, body), given
 
 
 def evaluate_spatial(annotations: ImpactAnnotations, predictions: Mapping[tuple[str, int], dict],
                      *, split: str | None = None, body: BodyModel | None = None) -> dict:
     """Per annotated frame: GT and prediction painted on the body, then the body engineer's metrics.
     A frame with no prediction line counts as nothing predicted (precision 1, recall 0, F1 0), and
-    so does an unparsed or failed answer, whatever regions its line lists (counted in `invalid`)."""
+    so does an unparsed or failed answer, whatever regions its line lists (counted in `invalid`).
+    `intervals`: each score's 95 % bootstrap interval over queries (a query's frames together)."""
     body = body or load_body()
-    gt_records, pred_records = [], []
-    for item in annotations.split(split):
-        for frame in annotated_frames(item):
-            gt = item.frames.get(frame)
-            if gt is None:
-                continue
-            gt_records.append({"regions": gt.regions, "vertices": gt.vertices})
-            pred_records.append(predictions.get((item.qid, frame)))
-    invalid = [p for p in pred_records if p is not None and is_invalid_region_record(p)]
-    pred_records = [EMPTY_PREDICTION if p is not None and is_invalid_region_record(p) else p
-                    for p in pred_records]
-    if not gt_records:
-        raise DataFormatError(f"{annotations.path}: no annotated frame with regions to score "
-                              "(add 'frames' with 'regions' to the items).")
-    result = spatial_metrics_from_records(gt_records, pred_records, body)
-    result["num_frames"] = len(gt_records)
-    result["frames_without_prediction"] = sum(1 for p in pred_records if p is None)
+    keys, rows, given = spatial_frame_rows(annotations, predictions, split=split, body=body)
+    invalid = [p for p in given if p is not None and is_invalid_region_record(p)]
+    result = summarise_rows(rows, [qid for qid, _ in keys])
+    result["num_frames"] = len(rows)
+    result["frames_without_prediction"] = sum(1 for p in given if p is None)
     result["invalid"] = len(invalid)  # unparsed or failed answers, scored as nothing predicted
     result["unparsed"] = sum(1 for p in invalid if str(p.get("error") or "").startswith("unparsed")
                              or p.get("status") == "unparsed")

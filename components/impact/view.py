@@ -95,6 +95,24 @@ def data_label(annotations: ImpactAnnotations | None, split: str | None, count: 
     return f"{name}{f', split {split}' if split else ''} ({count} {unit})"
 
 
+def interval_cells(result: dict, keys: Sequence[str]) -> list[str]:
+    """One "[low, high]" cell per key from the result's `intervals` ("" where it has none)."""
+    cis = result.get("intervals") or {}
+    return [f"[{cis[k]['low']:.2f}, {cis[k]['high']:.2f}]" if (cis.get(k) or {}).get("low") is not None
+            else "" for k in keys]
+
+
+def interval_row(name: str, result: dict, keys: Sequence[str], size: Any, data: str) -> str | None:
+    """The Markdown row under a run's row: each score's 95 % interval and how it was made, then
+    the run's size and data (every row names its data)."""
+    cis = [ci for ci in (result.get("intervals") or {}).values() if ci.get("low") is not None]
+    if not cis:
+        return None
+    how = f"95 % interval, bootstrap over {cis[0]['units']} {cis[0]['unit']}, {cis[0]['resamples']} resamples"
+    return (f"| ↳ {md_text(name)} (this app): {md_text(how)} | " + " | ".join(interval_cells(result, keys))
+            + f" | {size} | {md_text(data)} |")
+
+
 def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = True,
                    data: str | None = None) -> str:
     """Markdown: this app's runs first, then the paper's Tables 2-3 rows; every row names its data
@@ -106,6 +124,9 @@ def temporal_table(runs: Sequence[tuple[str, dict]], *, with_reference: bool = T
         n = result.get("num_queries", "")
         lines.append(f"| **{md_text(name)}** (this app) | " + " | ".join(_cell(result.get(k)) for k in TEMPORAL_KEYS)
                      + f" | {n} | {md_text(data or f'this data ({n} queries)')} |")
+        ci_row = interval_row(name, result, TEMPORAL_KEYS, n, data or f"this data ({n} queries)")
+        if ci_row:
+            lines.append(ci_row)
     if with_reference:
         for row in reference_rows()["temporal"]:
             setting = f" {row['setting']}" if row.get("setting") else ""
@@ -152,6 +173,9 @@ def spatial_table(runs: Sequence[tuple[str, dict]], *, data: str | None = None) 
         lines.append(f"| **{md_text(name)}** (this app, {result.get('body', '')} body) | "
                      + " | ".join(_cell(result.get(k)) for k in keys)
                      + f" | {n} | {md_text(data or f'this data ({n} frames)')} |")
+        ci_row = interval_row(name, result, keys, n, data or f"this data ({n} frames)")
+        if ci_row:
+            lines.append(ci_row)
     for row in reference_rows()["spatial"]:
         lines.append(f"| {row['method']} {row['setting']} (paper, {row['table']}) | "
                      + " | ".join(_cell(row.get(k)) for k in keys)

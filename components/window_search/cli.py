@@ -8,6 +8,8 @@ handlers, calling the same pipeline as the UI.
         [--localizer SPEC] [--localize-frames 32] [--thinking off|default] [--shard i/N]
         [--shard-by query|movie]
 
+    python app.py compare grounding A.jsonl B.jsonl --annotations A.json [--json] [--show 20]
+
 `eval grounding --predictions` takes several files or folders (the shards' outputs) and merges them.
 """
 from __future__ import annotations
@@ -23,6 +25,7 @@ from backends.base import VLMBackend
 from backends.config import ApiSettings
 from backends.registry import resolve
 from components.common.batch import run_resumable
+from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, \
     backend_from_args, backend_spec
 from components.common.errors import UserError
@@ -30,7 +33,7 @@ from components.common.io import append_jsonl, read_jsonl
 from components.common.shards import describe_selection, input_files, merged_files
 from components.window_search.data import GroundingAnnotations, GroundingQuery, \
     load_annotations, load_predictions
-from components.window_search.metrics import evaluate, format_table
+from components.window_search.metrics import disagreements, evaluate, format_table, unit_scores
 from components.window_search.pipeline import METHODS, MovieLibrary, SearchSettings, ground_query, \
     prediction_record
 from components.window_search.retrieval import caption_chunks, chunk_embeddings
@@ -54,6 +57,37 @@ def add_eval_parsers(eval_subparsers) -> None:
                    help="DIAGNOSTIC: also score fallback predictions (the whole window after an "
                         "unreadable reply, ...) as if they were answers; the output says so")
     p.set_defaults(func=eval_grounding)
+
+
+def add_compare_parsers(compare_subparsers) -> None:
+    p = compare_subparsers.add_parser(
+        "grounding", help="two grounding runs on the same annotations: paired differences, "
+                          "disagreeing queries", formatter_class=HelpFormatter,
+        description="Paired difference A - B of every grounding score (bootstrap over queries; "
+                    "pairs for PairSuccess) with its interval and p-value, and the queries on "
+                    "which the runs land on different sides of a threshold.")
+    p.add_argument("--annotations", required=True, type=Path, help="grounding annotation JSON of both runs")
+    compare.add_compare_arguments(p)
+    p.add_argument("--score-fallbacks", action="store_true",
+                   help="DIAGNOSTIC: score fallback predictions in both runs (as eval)")
+    p.set_defaults(func=compare_grounding)
+
+
+def compare_grounding(args: argparse.Namespace) -> int:
+    ann = load_annotations(args.annotations)
+    runs = [load_prediction_files([Path(args.a)]), load_prediction_files([Path(args.b)])]
+    qids = {q.qid for q in ann.queries}
+    for path, preds in zip((args.a, args.b), runs):
+        compare.refuse_unknown(path, preds, qids, what="prediction(s) for qids", against=str(args.annotations))
+    fallbacks = getattr(args, "score_fallbacks", False)
+    groups = [unit_scores(ann, preds, score_fallbacks=fallbacks) for preds in runs]
+    result = compare.Comparison(
+        "grounding", str(args.a), str(args.b),
+        f"{args.annotations} ({len(ann.queries)} queries, {len(ann.pairs)} pairs)",
+        compare.paired(*groups), disagreements(ann, *runs, score_fallbacks=fallbacks),
+        len(ann.queries), "queries",
+        notes=["DIAGNOSTIC: fallbacks scored as answers (--score-fallbacks)"] if fallbacks else [])
+    return compare.emit(result, as_json=args.json, shown=args.show)
 
 
 def add_run_parsers(run_subparsers) -> None:

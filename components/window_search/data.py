@@ -231,8 +231,20 @@ def _pair(path: Path, where: str, p: dict, qids: set[str], duration: float | Non
     return GroundingPair(pid, mid, attr, target, conf)
 
 
+def _check_in_movie(path: Path, line: int, qid: str, key: str, value: Any) -> None:
+    """A time before 0 s is outside every movie: refused (docs/decisions.md "Numbers"), since
+    scoring it, or clipping it to 0, would score something the model did not say."""
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in value) \
+            and min(value) < 0:
+        raise DataFormatError(f"{path}: line {line} (qid '{qid}') key '{key}': {list(value)} starts "
+                              "before 0 s, outside the movie; fix or remove the line (a prediction "
+                              "is never clipped or guessed).")
+
+
 def load_predictions(path: str | Path) -> dict[str, Prediction]:
-    """qid -> Prediction. A line without a qid, or a qid given twice, is a DataFormatError."""
+    """qid -> Prediction. A line without a qid, a qid given twice, or a time before 0 s is a
+    DataFormatError."""
     path = Path(path)
     if not path.exists():
         raise DataFormatError(f"prediction file not found: {path}")
@@ -255,6 +267,8 @@ def load_predictions(path: str | Path) -> dict[str, Prediction]:
         qid = str(rec["qid"])
         if qid in out:
             raise DataFormatError(f"{path}: line {n}: duplicate qid '{qid}'; keep one prediction per query.")
+        for key in ("interval", "window", "fallback_interval"):
+            _check_in_movie(path, n, qid, key, rec.get(key))
         source = rec.get("source")
         out[qid] = Prediction(qid, numeric_interval(rec.get("interval")),
                               numeric_interval(rec.get("window")), rec.get("trace"), rec,

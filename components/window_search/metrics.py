@@ -5,6 +5,9 @@ score 0, and so do fallbacks and unparsed items (only a model's parsed answer, o
 baseline's, is scored; `score_fallbacks` scores fallbacks for a diagnostic). mIoU and R@1@θ average over ALL queries of the annotation file; PairSuccess@θ is the share
 of ALL pairs whose two queries both reach IoU >= θ. Percentages 0-100, unrounded.
 
+Intervals (docs/metrics.md "Intervals"): mIoU and R@1@θ are resampled over queries, PairSuccess@θ
+over pairs (`unit_scores`); `evaluate` carries them under "intervals".
+
 Diagnostics (paper Table 2), when predictions carry the `window` handed to the localizer:
 - retrieval_miss: share of queries with a window whose window does not overlap the GT at all;
 - oracle_localizer_mIoU: mean over those queries of the IoU a localizer would reach by returning
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from components.common import stats
 from components.common.intervals import iou, overlap, valid_interval
 from components.window_search.data import GroundingAnnotations, Prediction
 from components.window_search.types import UNPARSED, is_scored_source
@@ -113,10 +117,67 @@ def evaluate(annotations: GroundingAnnotations, predictions: Mapping[str, Predic
     out = grounding_metrics(pairs, intervals)
     out["counts"] = source_counts(annotations, predictions)
     out["scored_fallbacks"] = score_fallbacks
+    out["intervals"] = score_intervals(unit_scores(annotations, predictions, score_fallbacks=score_fallbacks))
     diag = window_diagnostics(annotations, predictions)
     if diag is not None:
         out["diagnostics"] = diag
     return out
+
+
+def query_ious(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction], *,
+               score_fallbacks: bool = False) -> list[float]:
+    """The IoU of every query of the annotation file, in its order (a missing prediction: 0)."""
+    return [temporal_iou(scored_interval(predictions.get(q.qid), score_fallbacks=score_fallbacks),
+                         q.interval) for q in annotations.queries]
+
+
+def unit_scores(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction], *,
+                score_fallbacks: bool = False) -> dict[str, list[stats.SumScore]]:
+    """The scores as sums over their units: "queries" (mIoU, R@1@θ) and "pairs" (PairSuccess@θ,
+    both queries of a pair at IoU >= θ), in the annotation file's order, so two runs on the same
+    file line up unit for unit."""
+    ious = query_ious(annotations, predictions, score_fallbacks=score_fallbacks)
+    queries = [stats.ratio("mIoU", ious, unit="queries", scale=100.0)]
+    queries += [stats.ratio(f"R@1@{t}", [float(i >= t) for i in ious], unit="queries", scale=100.0)
+                for t in THRESHOLDS]
+    by_pair = [ious[2 * k: 2 * k + 2] for k in range(len(annotations.pairs))]
+    pairs = [stats.ratio(f"PairSuccess@{t}", [float(bool(p) and all(i >= t for i in p)) for p in by_pair],
+                         unit="pairs", scale=100.0) for t in THRESHOLDS]
+    return {"queries": queries, "pairs": pairs}
+
+
+def score_intervals(groups: Mapping[str, Sequence[stats.SumScore]]) -> dict[str, dict]:
+    """Every score's 95 % bootstrap interval over its own unit (stats defaults: fixed seed)."""
+    out: dict[str, dict] = {}
+    for scores in groups.values():
+        out.update({k: e.to_json() for k, e in stats.estimates(scores).items()})
+    return out
+
+
+def disagreements(annotations: GroundingAnnotations, a: Mapping[str, Prediction],
+                  b: Mapping[str, Prediction], *, score_fallbacks: bool = False) -> list[dict]:
+    """Queries on which the two runs land on different sides of at least one threshold θ, the
+    largest IoU gap first (ties in the annotation file's order)."""
+    ious_a = query_ious(annotations, a, score_fallbacks=score_fallbacks)
+    ious_b = query_ious(annotations, b, score_fallbacks=score_fallbacks)
+    rows = []
+    for q, ia, ib in zip(annotations.queries, ious_a, ious_b):
+        if all((ia >= t) == (ib >= t) for t in THRESHOLDS):
+            continue
+        pa, pb = a.get(q.qid), b.get(q.qid)
+        rows.append({"qid": q.qid, "pair_id": q.pair_id, "gt": list(q.interval),
+                     "a": _shown(pa), "b": _shown(pb), "iou_a": round(100 * ia, 2),
+                     "iou_b": round(100 * ib, 2), "source_a": _source(pa), "source_b": _source(pb)})
+    rows.sort(key=lambda r: -abs(r["iou_a"] - r["iou_b"]))
+    return rows
+
+
+def _shown(pred: Prediction | None) -> list[float] | None:
+    return None if pred is None or pred.interval is None else list(pred.interval)
+
+
+def _source(pred: Prediction | None) -> str:
+    return "missing" if pred is None else str(pred.source or "(no source)")
 
 
 def window_diagnostics(annotations: GroundingAnnotations,
@@ -133,12 +194,25 @@ def window_diagnostics(annotations: GroundingAnnotations,
             "missing_predictions": sum(1 for q in annotations.queries if q.qid not in predictions)}
 
 
+def stats_note(cis: Mapping[str, Mapping]) -> str:
+    """How the intervals were made, in one line (every table that prints them says so)."""
+    first = next(iter(cis.values()))
+    return (f"intervals: {round(100 * first['level'])} % percentile bootstrap, {first['resamples']} "
+            f"resamples, seed {first['seed']}; the same files give the same interval")
+
+
 def format_table(metrics: dict) -> str:
     """A readable table for the CLI (values rounded for display only)."""
-    lines = [f"{'metric':<22}{'value':>10}"]
+    lines = [f"{'metric':<22}{'value':>10}  95 % interval"]
+    cis = metrics.get("intervals") or {}
     for k in METRIC_KEYS:
         v = metrics[k]
-        lines.append(f"{k:<22}{v:>10.2f}" if isinstance(v, float) else f"{k:<22}{v:>10}")
+        ci = cis.get(k)
+        span = f"  [{ci['low']:.2f}, {ci['high']:.2f}] over {ci['units']} {ci['unit']}" \
+            if ci and ci.get("low") is not None else ""
+        lines.append(f"{k:<22}{v:>10.2f}{span}" if isinstance(v, float) else f"{k:<22}{v:>10}")
+    if cis:
+        lines.append(stats_note(cis))
     counts = metrics.get("counts")
     if counts:
         lines.append(f"answered by the model {counts['model']}, fallbacks {counts['fallback']}, "

@@ -265,6 +265,16 @@ def bench_table(metrics: dict | None, *, data_set: str = "", method: str = "") -
     return table
 
 
+def bench_interval_row(metrics: dict, *, data_set: str = "", method: str = "") -> list:
+    """The row to show under this run's row of `bench_table`: each score's 95 % interval as
+    "[low, high]" (percent, 1 decimal; "" without one), in BENCH_HEADERS' order."""
+    _, keys, _ = reference_rows()
+    cis = metrics.get("intervals") or {}
+    cells = [f"[{cis[k]['low']:.1f}, {cis[k]['high']:.1f}]" if (cis.get(k) or {}).get("low") is not None
+             else "" for k in keys]
+    return [data_set, f"{method} 95 % interval", *cells]
+
+
 def bench_notes(metrics: dict) -> str:
     """What the table's own row does not show: counts of fallbacks / unparsed, the diagnostics."""
     bits = [f"{metrics['num_queries']} queries, {metrics['num_pairs']} pairs"]
@@ -276,4 +286,11 @@ def bench_notes(metrics: dict) -> str:
     if diag:
         bits.append(f"retrieval miss {diag['retrieval_miss']:.1f} %, oracle-localizer mIoU "
                     f"{diag['oracle_localizer_mIoU']:.1f}")
+    cis = metrics.get("intervals") or {}
+    shown = [k for k in ("mIoU", "R@1@0.5", "PairSuccess@0.5") if (cis.get(k) or {}).get("low") is not None]
+    if shown:
+        first = cis[shown[0]]
+        bits.append("95 % intervals: " + ", ".join(
+            f"{k} [{cis[k]['low']:.1f}, {cis[k]['high']:.1f}] over {cis[k]['units']} {cis[k]['unit']}"
+            for k in shown) + f" (bootstrap, {first['resamples']} resamples, seed {first['seed']})")
     return " · ".join(bits)

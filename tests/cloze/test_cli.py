@@ -22,11 +22,21 @@ def test_eval_prints_the_documented_json(cloze_examples, capsys):
     assert set(m["error_source"]) == {"A", "P"}
     assert set(m["error_source"]["A"]) == {"Early", "Late", "Wide"}
     assert m["stems"] == 6 and m["invalid_entries_skipped"] == 0
+    # every score with its 95 % interval over stems (the paper's unit), fixed seed, resamples stated
+    cis = m["intervals"]
+    assert {"S", "A", "P", "acc", "3/3", "2/3", "1/3", "0/3", ">=1", ">=2", "strict acc", "parse_rate"} <= set(cis)
+    for key in ("S", "A", "P", "acc", ">=1", "3/3"):
+        ci = cis[key]
+        assert (ci["unit"], ci["units"], ci["resamples"], ci["seed"], ci["level"]) == ("stems", 6, 2000, 0, 0.95)
+        assert ci["value"] == round(m[key], 2) and ci["low"] <= ci["value"] <= ci["high"]
+    assert _run(["eval", "cloze", "--results", str(cloze_examples / "results" / "edge1.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["intervals"] == cis  # same file, same interval
 
 
 def test_eval_table_and_errors(tmp_path, capsys, cloze_examples):
     assert _run(["eval", "cloze", "--results", str(cloze_examples / "results" / "edge1.json")]) == 0
-    assert "error source A" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "error source A" in table and "95 % intervals over 6 stems" in table and "seed 0" in table
     with pytest.raises(UserError, match="missing.json"):
         _run(["eval", "cloze", "--results", str(tmp_path / "missing.json")])
     (tmp_path / "bad.json").write_text("{oops")
@@ -111,3 +121,27 @@ def test_run_records_truncated_replies_and_eval_counts_them(cloze_examples, tmp_
     assert _run(["eval", "cloze", "--results", str(out), "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
     assert m["invalid_kinds"]["truncated"] == 2 and m["A"] is None
+
+
+def test_the_interval_does_not_depend_on_the_order_of_the_shards(tmp_path, capsys):
+    import random
+
+    from components.common import stats
+    from components.cloze.metrics import unit_scores
+
+    rng = random.Random(3)
+    om = {"A": "GT", "B": "Rand1", "C": "Rand2", "D": "Rand3"}
+    results = {f"s{i:02d}": {d: {"answer": rng.choice("AB"), "expected": "A", "option_map": om}
+                             for d in ("S", "A", "C")} for i in range(40)}
+    stems = sorted(results)
+    # the stems' order matters to a bootstrap that is not told to sort them: the test can fail
+    forward = stats.estimates(unit_scores(results, stems))["acc"]
+    backward = stats.estimates(unit_scores(results, stems[::-1]))["acc"]
+    assert (forward.low, forward.high) != (backward.low, backward.high)
+    (tmp_path / "one.json").write_text(json.dumps({s: results[s] for s in stems[:20]}))
+    (tmp_path / "two.json").write_text(json.dumps({s: results[s] for s in reversed(stems[20:])}))
+    cis = []
+    for order in (["one.json", "two.json"], ["two.json", "one.json"]):
+        assert _run(["eval", "cloze", "--json", "--results", *(str(tmp_path / f) for f in order)]) == 0
+        cis.append(json.loads(capsys.readouterr().out)["intervals"])
+    assert cis[0] == cis[1] and cis[0]["acc"]["low"] == round(forward.low, 2)

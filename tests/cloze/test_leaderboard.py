@@ -33,3 +33,60 @@ def test_an_imported_file_without_a_data_set_says_so():
     results = {"s": {"S": {"answer": "A", "correct": True}}}
     row = row_from_results("x", results, "imported")
     assert row["data"] == "imported file" and row["size"] == "1 stem"
+
+
+OM = {"A": "GT", "B": "Rand1", "C": "Rand2", "D": "Rand3"}
+
+
+def _results(right: list[int], data_set: str = "cloze") -> dict:
+    return {f"s{i}": {d: {"answer": "A" if ok else "B", "expected": "A", "correct": bool(ok),
+                          "option_map": OM, "data_set": data_set} for d in ("S", "A", "C")}
+            for i, ok in enumerate(right)}
+
+
+def test_rows_carry_intervals_and_a_test_against_the_next_row():
+    from components.cloze.leaderboard import significance
+
+    strong = row_from_results("strong", _results([1] * 38 + [0] * 2), "this app")
+    twin = row_from_results("twin", _results([1] * 38 + [0] * 2), "this app")
+    weak = row_from_results("weak", _results([1] * 10 + [0] * 30), "this app")
+    ci = strong["intervals"]["acc"]
+    assert (ci["unit"], ci["units"], ci["resamples"], ci["seed"]) == ("stems", 40, 2000, 0)
+    assert ci["low"] <= strong["acc"] <= ci["high"]
+    rows = reference_rows() + [weak, twin, strong]
+    headers, body = table(rows)
+    assert headers[-2:] == ["acc 95 % CI", "acc vs next row"]
+    ours = [r for r in body if r[1] == "this app"]
+    assert [r[0] for r in ours] == ["twin", "strong", "weak"]  # best first, ties as given
+    # the two equal runs: not significant (paired over the same stems, difference 0, p = 1)
+    assert ours[0][-1].startswith("n.s. vs next (p 1.00, paired, 40 stems")
+    # the second against the weak run: a clear gap
+    assert ours[1][-1].startswith("above next (p 0.000, paired, 40 stems")
+    assert ours[2][-1] == ""  # the last row of its data set
+    assert all(r[-1] == "" and r[-2] == "" for r in body if r[1] == "paper")
+    tests = significance(rows)
+    assert sum(1 for t in tests if t is not None) == 2
+
+
+def test_rows_that_share_no_stem_are_compared_unpaired():
+    from components.cloze.leaderboard import acc_difference
+
+    a = row_from_results("a", _results([1] * 20), "imported", data="x")
+    b = row_from_results("b", {f"t{i}": v for i, v in enumerate(_results([0] * 20).values())}, "imported",
+                         data="x")
+    d = acc_difference(a, b)
+    assert not d.paired and d.diff.value == 100.0 and d.significant
+
+
+def test_the_human_row_gets_its_interval_the_same_way():
+    from components.cloze.metrics import human_results
+
+    records = []
+    for who in ("a1", "a2"):
+        for i in range(12):
+            records.append({"annotator": who, "stem": f"s{i}", "dim": "S",
+                            "answer": "A" if (i or who == "a1") else "B", "option_map": OM})
+    row = row_from_results("Human (this study)", human_results(records), "this study", data="study")
+    ci = row["intervals"]["S"]
+    assert row["S"] == 100 * 11 / 12 and (ci["unit"], ci["units"]) == ("stems", 12)
+    assert ci["low"] <= ci["value"] <= ci["high"] == 100.0

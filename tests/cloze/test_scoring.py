@@ -44,10 +44,14 @@ def test_released_analysis_hand_computed():
 
 def test_strict_variant_and_parse_rate():
     m = score_results(RESULTS)
+    # s4 lacks A and C while the other stems have them: the released scores leave them out (they
+    # count the entries present), the strict ones count them as wrong, and the output says so
+    assert m["missing_entries"] == {"S": 0, "A": 1, "P": 1}
     assert m["strict"]["S"] == pytest.approx(75.0)
-    assert m["strict"]["A"] == pytest.approx(100 / 3)   # the unparsed answer counts as wrong
-    assert m["strict"]["acc"] == pytest.approx(50.0)    # 5 of 10 entries
-    assert m["parse_rate"] == pytest.approx(90.0)
+    assert m["strict"]["A"] == pytest.approx(25.0)      # 1 of 4: s3 unparsed, s4 missing
+    assert m["strict"]["P"] == pytest.approx(25.0)      # 1 of 4: s4 missing
+    assert m["strict"]["acc"] == pytest.approx(500 / 12)  # 5 of 10 entries + 2 missing
+    assert m["parse_rate"] == pytest.approx(90.0)       # of the entries present
 
 
 def test_keys_are_exactly_the_documented_ones_plus_extras():

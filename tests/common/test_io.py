@@ -128,3 +128,37 @@ def test_load_json_names_the_problem(tmp_path):
 def test_fsync_dir_ignores_what_it_cannot_open(tmp_path):
     io.fsync_dir(tmp_path)
     io.fsync_dir(tmp_path / "not-there")  # no error
+
+
+def test_a_repeated_key_is_found_with_its_line_and_only_inside_one_object():
+    from components.common.io import duplicate_key_line
+
+    # the same key in sibling objects of a list, or inside a string, is no repeat
+    assert duplicate_key_line('[{"a": 1}, {"a": 2}, {"s": "\\"a\\": 3, \\"a\\": 4"}]') is None
+    assert duplicate_key_line('{"a": {"b": 1}, "c": {"b": 2},\n"c": 3}') == (2, "c")
+    assert duplicate_key_line('{"x\\"y": 1,\n\n "x\\"y": 2}') == (3, 'x"y')
+
+
+def test_load_json_refuses_a_repeated_key(tmp_path):
+    from components.common.io import load_json
+
+    path = tmp_path / "r.json"
+    path.write_text('{"s1": 1,\n "s1": 2}')
+    with pytest.raises(DataFormatError, match=r"r.json: line 2: key 's1' appears twice"):
+        load_json(path)
+    path.write_text('[{"s1": 1}, {"s1": 2}]')
+    assert load_json(path) == [{"s1": 1}, {"s1": 2}]
+
+
+def test_a_torn_tail_longer_than_the_search_window_is_cut_at_its_own_line(tmp_path):
+    from components.common.io import repair_torn_tail, torn_path
+
+    path = tmp_path / "p.jsonl"
+    head = b'{"qid": "a"}\n'
+    torn = b'{"qid": "b", "raw": "' + b"x" * 300_000  # no newline, not JSON
+    path.write_bytes(head + torn)
+    assert repair_torn_tail(path) == len(torn)
+    assert path.read_bytes() == head and torn_path(path).read_bytes() == torn + b"\n"
+    assert repair_torn_tail(path) == 0 and path.read_bytes() == head  # nothing left to repair
+    path.write_bytes(torn)  # the only line torn: the file becomes empty, the bytes kept aside
+    assert repair_torn_tail(path) == len(torn) and path.read_bytes() == b""

@@ -47,12 +47,19 @@ def test_eval_impact_temporal_json_keys_and_values(tmp_path, capsys):
     assert code == 0
     result = json.loads(out)
     assert TEMPORAL_KEYS <= set(result)
-    assert result["num_queries"] == 2 and result["queries_without_prediction"] == 1
-    assert result["mAP@0.3"] == pytest.approx(100 * (5 / 9 + 1) / 2)
-    assert result["R1@0.3"] == pytest.approx(100.0)
-    assert result["@1_tgt"] == pytest.approx(100.0) and result["@2_tgt"] is None
-    code, out, _ = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p)], capsys)
-    assert code == 0 and "mAP@0.3" in out and "77.78" in out
+    # q3 has no prediction line: scored as an empty prediction (AP 0) and counted
+    assert result["num_queries"] == 3 and result["queries_without_prediction"] == 1
+    assert result["mAP@0.3"] == pytest.approx(100 * (5 / 9 + 1 + 0) / 3)
+    assert result["R1@0.3"] == pytest.approx(100 * 2 / 3)
+    assert result["@1_tgt"] == pytest.approx(50.0) and result["@2_tgt"] is None
+    cis = result["intervals"]
+    assert set(cis) == set(TEMPORAL_KEYS) - {"num_queries"}
+    assert all(ci["unit"] == "queries" and ci["units"] == 3 for ci in cis.values())
+    assert cis["mAP@0.3"]["value"] == round(result["mAP@0.3"], 2)
+    assert cis["mAP@0.3"]["low"] <= cis["mAP@0.3"]["value"] <= cis["mAP@0.3"]["high"]
+    code, out, err = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p)], capsys)
+    assert code == 0 and "mAP@0.3" in out and "51.85" in out
+    assert "95 % interval" in out and "over 3 queries" in out
 
 
 def test_eval_user_error_is_one_readable_line(tmp_path, capsys):

@@ -100,14 +100,34 @@ def test_r1_at_03_uses_the_top_prediction():
     assert r["R1@0.3"] == pytest.approx(100 * 2 / 3)
 
 
-def test_queries_without_a_prediction_line_are_left_out_but_empty_answers_count():
+def test_queries_without_a_prediction_line_score_zero_and_are_counted():
+    # issue 19: the QVHighlights reference loops over the GT qids (a missing one raises); the app
+    # scores a missing line as an empty prediction (AP 0, top-1 miss) and counts it, so a run that
+    # skipped its hard queries is not flattered
     gts = [gt("a", [0, 1]), gt("b", [2, 3]), gt("c", [4, 5])]
     r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0])])
-    assert r["mAP@0.3"] == pytest.approx(100.0) and r["num_queries"] == 1
-    assert r["queries_without_prediction"] == 2
+    assert r["mAP@0.3"] == pytest.approx(100 / 3) and r["R1@0.3"] == pytest.approx(100 / 3)
+    assert r["num_queries"] == 3 and r["queries_without_prediction"] == 2
+    assert r["empty_predictions"] == 0  # no line answered "None"
     r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0]), pred("b")])  # b answered "None"
-    assert r["mAP@0.3"] == pytest.approx(50.0) and r["R1@0.3"] == pytest.approx(50.0)
-    assert r["empty_predictions"] == 1
+    assert r["mAP@0.3"] == pytest.approx(100 / 3) and r["R1@0.3"] == pytest.approx(100 / 3)
+    assert r["empty_predictions"] == 1 and r["queries_without_prediction"] == 1
+
+
+def test_a_ground_truth_line_without_windows_is_left_out_and_counted():
+    # nothing to find: its AP is undefined (recall divides by the GT count), so it leaves every
+    # average, and the output says how many such lines there were
+    gts = [gt("a", [0, 1]), gt("b")]
+    r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0]), pred("b", [0, 1, 1.0])])
+    assert r["num_queries"] == 1 and r["gt_without_windows"] == 1
+    assert r["mAP@0.3"] == pytest.approx(100.0)
+
+
+def test_3plus_tgt_is_zero_without_such_a_query_as_the_reference():
+    r = evaluate_temporal([gt("a", [0, 1]), gt("b", [0, 1], [2, 3])],
+                          [pred("a", [0, 1, 1.0]), pred("b", [0, 1, 1.0])])
+    assert r["@3+tgt"] == 0.0 and r["@3+tgt_queries"] == 0
+    assert r["intervals"]["@3+tgt"]["value"] == 0.0
 
 
 def test_length_and_count_breakdowns():
@@ -157,7 +177,8 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
     fps = 4.0
     result = evaluate_temporal(gts, preds, fps=fps)
 
-    pairs = [(g["relevant_windows"], p["pred_relevant_windows"]) for g, p in zip(gts[:7] + gts[8:], preds)]
+    by_qid = {p["qid"]: p["pred_relevant_windows"] for p in preds}
+    pairs = [(g["relevant_windows"], by_qid.get(g["qid"], [])) for g in gts]  # q7: scored empty
     for g, p in pairs:  # per query, all GT windows and the subsets the length bins keep
         fast = _QueryAP(g, p, THR)
         for lo, hi in LENGTH_BINS.values():
@@ -171,7 +192,7 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
     def ap_mean(g, p):
         return np.mean(average_precision(g, p, THR))
 
-    assert result["num_queries"] == 39 and result["queries_without_prediction"] == 1
+    assert result["num_queries"] == 40 and result["queries_without_prediction"] == 1
     assert result["mAP@0.3"] == pytest.approx(100 * np.mean([ap03(g, p) for g, p in pairs]), abs=1e-9)
     assert result["G-mAP"] == pytest.approx(100 * np.mean([ap_mean(g, p) for g, p in pairs]), abs=1e-9)
     for k in (1, 2, 3):

@@ -10,8 +10,9 @@ from components.impact.ui import handlers
 from components.common.ui import outputs
 from components.impact.ui.session import RESOURCES, ImpactResources, ImpactSession
 
-RES = ImpactResources()
 from tests.impact.clipdata import make_impact_data
+
+RES = ImpactResources()
 
 BASELINE = {"backend": "baseline", "max_frames": 32}
 

@@ -11,8 +11,9 @@ from components.impact.ui import handlers
 from components.common.ui import outputs
 from components.impact.ui.session import ImpactResources, ImpactSession
 
-RES = ImpactResources()
 from tests.impact.clipdata import make_impact_data
+
+RES = ImpactResources()
 
 SKIP = type(gr.skip())
 

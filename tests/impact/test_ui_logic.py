@@ -98,6 +98,24 @@ def test_tables_list_this_run_beside_the_paper_rows():
     assert "| Cosmos-Reason2-8B RS (paper, Table 4) | 18.59 | 16.17 | 44.11 | 33.31 | 21.21 | 20.01 | 15.92" in spatial
 
 
+def test_tables_show_each_runs_interval_row():
+    from components.impact.metrics.temporal import evaluate_temporal
+
+    gts = [{"qid": f"q{i}", "relevant_windows": [[i, i + 1]]} for i in range(6)]
+    preds = [{"qid": f"q{i}", "pred_relevant_windows": [[i, i + 1, 1.0]] if i % 2 else [[9, 9.5, 1.0]]}
+             for i in range(6)]
+    result = evaluate_temporal(gts, preds)
+    table = view.temporal_table([("m", result)], with_reference=False)
+    row = next(line for line in table.splitlines() if line.startswith("| ↳ m"))
+    ci = result["intervals"]["mAP@0.3"]
+    assert "bootstrap over 6 queries, 2000 resamples" in row
+    assert row.split(" | ")[1] == f"[{ci['low']:.2f}, {ci['high']:.2f}]"
+    header = next(line for line in table.splitlines() if line.startswith("| Method"))
+    assert row.count("|") == header.count("|")  # one cell per column
+    assert row.endswith("| 6 | this data (6 queries) |")
+    assert view.interval_row("x", {"mAP@0.3": 1.0}, ("mAP@0.3",), 1, "d") is None
+
+
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")

@@ -33,14 +33,28 @@ def test_eval_json_keys_and_values(tmp_path, capsys):
     assert _run(["eval", "grounding", "--annotations", str(ann), "--predictions", str(pred), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     # no windows in the predictions: no diagnostics; the source counts are always there (issue 13)
-    assert set(out) == KEYS | {"counts", "scored_fallbacks"}
+    assert set(out) == KEYS | {"counts", "scored_fallbacks", "intervals"}
     assert out["counts"]["model"] == 3 and out["counts"]["missing"] == 1
     assert out["mIoU"] == pytest.approx(100 * (1 + 0.8 + 1 / 3 + 0) / 4)
     assert out["R@1@0.7"] == pytest.approx(50.0)
     assert out["PairSuccess@0.3"] == pytest.approx(50.0) and out["PairSuccess@0.7"] == pytest.approx(50.0)
     assert (out["num_queries"], out["num_pairs"]) == (4, 2)
+    # every score with its interval, over its own unit: queries for mIoU and R@1, pairs for
+    # PairSuccess; the interval holds the score and is the same for the same files
+    cis = out["intervals"]
+    assert set(cis) == set(KEYS) - {"num_queries", "num_pairs"}
+    assert (cis["mIoU"]["unit"], cis["mIoU"]["units"]) == ("queries", 4)
+    assert (cis["PairSuccess@0.3"]["unit"], cis["PairSuccess@0.3"]["units"]) == ("pairs", 2)
+    assert cis["mIoU"]["value"] == round(out["mIoU"], 2)
+    assert (cis["mIoU"]["resamples"], cis["mIoU"]["seed"], cis["mIoU"]["level"]) == (2000, 0, 0.95)
+    for ci in cis.values():
+        assert ci["low"] <= ci["value"] <= ci["high"]
+    assert 0 <= cis["PairSuccess@0.3"]["low"] and cis["PairSuccess@0.3"]["high"] <= 100
+    assert _run(["eval", "grounding", "--annotations", str(ann), "--predictions", str(pred), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["intervals"] == cis
     assert _run(["eval", "grounding", "--annotations", str(ann), "--predictions", str(pred)]) == 0
-    assert "PairSuccess@0.5" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    assert "PairSuccess@0.5" in table and "over 2 pairs" in table and "2000 resamples, seed 0" in table
 
 
 def test_run_rag_is_resumable_and_eval_prints_diagnostics(grounding_examples, tmp_path, capsys, monkeypatch):

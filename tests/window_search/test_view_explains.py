@@ -117,6 +117,26 @@ def test_the_benchmark_table_puts_this_run_beside_the_papers_table_3():
     assert len(view.BENCH_HEADERS) == len(mine)
 
 
+def test_the_benchmark_notes_and_interval_row_carry_each_scores_interval(tmp_path):
+    from components.window_search.data import load_annotations, load_predictions
+    from components.window_search.metrics import evaluate
+
+    pairs = [{"pair_id": f"p{k}", "movie_id": "m", "contrast_attribute": "setting",
+              "target": {"qid": f"t{k}", "query": "q", "interval": [10 * k, 10 * k + 5]},
+              "confusable": {"qid": f"c{k}", "query": "q", "interval": [200 + k, 205 + k]}} for k in range(5)]
+    (tmp_path / "a.json").write_text(json.dumps({"movies": [{"movie_id": "m", "video": "m.mp4"}], "pairs": pairs}))
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps({"qid": f"t{k}", "interval": [10 * k, 10 * k + 4 + k % 2]})
+                                              + "\n" for k in range(5)))
+    metrics = evaluate(load_annotations(tmp_path / "a.json"), load_predictions(tmp_path / "p.jsonl"))
+    notes = view.bench_notes(metrics)
+    ci = metrics["intervals"]["mIoU"]
+    assert f"mIoU [{ci['low']:.1f}, {ci['high']:.1f}] over 10 queries" in notes
+    assert "PairSuccess@0.5 [0.0, 0.0] over 5 pairs" in notes and "2000 resamples, seed 0" in notes
+    row = view.bench_interval_row(metrics, data_set="d", method="m")
+    assert len(row) == len(view.BENCH_HEADERS) and row[:2] == ["d", "m 95 % interval"]
+    assert row[view.BENCH_HEADERS.index("mIoU")] == f"[{ci['low']:.1f}, {ci['high']:.1f}]"
+
+
 def test_view_link_is_sorted_and_url_encoded():
     q = links.view_link(tab="window-search", qid="p0005_t", movie="m 01&x", t=400.0, extra=None)
     assert q == "movie=m+01%26x&qid=p0005_t&t=400&tab=window-search"

@@ -15,6 +15,7 @@ Region selection: label-level F1 per frame between the predicted and GT label se
 Units: precision, recall and F1 are percentages 0-100 (docs/metrics.md: "All percentages are 0-100";
 the paper's Tables 4, 10 and 12 print them so); geodesic error in cm. Unrounded floats.
 A group with no GT frame has F1 None (not 0: there was nothing to score).
+Intervals (docs/metrics.md "Intervals"): over queries, a query's frames resampled together.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from components.common import stats
 from components.impact.body import BodyModel, vertex_mask_from_annotation
 from components.impact.geodesic import nearest_distance
 from components.impact.regions import GROUPS, REGION_LABELS
@@ -96,7 +98,11 @@ def spatial_metrics(pred_masks: Sequence[np.ndarray], gt_masks: Sequence[np.ndar
     if len(pred_masks) != len(gt_masks):
         raise ValueError(f"{len(pred_masks)} predicted frames but {len(gt_masks)} ground-truth frames")
     groups = group_masks(body)
-    frames = [frame_metrics(p, g, body, groups=groups) for p, g in zip(pred_masks, gt_masks)]
+    return summarise_frames([frame_metrics(p, g, body, groups=groups) for p, g in zip(pred_masks, gt_masks)])
+
+
+def summarise_frames(frames: Sequence[dict]) -> dict:
+    """`spatial_metrics` from the per-frame dicts of `frame_metrics`."""
     result: dict = {}
     for key in ("F1", "precision", "recall", "geodesic_cm"):
         result[key] = float(np.mean([f[key] for f in frames])) if frames else None
@@ -132,24 +138,68 @@ def label_metrics(pred_label_sets: Sequence[Sequence[str]],
             "per_label_F1": per_label, "num_frames": len(per_frame)}
 
 
+def frame_rows(gt_records: Sequence[dict], pred_records: Sequence[dict | None],
+               body: BodyModel) -> list[dict]:
+    """Per frame (records as `spatial_metrics_from_records` takes them): `frame_metrics` plus the
+    frame's `label_F1`, `regions` (predicted labels) and `truth` (GT labels)."""
+    if len(gt_records) != len(pred_records):
+        raise ValueError("one prediction (or None) is needed per ground-truth frame")
+    groups = group_masks(body)
+    rows = []
+    for gt, pred in zip(gt_records, pred_records):
+        pred = pred or {}
+        gt_mask = vertex_mask_from_annotation(body, gt.get("regions"), gt.get("vertices"))
+        pred_mask = vertex_mask_from_annotation(body, pred.get("regions"), pred.get("vertices"))
+        row = frame_metrics(pred_mask, gt_mask, body, groups=groups)
+        row["regions"] = list(pred.get("regions") or [])
+        row["truth"] = list(gt.get("regions") or [])
+        row["label_F1"] = label_f1(row["regions"], row["truth"])
+        rows.append(row)
+    return rows
+
+
+def summarise_rows(rows: Sequence[dict], units: Sequence[str] | None = None) -> dict:
+    """`spatial_metrics` of `frame_rows` plus `label_F1` (mean label-level F1 over the frames) and
+    `per_label_F1`; with `units` (each frame's query id) also `intervals`, resampled over queries."""
+    result = summarise_frames(rows)
+    labels = label_metrics([r["regions"] for r in rows], [r["truth"] for r in rows])
+    result["label_F1"] = labels["label_F1"]
+    result["per_label_F1"] = labels["per_label_F1"]
+    if units is not None:
+        result["intervals"] = {k: e.to_json() for k, e in stats.estimates(unit_scores(rows, units)).items()}
+    return result
+
+
 def spatial_metrics_from_records(gt_records: Sequence[dict], pred_records: Sequence[dict | None],
-                                 body: BodyModel) -> dict:
+                                 body: BodyModel, *, units: Sequence[str] | None = None) -> dict:
     """Convenience for the CLI/UI: records are {"regions": [...], "vertices": [...] (optional)},
     one GT and one prediction per annotated frame, in the same order. A missing prediction (None)
     is an empty prediction (precision 1, recall 0, F1 0, geodesic over all vertices).
-    Returns `spatial_metrics` plus `label_F1` (mean label-level F1 over the frames) and
-    `per_label_F1`."""
-    if len(gt_records) != len(pred_records):
-        raise ValueError("one prediction (or None) is needed per ground-truth frame")
-    gt_masks, pred_masks, gt_labels, pred_labels = [], [], [], []
-    for gt, pred in zip(gt_records, pred_records):
-        pred = pred or {}
-        gt_masks.append(vertex_mask_from_annotation(body, gt.get("regions"), gt.get("vertices")))
-        pred_masks.append(vertex_mask_from_annotation(body, pred.get("regions"), pred.get("vertices")))
-        gt_labels.append(list(gt.get("regions") or []))
-        pred_labels.append(list(pred.get("regions") or []))
-    result = spatial_metrics(pred_masks, gt_masks, body)
-    labels = label_metrics(pred_labels, gt_labels)
-    result["label_F1"] = labels["label_F1"]
-    result["per_label_F1"] = labels["per_label_F1"]
-    return result
+    Returns `summarise_rows` of the frames."""
+    return summarise_rows(frame_rows(gt_records, pred_records, body), units)
+
+
+def unit_scores(frames: Sequence[dict], units: Sequence[str]) -> list[stats.SumScore]:
+    """The frame averages as sums over queries (a query's frames share one clip and one answer
+    style, so they are resampled together): each score is the sum over a query's frames over its
+    frame count (per group: over the frames where the group has GT), aligned to the queries in
+    first-seen order."""
+    if len(frames) != len(units):
+        raise ValueError(f"{len(frames)} frames but {len(units)} unit labels")
+    order = list(dict.fromkeys(units))
+    index = {u: i for i, u in enumerate(order)}
+
+    def per_query(key: str) -> tuple[list[float], list[float]]:
+        num, den = [0.0] * len(order), [0.0] * len(order)
+        for frame, unit in zip(frames, units):
+            if key in frame:
+                num[index[unit]] += frame[key]
+                den[index[unit]] += 1.0
+        return num, den
+
+    scores = []
+    for key in ("F1", "precision", "recall", "geodesic_cm", "label_F1",
+                *(f"F1_{group}" for group in GROUPS)):
+        num, den = per_query(key)
+        scores.append(stats.ratio(key, num, den, unit="queries"))
+    return scores

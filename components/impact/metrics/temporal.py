@@ -5,15 +5,22 @@ prediction lines {"qid", "pred_relevant_windows": [[s, e, score]]}. The per-quer
 ActivityNet/MMAction2 detection AP used by QVHighlights' and QV-M2's standalone_eval.
 
 Which queries count:
-- a GT query with no prediction line is left out of every average (reference behaviour: the
-  reference evaluators only iterate over submitted qids);
+- every GT query with at least one window: a query with no prediction line is scored as an empty
+  prediction (AP 0, top-1 miss) and counted in `queries_without_prediction` (the QVHighlights
+  reference loops over the GT qids and raises on a missing one; leaving it out, as a loop over
+  submitted qids would, flatters a run that skipped its hard queries);
+- a GT line with no window (`[]`) has nothing to find: its AP is undefined (the reference divides
+  by the GT count), so it is left out of every average and counted in `gt_without_windows`;
 - a prediction line with an empty window list (the model answered "None") stays in: AP 0, top-1 miss
   (the reference code cannot score such a line at all; counting it as a miss never flatters a model);
+- @3+tgt is 0.0 when no query has 3 or more GT windows, as the reference reports (the count of
+  such queries is `@3+tgt_queries`), like mR@k;
 - prediction lines whose qid is not in the GT are ignored and counted in `unknown_pred_qids`;
 - a line whose status is "unparsed", "error" or "fallback:..." holds no model answer: it is scored
   as an empty prediction whatever windows it lists, and counted (`invalid`, `unparsed`, `errors`,
   `fallbacks`).
-All values are percentages 0-100, unrounded.
+All values are percentages 0-100, unrounded. `intervals`: each core score's 95 % bootstrap
+interval over queries (docs/metrics.md "Intervals"; `unit_scores`).
 
 `average_precision` and `recall_matches_at_k` are the plain reference implementations (one query
 at a time, as the reference code). `evaluate_temporal` goes through `_APTable` / `_QueryAP`, which
@@ -29,6 +36,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from components.common import stats
 from components.common.intervals import iou
 
 MAP_THRESHOLD = 0.3
@@ -317,7 +325,8 @@ def _pairs(gt: Iterable[dict], pred: Iterable[dict]) -> tuple[list[tuple[str, li
     gt_by_qid = {str(g["qid"]): [list(w[:2]) for w in g["relevant_windows"]] for g in gt}
     pred_by_qid = {str(p["qid"]): [] if is_invalid(p) else [list(w[:3]) for w in p["pred_relevant_windows"]]
                    for p in pred}
-    pairs = [(qid, gt_by_qid[qid], pred_by_qid[qid]) for qid in gt_by_qid if qid in pred_by_qid]
+    # a GT query without a prediction line is scored as an empty prediction (and counted)
+    pairs = [(qid, gt_by_qid[qid], pred_by_qid.get(qid, [])) for qid in gt_by_qid]
     unknown = sum(1 for qid in pred_by_qid if qid not in gt_by_qid)
     missing = sum(1 for qid in gt_by_qid if qid not in pred_by_qid)
     return pairs, unknown, missing
@@ -350,7 +359,9 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
     out["@1_tgt"] = _pct(np.mean(groups[1])) if groups.get(1) else None
     out["@2_tgt"] = _pct(np.mean(groups[2])) if groups.get(2) else None
     big = [float(np.mean(v)) for count, v in groups.items() if count >= 3 and v]
-    out["@3+tgt"] = _pct(np.mean(big)) if big else None  # unweighted mean of group means
+    # the unweighted mean of group means; 0.0 without such a group, as the reference reports
+    out["@3+tgt"] = _pct(np.mean(big)) if big else 0.0
+    out["@3+tgt_queries"] = sum(len(v) for count, v in groups.items() if count >= 3)
     out["group_sizes"] = {str(count): len(v) for count, v in sorted(groups.items())}
     # mR@k (recall_matches_at_k): IoUs of the first 3 predictions AS LISTED (the reference, QV-M2,
     # takes them in the file's order, not sorted by score), computed once
@@ -368,6 +379,41 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
         out[f"mR@{k}"] = _pct(np.mean(per_thr))
         out[f"mR@{k}_queries"] = len(eligible)
     return out
+
+
+def unit_scores(pairs: list[tuple[str, list, list]], thresholds: Sequence[float] = HAPACT_THRESHOLDS,
+                table: _APTable | None = None) -> list[stats.SumScore]:
+    """The core scores of `_core` as sums over queries (the queries with GT windows, in `pairs`'
+    order): mAP@0.3, R1@0.3, G-mAP (= the mean over queries of the threshold-averaged AP) and
+    @1/@2_tgt are ratios; @3+tgt is the unweighted mean of the group means (recomputed on each
+    resample, 0 when a resample holds no such group, as the metric); mR@k = the sum over eligible
+    queries of the threshold-averaged matches over the sum of min(#GT, k) (0 when none)."""
+    table = table or _APTable(thresholds)
+    pairs = [p for p in pairs if p[1]]
+    ap_03 = [table.ap_03(g, p) for _, g, p in pairs]
+    mean_ap = [table.mean_ap(g, p) for _, g, p in pairs]
+    hits = [float(bool(p) and max(temporal_iou(p[0], w) for w in g) >= MAP_THRESHOLD) for _, g, p in pairs]
+    counts = [len(g) for _, g, _ in pairs]
+
+    def pct(name, num, den=None, empty=None):
+        return stats.ratio(name, num, den, unit="queries", scale=100.0, empty=empty)
+
+    scores = [pct("mAP@0.3", ap_03), pct("R1@0.3", hits), pct("G-mAP", mean_ap)]
+    for n in (1, 2):
+        member = [float(c == n) for c in counts]
+        scores.append(pct(f"@{n}_tgt", [v * m for v, m in zip(mean_ap, member)], member))
+    scores.append(stats.group_mean("@3+tgt", mean_ap, [c if c >= 3 else None for c in counts],
+                                   unit="queries", scale=100.0, empty=0.0))
+    for k in (1, 2, 3):
+        num, den = [], []
+        for _, g, p in pairs:
+            eligible = len(g) >= k and len(p) >= k
+            rows = [[temporal_iou(pred, w) for w in g] for pred in p[:k]] if eligible else []
+            num.append(float(np.mean([_matches_in_rank_order(rows, t) for t in thresholds]))
+                       if eligible and thresholds else 0.0)
+            den.append(float(min(len(g), k)) if eligible else 0.0)
+        scores.append(pct(f"mR@{k}", num, den, empty=0.0))
+    return scores
 
 
 def _map_summary(chosen: list[tuple[list, list, list[int] | None]], table: _APTable) -> dict:
@@ -414,9 +460,12 @@ def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 
     out = _core(pairs, thresholds, table)
     out["by_length"] = length_breakdown(pairs, fps, thresholds, table)
     out["by_count"] = count_breakdown(pairs, thresholds, table)
+    out["intervals"] = {k: e.to_json() for k, e in stats.estimates(unit_scores(pairs, thresholds, table)).items()}
     out["queries_without_prediction"] = missing
+    out["gt_without_windows"] = sum(1 for _, g, _ in pairs if not g)
     out["unknown_pred_qids"] = unknown
-    out["empty_predictions"] = sum(1 for _, _, p in pairs if not p)
+    answered = {str(p.get("qid")) for p in pred}
+    out["empty_predictions"] = sum(1 for qid, g, p in pairs if g and not p and qid in answered)
     gt_qids = {qid for qid, _, _ in pairs}
     scored = [p for p in pred if str(p.get("qid")) in gt_qids]
     status = [str(p.get("status") or "ok") for p in scored]
@@ -427,3 +476,29 @@ def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 
     out["fallbacks"] = sum(1 for st in status if st.startswith("fallback"))
     out["answered_none"] = status.count("none")
     return out
+
+
+def scored_pairs(gt: Iterable[dict], pred: Iterable[dict]) -> list[tuple[str, list, list]]:
+    """(qid, GT windows, the windows scored) for every GT query that has windows, in GT order: a
+    missing line or an invalid answer scores as no window. Two runs on one GT line up unit for
+    unit (`unit_scores` of each is a paired comparison)."""
+    return [p for p in _pairs(gt, list(pred))[0] if p[1]]
+
+
+def disagreements(gt: Sequence[dict], pred_a: Sequence[dict], pred_b: Sequence[dict],
+                  thresholds: Sequence[float] = HAPACT_THRESHOLDS) -> list[dict]:
+    """Queries where the runs differ in AP@0.3 or in whether the top-1 window hits (IoU >= 0.3),
+    the largest AP gap first (ties in GT order)."""
+    table = _APTable(thresholds)
+    rows = []
+    for (qid, g, pa), (_, _, pb) in zip(scored_pairs(gt, pred_a), scored_pairs(gt, pred_b)):
+        ap_a, ap_b = table.ap_03(g, pa), table.ap_03(g, pb)
+        hit_a = bool(pa) and max(temporal_iou(pa[0], w) for w in g) >= MAP_THRESHOLD
+        hit_b = bool(pb) and max(temporal_iou(pb[0], w) for w in g) >= MAP_THRESHOLD
+        if abs(ap_a - ap_b) <= 1e-12 and hit_a == hit_b:
+            continue
+        rows.append({"qid": qid, "gt_windows": len(g), "ap_a": round(100 * ap_a, 2),
+                     "ap_b": round(100 * ap_b, 2), "top1_hit_a": hit_a, "top1_hit_b": hit_b,
+                     "top1_a": pa[0][:2] if pa else None, "top1_b": pb[0][:2] if pb else None})
+    rows.sort(key=lambda r: -abs(r["ap_a"] - r["ap_b"]))
+    return rows
