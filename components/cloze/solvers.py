@@ -27,6 +27,12 @@ from components.common.replies import ReplyRefused, answer_part
 
 FRAME_STEPS = (16, 12, 4, 2, 1)
 MAX_ATTEMPTS = 3
+
+
+def released_params(max_tokens: int) -> GenerationParams:
+    """What the released evaluators send besides the messages: temperature 0 and max_tokens; no
+    top_p (eval.py, eval_vllm.py: `create(model, messages, max_tokens=8192, temperature=0)`)."""
+    return GenerationParams(temperature=0.0, top_p=None, max_tokens=max_tokens)
 CLIPS_PER_QUESTION = 6  # BEGINNING, END and four candidates
 
 
@@ -113,9 +119,10 @@ class EdgeSolver:
 @dataclass
 class ModelSolver:
     """The released evaluation's request and parsing, asked through `backends.ask`: a malformed
-    reply is asked again (bounded), refused image counts step down 16, 12, 4, 2, 1 frames per clip
-    (a refused size is not an attempt), a reply cut at max_tokens is recorded as truncated and a
-    backend failure is recorded, neither re-asked."""
+    reply or a backend failure is asked again within the 3 attempts (released eval.py re-asks
+    after any exception), refused image counts step down 16, 12, 4, 2, 1 frames per clip (a
+    refused size is not an attempt), a reply cut at max_tokens is recorded as truncated, not
+    re-asked."""
 
     backend: VLMBackend
     strict: bool = False
@@ -146,6 +153,23 @@ class ModelSolver:
         return parsed
 
     def answer(self, inst: Instance, q: Question) -> dict:
+        asked, frames_of, steps = self.ask(inst, q)
+        return self._record(q, asked, frames_of, steps, self.name)
+
+    def answer_pair(self, inst: Instance, q: Question) -> tuple[dict, dict, Asked[ParsedAnswer]]:
+        """The records of both backends of a paired backend (backends.pair) for one question,
+        from one request sent to both, and what asking gave."""
+        asked, frames_of, steps = self.ask(inst, q)
+        if asked.partner is None:
+            raise UserError("No second backend to compare with: choose one under \"Compare "
+                            "with\" in the Model panel.")
+        return (self._record(q, asked, frames_of, steps, self.name),
+                self._record(q, asked.partner, frames_of, steps, asked.partner.backend), asked)
+
+    def ask(self, inst: Instance, q: Question) -> tuple[Asked[ParsedAnswer], dict[int, int], list[int]]:
+        """The released request, asked: (what came of it, images sent -> frames per clip, the
+        frame steps). Sent as the released evaluator sends it: temperature 0, max_tokens, no
+        top_p; asked again after a failure too, within the attempts (released eval.py)."""
         steps = self._steps()
         style = prompt_style(self.prompt_style)
         frames_of: dict[int, int] = {}  # images in a request -> frames per clip
@@ -153,26 +177,33 @@ class ModelSolver:
         def build(n: int) -> GenerationRequest:
             begin, end, cands = _jpegs(inst, q, n, style.max_height)
             content = request_content(eval_prompt(style.name), begin, end, cands)
-            req = GenerationRequest([Message("user", content)],
-                                    GenerationParams(temperature=0.0, max_tokens=self.max_tokens),
+            req = GenerationRequest([Message("user", content)], released_params(self.max_tokens),
                                     task="cloze.answer", ref=q.key, cancel=self.cancel)
             frames_of[req.num_images()] = n
             return req
 
         asked = ask(self.backend, build(steps[0]), self._parse, attempts=self.max_attempts,
                     on_too_many=step_down(build, steps[1:]), retry_sleep=self.retry_sleep,
-                    on_attempt=self.on_attempt)
-        return self._record(q, asked, frames_of, steps)
+                    on_attempt=self.on_attempt, retry_failures=True)
+        return asked, frames_of, steps
 
     def _record(self, q: Question, asked: Asked[ParsedAnswer], frames_of: dict[int, int],
-                steps: list[int]) -> dict:
-        rec = _base_record(q, self.name)
+                steps: list[int], name: str) -> dict:
+        rec = _base_record(q, name)
         sent = asked.request.num_images() if asked.request is not None else None
         rec.update(used_num_frames=frames_of.get(sent, steps[0]), prompt_style=self.prompt_style,
                    max_tokens=self.max_tokens, attempts=asked.attempts, timestamp_utc=now_utc(),
                    raw=asked.raw)
         if len(asked.raws) > 1:
             rec["raw_attempts"] = list(asked.raws)
+        # extra keys the released analysis ignores (it reads answer, correct, option_map); only
+        # when there is something, so records of models without reasoning stay as they were
+        if asked.reasoning:
+            rec["reasoning"] = asked.reasoning
+        if len(asked.reasonings) > 1 and any(asked.reasonings):
+            rec["reasoning_attempts"] = list(asked.reasonings)
+        if asked.usage is not None:
+            rec["usage"] = asked.usage.as_dict()
         if asked.ok:
             rec.update(correct=asked.value.letter == q.expected, answer=asked.value.letter,
                        reason=asked.value.reason, parsed=True, error=None)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from backends.errors import BackendError
 from backends.registry import split_spec, VLM_BACKENDS
+from backends.trace_format import BACKEND_SELECTOR, split_replay_arg
 from components.common.admin import admin_mode
 
 #: a web session's recording is `session-<session hash>.jsonl`
@@ -91,11 +92,12 @@ def resolve_replay_spec(spec: str) -> str:
     """`replay:<name>` of a trace in the trace folder -> `replay:<its path>`; anything else as it is
     (a replay path given on the command line stays the server's own choice)."""
     name, _, arg = spec.strip().partition(":")
-    arg = arg.strip()
+    arg, selected = split_replay_arg(arg)
     if name.strip().lower() != "replay" or not arg or Path(arg).name != arg:
         return spec
     path = trace_dir() / arg
-    return f"replay:{path}" if path.is_file() else spec
+    selector = f"{BACKEND_SELECTOR}{selected}" if selected else ""
+    return f"replay:{path}{selector}" if path.is_file() else spec
 
 
 def check_panel_spec(spec: str, server_specs: set[str], session: str = "") -> None:
@@ -104,6 +106,7 @@ def check_panel_spec(spec: str, server_specs: set[str], session: str = "") -> No
     if not spec or spec in server_specs:
         return
     name, arg = split_spec(spec, VLM_BACKENDS)
+    arg = split_replay_arg(arg)[0]
     if name != "replay" or listed_trace(arg, session) is not None:
         return
     shown = Path(arg).name or arg
