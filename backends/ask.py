@@ -125,8 +125,17 @@ def ask(backend: VLMBackend, request: GenerationRequest, parse: Callable[[str], 
 def _ask_pair(paired: VLMBackend, partner: VLMBackend, request: GenerationRequest,
               parse: Callable[[str], T], *, on_attempt: Callable[[int, str], None] | None,
               **policy) -> Asked[T]:
-    """The same request to the primary (here) and the partner (in a thread), one pair id."""
+    """The same request to the primary (here) and the partner (in a thread), one pair id. It is
+    fitted once to the pair's cap (the smaller of the two), so both are sent the same frames."""
     request = dataclasses.replace(request, pair=uuid.uuid4().hex[:12])
+    fitted = _fit_to_cap(paired, request, policy["on_too_many"])
+    if fitted is None:
+        out = _too_many(Asked(value=None, backend=paired.backend_id, pair_id=request.pair),
+                        paired, None)
+        out.partner = _too_many(Asked(value=None, backend=partner.backend_id,
+                                      pair_id=request.pair), paired, None)
+        return out
+    request = dataclasses.replace(fitted, pair=request.pair)
     box: dict[str, object] = {}
 
     def partner_side() -> None:

@@ -16,14 +16,8 @@ A recorded pair replays offline: record with both backends, then pair `replay:<t
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Generic, TypeVar
-
-from backends.ask import Asked
 from backends.base import GenerationRequest, GenerationResult, VLMBackend
 from backends.errors import BackendError
-
-T = TypeVar("T")
 
 
 class PairedBackend(VLMBackend):
@@ -70,37 +64,6 @@ def partner_id(backend: VLMBackend) -> str:
     """The partner's backend id ('' when `backend` is not paired)."""
     partner = getattr(backend, "partner", None)
     return partner.backend_id if partner is not None else ""
-
-
-@dataclass(frozen=True)
-class Side(Generic[T]):
-    """One backend's answer to a paired request, as the side-by-side views show it."""
-
-    backend: str
-    value: T | None          # the parsed answer (None: unparsed, failed or truncated)
-    raw: str                 # the last reply's answer text
-    reasoning: str           # the last reply's reasoning ('' when none)
-    error: str | None
-    attempts: int
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = None
-
-    @classmethod
-    def of(cls, asked: Asked[T]) -> Side[T]:
-        usage = asked.usage
-        return cls(backend=asked.backend, value=asked.value if asked.ok else None, raw=asked.raw,
-                   reasoning=asked.reasoning, error=asked.error, attempts=asked.attempts,
-                   prompt_tokens=usage.prompt_tokens if usage else None,
-                   completion_tokens=usage.completion_tokens if usage else None,
-                   reasoning_tokens=usage.reasoning_tokens if usage else None)
-
-    def as_dict(self, value: object = None) -> dict:
-        """JSON for exports; `value` is the answer as JSON (the tab knows its shape)."""
-        return {"backend": self.backend, "value": value, "raw": self.raw,
-                "reasoning": self.reasoning, "error": self.error, "attempts": self.attempts,
-                "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens,
-                           "reasoning": self.reasoning_tokens}}
 
 
 def same_request(first: GenerationRequest | None, second: GenerationRequest | None) -> bool:
