@@ -33,8 +33,8 @@ from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest,
 from backends.errors import BackendError
 from backends.pair import same_request
 from components.common.intervals import DASHES, END_KEYS, START_KEYS, TIME, json_span, parse_time
-from components.window_search.reading import answer_text, blank_dates, finite_number, negated, \
-    number_string, prose_pairs
+from components.window_search.reading import NegationIndex, answer_text, blank_dates, \
+    finite_number, number_string, prose_pairs
 from components.window_search import prompts
 from components.window_search.text_baseline import TextSimilarity
 from components.window_search.types import LocalizeResult, PartnerReply, Window
@@ -119,8 +119,9 @@ def parse_interval(text: str) -> tuple[float, float]:
         pair = next(((s, e) for _, s, e in prose_pairs(body)), None)
     if pair is None:
         dated = blank_dates(body)
+        negations = NegationIndex(dated)
         for m in _START_END.finditer(dated):
-            if not negated(dated, m.start()):
+            if not negations.negated(m.start()):
                 pair = parse_time(m.group(1)), parse_time(m.group(2))
                 break
     if pair is None:
