@@ -16,17 +16,22 @@ from collections.abc import Callable
 
 from backends.ask import Asked, Unparsed, ask, step_down
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
+from backends.registry import resolve_embedder
 from components.cloze.edge import VARIANTS, edge_answer
+from components.cloze.released_edge import answer_question, default_spec
 from components.cloze.frames import clip_frames, clip_jpegs
 from components.cloze.data import Instance
 from components.cloze.prompts import (DEFAULT_STYLE, RELEASED_MAX_TOKENS, ParsedAnswer, eval_prompt,
                                      parse_answer, prompt_style, request_content)
-from components.cloze.questions import Question
+from components.cloze.questions import LETTERS, Question
 from components.common.errors import UserError
 from components.common.replies import ReplyRefused, answer_part
 
 FRAME_STEPS = (16, 12, 4, 2, 1)
 MAX_ATTEMPTS = 3
+#: the released edge baseline (DINOv2); the others are the pixel approximation
+RELEASED_VARIANT = "dinov2"
+EDGE_VARIANTS = (*VARIANTS, RELEASED_VARIANT)
 
 
 def released_params(max_tokens: int) -> GenerationParams:
@@ -51,7 +56,7 @@ class SolverSettings:
     """What the solvers take from the Model panel (max frames) and from the tab's own options."""
 
     max_frames: int = 16          # frames per clip at most (the Model panel's cap; 16 is the paper's)
-    edge_variant: str = "edge1"   # the baseline when the backend is 'baseline'
+    edge_variant: str = "edge1"   # the baseline when the backend is 'baseline' (EDGE_VARIANTS)
     strict: bool = False          # stricter parsing (the vLLM evaluator's: unwraps <A>, needs a reason)
     max_attempts: int = MAX_ATTEMPTS
     retry_sleep: float = 0.0      # seconds before a re-ask, times the attempt number
@@ -94,24 +99,50 @@ def read_reply(text: str, *, strict: bool = False) -> ParsedAnswer:
 
 @dataclass
 class EdgeSolver:
-    """Appendix B.2.2 edge baseline (Edge-1 by default)."""
+    """The edge baseline: `dinov2` is the released one (TempCloze/edge_matching_baseline.py:
+    DINOv2 features of the edge frames, components/cloze/released_edge.py); `edge1` / `edge4`
+    are this app's offline pixel approximation of it (no model weights; labelled so)."""
 
     variant: str = "edge1"
+    #: the image-feature backend spec of the released variant (released_edge.default_spec())
+    features: str = ""
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise UserError(f"Unknown edge baseline '{self.variant}'; use edge1 or edge4.")
+        if self.variant not in EDGE_VARIANTS:
+            raise UserError(f"Unknown edge baseline '{self.variant}'; use "
+                            f"{', '.join(EDGE_VARIANTS)}.")
 
     @property
     def name(self) -> str:
-        return f"baseline:{self.variant}"
+        if self.variant == RELEASED_VARIANT:
+            return "baseline:edge4-dinov2"
+        return f"baseline:{self.variant}"  # the pixel approximation (its reason says so)
 
     def answer(self, inst: Instance, q: Question) -> dict:
+        if self.variant == RELEASED_VARIANT:
+            return self._released(inst, q)
         begin, end, cands = _frames(inst, q, 16)
         ans = edge_answer(begin, end, cands, VARIANTS[self.variant])
         rec = _base_record(q, self.name)
         rec.update(correct=ans.letter == q.expected, answer=ans.letter, reason=ans.reason,
                    raw=ans.reason, probabilities=ans.probabilities, used_num_frames=16,
+                   attempts=1, parsed=True, error=None, timestamp_utc=now_utc())
+        return rec
+
+    def _released(self, inst: Instance, q: Question) -> dict:
+        """The released baseline's record for the question, with the answer it implies (the
+        argmax; the released script reports p_gt and the margin, not an accuracy)."""
+        embedder = resolve_embedder(self.features or default_spec())
+        released = answer_question(inst, q, embedder)
+        letter = LETTERS[released["predicted_index"]]
+        probs = dict(zip(LETTERS, released["probabilities"]))
+        reason = ("Edge-4 DINOv2 (released): cosine of mean edge features; probabilities "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in probs.items())
+                  + f"; P(true middle) {released['p_gt']:.3f}, margin {released['gt_margin']:+.4f}.")
+        rec = _base_record(q, self.name)
+        rec.update(correct=letter == q.expected, answer=letter, reason=reason, raw=reason,
+                   probabilities=probs, p_gt=released["p_gt"], gt_margin=released["gt_margin"],
+                   scores=released["scores"], features=embedder.backend_id, used_num_frames=16,
                    attempts=1, parsed=True, error=None, timestamp_utc=now_utc())
         return rec
 
