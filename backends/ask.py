@@ -94,6 +94,16 @@ class Asked(Generic[T]):
         return self.value is None and not self.failed and not self.truncated
 
 
+def reasoning_usage(asked: Asked) -> dict | None:
+    """The last reply's token counts as JSON when it reasoned (reasoning text, or a server's
+    reasoning token count), else None: records of models that do not reason keep the keys they
+    always had."""
+    usage = asked.usage
+    if usage is None or not (asked.reasoning or usage.reasoning_tokens is not None):
+        return None
+    return usage.as_dict()
+
+
 def _image_limit(exc: TooManyImagesError, request: GenerationRequest) -> int:
     """The most images the server will take: its stated limit, else one fewer than was sent."""
     sent = request.num_images()

@@ -14,7 +14,7 @@ from datetime import datetime, UTC
 from typing import Protocol
 from collections.abc import Callable
 
-from backends.ask import Asked, Unparsed, ask, step_down
+from backends.ask import Asked, Unparsed, ask, reasoning_usage, step_down
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from backends.registry import resolve_embedder
 from components.cloze.edge import VARIANTS, edge_answer
@@ -233,8 +233,9 @@ class ModelSolver:
             rec["reasoning"] = asked.reasoning
         if len(asked.reasonings) > 1 and any(asked.reasonings):
             rec["reasoning_attempts"] = list(asked.reasonings)
-        if asked.usage is not None:
-            rec["usage"] = asked.usage.as_dict()
+        usage = reasoning_usage(asked)
+        if usage is not None:  # the reasoning / answer token split
+            rec["usage"] = usage
         if asked.ok:
             rec.update(correct=asked.value.letter == q.expected, answer=asked.value.letter,
                        reason=asked.value.reason, parsed=True, error=None)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 from collections.abc import Sequence
 
-from backends.ask import Asked, Unparsed, ask, resample
+from backends.ask import Asked, Unparsed, ask, reasoning_usage, resample
 from backends.base import GenerationParams, GenerationRequest, VLMBackend
 from components.impact.intervals import NONE, OK, UNPARSED, ParsedIntervals, parse_intervals
 from components.impact.prompts.temporal import answer_in_frame_indices, build_messages, max_frames_for, \
@@ -140,7 +140,7 @@ class ModelTemporalSolver:
                                   method=method or self.method, raw=asked.raw,
                                   attempts=list(asked.raws), prompt_style=self.style,
                                   num_frames_sent=sent, reasoning=asked.reasoning,
-                                  usage=asked.usage.as_dict() if asked.usage else None)
+                                  usage=reasoning_usage(asked))
         if asked.failed:
             pred.status, pred.error = "error", asked.error
         elif asked.value is not None:

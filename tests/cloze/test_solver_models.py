@@ -225,7 +225,7 @@ def test_server_reasoning_field_and_token_counts_reach_the_record(ds, question):
 def test_a_record_without_reasoning_keeps_the_keys_it_had(ds, question):
     with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
         rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
-    assert "reasoning" not in rec and "reasoning_attempts" not in rec
+    assert "reasoning" not in rec and "reasoning_attempts" not in rec and "usage" not in rec
 
 
 def test_unclosed_reasoning_is_unparsed_not_read(ds, question):
@@ -265,3 +265,11 @@ def test_open_prompt_style_sends_the_vllm_prompt_at_original_size(ds, question):
     finally:
         src.close()
     assert rec["prompt_style"] == "open"
+
+
+def test_a_record_of_a_model_that_does_not_reason_has_no_usage_key(ds, question):
+    """Token counts go into a record only with reasoning (the reasoning / answer split), so the
+    result files of other models keep exactly the keys they had."""
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+    assert "usage" not in rec and "reasoning" not in rec

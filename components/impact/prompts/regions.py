@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from backends.ask import Asked, Unparsed, ask
+from backends.ask import Asked, Unparsed, ask, reasoning_usage
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from components.impact.regions import OK, NONE, read_region_answer
 
@@ -126,9 +126,8 @@ class ModelRegionSolver:
 
 def region_answer(asked: Asked[tuple[list[str], list[str]]], source: str) -> RegionAnswer:
     """A RegionAnswer from what asking gave (an unparsed or failed call keeps its raw reply)."""
-    usage = asked.usage.as_dict() if asked.usage else None
     kept = {"raw": asked.raw, "attempts": asked.attempts, "source": source,
-            "reasoning": asked.reasoning, "usage": usage}
+            "reasoning": asked.reasoning, "usage": reasoning_usage(asked)}
     if asked.failed:
         return RegionAnswer([], [], error=f"backend error: {asked.error}", **kept)
     if asked.value is None:
