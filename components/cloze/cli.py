@@ -67,7 +67,8 @@ def add_run_parsers(run_subparsers) -> None:
                         "released baseline's own file")
     p.add_argument("--strict", action="store_true", help="stricter parsing (unwraps <A>, needs reason)")
     p.add_argument("--retry-sleep", type=float, default=1.0,
-                   help="seconds before re-asking after an unreadable answer, times the attempt number")
+                   help="seconds before re-asking after an unreadable answer or a failed call "
+                        "(as released, within the 3 attempts), times the attempt number")
     p.add_argument("--max-images", type=int, default=None, help="images one request may carry")
     p.add_argument("--max-tokens", type=int, default=RELEASED_MAX_TOKENS,
                    help="longest reply asked for (the released evaluation's 8192); a reply cut "
