@@ -16,7 +16,7 @@ from pathlib import Path
 
 from backends.errors import BackendError
 from backends.registry import split_spec, VLM_BACKENDS
-from backends.trace_format import BACKEND_SELECTOR, split_replay_arg
+from backends.trace_format import BACKEND_SELECTOR, read_trace, split_replay_arg
 from components.common.admin import admin_mode
 
 #: a web session's recording is `session-<session hash>.jsonl`
@@ -86,6 +86,20 @@ def listed_trace(name: str, session: str = "") -> Path | None:
     if any(entry.name == name for entry in list_traces(session)):
         return trace_dir() / name
     return None
+
+
+def recorded_backends(name: str, session: str = "") -> list[str]:
+    """The backend ids a listed trace holds calls of, in the order first recorded ([] when the
+    trace is not listed or cannot be read): a recorded pair offers `replay:<name>#<id>` for each
+    side ("compare with")."""
+    path = listed_trace(name, session)
+    if path is None:
+        return []
+    try:
+        records = read_trace(path)
+    except BackendError:
+        return []
+    return list(dict.fromkeys(r["backend"] for r in records))
 
 
 def resolve_replay_spec(spec: str) -> str:
