@@ -7,6 +7,9 @@ Policies, decided here once for all tabs:
   last parse error. Nothing is guessed.
 - A transport failure (an error result, after the backend's own bounded transport retries) is not
   re-asked: the result carries `failed=True` and the backend's message. The caller records it.
+  With `retry_failures=True` (TempCloze: its released evaluator re-asks after any exception within
+  its 3 attempts) a failure is an attempt like an unreadable reply and is asked again; when the
+  attempts run out the result is `failed` with the last failure's message.
 - Too many images: when the backend states a cap (`max_images`) the request is fitted before it is
   sent; when the server refuses a request (`TooManyImagesError`) the `on_too_many` policy returns
   a smaller request, or None to give up. A refused size is not an attempt. The three policies the
@@ -17,17 +20,26 @@ Policies, decided here once for all tabs:
   would be cut again); raise the role's max_tokens instead.
 - A set stop event ends the conversation with `GenerationStopped` before the next call.
 
-Each call carries its attempt number (`GenerationRequest.attempt`), which traces record.
+Each call carries its attempt number (`GenerationRequest.attempt`), which traces record. The
+model's reasoning is never parsed: `parse` sees `GenerationResult.text`, the answer alone, and each
+reply's reasoning and token counts are kept beside it (`reasonings`, `usages`).
+
+Two backends on one request ("compare with", backends.pair): when `backend` is a `PairedBackend`,
+the request is built once and sent to both, each side with its own re-asks, at the same time; both
+calls carry one pair id (traces record it). The primary's `Asked` comes back with the partner's in
+`partner`; nothing the partner answers steers the caller.
 """
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 from collections.abc import Callable, Sequence
 
-from backends.base import GenerationRequest, VLMBackend
+from backends.base import GenerationRequest, Usage, VLMBackend
 from backends.errors import GenerationStopped, TooManyImagesError
 
 T = TypeVar("T")
@@ -52,6 +64,11 @@ class Asked(Generic[T]):
     truncated: bool = False    # the last reply was cut at max_tokens
     request: GenerationRequest | None = None  # the request as finally sent (after any fitting)
     latency_s: float = 0.0
+    reasonings: list[str] = field(default_factory=list)    # each reply's reasoning, as `raws`
+    usages: list[Usage | None] = field(default_factory=list)  # each reply's token counts
+    backend: str = ""          # the backend id that answered
+    pair_id: str = ""          # set when the request was also sent to a partner backend
+    partner: Asked[T] | None = None  # the partner's answer to the same request
 
     @property
     def ok(self) -> bool:
@@ -63,8 +80,28 @@ class Asked(Generic[T]):
         return self.raws[-1] if self.raws else ""
 
     @property
+    def reasoning(self) -> str:
+        """The last reply's reasoning ('' when it had none)."""
+        return self.reasonings[-1] if self.reasonings else ""
+
+    @property
+    def usage(self) -> Usage | None:
+        """The last reply's token counts."""
+        return self.usages[-1] if self.usages else None
+
+    @property
     def unparsed(self) -> bool:
         return self.value is None and not self.failed and not self.truncated
+
+
+def reasoning_usage(asked: Asked) -> dict | None:
+    """The last reply's token counts as JSON when it reasoned (reasoning text, or a server's
+    reasoning token count), else None: records of models that do not reason keep the keys they
+    always had."""
+    usage = asked.usage
+    if usage is None or not (asked.reasoning or usage.reasoning_tokens is not None):
+        return None
+    return usage.as_dict()
 
 
 def _image_limit(exc: TooManyImagesError, request: GenerationRequest) -> int:
@@ -77,14 +114,68 @@ def _image_limit(exc: TooManyImagesError, request: GenerationRequest) -> int:
 
 def ask(backend: VLMBackend, request: GenerationRequest, parse: Callable[[str], T], *,
         attempts: int = 3, on_too_many: TooManyPolicy | None = None,
-        retry_sleep: float = 0.0, on_attempt: Callable[[int, str], None] | None = None) -> Asked[T]:
+        retry_sleep: float = 0.0, on_attempt: Callable[[int, str], None] | None = None,
+        retry_failures: bool = False) -> Asked[T]:
     """Ask `backend`, parse the reply with `parse`, re-ask up to `attempts` replies in all.
 
     `retry_sleep` seconds (times the attempt number) pass before a re-ask; `on_attempt(n, why)` is
-    told of every unreadable reply. See the module docstring for the policies."""
+    told of every unreadable reply (and, with `retry_failures`, every failure). See the module
+    docstring for the policies."""
     if attempts < 1:
         raise ValueError("attempts must be at least 1")
-    out: Asked[T] = Asked(value=None)
+    partner = getattr(backend, "partner", None)
+    if partner is not None:
+        return _ask_pair(backend, partner, request, parse, attempts=attempts,
+                         on_too_many=on_too_many, retry_sleep=retry_sleep, on_attempt=on_attempt,
+                         retry_failures=retry_failures)
+    return _ask_one(backend, request, parse, attempts=attempts, on_too_many=on_too_many,
+                    retry_sleep=retry_sleep, on_attempt=on_attempt, retry_failures=retry_failures)
+
+
+def _ask_pair(paired: VLMBackend, partner: VLMBackend, request: GenerationRequest,
+              parse: Callable[[str], T], *, on_attempt: Callable[[int, str], None] | None,
+              **policy) -> Asked[T]:
+    """The same request to the primary (here) and the partner (in a thread), one pair id. It is
+    fitted once to the pair's cap (the smaller of the two), so both are sent the same frames."""
+    request = dataclasses.replace(request, pair=uuid.uuid4().hex[:12])
+    fitted = _fit_to_cap(paired, request, policy["on_too_many"])
+    if fitted is None:
+        out = _too_many(Asked(value=None, backend=paired.backend_id, pair_id=request.pair),
+                        paired, None)
+        out.partner = _too_many(Asked(value=None, backend=partner.backend_id,
+                                      pair_id=request.pair), paired, None)
+        return out
+    request = dataclasses.replace(fitted, pair=request.pair)
+    box: dict[str, object] = {}
+
+    def partner_side() -> None:
+        try:
+            box["asked"] = _ask_one(partner, request, parse, on_attempt=None, **policy)
+        except GenerationStopped as exc:
+            box["stopped"] = exc
+        except Exception as exc:  # noqa: BLE001 - the partner's failure never ends the primary's
+            failed: Asked[T] = Asked(value=None, failed=True, backend=partner.backend_id,
+                                     error=f"{partner.backend_id} failed: {exc}", request=request)
+            box["asked"] = failed
+
+    thread = threading.Thread(target=partner_side, name="ask-partner", daemon=True)
+    thread.start()
+    try:
+        out = _ask_one(paired.primary, request, parse, on_attempt=on_attempt, **policy)
+    finally:
+        thread.join()
+    if "stopped" in box:
+        raise box["stopped"]  # type: ignore[misc]
+    out.pair_id = request.pair
+    out.partner = box["asked"]  # type: ignore[assignment]
+    out.partner.pair_id = request.pair
+    return out
+
+
+def _ask_one(backend: VLMBackend, request: GenerationRequest, parse: Callable[[str], T], *,
+             attempts: int, on_too_many: TooManyPolicy | None, retry_sleep: float,
+             on_attempt: Callable[[int, str], None] | None, retry_failures: bool) -> Asked[T]:
+    out: Asked[T] = Asked(value=None, backend=backend.backend_id)
     request = _fit_to_cap(backend, request, on_too_many)
     if request is None:
         return _too_many(out, backend, None)
@@ -105,8 +196,17 @@ def ask(backend: VLMBackend, request: GenerationRequest, parse: Callable[[str], 
         out.latency_s += result.latency_s
         if not result.ok:
             out.failed, out.error = True, f"{backend.backend_id} failed: {result.error}"
-            return out
+            if not retry_failures or out.attempts >= attempts:
+                return out
+            if on_attempt:
+                on_attempt(out.attempts, out.error)
+            if retry_sleep:
+                time.sleep(retry_sleep * out.attempts)
+            continue
+        out.failed = False
         out.raws.append(result.text)
+        out.reasonings.append(result.reasoning)
+        out.usages.append(result.usage)
         if result.finish_reason == "length":
             out.truncated = True
             out.error = (f"truncated at max_tokens ({request.params.max_tokens}): the reply was cut "
@@ -159,7 +259,7 @@ def step_down(build: Callable[[int], GenerationRequest], counts: Sequence[int]) 
         for n in counts:
             smaller = build(n)
             if smaller.num_images() <= limit:
-                return dataclasses.replace(smaller, cancel=request.cancel)
+                return dataclasses.replace(smaller, cancel=request.cancel, pair=request.pair)
         return None
 
     return policy
@@ -173,7 +273,7 @@ def resample(build: Callable[[int], GenerationRequest]) -> TooManyPolicy:
         limit = _image_limit(exc, request)
         if limit < 1:
             return None
-        return dataclasses.replace(build(limit), cancel=request.cancel)
+        return dataclasses.replace(build(limit), cancel=request.cancel, pair=request.pair)
 
     return policy
 

@@ -64,7 +64,8 @@ class Message:
 @dataclass(frozen=True)
 class GenerationParams:
     temperature: float = 0.0
-    top_p: float = 1.0
+    #: None: not sent (the server's default; TempCloze's released evaluator sends none)
+    top_p: float | None = 1.0
     max_tokens: int = 512
     stop: tuple[str, ...] | None = None
     #: None: the server's default; False: ask the server to disable thinking (CoM2 Section 5);
@@ -72,8 +73,10 @@ class GenerationParams:
     thinking: bool | None = None
 
     def as_dict(self) -> dict:
-        out = {"temperature": self.temperature, "top_p": self.top_p,
-               "max_tokens": self.max_tokens, "stop": list(self.stop) if self.stop else None}
+        out = {"temperature": self.temperature, "max_tokens": self.max_tokens,
+               "stop": list(self.stop) if self.stop else None}
+        if self.top_p is not None:  # absent when not sent (key order does not matter: keys sort)
+            out["top_p"] = self.top_p
         if self.thinking is not None:  # absent by default, so traces recorded before still match
             out["thinking"] = self.thinking
         return out
@@ -90,6 +93,9 @@ class GenerationRequest:
     attempt: int = field(default=1, compare=False)
     #: set by the UI's Stop button; backends check it and stop generating (not part of trace keys)
     cancel: threading.Event | None = field(default=None, repr=False, compare=False)
+    #: links the two calls of one request sent to two backends ("compare with", backends.pair);
+    #: recorded in traces, not part of trace keys
+    pair: str = field(default="", compare=False)
 
     def num_images(self) -> int:
         return sum(m.num_images() for m in self.messages)
@@ -98,12 +104,44 @@ class GenerationRequest:
 @dataclass(frozen=True)
 class Usage:
     prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    completion_tokens: int | None = None  # reasoning and answer together, as servers count them
+    #: of completion_tokens, those spent reasoning (usage.completion_tokens_details.reasoning_tokens
+    #: when the server gives it); None: not known
+    reasoning_tokens: int | None = None
+
+    @property
+    def answer_tokens(self) -> int | None:
+        """completion_tokens less reasoning_tokens; None unless both are known."""
+        if self.completion_tokens is None or self.reasoning_tokens is None:
+            return None
+        return max(0, self.completion_tokens - self.reasoning_tokens)
+
+    def as_dict(self) -> dict:
+        """JSON for traces and records (reasoning_tokens only when known)."""
+        out = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        if self.reasoning_tokens is not None:
+            out["reasoning_tokens"] = self.reasoning_tokens
+        return out
+
+    @classmethod
+    def from_dict(cls, data: object) -> Usage | None:
+        """A recorded usage back (unknown keys ignored, non-integers as None)."""
+        if not isinstance(data, dict):
+            return None
+
+        def count(key: str) -> int | None:
+            value = data.get(key)
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return cls(count("prompt_tokens"), count("completion_tokens"), count("reasoning_tokens"))
 
 
 @dataclass
 class GenerationResult:
-    """A model's answer. A failure is a result with `error` set and `text` empty, never a sentinel."""
+    """A model's answer. A failure is a result with `error` set and `text` empty, never a sentinel.
+
+    `text` is the answer only; the model's reasoning (a server's reasoning field, a closed
+    `<think>` block) is in `reasoning`, never in `text` (backends.reasoning)."""
 
     text: str
     backend: str
@@ -113,6 +151,7 @@ class GenerationResult:
     error: str | None = None
     #: why generation ended as the server says: "stop", "length" (cut at max_tokens), ... or None
     finish_reason: str | None = None
+    reasoning: str = ""
 
     @property
     def ok(self) -> bool:

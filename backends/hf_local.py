@@ -5,13 +5,16 @@ per model), and a lock serialises generation so sessions can share the model. Th
 `request.cancel`; a StoppingCriteria checks it between tokens. `GenerationParams.thinking` reaches
 the chat template as `enable_thinking` when the template reads that variable (Qwen3 and others);
 an `EncodedImage` is decoded. `finish_reason` is "length" when generation used every one of
-`max_tokens` without an end token, else "stop".
+`max_tokens` without an end token, else "stop". A closed `<think>` block of the reply goes to
+`GenerationResult.reasoning` (backends.reasoning), counted in `Usage.reasoning_tokens` when the
+tokenizer holds `</think>` as one token.
 """
 from __future__ import annotations
 
 import os
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,7 @@ from backends.base import (EncodedImage, GenerationParams, GenerationRequest, Ge
                            VLMBackend)
 from backends.config import ApiSettings
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
+from backends.reasoning import split_reasoning
 from backends.shared import once_per_process
 
 
@@ -108,8 +112,41 @@ def _end_ids(model: Any, tokenizer: Any) -> set[int]:
     return {int(i) for i in ids if i is not None}
 
 
+@dataclass(frozen=True)
+class Generated:
+    """One generation: the decoded text, token counts and why it ended."""
+
+    text: str
+    prompt_tokens: int
+    new_tokens: int
+    finish: str
+    #: new tokens up to and including the template's single `</think>` token (None: the tokenizer
+    #: has no such token, so reasoning tokens cannot be counted exactly)
+    reasoning_tokens: int | None = None
+
+
+def reasoning_token_count(new_ids: list[int], think_end_id: int | None) -> int | None:
+    """Tokens up to and including the last `</think>` of a reply (0 when it has none); None
+    without a single-token `</think>` in the vocabulary."""
+    if think_end_id is None:
+        return None
+    for position in range(len(new_ids) - 1, -1, -1):
+        if new_ids[position] == think_end_id:
+            return position + 1
+    return 0
+
+
+def _think_end_id(tokenizer: Any) -> int | None:
+    """The id of `</think>` when the tokenizer holds it as one token (Qwen3, DeepSeek-R1)."""
+    try:
+        ids = tokenizer.encode("</think>", add_special_tokens=False)
+    except Exception:  # noqa: BLE001 - a tokenizer that cannot encode it has no such token
+        return None
+    return int(ids[0]) if len(ids) == 1 else None
+
+
 def _generate_on_zero_gpu(source: str, messages: list[dict], images: list,
-                          params: GenerationParams) -> tuple[str, int, int, str]:
+                          params: GenerationParams) -> Generated:
     return _LOADED[source]._generate(messages, images, params, None)
 
 
@@ -227,8 +264,8 @@ class HFBackend(VLMBackend):
         return messages, images
 
     def _generate(self, messages: list[dict], images: list, params: GenerationParams,
-                  cancel: threading.Event | None) -> tuple[str, int, int, str]:
-        """(answer, prompt tokens, new tokens, finish reason)."""
+                  cancel: threading.Event | None) -> Generated:
+        """The decoded reply, its token counts and finish reason."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
@@ -252,7 +289,9 @@ class HFBackend(VLMBackend):
         kwargs: dict[str, Any] = {"max_new_tokens": params.max_tokens,
                                   "stopping_criteria": StoppingCriteriaList([CancelCriteria()])}
         if params.temperature > 0:
-            kwargs.update(do_sample=True, temperature=params.temperature, top_p=params.top_p)
+            kwargs.update(do_sample=True, temperature=params.temperature)
+            if params.top_p is not None:  # None: the model's generation_config decides
+                kwargs["top_p"] = params.top_p
         else:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         if params.stop:
@@ -263,11 +302,13 @@ class HFBackend(VLMBackend):
         prompt_len = inputs["input_ids"].shape[1]
         new_tokens = output[0, prompt_len:]
         answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        finish = finish_reason(new_tokens.tolist(), params.max_tokens,
+        new_ids = new_tokens.tolist()
+        finish = finish_reason(new_ids, params.max_tokens,
                                _end_ids(self._model, processor.tokenizer), answer, params.stop)
-        return answer, int(prompt_len), int(new_tokens.shape[0]), finish
+        return Generated(answer, int(prompt_len), len(new_ids), finish,
+                         reasoning_token_count(new_ids, _think_end_id(processor.tokenizer)))
 
-    def _run(self, request: GenerationRequest) -> tuple[str, int, int, str]:
+    def _run(self, request: GenerationRequest) -> Generated:
         messages, images = self._chat(request)
         gpu_entry = _zero_gpu_entry()
         if gpu_entry is not None:  # arguments cross into the GPU worker pickled: no Event
@@ -300,17 +341,20 @@ class HFBackend(VLMBackend):
                 raise _stopped()
             start = time.monotonic()
             try:
-                text, prompt_tokens, completion_tokens, finish = self._run(request)
+                generated = self._run(request)
             except Exception as exc:  # noqa: BLE001 - one failed call must not end a batch run
                 return self._failure(request, exc, time.monotonic() - start)
             latency = time.monotonic() - start
         if request.cancel is not None and request.cancel.is_set():
             raise _stopped()
+        text = generated.text
         for stop in request.params.stop or ():
             if stop in text:  # the API convention: the stop string is not part of the answer
                 text = text[:text.index(stop)]
-        return GenerationResult(text=text, backend=self.backend_id, model=self.source,
+        answer, reasoning = split_reasoning(text)
+        return GenerationResult(text=answer, backend=self.backend_id, model=self.source,
                                 latency_s=latency,
-                                usage=Usage(prompt_tokens=prompt_tokens,
-                                            completion_tokens=completion_tokens),
-                                finish_reason=finish)
+                                usage=Usage(prompt_tokens=generated.prompt_tokens,
+                                            completion_tokens=generated.new_tokens,
+                                            reasoning_tokens=generated.reasoning_tokens),
+                                finish_reason=generated.finish, reasoning=reasoning)

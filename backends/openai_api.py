@@ -5,6 +5,8 @@ decoded, resized or encoded again). `GenerationParams.thinking` goes out as the 
 it (`backends.thinking`). `max_tokens` is sent as asked, never capped here. Transport failures (429, 5xx, timeouts, dropped
 connections, empty or malformed bodies) are retried with exponential backoff that honours
 `Retry-After`; when attempts run out the call returns `GenerationResult(error=...)`.
+The model's reasoning (a `reasoning_content` / `reasoning` field, a closed `<think>` block in the
+content) goes to `GenerationResult.reasoning`, the answer alone to `text` (backends.reasoning).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from backends.base import EncodedImage, GenerationRequest, GenerationResult, Mes
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.config import ApiSettings
 from backends.images import encoded_data_url, jpeg_data_url
+from backends.reasoning import join_reasoning, split_reasoning
 
 T = TypeVar("T")
 
@@ -187,6 +190,43 @@ def to_openai_messages(messages: list[Message], max_side: int | None = None) -> 
     return out
 
 
+#: message fields in which servers send reasoning apart from the answer: vLLM's and SGLang's
+#: reasoning parsers and DeepSeek (`reasoning_content`), newer vLLM and OpenRouter (`reasoning`)
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def server_reasoning(message: Any) -> str:
+    """The reasoning a server sent beside the answer ('' when none); a field that is not text
+    (e.g. OpenRouter's structured `reasoning_details`) is not read."""
+    if message is None:
+        return ""
+    for name in REASONING_FIELDS:
+        value = getattr(message, name, None)
+        if value is None:
+            value = (getattr(message, "model_extra", None) or {}).get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return ""
+
+
+def response_usage(response: Any) -> Usage | None:
+    """Token counts of a response; reasoning tokens from
+    `usage.completion_tokens_details.reasoning_tokens` when the server gives them."""
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    details = getattr(usage, "completion_tokens_details", None)
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else \
+        getattr(details, "reasoning_tokens", None)
+
+    def count(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return Usage(prompt_tokens=count(getattr(usage, "prompt_tokens", None)),
+                 completion_tokens=count(getattr(usage, "completion_tokens", None)),
+                 reasoning_tokens=count(reasoning))
+
+
 class OpenAIBackend(VLMBackend):
     kind = "openai"
 
@@ -232,7 +272,9 @@ class OpenAIBackend(VLMBackend):
     def _kwargs(self, messages: list[dict], request: GenerationRequest) -> dict[str, Any]:
         params = request.params
         kwargs: dict[str, Any] = {"model": self._model, "messages": messages,
-                                  "temperature": params.temperature, "top_p": params.top_p}
+                                  "temperature": params.temperature}
+        if params.top_p is not None:  # None: not sent (the server's default)
+            kwargs["top_p"] = params.top_p
         tokens_key = "max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"
         kwargs[tokens_key] = params.max_tokens  # as asked: never capped here
         if params.stop:
@@ -301,15 +343,12 @@ class OpenAIBackend(VLMBackend):
             return GenerationResult(text="", backend=self.backend_id, model=self._model,
                                     latency_s=time.monotonic() - start, error=str(exc))
         choice = response.choices[0]
-        usage = getattr(response, "usage", None)
+        answer, inline = split_reasoning((choice.message.content or "") if choice.message else "")
         return GenerationResult(
-            text=(choice.message.content or "") if choice.message else "",
-            backend=self.backend_id, model=self._model,
-            latency_s=time.monotonic() - start,
-            usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", None),
-                        completion_tokens=getattr(usage, "completion_tokens", None))
-            if usage else None,
-            finish_reason=getattr(choice, "finish_reason", None) or None)
+            text=answer, backend=self.backend_id, model=self._model,
+            latency_s=time.monotonic() - start, usage=response_usage(response),
+            finish_reason=getattr(choice, "finish_reason", None) or None,
+            reasoning=join_reasoning(server_reasoning(choice.message), inline))
 
     def close(self) -> None:
         self._client.close()

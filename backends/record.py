@@ -56,17 +56,19 @@ class RecordingBackend(VLMBackend):
     def _append(self, request: GenerationRequest, result: GenerationResult) -> None:
         params = request.params.as_dict()
         messages = encode_messages(request.messages, self._save_image)
-        usage = result.usage
         record = {
             "key": trace_key(self.backend_id, params, messages),
             "backend": self.backend_id, "model": result.model, "params": params,
             "messages": messages, "response": result.text, "latency_s": round(result.latency_s, 4),
-            "usage": {"prompt_tokens": usage.prompt_tokens,
-                      "completion_tokens": usage.completion_tokens} if usage else None,
+            "usage": result.usage.as_dict() if result.usage else None,
             "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "task": request.task, "ref": request.ref, "attempt": request.attempt,
             "finish_reason": result.finish_reason,
         }
+        if result.reasoning:  # its own field: `response` is the answer alone
+            record["reasoning"] = result.reasoning
+        if request.pair:  # the two calls of one request sent to two backends share it
+            record["pair"] = request.pair
         append_jsonl(self.trace_path, record)
 
     def close(self) -> None:

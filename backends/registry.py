@@ -2,6 +2,7 @@
 
 VLM specs:        baseline | openai:<model> | hf:<hub id or folder> | replay:<trace.jsonl>
 Embedding specs:  minilm | hf-embed:<hub id or folder> | openai-embed:<model>
+                  | hf-image:<hub id or folder> (image features only: DINOv2, TempCloze's edge baseline)
 
 A table maps each name to "module:Class"; the class is imported only when a spec names it (so
 `python app.py --help` stays fast) and builds itself with `from_spec(arg, api)`. A new backend is
@@ -29,6 +30,7 @@ EMBEDDING_BACKENDS: dict[str, str] = {
     "minilm": "backends.embeddings_minilm:MiniLMEmbedder",
     "hf-embed": "backends.embeddings_hf:HFEmbedder",
     "openai-embed": "backends.embeddings_api:OpenAIEmbedder",
+    "hf-image": "backends.image_features:HFImageFeatures",
 }
 
 

@@ -91,6 +91,16 @@ def trace_key(backend_id: str, params: dict, messages: list[dict]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+#: separates a trace from the one recorded backend to replay: `replay:<trace>#<backend id>`
+BACKEND_SELECTOR = "#"
+
+
+def split_replay_arg(arg: str) -> tuple[str, str]:
+    """(trace path, recorded backend id or '') of a replay spec's argument."""
+    path, _, backend = arg.partition(BACKEND_SELECTOR)
+    return path.strip(), backend.strip()
+
+
 #: what every trace line holds (docs/formats.md, "Model traces")
 REQUIRED_KEYS = ("key", "backend", "response")
 #: how to make a trace, for messages about a missing or unusable one

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
 
-    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,batch,memory,ui]
+    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,batch,memory,ui]
                             [--minutes 30] [--data-dir data] [--realsize data/realsize]
                             [--cache-dir test-artifacts/bench-cache]
 
@@ -15,6 +15,8 @@
   idle     CPU of an idle app after a browsing session, from /proc (goal < 1 %; bench_idle.py)
   render   36-frame 512x512 turntable vs 36 x one frame (goal <= 1.2x), GLB size (bench_render.py)
   metrics  temporal metrics 433 q x 10 preds, cloze scoring 1,521 stems x 3 (goal < 1 s; bench_metrics.py)
+  parsers  every reply parser on its worst 64 kB replies, against a regex scan of the same text
+           (goal < 100 ms each; bench_parsers.py)
   batch    the three run commands at concurrency 1/4/16/64 against a 200 ms server, and
            `run impact --tasks spatial` over 433 clips at 16 (goal >= 0.8 x c; bench_batch.py)
   memory   peak RSS of Movie.prepare, 30 vs 10 min (goal ~1.0, flat; bench_memory.py)
@@ -42,7 +44,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
 
-ALL = ("realsize", "media", "start", "idle", "render", "metrics", "batch", "memory", "ui")
+ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "batch", "memory", "ui")
 
 
 def _stream(cmd: list[str]) -> tuple[int, str]:
@@ -135,6 +137,11 @@ def bench_metrics(args) -> list[Row]:
     return module.run(quick=args.quick)
 
 
+def bench_parsers(args) -> list[Row]:
+    import bench_parsers as module
+    return module.run(repeats=1 if args.quick else 3)
+
+
 def bench_batch(args) -> list[Row]:
     import bench_batch as module
     return module.run(quick=args.quick, examples=Path(args.data_dir))
@@ -188,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         ensure_data(args.data_dir)
     runners = {"realsize": bench_realsize, "media": bench_media, "start": bench_start,
                "idle": bench_idle, "render": bench_render, "metrics": bench_metrics,
-               "batch": bench_batch, "memory": bench_memory, "ui": bench_ui}
+               "parsers": bench_parsers, "batch": bench_batch, "memory": bench_memory, "ui": bench_ui}
     rows: list[Row] = []
     started = time.perf_counter()
     print(f"{os.cpu_count()} CPUs; load average (1/5/15 min) at start: {loadavg()}"

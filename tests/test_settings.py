@@ -198,3 +198,33 @@ def test_the_badge_says_recording_only_when_calls_are_written():
     assert badge({"backend": "openai:x", "record": True}).endswith("· recording")
     assert "recording" not in badge({"backend": "baseline", "record": True})          # "Nothing to record"
     assert "recording" not in badge({"backend": "replay:talk.jsonl", "record": True})  # answers from a trace
+
+
+# -- "compare with": a second backend on the same requests (issue 19) -------------------------
+def test_compare_with_pairs_the_sessions_backend_and_keeps_both_reused(tmp_path):
+    from backends.pair import PairedBackend
+
+    from components.settings.session import check_compare, compare_backend_for, own_backend_for
+
+    state = SessionSettings(backend="openai:model-a", base_url="http://127.0.0.1:9/v1",
+                            api_key="sk-cmp-1").to_state()
+    assert compare_backend_for(state) is None and not isinstance(backend_for(state), PairedBackend)
+    compared = {**state, "compare": "openai:model-b"}
+    paired = backend_for(compared)
+    assert isinstance(paired, PairedBackend)
+    assert paired.backend_id == "openai:model-a" and paired.partner_id == "openai:model-b"
+    assert paired.primary is own_backend_for(compared)          # the same cached clients
+    assert paired.partner is compare_backend_for(compared)
+    assert paired.partner.settings.base_url == "http://127.0.0.1:9/v1"
+    assert localizer_backend_for(compared).partner is paired.partner  # the localizer is compared
+    assert "compare with: openai:model-b" in badge(compared)
+    recording = {**compared, "record": True, "trace_path": str(tmp_path / "pair.jsonl")}
+    both = backend_for(recording)
+    assert isinstance(both.primary, RecordingBackend) and isinstance(both.partner, RecordingBackend)
+    assert both.primary.trace_path == both.partner.trace_path   # one trace, linked by pair ids
+    check_compare(compared)
+    with pytest.raises(BackendError, match="names the model itself"):
+        check_compare({**state, "compare": "openai:model-a"})
+    with pytest.raises(BackendError, match="two model backends"):
+        check_compare({**state, "compare": "baseline"})
+    assert SessionSettings.from_state(compared).compare == "openai:model-b"

@@ -163,3 +163,24 @@ def test_a_public_space_names_the_trace_but_not_the_servers_folder(folder, monke
     note, *_ = recording_view(state)
     assert "session-visitor1.jsonl" in note and str(folder) not in note
     assert "the app's trace folder" in note
+
+
+def test_each_side_of_a_recorded_pair_is_offered_and_replays_from_the_folder(folder):
+    """A trace recorded with "compare with" holds two backends' calls; each side replays as
+    `replay:<name>#<backend id>` (resolved to the trace folder's file like a plain pick)."""
+    from backends.pair import PairedBackend
+
+    path = folder / "pair.jsonl"
+    request = GenerationRequest([Message.text("user", "Which clip?")], task="cloze.answer", ref="p")
+    RecordingBackend(ScriptedBackend(["B"], name="a"), path).generate(request)
+    RecordingBackend(ScriptedBackend(["D"], name="b"), path).generate(request)
+    assert traces.recorded_backends("pair.jsonl") == ["scripted:a", "scripted:b"]
+    assert traces.recorded_backends("missing.jsonl") == []
+    spec = "replay:pair.jsonl#scripted:b"
+    assert traces.resolve_replay_spec(spec) == f"replay:{path}#scripted:b"
+    traces.check_panel_spec(spec, set())  # a listed trace: accepted
+    state = SessionSettings(backend="replay:pair.jsonl#scripted:a",
+                            compare="replay:pair.jsonl#scripted:b").to_state()
+    paired = backend_for(state)
+    assert isinstance(paired, PairedBackend)
+    assert paired.generate(request).text == "B" and paired.partner.generate(request).text == "D"

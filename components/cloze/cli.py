@@ -5,6 +5,8 @@
     python app.py [--backend SPEC] run cloze --data DIR --out R.json [--backend SPEC] [--set NAME]
         [--dims S,A,P] [--seed 42] [--limit N] [--edge edge1|edge4] [--strict] [--max-images N]
         [--max-tokens 8192] [--prompt-style api|open] [--shard i/N]
+    python app.py run cloze-edge --data DIR --out R.json [--model facebook/dinov2-base | FOLDER]
+        [--seed 42] [--limit N]      (the released DINOv2 edge baseline, its own result file)
 
     python app.py compare cloze A.json B.json [--json] [--show 20]
 
@@ -126,11 +128,16 @@ def add_run_parsers(run_subparsers) -> None:
     p.add_argument("--dims", default="S,A,P", help="comma list of S, A, P")
     p.add_argument("--seed", type=int, default=42, help="option-order seed")
     p.add_argument("--limit", type=int, default=None, help="answer at most this many questions")
-    p.add_argument("--edge", default="edge1", choices=["edge1", "edge4"],
-                   help="edge baseline variant when the backend is baseline")
+    p.add_argument("--edge", default="edge1", choices=["edge1", "edge4", "dinov2"],
+                   help="edge baseline when the backend is baseline: dinov2 = the released "
+                        "Edge-4 DINOv2 baseline's answer (weights: $APP_EDGE_MODEL, else "
+                        "facebook/dinov2-base); edge1 / edge4 = the app's offline pixel "
+                        "approximation (not the paper's numbers); `run cloze-edge` writes the "
+                        "released baseline's own file")
     p.add_argument("--strict", action="store_true", help="stricter parsing (unwraps <A>, needs reason)")
     p.add_argument("--retry-sleep", type=float, default=1.0,
-                   help="seconds before re-asking after an unreadable answer, times the attempt number")
+                   help="seconds before re-asking after an unreadable answer or a failed call "
+                        "(as released, within the 3 attempts), times the attempt number")
     p.add_argument("--max-images", type=int, default=None, help="images one request may carry")
     p.add_argument("--max-tokens", type=int, default=RELEASED_MAX_TOKENS,
                    help="longest reply asked for (the released evaluation's 8192); a reply cut "
@@ -141,6 +148,45 @@ def add_run_parsers(run_subparsers) -> None:
     add_backend_options(p, items="questions")
     add_shard_option(p, by="stem: a stem's S, A and P questions stay together")
     p.set_defaults(func=run_handler)
+    add_edge_run_parser(run_subparsers)
+
+
+def add_edge_run_parser(run_subparsers) -> None:
+    p = run_subparsers.add_parser(
+        "cloze-edge", help="TempCloze's released edge baseline (DINOv2 edge features), as released",
+        formatter_class=HelpFormatter,
+        description="TempCloze/edge_matching_baseline.py: frozen DINOv2 features of each clip's "
+                    "edge frames, each candidate scored by the cosine of mean edge features, the "
+                    "scores normalised into probabilities; reports the mean probability of the "
+                    "true middle and the mean margin per dimension (not an accuracy), in the "
+                    "released JSON (summary, results, skipped). Resumes a file where every "
+                    "dimension of a stem is done. On a GPU when there is one.")
+    p.add_argument("--data", required=True, type=Path, help="folder holding choices/ (or its parent)")
+    p.add_argument("--out", required=True, type=Path, help="result JSON to write (released format)")
+    p.add_argument("--model", default="facebook/dinov2-base",
+                   help="image feature model: a Hugging Face id (downloaded beforehand) or a "
+                        "folder written by save_pretrained")
+    p.add_argument("--seed", type=int, default=42, help="option-order seed (as released)")
+    p.add_argument("--limit", type=int, default=None, help="the first N stems only")
+    p.add_argument("--targets", nargs="*", default=None, help="only these stems")
+    p.add_argument("--save-every", type=int, default=25, help="write the file every N stems")
+    p.add_argument("--overwrite", action="store_true", help="start again instead of resuming")
+    p.set_defaults(func=edge_run_handler)
+
+
+def edge_run_handler(args: argparse.Namespace) -> int:
+    from backends.registry import resolve_embedder
+    from components.cloze.released_edge import format_summary, run_edge_baseline
+
+    ds = load_dataset(args.data)
+    embedder = resolve_embedder(f"hf-image:{args.model}")
+    payload = run_edge_baseline(ds, args.out, embedder, seed=args.seed, limit=args.limit,
+                                stems=args.targets, save_every=args.save_every,
+                                overwrite=args.overwrite)
+    done = sum(len(v) for v in payload["results"].values())
+    print(f"Saved: {args.out}\nCompleted entries: {done}\nSkipped tasks: {len(payload['skipped'])}")
+    print(format_summary(payload["summary"]))
+    return 0
 
 
 def _fmt(v) -> str:

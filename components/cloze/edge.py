@@ -1,11 +1,12 @@
-"""The paper's edge baseline (Appendix B.2.2).
+"""An offline pixel APPROXIMATION of the paper's edge baseline (Appendix B.2.2), for when no
+DINOv2 weights are at hand; it is labelled so wherever it answers ("pixel approximation").
 
-"Edge-1 uses each candidate's first and last frame; Edge-4 uses its first and last four. We average
-similarities between candidate edges and adjacent context frames, then normalize the four into
-probabilities." The paper names no similarity; we use 1 - mean absolute pixel difference (0-1) of
-64x48 RGB thumbnails of the sampled frames. The candidate's first k frames are compared with the
-last k frames of BEGINNING and its last k frames with the first k of END (every pair averaged);
-the four scores are divided by their sum, and the baseline answers the highest.
+The released baseline (TempCloze/edge_matching_baseline.py, components/cloze/released_edge.py)
+compares DINOv2 features and reports the mean probability of the true middle. This one, the app's
+own: 1 - mean absolute pixel difference (0-1) of 64x48 RGB thumbnails of the sampled frames, the
+candidate's first k frames against the last k of BEGINNING and its last k against the first k of
+END (every pair averaged); the four scores are divided by their sum, and it answers the highest.
+Its numbers are not the paper's Edge-1 / Edge-4.
 """
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ class EdgeAnswer:
     @property
     def reason(self) -> str:
         probs = ", ".join(f"{k} {v:.3f}" for k, v in self.probabilities.items())
-        return f"Edge-{self.k}: candidate whose edge frames best match the context ({probs})."
+        return (f"Edge-{self.k} pixel approximation (not the released DINOv2 baseline): candidate "
+                f"whose edge frames best match the context ({probs}).")
 
 
 def _thumb(img: Image.Image) -> np.ndarray:

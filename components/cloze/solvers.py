@@ -14,19 +14,30 @@ from datetime import datetime, UTC
 from typing import Protocol
 from collections.abc import Callable
 
-from backends.ask import Asked, Unparsed, ask, step_down
+from backends.ask import Asked, Unparsed, ask, reasoning_usage, step_down
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
+from backends.registry import resolve_embedder
 from components.cloze.edge import VARIANTS, edge_answer
+from components.cloze.released_edge import answer_question, default_spec
 from components.cloze.frames import clip_frames, clip_jpegs
 from components.cloze.data import Instance
 from components.cloze.prompts import (DEFAULT_STYLE, RELEASED_MAX_TOKENS, ParsedAnswer, eval_prompt,
                                      parse_answer, prompt_style, request_content)
-from components.cloze.questions import Question
+from components.cloze.questions import LETTERS, Question
 from components.common.errors import UserError
 from components.common.replies import ReplyRefused, answer_part
 
 FRAME_STEPS = (16, 12, 4, 2, 1)
 MAX_ATTEMPTS = 3
+#: the released edge baseline (DINOv2); the others are the pixel approximation
+RELEASED_VARIANT = "dinov2"
+EDGE_VARIANTS = (*VARIANTS, RELEASED_VARIANT)
+
+
+def released_params(max_tokens: int) -> GenerationParams:
+    """What the released evaluators send besides the messages: temperature 0 and max_tokens; no
+    top_p (eval.py, eval_vllm.py: `create(model, messages, max_tokens=8192, temperature=0)`)."""
+    return GenerationParams(temperature=0.0, top_p=None, max_tokens=max_tokens)
 CLIPS_PER_QUESTION = 6  # BEGINNING, END and four candidates
 
 
@@ -45,7 +56,7 @@ class SolverSettings:
     """What the solvers take from the Model panel (max frames) and from the tab's own options."""
 
     max_frames: int = 16          # frames per clip at most (the Model panel's cap; 16 is the paper's)
-    edge_variant: str = "edge1"   # the baseline when the backend is 'baseline'
+    edge_variant: str = "edge1"   # the baseline when the backend is 'baseline' (EDGE_VARIANTS)
     strict: bool = False          # stricter parsing (the vLLM evaluator's: unwraps <A>, needs a reason)
     max_attempts: int = MAX_ATTEMPTS
     retry_sleep: float = 0.0      # seconds before a re-ask, times the attempt number
@@ -88,19 +99,28 @@ def read_reply(text: str, *, strict: bool = False) -> ParsedAnswer:
 
 @dataclass
 class EdgeSolver:
-    """Appendix B.2.2 edge baseline (Edge-1 by default)."""
+    """The edge baseline: `dinov2` is the released one (TempCloze/edge_matching_baseline.py:
+    DINOv2 features of the edge frames, components/cloze/released_edge.py); `edge1` / `edge4`
+    are this app's offline pixel approximation of it (no model weights; labelled so)."""
 
     variant: str = "edge1"
+    #: the image-feature backend spec of the released variant (released_edge.default_spec())
+    features: str = ""
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
-            raise UserError(f"Unknown edge baseline '{self.variant}'; use edge1 or edge4.")
+        if self.variant not in EDGE_VARIANTS:
+            raise UserError(f"Unknown edge baseline '{self.variant}'; use "
+                            f"{', '.join(EDGE_VARIANTS)}.")
 
     @property
     def name(self) -> str:
-        return f"baseline:{self.variant}"
+        if self.variant == RELEASED_VARIANT:
+            return "baseline:edge4-dinov2"
+        return f"baseline:{self.variant}"  # the pixel approximation (its reason says so)
 
     def answer(self, inst: Instance, q: Question) -> dict:
+        if self.variant == RELEASED_VARIANT:
+            return self._released(inst, q)
         begin, end, cands = _frames(inst, q, 16)
         ans = edge_answer(begin, end, cands, VARIANTS[self.variant])
         rec = _base_record(q, self.name)
@@ -109,13 +129,31 @@ class EdgeSolver:
                    attempts=1, parsed=True, error=None, timestamp_utc=now_utc())
         return rec
 
+    def _released(self, inst: Instance, q: Question) -> dict:
+        """The released baseline's record for the question, with the answer it implies (the
+        argmax; the released script reports p_gt and the margin, not an accuracy)."""
+        embedder = resolve_embedder(self.features or default_spec())
+        released = answer_question(inst, q, embedder)
+        letter = LETTERS[released["predicted_index"]]
+        probs = dict(zip(LETTERS, released["probabilities"]))
+        reason = ("Edge-4 DINOv2 (released): cosine of mean edge features; probabilities "
+                  + ", ".join(f"{k} {v:.3f}" for k, v in probs.items())
+                  + f"; P(true middle) {released['p_gt']:.3f}, margin {released['gt_margin']:+.4f}.")
+        rec = _base_record(q, self.name)
+        rec.update(correct=letter == q.expected, answer=letter, reason=reason, raw=reason,
+                   probabilities=probs, p_gt=released["p_gt"], gt_margin=released["gt_margin"],
+                   scores=released["scores"], features=embedder.backend_id, used_num_frames=16,
+                   attempts=1, parsed=True, error=None, timestamp_utc=now_utc())
+        return rec
+
 
 @dataclass
 class ModelSolver:
     """The released evaluation's request and parsing, asked through `backends.ask`: a malformed
-    reply is asked again (bounded), refused image counts step down 16, 12, 4, 2, 1 frames per clip
-    (a refused size is not an attempt), a reply cut at max_tokens is recorded as truncated and a
-    backend failure is recorded, neither re-asked."""
+    reply or a backend failure is asked again within the 3 attempts (released eval.py re-asks
+    after any exception), refused image counts step down 16, 12, 4, 2, 1 frames per clip (a
+    refused size is not an attempt), a reply cut at max_tokens is recorded as truncated, not
+    re-asked."""
 
     backend: VLMBackend
     strict: bool = False
@@ -146,6 +184,23 @@ class ModelSolver:
         return parsed
 
     def answer(self, inst: Instance, q: Question) -> dict:
+        asked, frames_of, steps = self.ask(inst, q)
+        return self._record(q, asked, frames_of, steps, self.name)
+
+    def answer_pair(self, inst: Instance, q: Question) -> tuple[dict, dict, Asked[ParsedAnswer]]:
+        """The records of both backends of a paired backend (backends.pair) for one question,
+        from one request sent to both, and what asking gave."""
+        asked, frames_of, steps = self.ask(inst, q)
+        if asked.partner is None:
+            raise UserError("No second backend to compare with: choose one under \"Compare "
+                            "with\" in the Model panel.")
+        return (self._record(q, asked, frames_of, steps, self.name),
+                self._record(q, asked.partner, frames_of, steps, asked.partner.backend), asked)
+
+    def ask(self, inst: Instance, q: Question) -> tuple[Asked[ParsedAnswer], dict[int, int], list[int]]:
+        """The released request, asked: (what came of it, images sent -> frames per clip, the
+        frame steps). Sent as the released evaluator sends it: temperature 0, max_tokens, no
+        top_p; asked again after a failure too, within the attempts (released eval.py)."""
         steps = self._steps()
         style = prompt_style(self.prompt_style)
         frames_of: dict[int, int] = {}  # images in a request -> frames per clip
@@ -153,26 +208,34 @@ class ModelSolver:
         def build(n: int) -> GenerationRequest:
             begin, end, cands = _jpegs(inst, q, n, style.max_height)
             content = request_content(eval_prompt(style.name), begin, end, cands)
-            req = GenerationRequest([Message("user", content)],
-                                    GenerationParams(temperature=0.0, max_tokens=self.max_tokens),
+            req = GenerationRequest([Message("user", content)], released_params(self.max_tokens),
                                     task="cloze.answer", ref=q.key, cancel=self.cancel)
             frames_of[req.num_images()] = n
             return req
 
         asked = ask(self.backend, build(steps[0]), self._parse, attempts=self.max_attempts,
                     on_too_many=step_down(build, steps[1:]), retry_sleep=self.retry_sleep,
-                    on_attempt=self.on_attempt)
-        return self._record(q, asked, frames_of, steps)
+                    on_attempt=self.on_attempt, retry_failures=True)
+        return asked, frames_of, steps
 
     def _record(self, q: Question, asked: Asked[ParsedAnswer], frames_of: dict[int, int],
-                steps: list[int]) -> dict:
-        rec = _base_record(q, self.name)
+                steps: list[int], name: str) -> dict:
+        rec = _base_record(q, name)
         sent = asked.request.num_images() if asked.request is not None else None
         rec.update(used_num_frames=frames_of.get(sent, steps[0]), prompt_style=self.prompt_style,
                    max_tokens=self.max_tokens, attempts=asked.attempts, timestamp_utc=now_utc(),
                    raw=asked.raw)
         if len(asked.raws) > 1:
             rec["raw_attempts"] = list(asked.raws)
+        # extra keys the released analysis ignores (it reads answer, correct, option_map); only
+        # when there is something, so records of models without reasoning stay as they were
+        if asked.reasoning:
+            rec["reasoning"] = asked.reasoning
+        if len(asked.reasonings) > 1 and any(asked.reasonings):
+            rec["reasoning_attempts"] = list(asked.reasonings)
+        usage = reasoning_usage(asked)
+        if usage is not None:  # the reasoning / answer token split
+            rec["usage"] = usage
         if asked.ok:
             rec.update(correct=asked.value.letter == q.expected, answer=asked.value.letter,
                        reason=asked.value.reason, parsed=True, error=None)

@@ -15,7 +15,10 @@ Parser choices (`read_region_answer`, `parse_region_labels`; docs/decisions.md, 
 - Negation: a negation word (no, not, n't, never, without, nothing, neither, nor, except,
   excluding, besides, other than, apart from) negates the parts after it up to the end of its
   clause ("No head injury; left forearm." -> left forearm; "head and not neck" -> head; "not the
-  head but the neck" -> neck). "not only" / "not just" are no negation. Negated labels are taken
+  head but the neck" -> neck). A negation with no part after it negates the parts before it
+  (its subject): "The head is not affected; only the right hand." -> right hand; "the head and
+  neck are not hit" -> neither; "the head is hit and the neck is not" -> head (a part with words
+  of its own, "is hit", is its own statement). "not only" / "not just" are no negation. Negated labels are taken
   out of the answer. "everything / all (regions) / the whole body except X" (also "but X", "other
   than X") is the set complement: every label but X, in the paper's order.
 - Each item is matched, longest phrase first, against the 18 labels and the synonym table
@@ -221,6 +224,9 @@ class _Item:
     negated: list[str]      # targets after a negation word
     leftovers: list[str]
     negation: bool          # a negation word appeared (it carries to the end of the clause)
+    #: the item's own negation names no part after it, but parts come before it ("the head is
+    #: not affected", "left hand not hit"): it negates those parts (a negation after the part)
+    backward: bool = False
 
 
 def _words_of(item: str) -> list[str]:
@@ -251,7 +257,8 @@ def _parse_item(item: str, negated_already: bool, fuzzy: bool = True) -> _Item:
             (after if negation else before).append(word)
     targets, leftovers = _match_words(before, fuzzy)
     negated, more = _match_words(after, fuzzy)
-    return _Item(sides, targets, negated, leftovers + more, negation)
+    backward = negation and not negated_already and bool(targets) and not negated
+    return _Item(sides, targets, negated, leftovers + more, negation, backward)
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -282,6 +289,7 @@ class _Reader:
         pending: list[str] = []      # bare side words waiting for a part
         pending_items: list[str] = []
         previous: list[str] = []     # sides of the previous item in this clause
+        bare: list[str] = []         # labels of the items just before that name parts only
         negation = False
         for raw in _ITEM_SPLIT.split(clause):
             item = raw.strip().strip("\"'`.:!?[](){}").strip()
@@ -295,12 +303,21 @@ class _Reader:
                     pending_items.append(item)
                 elif not (parsed.negation and not parsed.leftovers):
                     self.unmapped.append(item)
+                    bare = []
                 continue
             own = pending + [s for s in parsed.sides if s not in pending]
             sided = any(t.startswith("SIDE ") for t in parsed.targets + parsed.negated)
             if not own and sided and "both" not in item:
                 own = previous
-            self.labels.extend(_expand(parsed.targets, own))
+            labels = _expand(parsed.targets, own)
+            if parsed.backward:
+                # "the head and neck are not affected": the parts named just before share it;
+                # the negation ends with its subject ("..., and the hand is hit" is not negated)
+                self.negated.extend(bare + labels)
+                bare, negation = [], False
+            else:
+                self.labels.extend(labels)
+                bare = labels if not parsed.leftovers and not parsed.negation else []
             self.negated.extend(_expand(parsed.negated, own))
             previous, pending, pending_items = own, [], []
         self.unmapped.extend(pending_items)  # a side word that no part followed

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 from collections.abc import Sequence
 
-from backends.ask import Unparsed, ask, resample
+from backends.ask import Asked, Unparsed, ask, reasoning_usage, resample
 from backends.base import GenerationParams, GenerationRequest, VLMBackend
 from components.impact.intervals import NONE, OK, UNPARSED, ParsedIntervals, parse_intervals
 from components.impact.prompts.temporal import answer_in_frame_indices, build_messages, max_frames_for, \
@@ -40,13 +40,19 @@ class TemporalPrediction:
     num_frames_sent: int = 0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    reasoning: str = ""          # the model's reasoning for its last reply (never parsed)
+    usage: dict | None = None    # the last reply's token counts (backends.base.Usage.as_dict)
 
     def to_record(self) -> dict:
-        """QVHighlights prediction line plus what produced it (raw text, status, method)."""
+        """QVHighlights prediction line plus what produced it (raw text, status, method); the
+        reasoning and token counts only when there are some (other lines stay as they were)."""
         record = {"qid": self.qid, "pred_relevant_windows": self.windows}
         extra = asdict(self)
         extra.pop("qid")
         extra.pop("windows")
+        for key in ("reasoning", "usage"):
+            if not extra[key]:
+                extra.pop(key)
         record.update(extra)
         return record
 
@@ -92,6 +98,10 @@ class ModelTemporalSolver:
                                  cancel=cancel)
 
     def localize(self, item: ImpactItem, cancel: threading.Event | None = None) -> TemporalPrediction:
+        return self.prediction(self.ask(item, cancel), item)
+
+    def ask(self, item: ImpactItem, cancel: threading.Event | None = None) -> Asked[ParsedIntervals]:
+        """The model's reading of one clip (with the partner's, when the backend is paired)."""
         frames = self._frames(item, None)
 
         def parse(text: str) -> ParsedIntervals:
@@ -103,25 +113,34 @@ class ModelTemporalSolver:
                 raise Unparsed("; ".join(parsed.notes) or "no interval and no 'None' in the answer")
             return parsed
 
-        def sent_frames() -> int:  # the request being answered (resampled if the server asked)
-            return holder["request"].num_images()
+        first = self._request(item, frames, cancel)
+        # per thread: the two sides of a paired backend are asked in two threads, and each side
+        # reads frame numbers against the request it was sent (resampled if its server asked)
+        holder = threading.local()
+
+        def sent_frames() -> int:
+            return getattr(holder, "request", first).num_images()
 
         def rebuild(limit: int) -> GenerationRequest:
-            holder["request"] = self._request(item, self._frames(item, limit), cancel)
-            return holder["request"]
-
-        holder = {"request": self._request(item, frames, cancel)}
+            holder.request = self._request(item, self._frames(item, limit), cancel)
+            return holder.request
 
         def unparsed(attempt: int, why: str) -> None:
             log.info("impact temporal %s: unparsed answer (%d tries left)", item.qid,
                      1 + self.max_retries - attempt)
 
-        asked = ask(self.backend, holder["request"], parse, attempts=1 + self.max_retries,
-                    on_attempt=unparsed, on_too_many=resample(rebuild))
-        sent = asked.request.num_images() if asked.request is not None else len(frames)
-        pred = TemporalPrediction(qid=item.qid, windows=[], status=UNPARSED, method=self.method,
-                                  raw=asked.raw, attempts=list(asked.raws), prompt_style=self.style,
-                                  num_frames_sent=sent)
+        return ask(self.backend, first, parse, attempts=1 + self.max_retries,
+                   on_attempt=unparsed, on_too_many=resample(rebuild))
+
+    def prediction(self, asked: Asked[ParsedIntervals], item: ImpactItem,
+                   method: str | None = None) -> TemporalPrediction:
+        """What asking gave as a prediction line (unparsed: kept raw, counted, never guessed)."""
+        sent = asked.request.num_images() if asked.request is not None else 0
+        pred = TemporalPrediction(qid=item.qid, windows=[], status=UNPARSED,
+                                  method=method or self.method, raw=asked.raw,
+                                  attempts=list(asked.raws), prompt_style=self.style,
+                                  num_frames_sent=sent, reasoning=asked.reasoning,
+                                  usage=reasoning_usage(asked))
         if asked.failed:
             pred.status, pred.error = "error", asked.error
         elif asked.value is not None:

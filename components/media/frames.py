@@ -108,6 +108,21 @@ def resize_max_height(image: Image.Image, max_height: int) -> Image.Image:
     return image if size == image.size else image.resize(size, Image.Resampling.BICUBIC)
 
 
+def resize_max_height_opencv(image: Image.Image, max_height: int) -> Image.Image:
+    """Downscale to height `max_height` when taller, as TempCloze's released scripts do with
+    OpenCV: `cv2.resize(frame, (int(w * max_height / h), max_height))` (bilinear, width
+    truncated). Per channel, so RGB gives what BGR would."""
+    if image.height <= max_height:
+        return image
+    import cv2
+    import numpy as np
+    from PIL import Image as PILImage
+
+    width = int(image.width * (max_height / image.height))
+    array = cv2.resize(np.asarray(image.convert("RGB")), (width, max_height))
+    return PILImage.fromarray(array)
+
+
 def to_jpeg_bytes(image: Image.Image, quality: int = 85) -> bytes:
     """Encode as JPEG (RGB) with the given quality."""
     buf = io.BytesIO()

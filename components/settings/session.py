@@ -1,7 +1,8 @@
 """Per-session backend settings (pure; no gradio). The UI keeps `SessionSettings.to_state()` in a
-`gr.State`; handlers call `backend_for(state)` (the model) and `localizer_backend_for(state)` (the
-window-search localizer: its own backend when the session chose one, else the model's; CoM2 keeps
-an unchanged localizer apart from the verifier). The API key lives only in that session state: it
+`gr.State`; handlers call `backend_for(state)` (the model, paired with the "compare with" backend
+when the session chose one) and `localizer_backend_for(state)` (the window-search localizer: its
+own backend when the session chose one, else the model's; CoM2 keeps an unchanged localizer apart
+from the verifier). The API key lives only in that session state: it
 is never logged, traced, exported or shown."""
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from backends.base import VLMBackend
 from backends.config import ApiSettings, check_thinking_control
+from backends.errors import BackendError
+from backends.pair import pair_backends
 from backends.registry import resolve
 from components.common.lru import SingleFlightLRU
 from components.settings.traces import resolve_replay_spec
@@ -38,14 +41,19 @@ class SessionSettings:
     #: how the thinking switch is sent (backends.config.THINKING_CONTROLS); "" = the server's
     #: $APP_THINKING_CONTROL, else "auto"
     thinking_control: str = ""
+    #: "compare with": a second backend spec sent every request the model is sent (same frames,
+    #: same prompt; backends.pair); "" = none
+    compare: str = ""
 
     def to_state(self) -> dict:
         return asdict(self)
 
     @property
     def baseline_only(self) -> bool:
-        """Both the model and the localizer are the no-model baseline: nothing to record."""
-        return all((s or "baseline").strip() == "baseline" for s in (self.backend, self.localizer))
+        """The model, the localizer and any compared backend are the no-model baseline: nothing
+        to record."""
+        return all((s or "baseline").strip() == "baseline"
+                   for s in (self.backend, self.localizer, self.compare))
 
     @classmethod
     def from_state(cls, state: dict | None) -> SessionSettings:
@@ -57,7 +65,7 @@ class SessionSettings:
         return (f"SessionSettings(backend={self.backend!r}, base_url={self.base_url!r}, "
                 f"api_key={'***' if self.api_key else ''!r}, max_frames={self.max_frames}, "
                 f"record={self.record}, localizer={self.localizer!r}, "
-                f"thinking_control={self.thinking_control!r})")
+                f"thinking_control={self.thinking_control!r}, compare={self.compare!r})")
 
 
 def default_settings() -> SessionSettings:
@@ -113,23 +121,55 @@ def _cached_backend(settings: SessionSettings, spec: str) -> VLMBackend:
 
 
 def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
-    """The backend this session chose (raises BackendError with a readable message).
+    """The backend this session chose (raises BackendError with a readable message); with a
+    "compare with" backend, the two paired (backends.pair): every request the tabs send through
+    `backends.ask` then goes to both, and the session model's answers steer.
 
     One backend per distinct setting is kept (a few, least recently used first out), so the
     clicks of a session share one HTTP client, and a replay trace is read once and keeps its
     recorded-order position from click to click."""
     settings = _settings(state)
+    primary = _cached_backend(settings, settings.backend)
+    return pair_backends(primary, compare_backend_for(settings))
+
+
+def own_backend_for(state: dict | SessionSettings | None) -> VLMBackend:
+    """The session's model alone, never paired (for calls that are not compared)."""
+    settings = _settings(state)
     return _cached_backend(settings, settings.backend)
+
+
+def compare_backend_for(state: dict | SessionSettings | None) -> VLMBackend | None:
+    """The "compare with" backend (same server, key, recording and reuse as `backend_for`), or
+    None when the session compares with nothing. A recorded pair replays with
+    `replay:<trace>#<backend id>` on each side (backends.replay)."""
+    settings = _settings(state)
+    spec = settings.compare.strip()
+    return _cached_backend(settings, spec) if spec else None
 
 
 def localizer_backend_for(state: dict | SessionSettings | None) -> VLMBackend:
     """The backend of this session's localizer: its own spec when chosen (same server, key,
-    recording and reuse as `backend_for`), else the very backend `backend_for` gives."""
+    recording and reuse as `backend_for`; a localizer of its own is not compared: both sides
+    would use it), else the very backend `backend_for` gives (paired when comparing)."""
     settings = _settings(state)
     spec = settings.localizer.strip()
     if not spec or spec == settings.backend.strip():
         return backend_for(settings)
     return _cached_backend(settings, spec)
+
+
+def check_compare(state: dict | SessionSettings | None) -> None:
+    """Raise BackendError (one readable line) when the "compare with" choice cannot be used:
+    either side is the baseline, or it names the model itself."""
+    settings = _settings(state)
+    spec = settings.compare.strip()
+    if not spec:
+        return
+    if spec == settings.backend.strip():
+        raise BackendError(f"\"Compare with\" names the model itself ({spec}); choose another "
+                           "backend to compare with, or leave it empty.")
+    backend_for(settings)  # builds the pair: refuses a baseline on either side
 
 
 def _public_url(url: str) -> str:
@@ -146,4 +186,5 @@ def badge(state: dict | None) -> str:
     # "recording" only when calls are written: the baseline asks no model, a replay asks the trace
     rec = " · recording" if s.record and not s.baseline_only and not s.backend.startswith("replay:") else ""
     localizer = f" · localizer: {s.localizer}" if s.localizer.strip() else ""
-    return f"Model: {s.backend}{where}{localizer}{rec}"
+    compare = f" · compare with: {s.compare}" if s.compare.strip() else ""
+    return f"Model: {s.backend}{where}{localizer}{compare}{rec}"

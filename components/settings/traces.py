@@ -16,6 +16,7 @@ from pathlib import Path
 
 from backends.errors import BackendError
 from backends.registry import split_spec, VLM_BACKENDS
+from backends.trace_format import BACKEND_SELECTOR, read_trace, split_replay_arg
 from components.common.admin import admin_mode
 
 #: a web session's recording is `session-<session hash>.jsonl`
@@ -87,15 +88,30 @@ def listed_trace(name: str, session: str = "") -> Path | None:
     return None
 
 
+def recorded_backends(name: str, session: str = "") -> list[str]:
+    """The backend ids a listed trace holds calls of, in the order first recorded ([] when the
+    trace is not listed or cannot be read): a recorded pair offers `replay:<name>#<id>` for each
+    side ("compare with")."""
+    path = listed_trace(name, session)
+    if path is None:
+        return []
+    try:
+        records = read_trace(path)
+    except BackendError:
+        return []
+    return list(dict.fromkeys(r["backend"] for r in records))
+
+
 def resolve_replay_spec(spec: str) -> str:
     """`replay:<name>` of a trace in the trace folder -> `replay:<its path>`; anything else as it is
     (a replay path given on the command line stays the server's own choice)."""
     name, _, arg = spec.strip().partition(":")
-    arg = arg.strip()
+    arg, selected = split_replay_arg(arg)
     if name.strip().lower() != "replay" or not arg or Path(arg).name != arg:
         return spec
     path = trace_dir() / arg
-    return f"replay:{path}" if path.is_file() else spec
+    selector = f"{BACKEND_SELECTOR}{selected}" if selected else ""
+    return f"replay:{path}{selector}" if path.is_file() else spec
 
 
 def check_panel_spec(spec: str, server_specs: set[str], session: str = "") -> None:
@@ -104,6 +120,7 @@ def check_panel_spec(spec: str, server_specs: set[str], session: str = "") -> No
     if not spec or spec in server_specs:
         return
     name, arg = split_spec(spec, VLM_BACKENDS)
+    arg = split_replay_arg(arg)[0]
     if name != "replay" or listed_trace(arg, session) is not None:
         return
     shown = Path(arg).name or arg

@@ -209,6 +209,7 @@ def agentic_window_search(query: str, ranked: list[Chunk], movie: MovieView,
         dec = solver.decompose(query, P, stop=stop, ref=search.ref)          # 2: single call
         search.count("decompose", dec.attempts)
         trace.statements, trace.cast, trace.decompose_raw = dec.statements, dec.cast, dec.raw
+        _keep(trace, "decompose", dec)
         if dec.error:
             trace.errors.append(dec.error)
             trace.fallbacks.append("decompose-unparsed")
@@ -249,6 +250,8 @@ def _inspect_candidate(search: _Search, dec: DecomposeOutcome, r: int, C_r: Chun
                                      ref=search.ref)
         search.count("inspect", o.attempts)
         step = _record_step(n, W, o)
+        if o.partner is not None:
+            trace.partner_backend = o.partner.backend
         ct.steps.append(step)
         ct.final_window = W
         if n == search.M and step.decision == "EXPAND":                      # 9
@@ -274,17 +277,29 @@ def _inspect_candidate(search: _Search, dec: DecomposeOutcome, r: int, C_r: Chun
     return False
 
 
+def _keep(trace: SearchTrace, role: str, outcome: Any) -> None:
+    """A role's reasoning, token counts and the compared backend's answer, into the trace."""
+    setattr(trace, f"{role}_reasoning", outcome.reasoning)
+    if outcome.usage:
+        trace.usage[role] = outcome.usage
+    if outcome.partner is not None:
+        trace.partner_backend = outcome.partner.backend
+        trace.partner[role] = outcome.partner.to_dict()
+
+
 def _record_step(n: int, W: Window, o: InspectOutcome) -> InspectStep:
+    kept = {"num_frames": o.frames_sent, "frames_dropped": o.frames_dropped,
+            "reasoning": o.reasoning, "usage": o.usage,
+            "partner": o.partner.to_dict() if o.partner is not None else None}
     if o.reply is None:  # unparsed after retries: REJECT, raw kept
         return InspectStep(n=n, window=W, checks=[], decision="REJECT", raw=o.raw,
-                           parse_error=o.error or "unparsed reply", num_frames=o.frames_sent,
-                           frames_dropped=o.frames_dropped)
+                           parse_error=o.error or "unparsed reply", **kept)
     rep = o.reply
     return InspectStep(n=n, window=W, checks=rep.checks, decision=rep.decision,
                        confidence=rep.confidence, summary=rep.cooccurrence,
                        expand_side=rep.expand_direction if rep.decision == "EXPAND" else None,
                        expand_seconds=rep.expand_seconds if rep.decision == "EXPAND" else None,
-                       raw=o.raw, num_frames=o.frames_sent, frames_dropped=o.frames_dropped)
+                       raw=o.raw, **kept)
 
 
 def _select(search: _Search, D: list[Statement], H: list[Rejected]) -> Window:
@@ -309,6 +324,7 @@ def _select(search: _Search, D: list[Statement], H: list[Rejected]) -> Window:
         sel = search.solver.select(search.query, D, rejected, stop=search.stop, ref=search.ref)
         search.count("select", sel.attempts)
         trace.select_raw = sel.raw
+        _keep(trace, "select", sel)
         if sel.index is None:
             trace.errors.append(f"{sel.error}; fell back to the highest-ranked rejected candidate")
             trace.fallbacks.append("select-unparsed")

@@ -31,12 +31,13 @@ from typing import Any
 from backends.ask import Unparsed, ask, resample
 from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, VLMBackend
 from backends.errors import BackendError
+from backends.pair import same_request
 from components.common.intervals import DASHES, END_KEYS, START_KEYS, TIME, json_span, parse_time
-from components.window_search.reading import answer_text, blank_dates, finite_number, negated, \
-    number_string, prose_pairs
+from components.window_search.reading import NegationIndex, answer_text, blank_dates, \
+    finite_number, number_string, prose_pairs
 from components.window_search import prompts
 from components.window_search.text_baseline import TextSimilarity
-from components.window_search.types import LocalizeResult, Window
+from components.window_search.types import LocalizeResult, PartnerReply, Window
 
 LOCALIZE_PARAMS = GenerationParams(temperature=0.0, top_p=1.0, max_tokens=128)
 MAX_RETRIES = 2
@@ -118,8 +119,9 @@ def parse_interval(text: str) -> tuple[float, float]:
         pair = next(((s, e) for _, s, e in prose_pairs(body)), None)
     if pair is None:
         dated = blank_dates(body)
+        negations = NegationIndex(dated)
         for m in _START_END.finditer(dated):
-            if not negated(dated, m.start()):
+            if not negations.negated(m.start()):
                 pair = parse_time(m.group(1)), parse_time(m.group(2))
                 break
     if pair is None:
@@ -204,18 +206,37 @@ class ModelLocalizer(Localizer):
         if asked.failed:
             detail = (asked.error or "").removeprefix(f"{self.backend.backend_id} failed: ")
             raise BackendError(f"{self.backend.backend_id} failed on aws.localize: {detail}")
+        kept = {"reasoning": asked.reasoning,
+                "usage": asked.usage.as_dict() if asked.usage is not None else None,
+                "partner": _partner(asked)}
         if asked.value is not None:
             interval, relative = asked.value
             return LocalizeResult(interval, asked.raw, "vlm-relative" if relative else "vlm", None,
-                                  asked.attempts)
+                                  asked.attempts, **kept)
         if asked.truncated:
             return LocalizeResult(window, asked.raw, "vlm-fallback-window",
                                   f"{asked.error}; returned the whole window", asked.attempts,
-                                  truncated=True)
+                                  truncated=True, **kept)
         return LocalizeResult(window, asked.raw, "vlm-fallback-window",
                               f"unparsed localizer reply after {asked.attempts} attempts "
                               f"({why[-1] if why else asked.error}); returned the whole window",
-                              asked.attempts)
+                              asked.attempts, **kept)
+
+
+def _partner(asked) -> PartnerReply | None:
+    """The compared backend's interval for the same request (its own reading; no fallback: an
+    unreadable reply stays None)."""
+    other = asked.partner
+    if other is None:
+        return None
+    value = None
+    if other.ok:
+        (start, end), relative = other.value
+        value = {"interval": [start, end], "relative": relative}
+    return PartnerReply(backend=other.backend, value=value, raw=other.raw,
+                        reasoning=other.reasoning, error=other.error, attempts=other.attempts,
+                        usage=other.usage.as_dict() if other.usage is not None else None,
+                        pair_id=asked.pair_id, same_request=same_request(asked.request, other.request))
 
 
 def localize(query: str, window: Window, movie: Any, backend_or_none: VLMBackend | None, *,

@@ -103,6 +103,12 @@ def ground_query(query: str, movie: Movie, backend: VLMBackend, *,
         trace.calls["localize"] = trace.calls.get("localize", 0) + 1
         trace.prediction = tuple(result.interval) if result.interval is not None else None
         trace.localize_method, trace.localize_raw = result.method, result.raw
+        trace.localize_reasoning = result.reasoning
+        if result.usage:
+            trace.usage["localize"] = result.usage
+        if result.partner is not None:
+            trace.partner_backend = trace.partner_backend or result.partner.backend
+            trace.partner["localize"] = result.partner.to_dict()
         if result.method == "vlm-fallback-window":
             trace.fallbacks.append("localizer-truncated" if result.truncated else "localizer-unparsed")
         if result.error:

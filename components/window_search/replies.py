@@ -31,7 +31,7 @@ import json
 import re
 
 from backends.ask import Unparsed
-from components.window_search.reading import answer_text, negated, number_string
+from components.window_search.reading import NegationIndex, answer_text, number_string
 from components.window_search.types import DecomposeReply, InspectReply, SelectReply, Statement, \
     StatementCheck
 
@@ -255,14 +255,15 @@ def _index_in_prose(text: str) -> str | None:
     raise."""
     values: list[str] = []
     negated_at: list[int] = []
+    negations = NegationIndex(text)
     for m in _INDEX_MENTION.finditer(text):
-        if negated(text, m.start()):
+        if negations.negated(m.start()):
             negated_at.append(m.end())
         else:
             values.append(m.group(1))
     if negated_at:
         values += [m.group(1) for m in _CORRECTION.finditer(text, negated_at[0])
-                   if not negated(text, m.start(1))]
+                   if not negations.negated(m.start(1))]
     distinct = list(dict.fromkeys(v.lstrip("+") for v in values))
     if len(distinct) > 1:
         raise ReplyParseError(f"the reply names several indices ({', '.join(distinct)})")

@@ -14,12 +14,13 @@ import math
 import re
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 from collections.abc import Callable, Sequence
 
 from backends.ask import Asked, ask, trim
 from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, Message, VLMBackend
+from backends.pair import same_request
 from backends.errors import BackendError, GenerationStopped
 from components.window_search import prompts
 from components.window_search.localizer import Localizer, ModelLocalizer, SubtitleLocalizer
@@ -29,8 +30,8 @@ from components.window_search.text_baseline import TextSimilarity, decompose_tex
 # CastOption, InspectContext, Observation, RefImage, RefOption, SelectCandidate and the outcomes
 # used to live here; they are re-exported for older imports.
 from components.window_search.types import CastOption, CastRef, DecomposeOutcome, InspectContext, \
-    InspectOutcome, InspectReply, Observation, RefImage, RefOption, SelectCandidate, SelectOutcome, \
-    SearchSettings, Statement, StatementCheck
+    InspectOutcome, InspectReply, Observation, PartnerReply, RefImage, RefOption, SelectCandidate, \
+    SelectOutcome, SearchSettings, Statement, StatementCheck
 
 __all__ = ["CastOption", "DecomposeOutcome", "InspectContext", "InspectOutcome", "Observation",
            "RefImage", "RefOption", "SelectCandidate", "SelectOutcome", "WindowSolver",
@@ -222,28 +223,53 @@ class ModelWindowSolver(WindowSolver):
         messages = prompts.decompose_messages(query, options)
         asked, _, _ = self._ask(messages, self.decompose_params, "aws.decompose", ref,
                                 parse_decompose, stop)
+        kept = {"reasoning": asked.reasoning, "usage": usage_dict(asked),
+                "partner": partner_reply(asked, lambda v: {"statements": [asdict(x) for x in v.statements],
+                                                           "cast": v.cast})}
         if asked.value is None:
             # No checklist could be read: check the query itself as the single statement.
             return DecomposeOutcome([Statement("s1", query)], [], [], asked.raw, asked.attempts,
-                                    f"Decompose: {asked.error}")
+                                    f"Decompose: {asked.error}", **kept)
         cast, images = resolve_cast(asked.value.cast, options)
-        return DecomposeOutcome(asked.value.statements, cast, images, asked.raw, asked.attempts)
+        return DecomposeOutcome(asked.value.statements, cast, images, asked.raw, asked.attempts,
+                                **kept)
 
     def inspect(self, ctx, *, allow_expand, stop=None, ref=""):
         messages = prompts.inspect_messages(ctx, allow_expand)
         ids = [s.sid for s in ctx.statements]
         asked, sent, dropped = self._ask(messages, self.inspect_params, "aws.inspect", ref,
                                          lambda t: parse_inspect(t, ids), stop)
-        ctx.replies.append(asked.raw)
-        return InspectOutcome(asked.value, asked.raw, asked.attempts, asked.error, sent, dropped), ctx
+        ctx.replies.append(asked.raw)  # the conversation goes on with the session model's reply
+        return InspectOutcome(asked.value, asked.raw, asked.attempts, asked.error, sent, dropped,
+                              reasoning=asked.reasoning, usage=usage_dict(asked),
+                              partner=partner_reply(asked, asdict)), ctx
 
     def select(self, query, statements, rejected, *, stop=None, ref=""):
         messages = prompts.select_messages(query, statements, rejected)
         asked, _, _ = self._ask(messages, self.select_params, "aws.select", ref,
                                 lambda t: parse_select(t, len(rejected)), stop)
+        kept = {"reasoning": asked.reasoning, "usage": usage_dict(asked),
+                "partner": partner_reply(asked, lambda v: {"selected_index": v.index})}
         if asked.value is None:
-            return SelectOutcome(None, asked.raw, asked.attempts, f"Select: {asked.error}")
-        return SelectOutcome(asked.value.index, asked.raw, asked.attempts)
+            return SelectOutcome(None, asked.raw, asked.attempts, f"Select: {asked.error}", **kept)
+        return SelectOutcome(asked.value.index, asked.raw, asked.attempts, **kept)
+
+
+def usage_dict(asked: Asked) -> dict | None:
+    """The last reply's token counts as JSON (None when the backend gave none)."""
+    return asked.usage.as_dict() if asked.usage is not None else None
+
+
+def partner_reply(asked: Asked, as_json: Callable[[Any], Any]) -> PartnerReply | None:
+    """The compared backend's answer to the same request (None when the backend is not paired);
+    `as_json` turns its parsed value into JSON."""
+    other = asked.partner
+    if other is None:
+        return None
+    return PartnerReply(backend=other.backend, value=as_json(other.value) if other.ok else None,
+                        raw=other.raw, reasoning=other.reasoning, error=other.error,
+                        attempts=other.attempts, usage=usage_dict(other), pair_id=asked.pair_id,
+                        same_request=same_request(asked.request, other.request))
 
 
 # -- the text-only baseline solver --------------------------------------------------------------
@@ -393,10 +419,13 @@ def solvers_for(backend: VLMBackend, settings: SearchSettings | None = None, *,
         return WindowSearchSolvers(verifier=TextOnlyBaselineSolver(embedder=embedder),
                                    localizer=localizer)
     max_frames = settings.max_frames
+    # the character memory and chunk captions are the session model's own (a compared backend
+    # answers the search's requests, not these)
+    own = getattr(backend, "primary", backend)
 
     def memory_builder(movie, path, **kw) -> tuple[CharacterMemory, dict]:
-        return build_with_vlm(movie, backend, path, max_frames=max_frames, **kw)
+        return build_with_vlm(movie, own, path, max_frames=max_frames, **kw)
 
     return WindowSearchSolvers(
         verifier=ModelWindowSolver(backend, max_frames=max_frames, thinking=settings.thinking),
-        localizer=localizer, memory_builder=memory_builder, model=backend)
+        localizer=localizer, memory_builder=memory_builder, model=own)

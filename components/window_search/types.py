@@ -75,6 +75,11 @@ class InspectStep:
     parse_error: str | None = None         # set when retries ran out and the step became REJECT
     num_frames: int = 0
     frames_dropped: int = 0                # frames left out to respect the request's image cap
+    reasoning: str = ""                    # the model's reasoning for this reply (never parsed)
+    usage: dict | None = None              # token counts (backends.base.Usage.as_dict)
+    #: the compared backend's answer to this same request ("compare with"): a `PartnerReply`
+    #: as a dict (to_dict / from_dict keep it as it is)
+    partner: dict | None = None
 
 
 @dataclass
@@ -98,7 +103,8 @@ def _no_calls() -> dict[str, int]:
 _SCALAR_KEYS = ("qid", "backend", "matched_characters", "accepted_rank", "selected_rank",
                 "elapsed_s", "text_only_baseline", "stopped", "errors", "decompose_raw", "select_raw",
                 "method", "source", "fallbacks", "localizer_backend", "localize_method",
-                "localize_raw", "thinking")
+                "localize_raw", "thinking", "decompose_reasoning", "select_reasoning",
+                "localize_reasoning", "usage", "partner_backend", "partner")
 
 #: how a prediction was obtained (`SearchTrace.source`, the predictions file's "source"):
 #: model answers, scored by `eval grounding`
@@ -178,6 +184,16 @@ class SearchTrace:
     localize_method: str = ""         # LocalizeResult.method
     localize_raw: str = ""
     thinking: bool | None = None      # the thinking switch the model calls carried
+    decompose_reasoning: str = ""     # each role's reasoning, apart from its reply (never parsed)
+    select_reasoning: str = ""
+    localize_reasoning: str = ""
+    #: token counts per role: {"decompose" | "select" | "localize": Usage.as_dict()}
+    usage: dict = field(default_factory=dict)
+    #: "compare with": the backend asked the same requests, and its answers to the
+    #: Decompose / Select / localize requests ({"decompose" | "select" | "localize":
+    #: PartnerReply as a dict}); its Inspect answers are in each InspectStep.partner
+    partner_backend: str = ""
+    partner: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-safe (non-finite numbers become null)."""
@@ -191,6 +207,7 @@ class SearchTrace:
                 setattr(trace, key, d[key])
         if "calls" in d:
             trace.calls = dict(d["calls"])
+        trace.usage, trace.partner = dict(trace.usage or {}), dict(trace.partner or {})
         trace.window, trace.prediction = _window(d.get("window")), _window(d.get("prediction"))
         trace.ground_truth = _window(d.get("ground_truth"))
         trace.statements = [Statement(**s) for s in d.get("statements", [])]
@@ -321,6 +338,26 @@ class SelectCandidate:
 
 # -- what a solver answers ------------------------------------------------------------------------
 @dataclass
+class PartnerReply:
+    """The compared backend's answer to one request the session's backend was sent ("compare
+    with"): the parsed answer as JSON (None: unparsed, failed or truncated), its raw reply and
+    reasoning. It never steers the search."""
+
+    backend: str
+    value: Any = None
+    raw: str = ""
+    reasoning: str = ""
+    error: str | None = None
+    attempts: int = 0
+    usage: dict | None = None
+    pair_id: str = ""
+    same_request: bool = True
+
+    def to_dict(self) -> dict:
+        return finite_json(asdict(self))
+
+
+@dataclass
 class DecomposeOutcome:
     statements: list[Statement]
     cast: list[CastRef]
@@ -328,6 +365,9 @@ class DecomposeOutcome:
     raw: str
     attempts: int
     error: str | None = None        # set when retries ran out (fallback: the query as s1)
+    reasoning: str = ""
+    usage: dict | None = None
+    partner: PartnerReply | None = None
 
 
 @dataclass
@@ -338,6 +378,9 @@ class InspectOutcome:
     error: str | None = None
     frames_sent: int = 0
     frames_dropped: int = 0
+    reasoning: str = ""
+    usage: dict | None = None
+    partner: PartnerReply | None = None
 
 
 @dataclass
@@ -346,6 +389,9 @@ class SelectOutcome:
     raw: str
     attempts: int
     error: str | None = None
+    reasoning: str = ""
+    usage: dict | None = None
+    partner: PartnerReply | None = None
 
 
 # -- the localizer's answer ------------------------------------------------------------------------
@@ -358,6 +404,9 @@ class LocalizeResult:
     error: str | None = None
     attempts: int = 0
     truncated: bool = False  # the reply was cut at max_tokens
+    reasoning: str = ""
+    usage: dict | None = None
+    partner: PartnerReply | None = None
 
 
 # -- the search budget ----------------------------------------------------------------------------

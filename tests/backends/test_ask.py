@@ -93,6 +93,26 @@ def test_transport_failure_is_not_asked_again():
     assert asked.request is backend.requests[0]
 
 
+def test_with_retry_failures_a_failure_is_an_attempt_and_asked_again():
+    """TempCloze's released eval.py re-asks after any exception within its 3 attempts."""
+    backend = ScriptedBackend([Failure("HTTP 500: overloaded"), "7"])
+    told: list[tuple[int, str]] = []
+    asked = ask(backend, frames_request(2), parse_number, attempts=3, retry_failures=True,
+                on_attempt=lambda n, why: told.append((n, why)))
+    assert asked.ok and asked.value == 7 and not asked.failed
+    assert asked.attempts == 2 and len(backend.requests) == 2 and asked.raws == ["7"]
+    assert told == [(1, "scripted:test failed: HTTP 500: overloaded")]
+
+
+def test_with_retry_failures_the_attempts_stay_bounded():
+    backend = ScriptedBackend([Failure("HTTP 500: one"), "no idea", Failure("HTTP 500: three"),
+                               "7"])
+    asked = ask(backend, frames_request(2), parse_number, attempts=3, retry_failures=True)
+    assert asked.failed and asked.value is None and asked.attempts == 3
+    assert len(backend.requests) == 3 and asked.raws == ["no idea"]
+    assert asked.error == "scripted:test failed: HTTP 500: three"
+
+
 # -- too many images ------------------------------------------------------------------------------
 
 def test_step_down_rebuilds_with_the_next_count_that_fits():

@@ -230,3 +230,23 @@ def test_an_encoded_image_is_decoded_for_the_model(backend):
     assert result.ok and result.usage.prompt_tokens == TEXT_ONLY_PROMPT_TOKENS + IMAGE_56_TOKENS
     greedy = backend.generate(request([square(90), "describe"], max_tokens=4)).text
     assert backend.generate(request([encoded, "describe"], max_tokens=4)).text == greedy
+
+
+def test_a_think_block_is_split_off_the_local_models_reply(backend, monkeypatch):
+    """The tiny model's output is noise, so its tokenizer's decode is made to return a reply
+    with reasoning; the backend splits it as the API backend does (backends.reasoning)."""
+    tokenizer = backend._processor.tokenizer
+    monkeypatch.setattr(tokenizer, "decode", lambda *a, **k: "<think>count the frames</think> B")
+    result = backend.generate(request([square(30), "Which?"], max_tokens=4))
+    assert result.text == "B" and result.reasoning == "count the frames"
+    # the tiny byte-level tokenizer has no single </think> token: its count is not known
+    assert result.usage.reasoning_tokens is None and result.usage.completion_tokens >= 1
+
+
+def test_reasoning_tokens_are_counted_up_to_the_last_think_end_token():
+    from backends.hf_local import reasoning_token_count
+
+    assert reasoning_token_count([5, 9, 7, 3, 3], 7) == 3
+    assert reasoning_token_count([7, 1, 7, 2], 7) == 3
+    assert reasoning_token_count([1, 2], 7) == 0
+    assert reasoning_token_count([1, 2], None) is None

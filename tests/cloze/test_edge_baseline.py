@@ -53,5 +53,5 @@ def test_edge_baseline_on_the_example_data(cloze_examples):
     m = score_results(recs)
     assert m["parse_rate"] == 100.0
     assert m["acc"] > 50.0   # the examples' continuous motion makes the true middle's edges match
-    with pytest.raises(UserError, match="edge1 or edge4"):
+    with pytest.raises(UserError, match="edge1, edge4, dinov2"):
         EdgeSolver("edge9")

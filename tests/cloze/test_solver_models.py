@@ -98,10 +98,33 @@ def test_a_timeout_is_recorded_not_guessed(ds, question):
         backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-test",
                                                                timeout_s=0.3, max_retries=0))
         rec = ModelSolver(backend, max_attempts=2).answer(ds.instance(question.stem), question)
-    # a transport failure is recorded after the backend's own retries, not asked again
-    assert rec["answer"] is None and rec["attempts"] == 1 and "timed out" in rec["error"]
+        sent = len(server.requests)
+    # as released eval.py: a failure is asked again within the attempts, then recorded, unguessed
+    assert sent == 2
+    assert rec["answer"] is None and rec["attempts"] == 2 and "timed out" in rec["error"]
     assert rec["parsed"] is False and rec["raw"] == ""
     assert "sk-test" not in rec["error"]
+
+
+def test_a_failure_then_an_answer_is_the_answer_as_released(ds, question):
+    """eval.py re-asks after any exception within its 3 attempts: a 400 (not retried by the
+    backend itself) then a good reply gives that reply, on attempt 2."""
+    script = [{"status": 400, "body": {"error": {"message": "bad gateway state"}}},
+              '{"answer": "B", "reason": "r"}']
+    with ScriptedOpenAIServer(script) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+        bodies = list(server.requests)
+    assert len(bodies) == 2 and rec["answer"] == "B" and rec["attempts"] == 2
+    assert rec["error"] is None and rec["parsed"] is True
+
+
+def test_the_request_is_sent_as_released_without_top_p(ds, question):
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        _solver(_backend(server)).answer(ds.instance(question.stem), question)
+        body = server.requests[0]
+    # released eval.py: create(model=..., messages=..., max_tokens=8192, temperature=0)
+    assert body["temperature"] == 0 and body["max_tokens"] == 8192
+    assert "top_p" not in body
 
 
 def test_a_broken_clip_is_recorded_with_a_media_error(cloze_copy):
@@ -178,7 +201,31 @@ def test_closed_reasoning_is_stripped_before_the_released_parser(ds, question):
              f'{{"answer": "{question.expected}", "reason": "r"}}')
     with ScriptedOpenAIServer([reply]) as server:
         rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
-    assert rec["answer"] == question.expected and rec["raw"] == reply
+    # the reasoning is kept in its own field, never parsed; `raw` is the answer the model gave
+    assert rec["answer"] == question.expected
+    assert rec["raw"] == f'{{"answer": "{question.expected}", "reason": "r"}}'
+    assert rec["reasoning"] == f'maybe {{"answer": "{other}"}} fits'
+
+
+def test_server_reasoning_field_and_token_counts_reach_the_record(ds, question):
+    """vLLM's reasoning parser sends the thinking as `reasoning_content` and counts it in
+    usage.completion_tokens_details.reasoning_tokens; both land in the record, apart."""
+    other = next(x for x in "ABCD" if x != question.expected)
+    reply = {"content": f'{{"answer": "{question.expected}", "reason": "r"}}',
+             "reasoning_content": f'Maybe {{"answer": "{other}"}}? No.',
+             "usage": {"prompt_tokens": 900, "completion_tokens": 50,
+                       "completion_tokens_details": {"reasoning_tokens": 38}}}
+    with ScriptedOpenAIServer([reply]) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+    assert rec["answer"] == question.expected and rec["correct"] is True
+    assert rec["reasoning"] == f'Maybe {{"answer": "{other}"}}? No.'
+    assert rec["usage"] == {"prompt_tokens": 900, "completion_tokens": 50, "reasoning_tokens": 38}
+
+
+def test_a_record_without_reasoning_keeps_the_keys_it_had(ds, question):
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+    assert "reasoning" not in rec and "reasoning_attempts" not in rec and "usage" not in rec
 
 
 def test_unclosed_reasoning_is_unparsed_not_read(ds, question):
@@ -218,3 +265,11 @@ def test_open_prompt_style_sends_the_vllm_prompt_at_original_size(ds, question):
     finally:
         src.close()
     assert rec["prompt_style"] == "open"
+
+
+def test_a_record_of_a_model_that_does_not_reason_has_no_usage_key(ds, question):
+    """Token counts go into a record only with reasoning (the reasoning / answer split), so the
+    result files of other models keep exactly the keys they had."""
+    with ScriptedOpenAIServer(['{"answer": "A", "reason": "r"}']) as server:
+        rec = _solver(_backend(server)).answer(ds.instance(question.stem), question)
+    assert "usage" not in rec and "reasoning" not in rec

@@ -8,6 +8,10 @@ Each script entry is consumed by one POST to /v1/chat/completions (or /v1/embedd
   - str: a normal completion whose message content is that string;
   - {"content": str, "delay": s}: answer after sleeping s seconds (use for timeouts);
   - {"content": str, "finish_reason": "length"}: a completion with that finish_reason ("stop" else);
+  - {"content": str, "reasoning_content": str} (or "reasoning"): the reasoning in that message
+    field, as vLLM's / SGLang's reasoning parsers (or newer vLLM, OpenRouter) send it;
+  - {"content": str, "usage": {...}}: that usage object (e.g. with
+    "completion_tokens_details": {"reasoning_tokens": n}) instead of the default counts;
   - {"status": int, "body": str|dict, "headers": {...}}: an error response;
   - {"malformed": True}: a 200 whose body is not JSON;
   - {"empty_choices": True}: a 200 with "choices": [];
@@ -115,13 +119,18 @@ class ScriptedOpenAIServer:
                     self._send(200, json.dumps({"object": "list", "data": data, "model": body.get("model"),
                                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}}).encode())
                     return
+                message = {"role": "assistant", "content": entry.get("content", "")}
+                for name in ("reasoning_content", "reasoning"):
+                    if name in entry:
+                        message[name] = entry[name]
                 choices = [] if entry.get("empty_choices") else [{
                     "index": 0, "finish_reason": entry.get("finish_reason", "stop"),
-                    "message": {"role": "assistant", "content": entry.get("content", "")}}]
+                    "message": message}]
+                usage = entry.get("usage", {"prompt_tokens": 11, "completion_tokens": 7,
+                                            "total_tokens": 18})
                 self._send(200, json.dumps({
                     "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "test-model"), "choices": choices,
-                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                    "model": body.get("model", "test-model"), "choices": choices, "usage": usage,
                 }).encode())
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

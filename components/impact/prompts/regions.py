@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from backends.ask import Unparsed, ask
+from backends.ask import Asked, Unparsed, ask, reasoning_usage
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from components.impact.regions import OK, NONE, read_region_answer
 
@@ -44,6 +44,8 @@ class RegionAnswer:
     attempts: int = 1
     source: str = ""   # backend id, or the baseline's name
     note: str = ""     # e.g. why the text-only baseline selected nothing
+    reasoning: str = ""  # the model's reasoning for its last reply (never parsed)
+    usage: dict | None = None  # the last reply's token counts (backends.base.Usage.as_dict)
 
     @property
     def ok(self) -> bool:
@@ -55,9 +57,14 @@ class RegionAnswer:
         return bool(self.error) and self.error.startswith("backend error")
 
     def as_dict(self) -> dict:
-        return {"regions": list(self.labels), "unmapped": list(self.unmapped), "raw": self.raw,
-                "error": self.error, "attempts": self.attempts, "source": self.source,
-                "note": self.note}
+        out = {"regions": list(self.labels), "unmapped": list(self.unmapped), "raw": self.raw,
+               "error": self.error, "attempts": self.attempts, "source": self.source,
+               "note": self.note}
+        if self.reasoning:  # only when there is some: lines of other models stay as they were
+            out["reasoning"] = self.reasoning
+        if self.usage:
+            out["usage"] = dict(self.usage)
+        return out
 
 
 class RegionSolver(Protocol):
@@ -105,18 +112,27 @@ class ModelRegionSolver:
         return GenerationRequest(messages=[Message(role="user", content=content)], params=params,
                                  task="impact.regions", ref=ref)
 
-    def select(self, frame_image: Image.Image | None, query: str, *, ref: str = "",
-               cancel: threading.Event | None = None) -> RegionAnswer:
+    def ask(self, frame_image: Image.Image | None, query: str, *, ref: str = "",
+            cancel: threading.Event | None = None) -> Asked[tuple[list[str], list[str]]]:
+        """The model's reading of one frame (with the partner's, when the backend is paired)."""
         request = self.build_request(frame_image, query, ref)
         request.cancel = cancel
-        asked = ask(self.backend, request, read_regions, attempts=self.max_attempts)
-        if asked.failed:
-            return RegionAnswer([], [], raw=asked.raw, attempts=asked.attempts, source=self.name,
-                                error=f"backend error: {asked.error}")
-        if asked.value is None:
-            reading = read_region_answer(asked.raw)
-            why = reading.reason or _no_label(reading.unmapped)
-            return RegionAnswer([], reading.unmapped, raw=asked.raw, error=f"unparsed: {why}",
-                                attempts=asked.attempts, source=self.name)
-        labels, unmapped = asked.value
-        return RegionAnswer(labels, unmapped, raw=asked.raw, attempts=asked.attempts, source=self.name)
+        return ask(self.backend, request, read_regions, attempts=self.max_attempts)
+
+    def select(self, frame_image: Image.Image | None, query: str, *, ref: str = "",
+               cancel: threading.Event | None = None) -> RegionAnswer:
+        return region_answer(self.ask(frame_image, query, ref=ref, cancel=cancel), self.name)
+
+
+def region_answer(asked: Asked[tuple[list[str], list[str]]], source: str) -> RegionAnswer:
+    """A RegionAnswer from what asking gave (an unparsed or failed call keeps its raw reply)."""
+    kept = {"raw": asked.raw, "attempts": asked.attempts, "source": source,
+            "reasoning": asked.reasoning, "usage": reasoning_usage(asked)}
+    if asked.failed:
+        return RegionAnswer([], [], error=f"backend error: {asked.error}", **kept)
+    if asked.value is None:
+        reading = read_region_answer(asked.raw)
+        why = reading.reason or _no_label(reading.unmapped)
+        return RegionAnswer([], reading.unmapped, error=f"unparsed: {why}", **kept)
+    labels, unmapped = asked.value
+    return RegionAnswer(labels, unmapped, **kept)
