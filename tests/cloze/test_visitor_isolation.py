@@ -81,3 +81,43 @@ def test_a_run_shows_only_on_the_leaderboard_of_the_page_that_made_it(data, monk
     run = handlers.run_whole_set(TAB, page("page-e"), session, {"backend": "baseline"}, "cloze", "all", "S", 42, "edge1", False, "api")
     assert Path(run.results_file["value"]).parent == handlers.runs_dir(str(data))
     assert set(names(page("page-f"))) >= set(made)
+
+
+def test_a_page_closed_during_a_set_run_stops_the_run_before_its_folder_goes(data, monkeypatch):
+    """The crash of issue 21: a run still writing when its page closed wrote its result file into
+    the folder the close had just removed. The close now stops the run, waits for it, then removes."""
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from components.cloze.solvers import EdgeSolver
+    from components.cloze.ui.handlers import model_panel
+
+    answering = threading.Event()
+
+    class SlowEdge(EdgeSolver):
+        def answer(self, inst, q):
+            answering.set()
+            time.sleep(0.3)                       # a question takes a while (a real model's call)
+            return super().answer(inst, q)
+
+    monkeypatch.setattr(model_panel, "solvers_for", lambda backend, settings: SimpleNamespace(
+        solver=SlowEdge(), name="baseline:slow-edge"))
+    session = ClozeSession(data_dir=str(data))
+    outcome = {}
+
+    def run() -> None:
+        try:
+            outcome["view"] = handlers.run_whole_set(TAB, page("page-closing"), session, {"backend": "baseline"},
+                                                     "cloze", "all", "S, A, P", 42, "edge1", False, "api")
+        except Exception as exc:  # noqa: BLE001 - the test reports it
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    assert answering.wait(60)
+    folder = page("page-closing").folders[0]
+    RESOURCES.release("page-closing")             # returns once the run has stopped
+    assert not worker.is_alive() or worker.join(5) is None
+    assert "error" not in outcome, outcome.get("error")
+    assert "stopped" in outcome["view"].summary and not folder.exists()

@@ -105,3 +105,33 @@ def test_the_stop_button_sets_the_sessions_stop_event(tab):
     res = SessionResources()
     handlers.stop(tab, res)
     assert res.stop.is_set()
+
+
+class ReplayMissBackend(VLMBackend):
+    """Every call fails as a replay that has no such call does (a BackendError)."""
+
+    kind = "replay"
+
+    @property
+    def backend_id(self) -> str:
+        return "replay:talk.jsonl"
+
+    def generate(self, request: GenerationRequest) -> GenerationResult:
+        from backends.errors import BackendError
+
+        raise BackendError(f"Replay trace 'talk.jsonl' has no recorded call for {request.task}.")
+
+
+def test_a_search_whose_model_calls_fail_says_failed_where_the_eye_is(tab, monkeypatch):
+    """A replay miss is a failed step: the progress says Failed and the message line names the
+    cause (not "Done." with the warning in grey below the timeline)."""
+    monkeypatch.setattr(handlers, "backend_for", lambda settings: ReplayMissBackend())
+    res = SESSIONS.get("replay-miss")
+    session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 60).session
+    query = tab.annotations.query("p0001_t").query
+    views = list(handlers.run(tab, res, session, _settings(), query, 60, 2, 1, 30, "aws"))
+    last = views[-1]
+    assert last.progress.startswith("**Failed**") and "Done" not in last.progress
+    assert last.message.startswith("⚠ The search failed:") and "talk.jsonl" in last.message
+    assert all(v.message == "" for v in views[:-1])          # the line stays clear while it runs
+    SESSIONS.release("replay-miss")
