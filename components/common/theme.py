@@ -119,7 +119,10 @@ footer {display: none !important;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
 #cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
-#cloze-letters {flex: 1 1 auto !important;}
+#cloze-letters {flex: 1 1 auto !important; min-width: 0 !important;}
+#cloze-letters > button {flex: 1 1 0 !important; min-width: 56px !important;}
+#cloze-letters > #cloze-submit {min-width: 96px !important;}
+#cloze-answer > #cloze-navigator {flex: 0 0 150px !important; width: 150px !important;}
 #cloze-answer button {min-height: 48px;}
 #cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
 #cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}

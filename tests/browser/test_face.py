@@ -139,6 +139,18 @@ def test_buttons_of_a_row_are_one_height_and_ids_are_unique(visit, tab):
         .map(b => Math.round(b.getBoundingClientRect().height))).filter(hs => hs.length > 1)""")
     uneven = [hs for hs in rows if max(hs) - min(hs) > 2]
     assert rows and uneven == [], uneven
+    overlapping = page.evaluate("""() => { const bs = [...document.querySelectorAll('button')]
+        .filter(b => b.offsetParent !== null && !b.closest('.visually-hidden'))
+        .map(b => [b.id || b.innerText.slice(0, 20), b.getBoundingClientRect()]);
+        const out = [];
+        for (let i = 0; i < bs.length; i++) for (let j = i + 1; j < bs.length; j++) {
+          const [n, a] = bs[i], [m, b] = bs[j];
+          if (a.width && b.width && a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1
+              && b.top < a.bottom - 1 && !(a.left >= b.left && a.right <= b.right
+              && a.top >= b.top && a.bottom <= b.bottom)) out.push([n, m]);
+        }
+        return out; }""")
+    assert overlapping == [], overlapping   # no button drawn over another (a click would hit the wrong one)
     duplicates = page.evaluate("""() => { const n = {}; for (const e of document.querySelectorAll('[id]'))
         if (e.id) n[e.id] = (n[e.id] || 0) + 1; return Object.keys(n).filter(k => n[k] > 1); }""")
     assert duplicates == []

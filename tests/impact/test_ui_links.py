@@ -134,3 +134,14 @@ def test_the_frame_box_reaches_the_handlers_raw_so_no_gradio_preprocess_error_is
     first = handlers.on_frame(data, ImpactResources(), ImpactSession(), qid, 3).body.body3d.value
     again = handlers.on_frame(data, ImpactResources(), ImpactSession(), qid, 3, shown={"path": first["path"], "url": "/x"})
     assert isinstance(again.body.body3d, SKIP)  # the raw FileData the page sends counts as shown
+
+
+def test_a_body_view_on_screen_before_the_page_named_a_clip_gets_the_body_of_the_first_frame(data):
+    """The tab may mount (and report its view on screen) before the page-load view fills the
+    clip list: the view is marked as shown, and the page-load's frame then sends the body."""
+    page = ImpactResources()
+    assert isinstance(handlers.on_body_shown(data, page, ImpactSession(), None, 1), SKIP)
+    handlers.on_load(data, page, ImpactSession(), {})
+    qid = data.annotations.items[0].qid
+    moved = handlers.on_frame(data, page, ImpactSession(), qid, handlers.first_frame(data.annotations.items[0]))
+    assert moved.body.body3d.value["path"].endswith(".glb")

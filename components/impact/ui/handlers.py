@@ -242,7 +242,12 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
 
 
 def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
-    """The tab's 3D view is on screen: the body of the frame shown (gr.Model3D), or gr.skip()."""
+    """The tab's 3D view is on screen: the body of the frame shown (gr.Model3D), or gr.skip().
+    Before the page-load view has named a clip (the tab can mount first), the view is only
+    marked as on screen: the clip's first frame then sends the body."""
+    if not qid or data.annotations is None or qid not in data.annotations.by_qid():
+        res.mark_shown()
+        return gr.skip()
     item = data.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
     return frame_view(data, session, qid, number, gate=res.view_shown).body3d

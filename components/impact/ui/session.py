@@ -59,6 +59,10 @@ class ImpactResources(Resources):
             self.page = self.shown = True
             return self._take(glb)
 
+    def mark_shown(self) -> None:
+        with self._views:
+            self.page = self.shown = True
+
     def should_send(self, glb: str) -> bool:
         with self._views:
             if not self.page:
