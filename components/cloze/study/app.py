@@ -154,7 +154,7 @@ def build_study_app(data_dir: str | Path) -> gr.Blocks:
                              browser=gr.BrowserState({"credential": ""}, storage_key=STORAGE_KEY,
                                                      secret=browser_secret(data_dir)))
         with gr.Column(elem_id="study-root"):
-            with gr.Row(elem_id="study-head"):
+            with gr.Row(elem_id="study-head") as ui.head:
                 ui.annotator = _credential_box(cfg)
                 ui.start = gr.Button("Start", variant="primary", scale=1, min_width=100, elem_id="study-start")
                 ui.login = gr.LoginButton(elem_id="study-login") if _sign_in_ready(cfg) else None
@@ -193,7 +193,7 @@ def _username(profile: Any) -> str | None:
 
 def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
     question = [ui.state, ui.image, *ui.videos, ui.progress, ui.marks, ui.navigator, ui.feedback]
-    layout = [ui.intro, ui.question_box, ui.image, ui.video_box, ui.submit]
+    layout = [ui.head, ui.intro, ui.question_box, ui.image, ui.video_box, ui.submit]
 
     def started(found: tuple[h.Layout, h.QuestionView, dict | None]) -> list[Any]:
         lay, view, stored = found

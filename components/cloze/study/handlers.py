@@ -185,6 +185,7 @@ class Layout:
     """Which parts of the page show (sent on start and on Begin only: changing a component's
     properties makes gradio rebuild it, so answers send values only)."""
 
+    head: Any                   # the credential box and Start: only until someone is started
     intro: Any
     question_box: Any
     image: Any
@@ -209,7 +210,8 @@ def layout_for(cfg: StudyConfig | None, stage: str = "question") -> Layout:
     video = cfg is not None and cfg.display == "video"
     confirm = cfg is not None and cfg.answer_flow == "confirm"
     asking = cfg is not None and stage in ("question", "check", "done")
-    return Layout(gr.update(visible=cfg is not None and stage == "intro"), gr.update(visible=asking),
+    return Layout(gr.update(visible=stage == "refused"), gr.update(visible=cfg is not None and stage == "intro"),
+                  gr.update(visible=asking),
                   gr.update(visible=asking and not video), gr.update(visible=asking and video),
                   gr.update(visible=asking and confirm))
 

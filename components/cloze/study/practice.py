@@ -14,17 +14,18 @@ if TYPE_CHECKING:
     from PIL import Image
 
 ANSWER = "C"
+# the released app's task text (its PROMPT, not a word about the kinds of wrong candidates, so
+# that humans here are told what the paper's annotators were told), then how the page works
 INSTRUCTION = """### Before you start
-Each question shows the **BEGINNING** and the **END** of one video; the part in between was cut
-out. Below them are four candidate clips, **A**, **B**, **C** and **D**. Exactly one of them is the
-true middle: the part that connects the BEGINNING to the END. Choose it.
+You are given the **BEGINNING** (the first part of a video) and the **END** (the last part of the
+same video). The middle segment between them was removed. You will then see four candidate middle
+segments, labelled **A**, **B**, **C** and **D**. Exactly one is the true middle that connects the
+BEGINNING to the END. Which candidate is the correct middle?
 
-Some wrong candidates come from elsewhere in the same video, some are the middle shifted, widened,
-played backwards, shuffled or looped, so watch the motion as well as the scene. There is no trick
-beyond that. Take the time you need; your time is measured from when a question's clips are all
-on screen. You can go back to an answered question and change it.
+Take the time you need: a question is timed from when its clips are all on screen. You can go back
+to a question you answered and change your answer.
 
-**Practice** (not part of the study): which candidate is the missing middle?"""
+**Practice** (not part of the study; its answer is shown): which candidate is the missing middle?"""
 FEEDBACK_RIGHT = (f"**{ANSWER} is right**: the ball keeps rolling along its path from the BEGINNING to "
                   "the END. Press **Begin the study** when you are ready.")
 FEEDBACK_WRONG = ("Not this one: look at where the ball is at the end of the BEGINNING and at the start "
