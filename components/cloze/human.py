@@ -176,16 +176,18 @@ class HubPush:
     every_minutes: float = 5.0
     path_in_repo: str = "human_study"
     scheduler: object | None = None
+    allow: tuple[str, ...] = ("*.jsonl",)
+    ignore: tuple[str, ...] = (".*", "**/.*")   # never a temp file, never the study page's .access/
 
     @classmethod
-    def from_env(cls, folder: str | Path) -> HubPush | None:
+    def from_env(cls, folder: str | Path, **how) -> HubPush | None:
         repo = os.environ.get("APP_HUMAN_STUDY_REPO", "").strip()
-        return cls(repo, Path(folder)) if repo else None
+        return cls(repo, Path(folder), **how) if repo else None
 
     def scheduler_kwargs(self) -> dict:
         return {"repo_id": self.repo_id, "repo_type": "dataset", "folder_path": str(self.folder),
                 "path_in_repo": self.path_in_repo, "every": self.every_minutes,
-                "allow_patterns": ["*.jsonl"], "ignore_patterns": [".*", "**/.*"]}  # never a temp file
+                "allow_patterns": list(self.allow), "ignore_patterns": list(self.ignore)}
 
     @property
     def started(self) -> bool:

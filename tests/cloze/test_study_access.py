@@ -147,3 +147,35 @@ def test_over_http_a_stranger_can_neither_read_nor_change_an_annotators_answers(
         assert "Welcome back, ann1: 2 answered" in shown
     finally:
         demo.close()
+
+
+def test_the_studys_hub_push_copies_answers_and_never_the_access_folder(data, monkeypatch):
+    from huggingface_hub.utils import filter_repo_objects
+
+    cfg = h.Study(str(data)).config
+    monkeypatch.delenv("APP_HUMAN_STUDY_REPO", raising=False)
+    assert store_mod.hub_push(cfg) is None
+    monkeypatch.setenv("APP_HUMAN_STUDY_REPO", "someone/study")
+    push = store_mod.hub_push(cfg)
+    assert push.folder == cfg.results / cfg.study_id and not push.started
+    kwargs = push.scheduler_kwargs()
+    names = ["ann1.jsonl", "ann1.catch.jsonl", "ann1/set_1.json", ".access/invites.json",
+             ".access/pseudonym.key", "ann1.position.json", ".ann1.jsonl.x1.tmp", "ann1/.set_1.json.y.tmp"]
+    kept = list(filter_repo_objects(names, allow_patterns=kwargs["allow_patterns"],
+                                    ignore_patterns=kwargs["ignore_patterns"]))
+    assert kept == ["ann1.jsonl", "ann1.catch.jsonl", "ann1/set_1.json"], kept
+
+
+def test_invitations_made_elsewhere_can_be_given_as_a_secret(data, tmp_path, monkeypatch):
+    """A Space's storage cannot be written from outside: APP_STUDY_INVITES holds invites.json."""
+    from dataclasses import replace
+
+    cfg = h.Study(str(data)).config
+    elsewhere = replace(cfg, results=tmp_path / "laptop")
+    token = access.invite(elsewhere, ["ann3"])["ann3"]
+    assert access.annotator_for_token(cfg, token) is None
+    monkeypatch.setenv(access.INVITES_ENV, (access.access_dir(elsewhere) / "invites.json").read_text())
+    assert access.annotator_for_token(cfg, token) == "ann3"
+    monkeypatch.setenv(access.INVITES_ENV, "not json")
+    with pytest.raises(UserError, match="APP_STUDY_INVITES is not the content of an invites.json"):
+        access.annotator_for_token(cfg, token)

@@ -87,6 +87,8 @@ def run(argv: list[str]) -> int:
         print(f"# study {cfg.study_id}: one link per annotator, shown once; send each only to its annotator")
         for name, token in tokens.items():
             print(f"{name}\t{access.invite_link(args.url, token)}")
+        print(f"# hashes kept in {access.access_dir(cfg) / 'invites.json'}; for a Space, put that file's "
+              f"content in the secret {access.INVITES_ENV}", file=sys.stderr)
     elif args.command == "invites":
         for name, when in access.invited(cfg).items():
             print(f"{name}\tinvited {when}")

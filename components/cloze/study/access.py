@@ -3,7 +3,8 @@ stranger who types `ann1` would see and change ann1's answers), so a study opens
 
 - an invitation per annotator, made by the researcher (`python -m components.cloze.study invite
   ann1 ann2 ...`): a random token shown once as a link `<page>/?invite=<token>`; only its SHA-256
-  is kept, in `<results>/<study>/.access/invites.json` (owner-readable only); or
+  is kept, in `<results>/<study>/.access/invites.json` (owner-readable only), or in the secret
+  APP_STUDY_INVITES (that file's content, for a Space whose storage is not reachable); or
 - Hugging Face sign-in on a Space (`gr.LoginButton`, `hf_oauth: true`): the user name becomes a
   pseudonymous id `hf-<12 hex>` (an HMAC of the name under a key kept beside the invitations), so
   no file or export names the account; `hf_users` may list who is let in; or
@@ -57,8 +58,30 @@ def _invites_path(cfg: StudyConfig) -> Path:
     return access_dir(cfg) / "invites.json"
 
 
+INVITES_ENV = "APP_STUDY_INVITES"
+
+
+def _env_invites() -> dict[str, dict]:
+    """Invitations given as a secret (the content of an invites.json made elsewhere): a Space's
+    storage cannot be written from outside, its secrets can."""
+    raw = os.environ.get(INVITES_ENV, "").strip()
+    if not raw:
+        return {}
+    try:
+        found = json.loads(raw).get("annotators", {})
+    except (ValueError, AttributeError):
+        raise UserError(f"{INVITES_ENV} is not the content of an invites.json ({{\"annotators\": ...}}); "
+                        "paste the file `invite` wrote.") from None
+    return found if isinstance(found, dict) else {}
+
+
 def _read_invites(cfg: StudyConfig) -> dict[str, dict]:
-    """annotator -> {"sha256", "created_utc"}, re-read only when the file changes."""
+    """annotator -> {"sha256", "created_utc"}: the study's invitation file (re-read only when it
+    changes), and APP_STUDY_INVITES."""
+    return {**_env_invites(), **_file_invites(cfg)}
+
+
+def _file_invites(cfg: StudyConfig) -> dict[str, dict]:
     path = _invites_path(cfg)
     try:
         st = path.stat()
@@ -85,8 +108,8 @@ def invite(cfg: StudyConfig, annotators: list[str], *, renew: bool = False) -> d
     names = [sanitise_annotator(a) for a in annotators]
     if not names:
         raise UserError("Name the annotators to invite, e.g. `invite ann1 ann2`.")
-    current = dict(_read_invites(cfg))
-    taken = [n for n in names if n in current and not renew]
+    current = dict(_file_invites(cfg))
+    taken = [n for n in names if (n in current or n in _env_invites()) and not renew]
     if taken:
         raise UserError(f"{', '.join(taken)} already have an invitation; add --renew to replace it "
                         "(their old link stops working).")
@@ -100,7 +123,7 @@ def invite(cfg: StudyConfig, annotators: list[str], *, renew: bool = False) -> d
 
 def revoke(cfg: StudyConfig, annotators: list[str]) -> list[str]:
     """Remove invitations; returns the ones that existed. Their answers are kept."""
-    current = dict(_read_invites(cfg))
+    current = dict(_file_invites(cfg))
     gone = [a for a in annotators if current.pop(a, None) is not None]
     _write_private(_invites_path(cfg), {"study": cfg.study_id, "annotators": current})
     return gone

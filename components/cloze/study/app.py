@@ -28,6 +28,7 @@ from components.cloze.study import handlers as h
 from components.cloze.study.config import StudyConfig
 from components.cloze.study.page import CSS, HEAD, NAVIGATOR_JS, PLAY_ALL, STAMP, STRIP_INVITE, TOP
 from components.cloze.study.practice import INSTRUCTION, practice_image
+from components.cloze.study.store import hub_push
 from components.common.errors import UserError
 from components.common.idle import quiet_when_idle
 from components.common.theme import THEME
@@ -287,6 +288,9 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
         # built: gradio checks each served file against these paths in order (resolving both,
         # ~0.2 ms a path), and building adds its own icons' paths.
         gr.set_static_paths(allowed)
+        push = hub_push(cfg)
+        if push is not None:   # APP_HUMAN_STUDY_REPO: the answers copied to a dataset every few minutes
+            push.start()
     demo = build_study_app(data_dir)
     quiet_when_idle(demo, poll=0.05)   # an answer after a quiet spell waits <= 50 ms to be picked up
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,

@@ -348,9 +348,9 @@ def _next(study: Study, session: StudySession, feedback: str, after: int | None)
                                  "Every question that still needs judgments has yours - thank you, you are done.")
         return _show(study, replace(session, routed=nxt), nxt, feedback)
     nxt = store.first_unanswered(-1 if after is None else after)
-    if nxt is None:
+    if nxt is None:   # as released: the next question in order (for review), the first on a start
         feedback += f" All {len(sset.questions)} questions are answered - thank you."
-        nxt = session.index if after is not None else 0
+        nxt = 0 if after is None else min(after + 1, len(sset.questions) - 1)
     return _show(study, session, nxt, feedback)
 
 

@@ -17,7 +17,7 @@ import threading
 from datetime import datetime, UTC
 from pathlib import Path
 
-from components.cloze.human import sanitise_annotator
+from components.cloze.human import HubPush, push_lock, sanitise_annotator
 from components.cloze.questions import Question
 from components.cloze.study.config import StudyConfig
 from components.cloze.study.merge import Conflict, conflicts, merge_file, resolve
@@ -53,6 +53,11 @@ class AnnotatorStore:
         self._held: set[int] = set()         # task indices the file held when last read
         self._synced = False
 
+    def _append(self, path: Path, rec: dict) -> None:
+        """Append durably; while the study's Hub push uploads, wait (no half-written line is pushed)."""
+        with push_lock(path.parent):
+            append_jsonl(path, rec)
+
     # ---- the result file ---------------------------------------------------------------------
     def _sync(self) -> None:
         """Read the result file back if anyone wrote it since this store last did: answers in it
@@ -80,7 +85,7 @@ class AnnotatorStore:
         for rec in merged.imported:
             rec = {**rec, "annotator": self.annotator, "source": "result_file", "imported_at_utc": now,
                    "set": self.config.set_name, "seed": self.config.seed, "study": self.config.study_id}
-            append_jsonl(self.path, rec)
+            self._append(self.path, rec)
             self.history.append(rec)
         self.latest = resolve(self.history)
         self._held = merged.held
@@ -96,6 +101,10 @@ class AnnotatorStore:
                               f"are to questions this set no longer has; the file is kept as {copy.name}")
 
     def _write(self) -> None:
+        with push_lock(self.path.parent):
+            self._rewrite()
+
+    def _rewrite(self) -> None:
         responses = [self.latest[i] for i in sorted(self.latest)]
         if self._held - set(self.latest) and self.result_path.exists():   # never fewer than it held
             copy = copy_aside(self.result_path, "legacy")
@@ -179,7 +188,7 @@ class AnnotatorStore:
                    "server_elapsed_sec": timing.server_elapsed_sec}
             if display != "video":  # the released values say "frames" for both of its frames views
                 rec["frames_view"] = "grid16" if display == "frames16" else "edge"
-            append_jsonl(self.path, rec)
+            self._append(self.path, rec)
             self.history.append(rec)
             self.latest[index] = rec
             self._write()
@@ -196,7 +205,7 @@ class AnnotatorStore:
                "answered_at_utc": datetime.now(UTC).isoformat(), "annotator": self.annotator,
                "session": session, "study": self.config.study_id}
         with self.lock:
-            append_jsonl(self.catch_path, rec)
+            self._append(self.catch_path, rec)
             self.checks.append(rec)
         return rec
 
@@ -205,7 +214,7 @@ class AnnotatorStore:
         return {str(r.get("stem")) for r in self.checks}
 
     def practice(self, letter: str, correct: bool) -> None:
-        append_jsonl(self.practice_path, {"answer": letter, "correct": correct, "annotator": self.annotator,
+        self._append(self.practice_path, {"answer": letter, "correct": correct, "annotator": self.annotator,
                                           "answered_at_utc": datetime.now(UTC).isoformat()})
         self.practised = True
 
@@ -222,6 +231,14 @@ def store_for(config: StudyConfig, annotator: str, questions: tuple[Question, ..
         if store is None or store.questions != questions or store.config != config:
             store = _stores[key] = AnnotatorStore(config, annotator, questions)
         return store
+
+
+def hub_push(config: StudyConfig) -> HubPush | None:
+    """The study's answers pushed to the dataset named by APP_HUMAN_STUDY_REPO (a copy for the
+    researcher, as the explorer's playthrough pushes its files): every annotator's JSONL files and
+    set_N.json; never .access/ (invitation hashes, the pseudonym key), temp files or positions."""
+    return HubPush.from_env(config.results / config.study_id, path_in_repo=f"study/{config.study_id}",
+                            allow=("*.jsonl", "*.json"), ignore=(".*", "**/.*", "*.position.json"))
 
 
 def annotators(config: StudyConfig) -> list[str]:
