@@ -3,6 +3,7 @@ pseudonymous id, open ids only when the study says so; over HTTP, a wrong or mis
 nothing and changes nothing, and nothing of another annotator's answers comes back."""
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -145,6 +146,8 @@ def test_over_http_a_stranger_can_neither_read_nor_change_an_annotators_answers(
         annotator = Client(demo.local_url, verbose=False, download_files=False)
         shown = json.dumps(annotator.predict(token, api_name="/study_start"), default=str)
         assert "Welcome back, ann1: 2 answered" in shown
+        for path in cfg.results.rglob("*"):                    # the token is in no file of the study
+            assert not path.is_file() or token.encode() not in path.read_bytes(), path
     finally:
         demo.close()
 
@@ -179,3 +182,31 @@ def test_invitations_made_elsewhere_can_be_given_as_a_secret(data, tmp_path, mon
     monkeypatch.setenv(access.INVITES_ENV, "not json")
     with pytest.raises(UserError, match="APP_STUDY_INVITES is not the content of an invites.json"):
         access.annotator_for_token(cfg, token)
+
+
+def test_a_signed_in_account_answers_under_its_pseudonym_and_sign_in_needs_a_space(cloze_examples, tmp_path,
+                                                                                     monkeypatch, caplog):
+    from components.cloze.study import app as study_app
+
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    monkeypatch.delenv(access.KEY_ENV, raising=False)
+    store_mod._stores.clear()
+    study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames", access="hf", practice=False,
+                                   hf_users=["Alice"])))
+    _, view, stored = h.start(study, h.StudySession(), "", "alice")
+    who = view.session.annotator
+    assert who.startswith("hf-") and stored == {} and view.session.stage == "question"
+    h.choose(study, view.session, "A")
+    cfg = study.config
+    files = [p.name for p in (cfg.results / cfg.study_id).rglob("*") if p.is_file()]
+    assert f"{who}.jsonl" in files and not any("alice" in f.lower() for f in files)
+    assert "alice" not in (cfg.results / cfg.study_id / f"{who}.jsonl").read_text().lower()
+    _, refused, _ = h.start(study, h.StudySession(), "", "mallory")
+    assert refused.session.annotator == "" and html.escape(access.NOT_LISTED) in refused.progress
+    monkeypatch.delenv("SPACE_ID", raising=False)
+    assert study_app._sign_in_ready(cfg) is False                    # not on a Space: no LoginButton
+    monkeypatch.setenv("SPACE_ID", "someone/study")
+    monkeypatch.setenv("OAUTH_CLIENT_ID", "x")
+    import importlib.util
+    if importlib.util.find_spec("authlib") is None:                  # this machine has no gradio[oauth]
+        assert study_app._sign_in_ready(cfg) is False and "gradio[oauth]" in caplog.text

@@ -99,7 +99,7 @@ def test_the_report_shows_coverage_and_nobody_can_pick_an_unrouted_question(rout
     view = h.choose(routed, view.session, "B")
     assert view.session.index != first
     back = h.step(routed, view.session, -1)               # back to their own answered question
-    assert back.session.index == first and 'data-q="%d"' % first in back.navigator
+    assert back.session.index == first and f'data-q="{first}"' in back.navigator
     assert back.navigator.count('<button class="study-q') == 2    # only their own questions are listed
     monkeypatch.setenv("APP_STUDY_RESEARCHER_TOKEN", "tok")
     shown = h.researcher(routed, "tok")

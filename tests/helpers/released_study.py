@@ -17,7 +17,7 @@ import hashlib
 import json
 import random
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 POLICY = "single_folder_navigation_v1"
@@ -80,11 +80,11 @@ class ReleasedApp:
                 self._write()
                 self._open()
                 return self
-            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
             self.path.replace(self.path.with_name(f"{self.path.stem}.legacy-{stamp}{self.path.suffix}"))
         stems = released_stems(self.choice_dir)
         self.data = {"dataset_id": self.name, "schedule_policy": POLICY, "seed": seed,
-                     "started_at_utc": datetime.now(timezone.utc).isoformat(), "completed_at_utc": None,
+                     "started_at_utc": datetime.now(UTC).isoformat(), "completed_at_utc": None,
                      "stems": stems, "schedule": released_schedule(stems, seed), "responses": {}}
         self._write()
         self._open()
@@ -105,11 +105,11 @@ class ReleasedApp:
                "expected": expected, "correct": letter == expected, "option_map": option_map,
                "display_mode": self.display, "answer_flow": self.flow,
                "elapsed_sec": round(time.time() - self.started, 3),
-               "answered_at_utc": datetime.now(timezone.utc).isoformat(),
+               "answered_at_utc": datetime.now(UTC).isoformat(),
                "redo_count": int(previous.get("redo_count", 0)) + 1 if previous else 0}
         self.data["responses"][str(idx)] = rec
         total = len(self.data["schedule"])
-        self.data["completed_at_utc"] = (datetime.now(timezone.utc).isoformat()
+        self.data["completed_at_utc"] = (datetime.now(UTC).isoformat()
                                          if len(self.data["responses"]) >= total else None)
         self._write()
         self.index = next(((idx + k) % total for k in range(1, total + 1)

@@ -9,7 +9,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 
-from components.cloze.metrics import human_results, score_results
+from components.cloze.metrics import human_results
 from components.cloze.study.agreement import Kappa, fleiss_kappa
 from components.cloze.study.cache import StudySet
 from components.cloze.study.config import StudyConfig
@@ -44,10 +44,6 @@ def kappa_by_dim(records: list[dict]) -> dict[str, Kappa]:
             picks.setdefault(key, []).append(chosen(rec))
     return {col: fleiss_kappa(v for (_, dim), v in sorted(picks.items()) if dim == d)
             for col, d in DIM_OF.items()}
-
-
-def human_row(records: list[dict]) -> dict | None:
-    return score_results(human_results(records)) if records else None
 
 
 def human_row_intervals(records: list[dict]) -> dict[str, Estimate]:

@@ -77,9 +77,8 @@ class AnnotatorStore:
                               f"{len(state.responses)} answers; moved aside as {moved.name}, nothing deleted")
             self._stamp = None
             return
-        for key in ("started_at_utc",):
-            if state.data.get(key):
-                self._header[key] = state.data[key]
+        if state.data.get("started_at_utc"):      # the run began when the file's first writer began it
+            self._header["started_at_utc"] = state.data["started_at_utc"]
         merged = merge_file(self.history, state.responses, self.questions)
         now = datetime.now(UTC).isoformat()
         for rec in merged.imported:
@@ -119,7 +118,8 @@ class AnnotatorStore:
             self._write()
 
     def refresh(self) -> None:
-        """Merge what another writer put in the result file since (the researcher view)."""
+        """Merge what another writer put in the result file since (before a question is shown, and
+        for the researcher view): one stat when nobody did."""
         with self.lock:
             self._sync()
 
