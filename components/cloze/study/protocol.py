@@ -99,6 +99,12 @@ def discover_stems(folder: str | Path) -> list[str]:
     return list(discover(folder).stems)
 
 
+def holds_stems(folder: str | Path) -> bool:
+    """`discover_stems(folder)` is not empty (stops at the first stem)."""
+    return any(item.is_dir() and len(_present(os.fspath(item))) == len(REQUIRED_FILES)
+               for item in Path(folder).iterdir())
+
+
 def set_folders(path: str | Path) -> dict[str, Path]:
     """Set name -> folder, as the released `discover_choice_sets`: the folder itself when it holds
     stems directly, else its sub-folders that hold stems (sorted); `choices_human/` inside the
@@ -109,9 +115,9 @@ def set_folders(path: str | Path) -> dict[str, Path]:
     for root in (path, path / "choices_human"):
         if not root.is_dir():
             continue
-        if discover_stems(root):
+        if holds_stems(root):
             return {root.resolve().name: root}
-        found = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and discover_stems(p)}
+        found = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and holds_stems(p)}
         if found:
             return found
     raise UserError(f"No annotator set in {path}: expected choices_human/set_N/<stem>/ with "
