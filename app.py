@@ -124,6 +124,13 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.warm import warm_in_background
     from components.common.theme import CSS, THEME
 
+    page = os.environ.get("APP_PAGE", "explorer").strip().lower() or "explorer"
+    if page == "study":   # a Space (or server) that is the human-study page alone, on the same port
+        from components.cloze.study.app import launch_study
+
+        return launch_study(args.data_dir, host=args.host, port=args.port, prevent_thread_lock=prevent_thread_lock)
+    if page != "explorer":
+        raise SystemExit(f"error: APP_PAGE must be 'explorer' (the default) or 'study'; got {page!r}.")
     ensure_example_data(args.data_dir)
     demo = build_app(args.data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)

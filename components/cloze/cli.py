@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from components.cloze.study.protocol import load_human_files
+from components.cloze.study.results_file import load_human_files
 from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set

@@ -1,8 +1,13 @@
-"""Human-baseline study: per-annotator JSONL records (upstream record format + our keys), resume
-from the file, redo, export, optional push to a Hugging Face dataset repository.
+"""The explorer's Cloze practice playthrough: per-annotator JSONL records (upstream record format
++ our keys), resume from the file, redo, export, optional push to a Hugging Face dataset
+repository. It is NOT the released human-study protocol (its task order is this app's own seeded
+shuffle, not the released app's per-set schedule; an id is typed, not a credential): real studies
+run on the study page (components/cloze/study/, `python -m components.cloze.study`).
 
 Every answer is appended, flushed and fsynced (components.common.io.append_jsonl) before the UI
-confirms it; the state (answered questions, next question, redo counts) is derived from the file."""
+confirms it; the state (answered questions, next question, redo counts) is derived from the file.
+`playthrough_blind` and `answer_feedback` decide what an answer may reveal: once an annotator has
+answered blind, nothing reveals answers to them again."""
 from __future__ import annotations
 
 import csv
@@ -18,8 +23,8 @@ from pathlib import Path
 
 from components.common.io import append_jsonl, path_lock, read_jsonl
 from components.cloze.data import ClozeDataset
-from components.cloze.questions import DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set, \
-    schedule_seed_for
+from components.cloze.questions import (DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set,
+                                        distractor_type, schedule_seed_for)
 from components.common.errors import UserError
 
 ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -107,6 +112,28 @@ def record_answer(path: str | Path, q: Question, *, task_index: int, answer: str
     return rec
 
 
+PRACTICE_NOTE = ("Practice playthrough: answers are kept and resumable, but this is not a study (the "
+                 "order is this app's own, and anyone who types an id answers as that id). Real "
+                 "studies run on the study page.")
+
+
+def playthrough_blind(records: list[dict], blind: bool) -> bool:
+    """Blind for this answer: ticked now, or any earlier answer in the annotator's file was given
+    blind (a reload that loses the tick, or unticking it, never turns reveals on for them)."""
+    return bool(blind) or any(bool(r.get("blind")) for r in records if isinstance(r, dict))
+
+
+def answer_feedback(number: int, rec: dict, *, blind: bool) -> str:
+    """What the page says after an answer. Blind: only that it was saved (never the letter of the
+    true middle, never right or wrong); otherwise the reveal."""
+    if blind:
+        return f"Question {number}: answer saved."
+    if rec.get("correct"):
+        return f"Question {number}: **Correct** - {rec['expected']} was the true middle."
+    return (f"Question {number}: **Not quite** - {rec['expected']} was the true middle; you chose "
+            f"{rec['answer']}: {distractor_type(rec['chosen'])}.")
+
+
 def export_records(records: list[dict], fmt: str = "json") -> str:
     """Latest record per question, as JSON text or CSV text (option_map as JSON in one cell)."""
     latest = list(latest_records(records).values())
@@ -149,16 +176,18 @@ class HubPush:
     every_minutes: float = 5.0
     path_in_repo: str = "human_study"
     scheduler: object | None = None
+    allow: tuple[str, ...] = ("*.jsonl",)
+    ignore: tuple[str, ...] = (".*", "**/.*")   # never a temp file, never the study page's .access/
 
     @classmethod
-    def from_env(cls, folder: str | Path) -> HubPush | None:
+    def from_env(cls, folder: str | Path, **how) -> HubPush | None:
         repo = os.environ.get("APP_HUMAN_STUDY_REPO", "").strip()
-        return cls(repo, Path(folder)) if repo else None
+        return cls(repo, Path(folder), **how) if repo else None
 
     def scheduler_kwargs(self) -> dict:
         return {"repo_id": self.repo_id, "repo_type": "dataset", "folder_path": str(self.folder),
                 "path_in_repo": self.path_in_repo, "every": self.every_minutes,
-                "allow_patterns": ["*.jsonl"], "ignore_patterns": [".*", "**/.*"]}  # never a temp file
+                "allow_patterns": list(self.allow), "ignore_patterns": list(self.ignore)}
 
     @property
     def started(self) -> bool:

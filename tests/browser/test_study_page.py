@@ -1,16 +1,26 @@
-"""The study page as an annotator meets it, in headless Chromium at 1440x900 and 390x844: the whole
-question on one screen, a reload resumes with blind on, nothing in the DOM, the URLs or any response
-names an option before confirmation, no download buttons; the researcher view needs the token."""
+"""The study page as an annotator meets it, in headless Chromium at 1440x900 and 390x844: an
+invitation link opens it (a wrong or missing one opens nothing and changes nothing), a short
+instruction and a practice question come first, the letters only with a question, the whole
+question on one screen, a reload resumes at the first unanswered question with blind on, nothing in
+the DOM, the URLs or any response names an option, the time a slow media load takes is not counted
+as thinking, and the researcher view needs the token (a wrong one: one line, old results hidden).
+
+`UPDATE_DOCS_SCREENSHOTS=1` writes docs/study-*.png (otherwise test-artifacts/)."""
 from __future__ import annotations
 
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
 
+from components.cloze.study import access
+from components.cloze.study import handlers as h
 from components.cloze.study.app import launch_study
+from components.cloze.study.practice import ANSWER
+from components.common.io import read_jsonl
 from tests.browser.conftest import ARTIFACTS
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port
@@ -49,9 +59,8 @@ VIDEO_PARTS = ["#study-beginning", "#study-end", "#study-cand-A", "#study-cand-B
 
 @pytest.fixture(scope="module")
 def study_url(cloze_examples, tmp_path_factory):
-    import os
-
-    data = make_study(cloze_examples, tmp_path_factory.mktemp("study-data"), display="frames")
+    data = make_study(cloze_examples, tmp_path_factory.mktemp("study-data"), display="frames",
+                      access="invite", practice=True)
     os.environ["APP_STUDY_RESEARCHER_TOKEN"] = TOKEN
     os.environ.pop("APP_STUDY", None)
     demo = launch_study(data, port=free_port(), prevent_thread_lock=True)
@@ -60,6 +69,15 @@ def study_url(cloze_examples, tmp_path_factory):
     finally:
         demo.close()
         os.environ.pop("APP_STUDY_RESEARCHER_TOKEN", None)
+
+
+def _config(data: Path):
+    return h.Study(str(data)).config
+
+
+def _link(url: str, data: Path, annotator: str) -> str:
+    token = access.invite(_config(data), [annotator], renew=True)[annotator]
+    return access.invite_link(url, token)
 
 
 def _set_display(data: Path, display: str) -> None:
@@ -81,22 +99,35 @@ def _open(browser, url: str, size: tuple[int, int]):
     return page
 
 
-def _as_new_annotator(page) -> None:
-    """Forget the annotator this browser stored. The page that just loaded may still be resuming
-    the stored one (its answer writes the id back), so wait for that, clear, reload, and check."""
-    page.wait_for_timeout(1500)
+def _fresh(browser, url: str, size: tuple[int, int]):
+    """A page in this browser with no annotator kept from an earlier test."""
+    page = _open(browser, url.split("?")[0], size)
     page.evaluate("() => localStorage.clear()")
-    page.reload(wait_until="load")
-    page.wait_for_timeout(1500)
-    page.wait_for_function("() => (document.querySelector('#study-progress')?.innerText || '').includes('Enter')")
+    page.close()
+    return _open(browser, url, size)
+
+
+def _progress(page) -> str:
+    return page.locator("#study-progress").inner_text()
 
 
 def _wait_question(page, annotator: str) -> int:
     page.wait_for_function(
         f"() => (document.querySelector('#study-progress')?.innerText || '').includes('{annotator} · question')",
         timeout=60_000)
-    text = page.locator("#study-progress").inner_text()
-    return int(text.split("question", 1)[1].split("of")[0])
+    return int(_progress(page).split("question", 1)[1].split("of")[0])
+
+
+def _through_intro(page, annotator: str) -> None:
+    """The instruction and the practice question, then Begin."""
+    page.wait_for_function(
+        f"() => (document.querySelector('#study-progress')?.innerText || '').includes('{annotator} · before you start')")
+    page.wait_for_selector("#study-practice-frames img", state="visible")
+    assert page.locator("#study-instruction").is_visible()
+    assert not page.locator("#study-choice-A").is_visible()                 # no study letter yet
+    page.locator(f"#study-practice-{ANSWER}").click()
+    page.wait_for_function("() => document.querySelector('#study-practice-feedback')?.innerText.includes('is right')")
+    page.locator("#study-begin").click()
 
 
 def _all_in_view(page, selectors: list[str]) -> None:
@@ -111,7 +142,7 @@ def _all_in_view(page, selectors: list[str]) -> None:
         assert box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (sel, box, width)
 
 
-def _no_leak(page) -> None:
+def _no_leak(page, secret: str | None = None) -> None:
     html = page.content()
     assert not OPTION.search(html), OPTION.search(html).group(0)
     for url in page.urls:
@@ -121,9 +152,17 @@ def _no_leak(page) -> None:
             continue
         m = OPTION.search(body)
         assert not m, body[max(0, m.start() - 200):m.end() + 100]
+    # the invitation's token travels only between the annotator's browser and the server (the
+    # page's address, and the copy the browser keeps for a reload): never into the page itself
+    assert secret is None or secret not in html
     assert page.locator("#study-root a[download], #study-root button[aria-label*='ownload']").count() == 0
     for absent in ("#cloze-mode", "#cloze-root", "#cloze-compare", "#cloze-upload"):
         assert page.locator(absent).count() == 0
+
+
+def _no_error_shown(page) -> None:
+    assert page.locator(".toast-body").count() == 0
+    assert page.get_by_text("Error", exact=True).count() == 0
 
 
 def _parts(display: str, size: tuple[int, int]) -> list[str]:
@@ -132,13 +171,23 @@ def _parts(display: str, size: tuple[int, int]) -> list[str]:
     return PARTS if size[0] > 600 else [*PHONE_PARTS, *LETTER_PARTS]
 
 
+def _shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    # the docs' screenshots are refreshed on request only: a test run never edits tracked files
+    folder = DOCS if os.environ.get("UPDATE_DOCS_SCREENSHOTS") else ARTIFACTS
+    page.screenshot(path=str(folder / name))
+
+
+def _records(data: Path, annotator: str) -> list[dict]:
+    cfg = _config(data)
+    return read_jsonl(cfg.results / cfg.study_id / f"{annotator}.jsonl")
+
+
 def test_on_a_phone_the_frames_are_six_strips_at_full_width(browser, study_url):
     url, data = study_url
     _set_display(data, "frames")
-    page = _open(browser, url, (390, 844))
-    _as_new_annotator(page)
-    page.locator("#study-annotator input, #study-annotator textarea").first.fill("anon-strips")
-    page.locator("#study-start").click()
+    page = _fresh(browser, _link(url, data, "anon-strips"), (390, 844))
+    _through_intro(page, "anon-strips")
     _wait_question(page, "anon-strips")
     page.wait_for_selector("#study-frames .study-split[data-src]")
     _all_in_view(page, [*PHONE_PARTS, *LETTER_PARTS])
@@ -165,51 +214,118 @@ def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, s
     url, data = study_url
     _set_display(data, display)
     annotator = f"anon-{display}-{size[0]}"
-    page = _open(browser, url, size)
-    _as_new_annotator(page)
-    page.locator("#study-annotator input, #study-annotator textarea").first.fill(annotator)
-    page.locator("#study-start").click()
+    link = _link(url, data, annotator)
+    token = link.split("invite=", 1)[1]
+    page = _fresh(browser, link, size)
+    _no_leak(page, token)
+    if display == "frames":
+        page.wait_for_timeout(500)
+        _shot(page, f"study-{size[0]}x{size[1]}-intro.png")
+    _through_intro(page, annotator)
     first = _wait_question(page, annotator)
+    assert "invite=" not in page.url                                      # out of the address bar
     _all_in_view(page, _parts(display, size))
-    _no_leak(page)
-    ARTIFACTS.mkdir(exist_ok=True)
-    # the docs' screenshots are refreshed on request only: a test run never edits tracked files
-    shot = DOCS if display == "frames" and os.environ.get("UPDATE_DOCS_SCREENSHOTS") else ARTIFACTS
-    suffix = "" if display == "frames" else "-video"
-    page.screenshot(path=str(shot / f"study-{size[0]}x{size[1]}{suffix}.png"))
+    _no_leak(page, token)
+    _shot(page, f"study-{size[0]}x{size[1]}{'' if display == 'frames' else '-video'}.png")
     page.locator("#study-choice-B").click()
     page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
     second = _wait_question(page, annotator)
     assert second != first
     feedback = page.locator("#study-feedback").inner_text()
     assert "Correct" not in feedback and "true middle" not in feedback       # blind
-    _no_leak(page)
-    page.reload(wait_until="load")                                         # resumes where it was
+    assert _records(data, annotator)[0]["timing"] == "page"                  # the media were seen shown
+    _no_leak(page, token)
+    page.reload(wait_until="load")                                         # resumes: the first unanswered
     assert _wait_question(page, annotator) == second
-    assert page.locator("#study-annotator input, #study-annotator textarea").first.input_value() == annotator
     _all_in_view(page, _parts(display, size))
     page.locator("#study-choice-C").click()
     page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
     assert "true middle" not in page.locator("#study-feedback").inner_text()   # blind survived the reload
-    _no_leak(page)
+    _no_leak(page, token)
     seen = page.evaluate("() => window.__bodies")
     assert any("process_completed" in b for b in seen), seen[:5]   # the scan saw the handlers' outputs
     page.close()
 
 
-def test_researcher_view_needs_the_token(browser, study_url):
+def test_a_wrong_or_missing_invitation_opens_nothing_and_changes_nothing(browser, study_url):
+    url, data = study_url
+    cfg = _config(data)
+    before = sorted(p.name for p in (cfg.results / cfg.study_id).iterdir())
+    page = _fresh(browser, url + "/?invite=not-a-real-token", (1440, 900))
+    page.wait_for_function("() => document.querySelector('#study-progress')?.innerText.includes('does not open')")
+    assert _progress(page).strip() == access.BAD_INVITE
+    for hidden in ("#study-choice-A", "#study-frames img", "#study-begin", "#study-practice-A", "#study-prev"):
+        assert not page.locator(hidden).first.is_visible(), hidden
+    _no_error_shown(page)
+    page.close()
+    page = _fresh(browser, url, (390, 844))
+    assert "invitation" in _progress(page)
+    page.locator("#study-start").click()
+    page.wait_for_function("() => document.querySelector('#study-progress')?.innerText.includes('personal invitation')")
+    assert _progress(page).strip() == access.NO_INVITE
+    assert not page.locator("#study-choice-A").is_visible()
+    _no_error_shown(page)
+    page.locator("#study-annotator input").fill("anon-frames-1440")      # someone's id is not their key
+    page.locator("#study-start").click()
+    page.wait_for_function("() => document.querySelector('#study-progress')?.innerText.includes('does not open')")
+    assert not page.locator("#study-choice-A").is_visible()
+    assert sorted(p.name for p in (cfg.results / cfg.study_id).iterdir()) == before
+    told = " ".join(page.evaluate("() => window.__bodies"))
+    assert "anon-frames-1440 ·" not in told and "answered" not in told   # nobody's session came back
+    page.close()
+
+
+def test_a_slow_media_load_is_not_counted_as_thinking(browser, study_url):
+    url, data = study_url
+    _set_display(data, "frames")
+    annotator = "anon-slow"
+    page = _fresh(browser, _link(url, data, annotator), (1440, 900))
+    _through_intro(page, annotator)
+    delay = 3.0
+
+    def slow(route):
+        time.sleep(delay)
+        route.continue_()
+    page.route(re.compile(r".*/gradio_api/file=.*\.media/.*\.jpg$"), slow)
+    # the first question's image was asked for already: answer it, then time the second one
+    _wait_question(page, annotator)
+    page.locator("#study-choice-A").click()
+    page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
+    page.wait_for_function("() => { const i = document.querySelector('#study-frames img'); "
+                           "return i && i.complete && i.naturalWidth > 0 && "
+                           "(document.querySelector('#study-marks .study-marks')?.dataset.media || 'x')"
+                           ".split(',').every(n => i.src.includes(n)); }", timeout=60_000)
+    page.locator("#study-choice-A").click()
+    page.wait_for_function("() => (document.querySelector('#study-progress')?.innerText || '').includes('answered 2/')")
+    rec = _records(data, annotator)[1]
+    assert rec["timing"] == "page" and rec["load_sec"] >= delay, rec
+    assert rec["elapsed_sec"] <= rec["server_elapsed_sec"] - delay + 0.5, rec   # the load is not in it
+    page.close()
+
+
+def test_researcher_view_needs_the_token_and_a_wrong_one_says_so_in_one_line(browser, study_url):
     url, _ = study_url
-    page = _open(browser, url, (1440, 900))
+    page = _fresh(browser, url, (1440, 900))
     assert not page.locator("#study-token").is_visible()
     page.goto(url + "/?researcher=1", wait_until="load")
     page.wait_for_selector("#study-token", state="visible")
     page.locator("#study-token input").fill("wrong")
     page.locator("#study-show").click()
-    page.wait_for_selector("text=Wrong or missing researcher token")
-    assert "Human (paper)" not in page.locator("#study-summary").inner_text()
+    page.wait_for_function("() => document.querySelector('#study-summary')?.innerText.includes('Wrong or missing')")
+    assert page.locator("#study-summary").inner_text().strip() == h.WRONG_TOKEN
+    _no_error_shown(page)
     page.locator("#study-token input").fill(TOKEN)
     page.locator("#study-show").click()
     page.wait_for_function("() => document.querySelector('#study-summary')?.innerText.includes('Human (paper)')")
+    page.wait_for_selector("#study-table", state="visible")
+    page.wait_for_selector("#study-coverage", state="visible")
+    page.locator("#study-token input").fill("wrong again")
+    page.locator("#study-show").click()
+    page.wait_for_function("() => document.querySelector('#study-summary')?.innerText.includes('Wrong or missing')")
+    page.wait_for_selector("#study-table", state="hidden")
+    page.wait_for_selector("#study-coverage", state="hidden")
+    assert "Human (paper)" not in page.locator("body").inner_text()          # old results hidden
+    _no_error_shown(page)
     page.close()
 
 
@@ -217,10 +333,8 @@ def test_the_clock_runs_in_the_page_and_an_answered_question_stays_locked(browse
     url, data = study_url
     _set_display(data, "frames")
     annotator = "anon-clock"
-    page = _open(browser, url, (1440, 900))
-    _as_new_annotator(page)
-    page.locator("#study-annotator input, #study-annotator textarea").first.fill(annotator)
-    page.locator("#study-start").click()
+    page = _fresh(browser, _link(url, data, annotator), (1440, 900))
+    _through_intro(page, annotator)
     first = _wait_question(page, annotator)
     clock = page.locator("#study-progress .study-clock")
     page.wait_for_timeout(1000)

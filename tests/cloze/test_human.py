@@ -173,3 +173,24 @@ def test_an_append_waits_for_a_running_push(tmp_path, questions):
         assert [r["answer"] for r in read_jsonl(path)] == ["A"]
     finally:
         human._started.pop(str(tmp_path.resolve()), None)
+
+
+def test_a_playthrough_once_answered_blind_never_reveals_again(tmp_path, questions):
+    """The explorer's practice playthrough: a reload that loses the Blind tick, or unticking it,
+    must not reveal answers to an annotator who answered blind (components/cloze/human.py)."""
+    from components.cloze.human import answer_feedback, playthrough_blind
+
+    path = annotator_file(tmp_path, "exp-ann")
+    q = questions[0]
+    wrong = next(x for x in "ABCD" if x != q.expected)
+    rec = record_answer(path, q, task_index=0, answer=wrong, annotator="exp-ann", session="s",
+                        set_name="examples", order_seed=42, display_mode="frames", answer_flow="immediate",
+                        elapsed_sec=1.0, blind=True)
+    history = read_jsonl(path)
+    assert playthrough_blind(history, False) is True and playthrough_blind([], False) is False
+    for blind in (playthrough_blind(history, False), True):
+        text = answer_feedback(1, rec, blind=blind)
+        assert text == "Question 1: answer saved."
+        assert q.expected not in text.replace("Question", "") and "true middle" not in text
+    revealed = answer_feedback(1, rec, blind=False)
+    assert f"{q.expected} was the true middle" in revealed and "Not quite" in revealed

@@ -22,11 +22,12 @@ TAB, RES = ClozeTab(""), Resources()
 OPTION_NAMES = re.compile(r"\b(GT|Rand[123]|Early|Late|Wide|Reverse|Shuffle|Loop|before|after)\b")
 
 
-def make_study(cloze_examples: Path, data: Path, **settings) -> Path:
-    stems = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
-    make_sets(cloze_examples, data / "cloze", {"set_1": stems[:3]})
+def make_study(cloze_examples: Path, data: Path, stems: int = 3, **settings) -> Path:
+    """A study of set_1 (the first `stems` example stems) with `settings` over these defaults."""
+    names = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
+    make_sets(cloze_examples, data / "cloze", {"set_1": names[:stems]})
     study = {"id": "pilot", "data": "choices_human", "set": "set_1", "display": "video",
-             "answer_flow": "immediate", "blind": True, **settings}
+             "answer_flow": "immediate", "blind": True, "access": "open", "practice": False, **settings}
     (data / "cloze" / "study.json").write_text(json.dumps(study))
     return data
 
@@ -35,6 +36,12 @@ def make_study(cloze_examples: Path, data: Path, **settings) -> Path:
 def study(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
     return h.Study(str(make_study(cloze_examples, tmp_path)))
+
+
+def start(study: h.Study, annotator: str) -> h.QuestionView:
+    """Start (open access: the id is the credential) and return the first view."""
+    _, view, _ = h.start(study, h.StudySession(), annotator)
+    return view
 
 
 def values(view: h.QuestionView) -> str:
@@ -62,8 +69,8 @@ def test_config_from_the_study_file_and_from_the_environment(study, tmp_path, mo
 
 
 def test_videos_go_out_under_opaque_names_and_nothing_names_an_option(study):
-    out, stored = h.start(study, h.StudySession(), "anon-1")
-    assert stored == {"annotator": "anon-1"}
+    _, out, stored = h.start(study, h.StudySession(), "anon-1")
+    assert stored == {"credential": "anon-1"}
     text = values(out)
     assert all(re.fullmatch(r"[0-9a-f]{24}\.mp4", Path(p).name) for p in out.videos)
     assert all(Path(p).stat().st_size > 0 for p in out.videos)
@@ -78,7 +85,7 @@ def test_no_two_served_copies_share_bytes_so_no_url_hash_repeats_the_true_middle
     questions of a stem, so unsalted copies would repeat one hash exactly where the answer is."""
     import hashlib
 
-    out, _ = h.start(study, h.StudySession(), "anon-salt")
+    out = start(study, "anon-salt")
     digests = []
     for index in range(out.session.total):
         view = h.go(study, out.session, index)
@@ -86,18 +93,29 @@ def test_no_two_served_copies_share_bytes_so_no_url_hash_repeats_the_true_middle
     assert len(digests) == 6 * out.session.total and len(set(digests)) == len(digests)
 
 
-def test_reload_resumes_exactly_where_the_annotator_was(study):
-    out, _ = h.start(study, h.StudySession(), "anon-2")
+def test_a_reload_resumes_at_the_first_unanswered_question_as_released(study):
+    out = start(study, "anon-2")
+    assert out.session.index == 0                  # the released app opens at the first unanswered
+    out = h.choose(study, out.session, "A")
+    out = h.go(study, out.session, 0)              # back to the answered one
+    out = start(study, "anon-2")                   # a reload
+    assert out.session.index == 1 and out.session.answered == 1
+
+
+def test_with_resume_last_viewed_a_reload_resumes_where_the_annotator_was(cloze_examples, tmp_path, monkeypatch):
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    study = h.Study(str(make_study(cloze_examples, tmp_path, resume="last_viewed")))
+    out = start(study, "anon-2")
     first = out.session.index
     out = h.choose(study, out.session, "A")
     out = h.go(study, out.session, first)          # back to the answered one
-    out, _ = h.start(study, h.StudySession(), "anon-2")   # a reload
+    out = start(study, "anon-2")                   # a reload
     assert out.session.index == first and out.session.answered == 1
     assert "You answered **A**" in out.feedback and marks(out) == ("A", True)
 
 
 def test_redo_is_deliberate_and_counted(study):
-    out, _ = h.start(study, h.StudySession(), "anon-3")
+    out = start(study, "anon-3")
     i = out.session.index
     assert marks(out) == ("", False)
     out = h.choose(study, out.session, "C")
@@ -117,7 +135,7 @@ def test_redo_is_deliberate_and_counted(study):
 
 
 def test_the_clock_does_no_io(study, monkeypatch):
-    out, _ = h.start(study, h.StudySession(), "anon-4")
+    out = start(study, "anon-4")
     session = out.session
 
     def no_io(*a, **k):
@@ -135,30 +153,34 @@ def test_the_set_is_cached_until_the_folder_changes(study):
     a = study_set(cfg.set_folder, cfg.set_name, cfg.seed)
     assert study_set(cfg.set_folder, cfg.set_name, cfg.seed) is a
     victim = sorted(cfg.set_folder.iterdir())[0]
-    victim.rename(cfg.set_folder / ".hidden-stem")
+    victim.rename(cfg.set_folder / ".hidden-stem")   # kept, as the released app keeps it, and warned of
     b = study_set(cfg.set_folder, cfg.set_name, cfg.seed)
-    assert b is not a and len(b.questions) == len(a.questions) - 3
+    assert b is not a and len(b.questions) == len(a.questions)
+    assert ".hidden-stem" in b.dataset.instances and any(".hidden-stem" in w for w in b.warnings)
 
 
 def test_researcher_view_needs_the_token(study, monkeypatch):
-    out, _ = h.start(study, h.StudySession(), "anon-5")
+    out = start(study, "anon-5")
     h.choose(study, out.session, "A")
     monkeypatch.delenv("APP_STUDY_RESEARCHER_TOKEN", raising=False)
-    with pytest.raises(UserError, match="token"):
-        h.researcher(study, "")
+    refused = h.researcher(study, "")
+    assert refused.summary == h.WRONG_TOKEN and refused.annotators["value"] == [] \
+        and refused.annotators["visible"] is False and refused.coverage["value"] == []   # old results hidden
     monkeypatch.setenv("APP_STUDY_RESEARCHER_TOKEN", "s3cret")
-    with pytest.raises(UserError, match="token"):
-        h.researcher(study, "guess")
-    summary, table = h.researcher(study, "s3cret")
-    assert "Human (paper)" in summary and table["value"][0][:3] == ["anon-5", 1, 9]
+    assert h.researcher(study, "guess").summary == h.WRONG_TOKEN
+    shown = h.researcher(study, "s3cret")
+    assert "Human (paper)" in shown.summary and shown.annotators["value"][0][:3] == ["anon-5", 1, 9]
 
 
 def test_frames_display_is_one_edge_view(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
     study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames", answer_flow="confirm")))
-    out, _ = h.start(study, h.StudySession(), "anon-6")
-    img = out.image
+    out = start(study, "anon-6")
+    from PIL import Image
+
+    img = Image.open(out.image)
     assert img.size[0] > img.size[1] and out.videos == [None] * 6
+    assert re.fullmatch(r"[0-9a-f]{24}\.jpg", Path(out.image).name)          # an opaque name too
     layout = h.layout_for(study.config)
     assert layout.image["visible"] and not layout.video_box["visible"]
     assert layout.submit["visible"] is True                                 # Submit (confirm flow)
@@ -216,7 +238,7 @@ def test_the_next_questions_edge_view_is_drawn_before_it_is_asked_for(cloze_exam
 
     monkeypatch.delenv("APP_STUDY", raising=False)
     study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames")))
-    out, _ = h.start(study, h.StudySession(), "anon-pre")
+    out = start(study, "anon-pre")
     cfg, sset, _ = study.parts("anon-pre")
     q = sset.questions[out.session.index + 1]
     key = media._edge_key(media.question_clips(sset.dataset.instance(q.stem), q))
@@ -224,8 +246,10 @@ def test_the_next_questions_edge_view_is_drawn_before_it_is_asked_for(cloze_exam
     while key not in media._edge_cache:
         assert time.monotonic() < deadline, "the next question's edge view was never drawn"
         time.sleep(0.1)
-    drawn = media._edge_cache[key]
-    assert h.go(study, out.session, out.session.index + 1).image is drawn   # served, not redrawn
+    cached = media._edge_cache[key]
+    following = h.go(study, out.session, out.session.index + 1)
+    assert media._edge_cache[key] is cached                                  # served, not redrawn
+    assert Path(following.image).is_file()
 
 
 def test_the_older_16_frame_grid_is_offered_and_recorded_as_a_frames_display(cloze_examples, tmp_path, monkeypatch):
@@ -234,8 +258,11 @@ def test_the_older_16_frame_grid_is_offered_and_recorded_as_a_frames_display(clo
 
     monkeypatch.delenv("APP_STUDY", raising=False)
     study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames16")))
-    out, _ = h.start(study, h.StudySession(), "anon-g16")
-    assert out.videos == [None] * 6 and out.image.size[1] > out.image.size[0] * 0.8   # 3 rows of 4x4 grids
+    out = start(study, "anon-g16")
+    from PIL import Image
+
+    size = Image.open(out.image).size
+    assert out.videos == [None] * 6 and size[1] > size[0] * 0.8   # 3 rows of 4x4 grids
     cfg, sset, _ = study.parts("anon-g16")
     q = sset.questions[out.session.index]
     clip = media.question_clips(sset.dataset.instance(q.stem), q)[0]
@@ -253,12 +280,12 @@ def test_annotators_starting_together_load_the_set_once(study, monkeypatch):
     from components.cloze.study import cache
 
     cache.invalidate()
-    calls, real = [], cache.load_set_folder
+    calls, real = [], cache.load_set
 
     def counted(folder):
         calls.append(folder)
         return real(folder)
-    monkeypatch.setattr(cache, "load_set_folder", counted)
+    monkeypatch.setattr(cache, "load_set", counted)
     cfg = study.config
     got: list = []
     threads = [threading.Thread(target=lambda: got.append(study_set(cfg.set_folder, cfg.set_name, cfg.seed)))
@@ -270,17 +297,20 @@ def test_annotators_starting_together_load_the_set_once(study, monkeypatch):
     assert len(calls) == 1 and len(got) == 8 and all(s is got[0] for s in got)
 
 
-def test_a_position_file_emptied_by_a_power_cut_resumes_at_the_first_unanswered(study):
+def test_a_position_file_emptied_by_a_power_cut_resumes_at_the_first_unanswered(cloze_examples, tmp_path,
+                                                                                monkeypatch):
     from components.cloze.study import store as store_mod
 
-    view, _ = h.start(study, h.StudySession(), "anon-cut")
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    study = h.Study(str(make_study(cloze_examples, tmp_path, resume="last_viewed")))
+    view = start(study, "anon-cut")
     view = h.choose(study, view.session, "A")            # answers question 1, moves to question 2
     view = h.go(study, view.session, 2)                   # then looks at question 3
     cfg, sset, store = study.parts("anon-cut")
     assert json.loads(store.position_path.read_text()) == {"index": 2}
     store.position_path.write_text("")                    # written without fsync, lost in a power cut
     store_mod._stores.clear()                             # the server restarted
-    again, _ = h.start(study, h.StudySession(), "anon-cut")
+    again = start(study, "anon-cut")
     assert again.session.index == 1                       # the first unanswered question
 
 
@@ -290,8 +320,8 @@ def test_the_set_is_loaded_before_the_first_annotator_and_kept_out_of_the_collec
     from components.cloze.study import cache
 
     cache.invalidate()
-    calls, real = [], cache.load_set_folder
-    monkeypatch.setattr(cache, "load_set_folder", lambda folder: calls.append(folder) or real(folder))
+    calls, real = [], cache.load_set
+    monkeypatch.setattr(cache, "load_set", lambda folder: calls.append(folder) or real(folder))
     try:
         h.warm(study)
         frozen = gc.get_freeze_count()

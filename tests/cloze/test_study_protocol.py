@@ -13,9 +13,10 @@ import pytest
 from components.cloze.human import record_answer
 from components.cloze.data import DIM_CLIPS
 from components.cloze.metrics import human_results, score_results
-from components.cloze.study.protocol import (load_human_files, load_set_folder, records_from_result,
-                                             released_questions, schedule, set_folders, set_seed,
-                                             released_record, write_result_file, result_header)
+from components.cloze.study.protocol import (load_set, load_set_folder, released_questions, schedule, set_folders,
+                                             set_seed)
+from components.cloze.study.results_file import (load_human_files, records_from_result, released_record,
+                                                 result_header, write_result_file)
 from components.common.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,10 +165,6 @@ def test_our_records_write_the_released_result_file(study_root, tmp_path):
     assert sorted(data["responses"], key=int) == ["0", "1", "2", "3", "4"]
     assert data["responses"]["0"]["answer_flow"] == "confirm" and data["completed_at_utc"] is None
     assert oct(out.stat().st_mode & 0o777) == "0o644"
-    # a file of another seed is moved aside, never overwritten
-    write_result_file(out, {**header, "seed": 1}, recs[:1])
-    legacy = list(out.parent.glob("set_1.legacy-*.json"))
-    assert len(legacy) == 1 and len(json.loads(legacy[0].read_text())["responses"]) == 5
 
 
 def test_the_result_file_is_the_header_and_the_answers_even_as_the_header_changes(study_root, tmp_path):
@@ -177,13 +174,51 @@ def test_the_result_file_is_the_header_and_the_answers_even_as_the_header_change
     out = tmp_path / "r" / "set_1.json"
     header = result_header("set_1", set_seed("set_1"), root / "set_1", out, qs)
     for n in (1, 2, 3):
-        write_result_file(out, header, recs[:n], check_existing=False)
+        write_result_file(out, header, recs[:n])
         data = json.loads(out.read_text())
         assert data == {**header, "result_path": str(out), "completed_at_utc": None,
                         "responses": {str(i): released_record(r) for i, r in enumerate(recs[:n])}}
     header["started_at_utc"] = "2020-01-01T00:00:00+00:00"   # the header the file is written from changed
     header["annotator"] = "anon-2"
-    write_result_file(out, header, recs, check_existing=False)
+    write_result_file(out, header, recs)
     data = json.loads(out.read_text())
     assert data["started_at_utc"] == "2020-01-01T00:00:00+00:00" and data["annotator"] == "anon-2"
     assert list(data)[:len(header)] == list(header)   # the released key order
+
+
+def test_a_hidden_stem_folder_and_an_empty_clip_give_the_released_schedule(study_root, tmp_path):
+    """The released app keeps every sub-folder holding the twelve files by name (a hidden one, one
+    with a 0-byte clip); dropping them would shift the whole schedule. Both are kept and warned of."""
+    from tests.helpers.released_study import folder_seed, released_schedule, released_stems
+
+    root, _ = study_root
+    folder = root / "set_1"
+    stems = sorted(p.name for p in folder.iterdir())
+    (folder / stems[0]).rename(folder / f".{stems[0]}")          # hidden
+    empty = folder / stems[1] / "C" / "Loop.mp4"
+    empty.unlink()
+    empty.write_bytes(b"")                                       # a 0-byte clip
+    (folder / "notes").mkdir()                                   # not a stem: none of the files
+    partial = folder / "half_copied"
+    (partial / "A").mkdir(parents=True)
+    os.link(folder / stems[2] / "GT.mp4", partial / "GT.mp4")    # a stem folder missing eleven files
+    ds, found = load_set(folder)
+    expected = released_stems(folder)
+    assert list(found.stems) == expected and f".{stems[0]}" in expected and stems[1] in expected
+    tasks = [(t["stem"], t["dim"]) for t in released_schedule(expected, folder_seed("set_1"))]
+    assert [(q.stem, q.dim) for q in released_questions(ds, "set_1")] == tasks
+    assert any(w.startswith(f".{stems[0]}: a hidden folder") for w in found.warnings)
+    assert any(w.startswith(f"{stems[1]}: C/Loop.mp4 is empty") for w in found.warnings)
+    assert found.dropped == ("half_copied: dropped, missing before.mp4, after.mp4, S/Rand1.mp4, S/Rand2.mp4, "
+                             "S/Rand3.mp4, A/Early.mp4, A/Late.mp4, A/Wide.mp4, C/Reverse.mp4, C/Shuffle.mp4, "
+                             "C/Loop.mp4",)
+    data = tmp_path / "data"
+    (data / "cloze").mkdir(parents=True)
+    (data / "cloze" / "study.json").write_text(json.dumps({"data": str(folder), "access": "open"}))
+    out = subprocess.run([sys.executable, "-m", "components.cloze.study", "check", "--data-dir", str(data)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k != "APP_STUDY"})
+    assert out.returncode == 0, out.stderr
+    assert f"{len(expected)} stems, {3 * len(expected)} questions" in out.stdout
+    assert f"warning: .{stems[0]}: a hidden folder" in out.stdout and "C/Loop.mp4 is empty" in out.stdout
+    assert "warning: half_copied: dropped" in out.stdout

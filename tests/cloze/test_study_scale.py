@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from components.cloze.study import access
+from components.cloze.study.config import load_config
 from components.common.io import read_jsonl
 from tests.helpers.live_app import free_port
 from tests.helpers.study_load import KINDS
@@ -78,8 +80,8 @@ def _load(url: str, client: str, pause: float, prefix: str, tmp_path: Path, env:
     out = tmp_path / f"load-{prefix}.json"
     server_cpu0, ticks0 = _cpu_seconds(pid), _cpu_ticks()
     subprocess.run([sys.executable, "-m", "tests.helpers.study_load", url, str(SESSIONS), str(ANSWERS),
-                    str(out), "--client", client, "--prefix", prefix, "--pause", str(pause)], cwd=ROOT,
-                   env=env, check=True, timeout=1800)
+                    str(out), "--client", client, "--prefix", prefix, "--pause", str(pause),
+                    "--tokens", str(tmp_path / "tokens.json")], cwd=ROOT, env=env, check=True, timeout=1800)
     load = json.loads(out.read_text())
     load["server_cpu_s"] = _cpu_seconds(pid) - server_cpu0
     load["steal_pct"] = _steal_pct(ticks0, _cpu_ticks())
@@ -127,9 +129,12 @@ def test_32_annotators_on_1521_stems(cloze_examples, tmp_path):
     (data / "cloze").mkdir()
     (data / "cloze" / "study.json").write_text(json.dumps(
         {"id": "scale", "data": str(data / "choices_human"), "set": "set_big", "display": "video",
-         "answer_flow": "immediate", "blind": True}))
+         "answer_flow": "immediate", "blind": True, "access": "invite", "practice": False}))
     env = dict(os.environ, GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1")
     env.pop("APP_STUDY", None)
+    cfg = load_config(data)   # each session opens with its own invitation, as annotators do
+    names = [f"{name}-{i}" for name, _, _ in ROUNDS for i in range(SESSIONS)]
+    (tmp_path / "tokens.json").write_text(json.dumps(access.invite(cfg, names)))
     proc, url = _start_server(data, tmp_path, env)
     try:
         time.sleep(5)                                             # start-up tail

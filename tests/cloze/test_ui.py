@@ -74,7 +74,10 @@ def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monk
     assert out.feedback == "Question 1: answer saved."                   # blind: no reveal
     st = handlers.navigate(TAB, RES, out.session, "frames", "1 ✓").session          # navigator back to 1
     out = handlers.choose(TAB, RES, st, "D", "frames", "immediate", False)
-    assert "true middle" in out.feedback                                  # reveal when not blind
+    assert out.feedback == "Question 1: answer saved."    # unticking Blind never reveals: once blind, blind
+    seen = handlers.start(TAB, RES, fresh, "practice", str(cloze_examples), "examples", "A", 42, "anon-6b", "frames")
+    out = handlers.choose(TAB, RES, seen.session, "D", "frames", "immediate", False)
+    assert "true middle" in out.feedback                                  # a player never blind: the reveal
     recs = read_jsonl(tmp_path / "study" / "anon-6.jsonl")
     assert [r["redo_count"] for r in recs] == [0, 1]
     assert recs[0]["answer_flow"] == "select_then_submit" and recs[0]["blind"] is True

@@ -2,7 +2,10 @@
 measured apart from the clients'):
 
     python -m tests.helpers.study_load URL SESSIONS ANSWERS OUT [--client gradio_client|http] [--prefix P]
-                                       [--pause SECONDS]
+                                       [--pause SECONDS] [--tokens FILE]
+
+Session i is annotator P<i>; it starts with its invitation token from --tokens (a JSON object
+annotator -> token), or with its id where the study has open access.
 
 Each session starts, answers ANSWERS questions (pausing about --pause seconds between, drawn from
 0.5-1.5x of it per pause, so that sessions do not answer in lock-step as no group of people does;
@@ -37,6 +40,13 @@ def pauses(who: str, pause: float, answers: int) -> list[float]:
     return [pause * rng.uniform(0.5, 1.5) for _ in range(answers)]
 
 
+TOKENS: dict[str, str] = {}
+
+
+def credential(who: str) -> str:
+    return TOKENS.get(who, who)
+
+
 def gradio_client_session(url: str, who: str, answers: int, pause: float, out: dict, errors: list) -> None:
     from gradio_client import Client
 
@@ -45,12 +55,12 @@ def gradio_client_session(url: str, who: str, answers: int, pause: float, out: d
         # for each event stream it opens (one per request: ~0.11 CPU-s, against ~0.008 without)
         client = Client(url, verbose=False, download_files=False, ssl_verify=False, httpx_kwargs={"timeout": 120})
         t = time.perf_counter()
-        client.predict(who, api_name="/study_start")
+        client.predict(credential(who), api_name="/study_start")
         out["start"].append(time.perf_counter() - t)
         for wait in pauses(who, pause, answers):
             time.sleep(wait)
             t = time.perf_counter()
-            client.predict(api_name="/study_choice_1")
+            client.predict("", api_name="/study_choice_1")   # no page stamp: timed by the server
             took = time.perf_counter() - t
             out["answer"].append(took)
             out["answer_at"].append([t - BEGAN, took])
@@ -120,12 +130,12 @@ async def http_session(session: HttpSession, who: str, answers: int, pause: floa
                        errors: list) -> None:
     try:
         t = time.perf_counter()
-        await session.call("/study_start", who)
+        await session.call("/study_start", credential(who))
         out["start"].append(time.perf_counter() - t)
         for wait in pauses(who, pause, answers):
             await asyncio.sleep(wait)
             t = time.perf_counter()
-            await session.call("/study_choice_1")
+            await session.call("/study_choice_1", "")
             took = time.perf_counter() - t
             out["answer"].append(took)
             out["answer_at"].append([t - BEGAN, took])
@@ -159,7 +169,11 @@ def main() -> None:
     parser.add_argument("--client", choices=("gradio_client", "http"), default="gradio_client")
     parser.add_argument("--prefix", default="load-")
     parser.add_argument("--pause", type=float, default=PAUSE_S)
+    parser.add_argument("--tokens", help="a JSON file: annotator -> invitation token")
     args = parser.parse_args()
+    if args.tokens:
+        with open(args.tokens) as f:
+            TOKENS.update(json.load(f))
     began, cpu0 = time.monotonic(), time.process_time()
     if args.client == "http":
         times, errors = asyncio.run(run_http(args.url, args.sessions, args.answers, args.pause, args.prefix))

@@ -178,13 +178,13 @@ def test_a_torn_tail_does_not_eat_the_next_answer(cloze_examples, tmp_path, monk
     # the study page's store: same rule
     monkeypatch.delenv("APP_STUDY", raising=False)
     study = h.Study(str(make_study(cloze_examples, tmp_path / "data")))
-    out, _ = h.start(study, h.StudySession(), "torn-2")
+    _, out, _ = h.start(study, h.StudySession(), "torn-2")
     out = h.choose(study, out.session, "C")
     file = study.config.results / "pilot" / "torn-2.jsonl"
     with open(file, "ab") as fh:
         fh.write(b'{"task_index": 5, "answ')
     from components.cloze.study import store as study_store
     study_store._stores.clear()                              # a restarted server reads the file
-    out, _ = h.start(study, h.StudySession(), "torn-2")
+    _, out, _ = h.start(study, h.StudySession(), "torn-2")
     h.choose(study, out.session, "D")
     assert [r["answer"] for r in read_jsonl(file)] == ["C", "D"]

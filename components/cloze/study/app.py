@@ -1,6 +1,7 @@
-"""The study page annotators open: annotator id, the question (BEGINNING, END, four candidates, the
-four letters) and progress; nothing else. The researcher's settings come from the study file
-(config.py); `?researcher=1` adds the token-protected researcher view.
+"""The study page annotators open: their invitation (or Hugging Face sign-in), a short instruction
+with a practice question, then the question (BEGINNING, END, four candidates, the four letters) and
+progress; nothing else. The researcher's settings come from the study file (config.py);
+`?researcher=1` adds the token-protected researcher view.
 
     python -m components.cloze.study --data-dir DATA [--host 0.0.0.0] [--port 7861]
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import logging
 import os
 from dataclasses import fields
 from pathlib import Path
@@ -23,7 +25,10 @@ from gradio.data_classes import FileData
 
 from components.cloze.questions import LETTERS
 from components.cloze.study import handlers as h
-from components.cloze.study.page import CSS, HEAD, NAVIGATOR_JS, PLAY_ALL, TOP
+from components.cloze.study.config import StudyConfig
+from components.cloze.study.page import CSS, HEAD, NAVIGATOR_JS, PLAY_ALL, STAMP, STRIP_INVITE, TOP
+from components.cloze.study.practice import INSTRUCTION, practice_image
+from components.cloze.study.store import hub_push
 from components.common.errors import UserError
 from components.common.idle import quiet_when_idle
 from components.common.theme import THEME
@@ -32,6 +37,9 @@ from components.common.warm import warm_in_background
 
 TITLE = "Cloze study"
 STORAGE_KEY = "cloze-study-annotator"
+log = logging.getLogger(__name__)
+HF_OFF_SPACE = ("This study uses Hugging Face sign-in, which works only on a Space with `hf_oauth: true` "
+                "in its README and gradio[oauth] installed; ask the researcher.")
 
 
 def _serve_as_is(value: str | Path | None, original: Callable[[Any], Any]) -> FileData | None:
@@ -55,7 +63,7 @@ def _video(label: str, elem: str, min_width: int = 80) -> gr.Video:
 
 
 def _question(ui: SimpleNamespace) -> None:
-    ui.image = gr.Image(type="pil", format="jpeg", interactive=False, buttons=[], show_label=False,
+    ui.image = gr.Image(type="filepath", interactive=False, buttons=[], show_label=False,
                         container=False, elem_id="study-frames", visible=False)
     with gr.Column(elem_id="study-videos", visible=False) as ui.video_box:
         with gr.Row():
@@ -76,41 +84,87 @@ def _question(ui: SimpleNamespace) -> None:
     ui.navigator = gr.HTML("", elem_id="study-navigator", js_on_load=NAVIGATOR_JS, padding=False)
 
 
+def _intro(ui: SimpleNamespace) -> None:
+    """The instruction and the practice question, shown before question 1 (practice.py)."""
+    with gr.Column(visible=False, elem_id="study-intro") as ui.intro:
+        gr.Markdown(INSTRUCTION, elem_id="study-instruction")
+        gr.Image(practice_image(), type="pil", format="png", interactive=False, buttons=[], show_label=False,
+                 container=False, elem_id="study-practice-frames")
+        with gr.Row(elem_id="study-practice-letters"):
+            ui.practice_letters = [gr.Button(x, min_width=60, elem_id=f"study-practice-{x}") for x in LETTERS]
+        ui.practice_feedback = gr.Markdown("", elem_id="study-practice-feedback")
+        ui.begin = gr.Button("Begin the study", variant="primary", elem_id="study-begin")
+
+
 def _researcher(ui: SimpleNamespace) -> None:
     with gr.Group(visible=False, elem_id="study-researcher") as ui.research:
         with gr.Row():
             ui.token = gr.Textbox(label="Researcher token", type="password", elem_id="study-token")
             ui.show = gr.Button("Show results", elem_id="study-show")
         ui.summary = gr.Markdown("", elem_id="study-summary")
-        ui.table = gr.Dataframe(interactive=False, elem_id="study-table")
+        ui.coverage = gr.Dataframe(interactive=False, visible=False, label="Coverage (least judged first)",
+                                   elem_id="study-coverage")
+        ui.table = gr.Dataframe(interactive=False, visible=False, label="Annotators", elem_id="study-table")
 
 
 def browser_secret(data_dir: str | Path) -> str:
-    """The key the browser's copy of the annotator id is encrypted with: APP_STUDY_BROWSER_SECRET,
-    else one derived from the data folder, so a restarted server still reads it (gradio's default
-    is a new random key per start, which would forget every annotator on a restart)."""
+    """The key the browser's copy of the annotator's credential is encrypted with:
+    APP_STUDY_BROWSER_SECRET, else one derived from the data folder, so a restarted server still
+    reads it (gradio's default is a new random key per start, which would forget every annotator on
+    a restart)."""
     return os.environ.get("APP_STUDY_BROWSER_SECRET") or hashlib.sha256(
         f"cloze-study:{Path(data_dir).resolve()}".encode()).hexdigest()
 
 
+def on_a_space() -> bool:
+    """Hugging Face sign-in needs a Space's OAuth app (hf_oauth: true sets OAUTH_CLIENT_ID)."""
+    return bool(os.environ.get("SPACE_ID") and os.environ.get("OAUTH_CLIENT_ID"))
+
+
+def _sign_in_ready(cfg: StudyConfig | None) -> bool:
+    if cfg is None or not cfg.hf_sign_in or not on_a_space():
+        return False
+    try:
+        import authlib  # noqa: F401 - gradio[oauth], which gr.LoginButton needs on a Space
+        import itsdangerous  # noqa: F401
+    except ImportError:
+        log.error("The study asks for Hugging Face sign-in; install gradio[oauth] (authlib, itsdangerous).")
+        return False
+    return True
+
+
+def _credential_box(cfg: StudyConfig | None) -> gr.Textbox:
+    open_ids = cfg is not None and cfg.access == "open"
+    return gr.Textbox(label="Annotator id" if open_ids else "Invitation code",
+                      placeholder="anon-17" if open_ids else "from your invitation link",
+                      type="text" if open_ids else "password", scale=2, min_width=120,
+                      visible=cfg is None or cfg.access != "hf", elem_id="study-annotator")
+
+
 def build_study_app(data_dir: str | Path) -> gr.Blocks:
     study = h.Study(str(data_dir))
+    try:
+        cfg = study.config
+    except UserError:
+        cfg = None                                   # shown on load
     with gr.Blocks(title=TITLE, analytics_enabled=False) as demo:
         # every event may run at once: handlers lock per annotator, and none waits on a model (set
         # before any component: each queue() call rebuilds the server app and every component's config)
         demo.queue(default_concurrency_limit=None)
         ui = SimpleNamespace(state=gr.State(h.StudySession()),
-                             browser=gr.BrowserState({"annotator": ""}, storage_key=STORAGE_KEY,
+                             browser=gr.BrowserState({"credential": ""}, storage_key=STORAGE_KEY,
                                                      secret=browser_secret(data_dir)))
         with gr.Column(elem_id="study-root"):
-            with gr.Row(elem_id="study-head"):
-                ui.annotator = gr.Textbox(label="Annotator id", placeholder="anon-17", scale=2, min_width=120,
-                                          elem_id="study-annotator")
-                ui.start = gr.Button("Start / resume", variant="primary", scale=1, min_width=100,
-                                     elem_id="study-start")
+            with gr.Row(elem_id="study-head") as ui.head:
+                ui.annotator = _credential_box(cfg)
+                ui.start = gr.Button("Start", variant="primary", scale=1, min_width=100, elem_id="study-start")
+                ui.login = gr.LoginButton(elem_id="study-login") if _sign_in_ready(cfg) else None
             ui.progress = gr.HTML(h.progress_html(h.StudySession(), None), elem_id="study-progress",
                                   padding=False)
-            _question(ui)
+            _intro(ui)
+            with gr.Column(visible=False, elem_id="study-question") as ui.question_box:
+                _question(ui)
+            ui.timing = gr.Textbox(visible=False, elem_id="study-timing")
         _researcher(ui)
         _wire(demo, study, ui)
     return demo
@@ -134,25 +188,44 @@ def _bound(study: h.Study, fn: Callable[..., h.QuestionView]) -> Callable[..., l
     return call
 
 
+def _username(profile: Any) -> str | None:
+    return getattr(profile, "username", None) if profile is not None else None
+
+
 def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
     question = [ui.state, ui.image, *ui.videos, ui.progress, ui.marks, ui.navigator, ui.feedback]
-    layout = [ui.image, ui.video_box, ui.submit]
+    layout = [ui.head, ui.intro, ui.question_box, ui.image, ui.video_box, ui.submit]
 
-    def started(view: h.QuestionView, stored: dict) -> list[Any]:
-        return [*_values(h.layout_for(study.config)), *_values(view), stored]
+    def started(found: tuple[h.Layout, h.QuestionView, dict | None]) -> list[Any]:
+        lay, view, stored = found
+        return [*_values(lay), *_values(view), gr.skip() if stored is None else stored]
 
-    def start(session, annotator):
-        return started(*h.start(study, session, annotator))
+    @user_errors
+    def start(session: h.StudySession, credential: str, profile: gr.OAuthProfile | None) -> list[Any]:
+        return started(h.start(study, session, credential, _username(profile)))
 
-    def on_load(session: h.StudySession, browser: dict | None, request: gr.Request) -> list[Any]:
-        """Show the researcher box for ?researcher=1; resume a stored annotator where they were."""
-        research = gr.update(visible="researcher" in dict(getattr(request, "query_params", {}) or {}))
-        name = (browser or {}).get("annotator") or ""
+    def on_load(session: h.StudySession, browser: dict | None, request: gr.Request,
+                profile: gr.OAuthProfile | None) -> list[Any]:
+        """The researcher box for ?researcher=1; the annotator of the invitation in the address,
+        else of the one this browser kept, else the signed-in one, resumed."""
+        query = dict(getattr(request, "query_params", {}) or {})
+        research = gr.update(visible="researcher" in query)
+        kept = browser or {}
+        credential = str(query.get("invite") or kept.get("credential") or "")
+        message = None
         try:
             cfg = study.config
-            if cfg is not None and name:
-                return [research, gr.update(value=name), *start(session, name)]
-            message = h.NOT_CONFIGURED if cfg is None else None
+            if cfg is None:
+                message = h.NOT_CONFIGURED
+            else:
+                if cfg.access == "open" and not credential:
+                    credential = str(kept.get("annotator") or "")   # what an earlier version kept
+                name = _username(profile)
+                if credential or name:
+                    shown = gr.update(value=credential) if cfg.access == "open" else gr.skip()
+                    return [research, shown, *started(h.start(study, session, credential, name))]
+                if cfg.hf_sign_in and not cfg.invites and not _sign_in_ready(cfg):
+                    message = HF_OFF_SPACE
         except UserError as exc:
             message = f"The study file has a problem: {exc}"
         nothing: list[Any] = [gr.skip()] * (len(layout) + len(question) + 1)
@@ -163,17 +236,19 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
     def then_top(event) -> None:
         event.then(None, None, None, js=TOP)
 
-    then_top(ui.start.click(user_errors(start), [ui.state, ui.annotator], [*layout, *question, ui.browser],
+    then_top(ui.start.click(start, [ui.state, ui.annotator], [*layout, *question, ui.browser],
                             api_name="study_start"))
-    ui.annotator.submit(user_errors(start), [ui.state, ui.annotator], [*layout, *question, ui.browser])
+    ui.annotator.submit(start, [ui.state, ui.annotator], [*layout, *question, ui.browser])
     for i, btn in enumerate(ui.letters):
-        then_top(btn.click(_bound(study, h.choose), [ui.state, gr.State(LETTERS[i])], question,
+        then_top(btn.click(_bound(study, h.choose), [ui.state, gr.State(LETTERS[i]), ui.timing], question,
+                           js=STAMP.format(args="s, l, t", keep="s, l"),
                            api_name="study_choice" + (f"_{i}" if i else "")))
-    then_top(ui.submit.click(_bound(study, h.submit), [ui.state], question, api_name="study_submit"))
+    then_top(ui.submit.click(_bound(study, h.submit), [ui.state, ui.timing], question,
+                             js=STAMP.format(args="s, t", keep="s"), api_name="study_submit"))
     ui.change.click(_bound(study, h.change), [ui.state], question, api_name="study_change")
-    then_top(ui.prev.click(_bound(study, lambda s, st: h.go(s, st, st.index - 1)), [ui.state], question,
+    then_top(ui.prev.click(_bound(study, lambda s, st: h.step(s, st, -1)), [ui.state], question,
                            api_name="study_prev"))
-    then_top(ui.next.click(_bound(study, lambda s, st: h.go(s, st, st.index + 1)), [ui.state], question,
+    then_top(ui.next.click(_bound(study, lambda s, st: h.step(s, st, 1)), [ui.state], question,
                            api_name="study_next"))
 
     def on_jump(session: h.StudySession, event: gr.EventData) -> list[Any]:
@@ -182,9 +257,21 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
 
     then_top(ui.navigator.click(on_jump, [ui.state], question, api_name="study_jump"))
     ui.play_all.click(None, None, None, js=PLAY_ALL)
-    ui.show.click(user_errors(lambda token: h.researcher(study, token)), [ui.token], [ui.summary, ui.table],
-                  api_name="study_results")
-    demo.load(on_load, [ui.state, ui.browser], [ui.research, ui.annotator, *layout, *question, ui.browser])
+
+    for i, btn in enumerate(ui.practice_letters):
+        btn.click(user_errors(lambda s, x: h.practice(study, s, x)), [ui.state, gr.State(LETTERS[i])],
+                  [ui.state, ui.practice_feedback], api_name=f"study_practice_{i}")
+
+    @user_errors
+    def begin(session: h.StudySession) -> list[Any]:
+        lay, view = h.begin(study, session)
+        return [*_values(lay), *_values(view)]
+
+    then_top(ui.begin.click(begin, [ui.state], [*layout, *question], api_name="study_begin"))
+    ui.show.click(lambda token: _values(h.researcher(study, token)), [ui.token],
+                  [ui.summary, ui.coverage, ui.table], api_name="study_results")
+    demo.load(on_load, [ui.state, ui.browser], [ui.research, ui.annotator, *layout, *question, ui.browser]
+              ).then(None, None, None, js=STRIP_INVITE)
 
 
 def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7861,
@@ -201,6 +288,9 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
         # built: gradio checks each served file against these paths in order (resolving both,
         # ~0.2 ms a path), and building adds its own icons' paths.
         gr.set_static_paths(allowed)
+        push = hub_push(cfg)
+        if push is not None:   # APP_HUMAN_STUDY_REPO: the answers copied to a dataset every few minutes
+            push.start()
     demo = build_study_app(data_dir)
     quiet_when_idle(demo, poll=0.05)   # an answer after a quiet spell waits <= 50 ms to be picked up
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,

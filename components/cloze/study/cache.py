@@ -9,14 +9,15 @@ from pathlib import Path
 
 from components.cloze.data import ClozeDataset
 from components.cloze.questions import Question
-from components.cloze.study.protocol import load_set_folder, released_questions
+from components.cloze.study.protocol import load_set, released_questions
 
 
 @dataclass(frozen=True)
 class StudySet:
     dataset: ClozeDataset
     questions: tuple[Question, ...]
-    dropped: tuple[str, ...]
+    dropped: tuple[str, ...]       # folders not taken as stems (a clip missing)
+    warnings: tuple[str, ...] = ()  # stems kept as the released app keeps them, that it stumbles on
 
 
 _cache: dict[tuple, tuple[int, StudySet]] = {}
@@ -40,8 +41,8 @@ def study_set(folder: str | Path, set_name: str, seed: int) -> StudySet:
             hit = _cache.get(key)
             if hit and hit[0] == stamp:
                 return hit[1]
-        ds, dropped = load_set_folder(folder)
-        value = StudySet(ds, tuple(released_questions(ds, set_name, seed)), tuple(dropped))
+        ds, found = load_set(folder)
+        value = StudySet(ds, tuple(released_questions(ds, set_name, seed)), found.dropped, found.warnings)
         with _lock:
             _cache[key] = (stamp, value)
     return value

@@ -2,9 +2,17 @@
 (APP_STUDY = a path to such a file, or the JSON itself). Annotators never see or change them.
 
     {"id": "pilot", "data": "choices_human", "set": "set_1", "display": "frames",
-     "answer_flow": "confirm", "blind": true, "time_limit_s": null, "results": "human_eval_results"}
+     "answer_flow": "confirm", "blind": true, "time_limit_s": null, "results": "human_eval_results",
+     "access": "invite", "resume": "first_unanswered", "judgments_per_question": null,
+     "catch_every": null, "practice": true}
 
-Relative paths are read from the study file's folder (from the data folder for inline JSON)."""
+Relative paths are read from the study file's folder (from the data folder for inline JSON).
+`access`: who may answer: "invite" (an invitation link per annotator, `python -m
+components.cloze.study invite`), "hf" (Hugging Face sign-in on a Space, optionally only the
+`hf_users` listed), "invite+hf" (either), "open" (a typed id, for a lab machine only: anyone who
+types an id answers as that annotator). `resume`: "first_unanswered" (the released app) or
+"last_viewed". `judgments_per_question` R turns routing on (routing.py); `catch_every` K adds an
+attention check after every K answers (catch.py)."""
 from __future__ import annotations
 
 import hmac
@@ -20,6 +28,9 @@ from components.common.io import load_json
 
 DISPLAYS = ("frames", "frames16", "video")  # frames16: the older app's 16-frame grid per clip
 FLOWS = ("immediate", "confirm")
+ACCESS = ("invite", "hf", "invite+hf", "open")
+RESUME = ("first_unanswered", "last_viewed")
+LEASE_S = 900.0   # a routed question shown to someone counts as being judged for this long
 TOKEN_ENV = "APP_STUDY_RESEARCHER_TOKEN"
 ID_RE = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
@@ -34,6 +45,25 @@ class StudyConfig:
     answer_flow: str = "immediate"
     blind: bool = True
     time_limit_s: float | None = None  # per question; shown as a countdown, answers still saved
+    access: str = "invite"
+    resume: str = "first_unanswered"
+    judgments: int | None = None       # routing: R judgments per question, fewest first
+    lease_s: float = LEASE_S
+    catch_every: int | None = None     # an attention check after every K answers
+    practice: bool = True              # the instruction and a practice question before question 1
+    hf_users: tuple[str, ...] | None = None
+
+    @property
+    def routed(self) -> bool:
+        return self.judgments is not None
+
+    @property
+    def invites(self) -> bool:
+        return self.access in ("invite", "invite+hf")
+
+    @property
+    def hf_sign_in(self) -> bool:
+        return self.access in ("hf", "invite+hf")
 
     @property
     def seed(self) -> int:
@@ -88,12 +118,31 @@ def load_config(data_dir: str | Path) -> StudyConfig | None:
     if not ID_RE.fullmatch(study_id):
         raise UserError(f"Study id must be 1-64 of letters, digits, '_', '-', '.'; got {study_id!r}.")
     limit = data.get("time_limit_s")
+    users = data.get("hf_users")
+    if users is not None and not (isinstance(users, list) and all(isinstance(u, str) for u in users)):
+        raise UserError(f"Study setting 'hf_users' must be a list of Hugging Face user names; got {users!r:.80}.")
     return StudyConfig(study_id=study_id, set_folder=sets[name], set_name=name,
                        results=base / str(data.get("results") or "human_eval_results"),
                        display=_choice(data, "display", DISPLAYS, "frames"),
                        answer_flow=_choice(data, "answer_flow", FLOWS, "immediate"),
                        blind=bool(data.get("blind", True)),
-                       time_limit_s=float(limit) if limit else None)
+                       time_limit_s=float(limit) if limit else None,
+                       access=_choice(data, "access", ACCESS, "invite"),
+                       resume=_choice(data, "resume", RESUME, "first_unanswered"),
+                       judgments=_count(data, "judgments_per_question"),
+                       lease_s=float(data.get("lease_s") or LEASE_S),
+                       catch_every=_count(data, "catch_every"),
+                       practice=bool(data.get("practice", True)),
+                       hf_users=tuple(users) if users is not None else None)
+
+
+def _count(data: dict, key: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UserError(f"Study setting {key!r} must be a whole number of at least 1 (or null); got {value!r}.")
+    return value
 
 
 def researcher_allowed(token: str | None) -> bool:

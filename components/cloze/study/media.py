@@ -41,7 +41,7 @@ _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study-prefet
 log = logging.getLogger(__name__)
 
 
-def opaque_name(study: str, annotator: str, task_index: int, slot: str) -> str:
+def opaque_name(study: str, annotator: str, task_index: int | str, slot: str) -> str:
     """A file name that says nothing about the clip behind it."""
     return hashlib.sha256(f"{study}:{annotator}:{task_index}:{slot}".encode()).hexdigest()[:24] + ".mp4"
 
@@ -105,8 +105,13 @@ def opaque_videos(cache: Path, study: str, annotator: str, task_index: int, inst
                   q: Question) -> list[str]:
     """The six clips copied into `cache` under opaque names, in SLOTS order, each playable in a
     browser as it is (so the page's players need no per-request probing)."""
-    return [str(_materialise(playable_source(src, cache), cache / opaque_name(study, annotator, task_index, slot)))
-            for slot, src in zip(SLOTS, question_clips(inst, q))]
+    return opaque_copies(cache, study, annotator, task_index, question_clips(inst, q))
+
+
+def opaque_copies(cache: Path, study: str, annotator: str, key: int | str, clips: list[Path]) -> list[str]:
+    """`clips` ([before, after, A..D]) copied as `opaque_videos` copies a question's."""
+    return [str(_materialise(playable_source(src, cache), cache / opaque_name(study, annotator, key, slot)))
+            for slot, src in zip(SLOTS, clips)]
 
 
 def _edge_frames(path: Path, first: int, last: int) -> tuple[list, list]:
@@ -168,6 +173,33 @@ def _cached(key: tuple, draw: Callable[[], Image.Image]) -> Image.Image:
             _edge_drawing.pop(key).set()
 
 
+def frames_name(study: str, key: str, clips: list[Path], kind: str) -> str:
+    """The opaque file name of a question's frames image: one per question, display and state of
+    its clips (a replaced clip gives a new name), shared by the set's annotators (it shows what
+    every one of them sees)."""
+    what = f"{study}:{key}:{kind}:{_edge_key(clips)!r}"
+    return hashlib.sha256(what.encode()).hexdigest()[:24] + ".jpg"
+
+
+def frames_file(cache: Path, study: str, key: str, clips: list[Path], kind: str) -> str:
+    """The question's frames image as a JPEG under an opaque name in the media cache, written once:
+    the page is told its name, so it knows when the image it shows is this question's."""
+    dest = cache / frames_name(study, key, clips, kind)
+    if not dest.exists():
+        image = frames_view(clips, kind)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                image.save(out, format="JPEG", quality=85)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, dest)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    return str(dest)
+
+
 def frames_view(clips: list[Path], kind: str) -> Image.Image:
     """The question drawn for a frames display: "frames" the edge view, "frames16" the grids."""
     return grid16_view(clips) if kind == "frames16" else edge_view(clips)
@@ -215,12 +247,17 @@ def _draw_grid16(clips: list[Path]) -> Image.Image:
     return canvas
 
 
-def prefetch_edge_view(clips: list[Path], kind: str = "frames") -> None:
+def prefetch_edge_view(clips: list[Path], kind: str = "frames",
+                       file: tuple[Path, str, str] | None = None) -> None:
     """Draw a question's edge view in the background (the one an annotator will see next), so the
-    answer that leads there does not wait for six clips to be decoded."""
+    answer that leads there does not wait for six clips to be decoded; with `file` = (cache,
+    study, key) its JPEG is written too."""
     def draw() -> None:
         try:
-            frames_view(clips, kind)
+            if file is not None:
+                frames_file(file[0], file[1], file[2], clips, kind)
+            else:
+                frames_view(clips, kind)
         except Exception as exc:  # noqa: BLE001 - the real request reports it
             log.debug("edge view prefetch failed: %s", exc)
     _prefetcher.submit(draw)

@@ -1,6 +1,7 @@
 """The study page's style and its small scripts: the clock, which runs in the browser (no request
 per second); the letters' state, applied from the marks the server sends (so an answer sends
-values only, never component properties, which gradio would rebuild per request); and, on a
+values only, never component properties, which gradio would rebuild per request); the timing
+stamp (when the question's media are all shown, and when it is answered: timing.py); and, on a
 phone, the frames image shown as its six strips one under another at twice the size."""
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ CSS = """
 #study-letters.study-locked #study-change {display: inline-flex !important;}
 #study-change {display: none !important;}
 #study-progress, #study-feedback {min-height: 1.4em;}
+#study-progress .study-message {font-weight: 600;}
+#study-practice-frames img {max-height: 40vh; width: 100%; object-fit: contain;}
+#study-practice-letters button {min-height: 42px; font-size: 1.15em; font-weight: 600;}
 #study-progress p {margin: 0;}
 .study-nav-grid {display: flex; flex-wrap: wrap; gap: 3px; max-height: 5.2em; overflow-y: auto;}
 .study-q {min-width: 2.2em; padding: 2px 4px; border: 1px solid var(--border-color-primary);
@@ -103,13 +107,47 @@ HEAD = """
     };
     if (img.complete) apply(); else img.addEventListener('load', apply, {once: true});
   }
+  // Fair timing: a question's clock starts when its media (named in the marks) are all shown:
+  // the frames image decoded, or every player's first frame ready. Loading is measured apart.
+  let qKey = null, arrived = 0, shown = null, names = [], poll = null;
+  function mediaShown() {
+    const els = [...document.querySelectorAll('#study-root img, #study-root video')];
+    return names.every((n) => els.some((e) => {
+      if (!(e.currentSrc || e.src || '').includes(n)) return false;
+      return e.tagName === 'IMG' ? (e.complete && e.naturalWidth > 0) : e.readyState >= 2;
+    }));
+  }
+  function trackQuestion() {
+    const m = document.querySelector('#study-marks .study-marks');
+    if (!m) return;
+    if (m.dataset.q !== qKey) {
+      qKey = m.dataset.q; arrived = performance.now(); shown = null;
+      names = (m.dataset.media || '').split(',').filter(Boolean);
+    }
+    if (shown === null && mediaShown()) shown = performance.now();
+    if (shown === null && poll === null) poll = setInterval(trackQuestion, 50);
+    if (shown !== null && poll !== null) { clearInterval(poll); poll = null; }
+  }
+  window.studyStamp = () => {
+    trackQuestion();
+    const now = performance.now();
+    return JSON.stringify({key: qKey, load_ms: shown === null ? null : shown - arrived,
+                           think_ms: shown === null ? null : now - shown});
+  };
+  for (const kind of ['load', 'loadeddata', 'canplay']) document.addEventListener(kind, trackQuestion, true);
   setInterval(tickClock, 1000);
-  new MutationObserver(() => { applyMarks(); tickClock(); splitFrames(); })
+  new MutationObserver(() => { applyMarks(); tickClock(); splitFrames(); trackQuestion(); })
     .observe(document.documentElement, {childList: true, subtree: true});
 })();
 </script>
 """
 
+# the event's inputs as given, the last one replaced by the page's timing stamp
+STAMP = "({args}) => [{keep}, window.studyStamp ? window.studyStamp() : '']"
+# the invitation's token is kept (encrypted) in the browser once the page has started: take it out
+# of the address bar, so a screenshot or a copied address does not carry it
+STRIP_INVITE = ("() => { const u = new URL(location.href); if (u.searchParams.has('invite')) { "
+                "u.searchParams.delete('invite'); history.replaceState(null, '', u.pathname + u.search + u.hash); } }")
 TOP = ("() => { window.scrollTo({top: 0, behavior: 'instant'}); "
        "document.querySelector('#study-root')?.scrollIntoView(); }")
 PLAY_ALL = ("() => { const vs = [...document.querySelectorAll('#study-videos video')]; "

@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
 from components.common.ui import TabContext, TabEvents, message_line
@@ -62,7 +63,7 @@ def _controls(ui: SimpleNamespace) -> None:
     """One row: the mode, who plays, Start, how clips are shown; then the progress and message lines."""
     with gr.Row(elem_classes=["tab-controls"], equal_height=True):
         ui.mode = gr.Radio(MODE_CHOICES, value=PRACTICE, label="Mode", show_label=False, container=False,
-                           elem_id="cloze-mode", scale=3, min_width=300)
+                           elem_id="cloze-mode", scale=3, min_width=300, info=PRACTICE_NOTE)
         with gr.Row(elem_id="cloze-practice", equal_height=True, scale=3) as ui.practice_row:
             ui.annotator = gr.Textbox("", label="Your id (a pseudonym)", show_label=False, container=False,
                                       placeholder="your id (empty: one is made)", elem_id="cloze-annotator",

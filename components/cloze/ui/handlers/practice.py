@@ -12,9 +12,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from components.cloze.human import (annotator_file, export_records, load_progress, new_session_id,
-                                    record_answer, sanitise_annotator)
-from components.cloze.questions import distractor_type
+from components.cloze.human import (annotator_file, answer_feedback, export_records, load_progress,
+                                    new_session_id, playthrough_blind, record_answer, sanitise_annotator)
 from components.cloze.ui.handlers.question import mmss, practice_dir, questions_for, render
 from components.cloze.ui.handlers.views import AnswerView, ClockView, ExportView, NavView, QuestionView, StartView
 from components.cloze.ui.session import ClozeSession, ClozeTab
@@ -89,16 +88,6 @@ def redisplay(tab: ClozeTab, res: Resources, session: ClozeSession, display: str
     return go_to(session, display, session.index)
 
 
-def feedback_line(number: int, rec: dict, letter: str, blind: bool) -> str:
-    """What the player reads after an answer: with Blind on, nothing about the right answer."""
-    if blind:
-        return f"Question {number}: answer saved."
-    if rec["correct"]:
-        return f"Question {number}: **Correct** - {rec['expected']} was the true middle."
-    return (f"Question {number}: **Not quite** - {rec['expected']} was the true middle; you chose "
-            f"{letter}: {distractor_type(rec['chosen'])}.")
-
-
 def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, blind: bool) -> AnswerView:
     """Append the answer durably (fsynced before this returns), then show the next unanswered one."""
     if not session.file:
@@ -106,11 +95,13 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
     _, qs = questions_for(session)
     questions = qs.questions
     shown_at = session.shown_at if session.shown_at is not None else time.time()
+    # once a player answered blind, the playthrough stays blind (unticking never reveals answers)
+    blind = playthrough_blind(read_jsonl(session.file), blind)
     rec = record_answer(session.file, questions[session.index], task_index=session.index, answer=letter,
                         annotator=session.annotator, session=session.session_id, set_name=qs.name,
                         order_seed=session.seed, display_mode=display, answer_flow=flow,
                         elapsed_sec=time.time() - shown_at, blind=bool(blind))
-    feedback = feedback_line(session.index + 1, rec, letter, blind)
+    feedback = answer_feedback(session.index + 1, rec, blind=blind)
     progress = load_progress(session.file, questions)
     if progress.next_index is not None:
         later = [i for i in range(session.index + 1, len(questions))

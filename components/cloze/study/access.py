@@ -1,0 +1,191 @@
+"""Who may answer a study, and as whom. An annotator id typed on a public page is no credential (a
+stranger who types `ann1` would see and change ann1's answers), so a study opens with:
+
+- an invitation per annotator, made by the researcher (`python -m components.cloze.study invite
+  ann1 ann2 ...`): a random token shown once as a link `<page>/?invite=<token>`; only its SHA-256
+  is kept, in `<results>/<study>/.access/invites.json` (owner-readable only), or in the secret
+  APP_STUDY_INVITES (that file's content, for a Space whose storage is not reachable); or
+- Hugging Face sign-in on a Space (`gr.LoginButton`, `hf_oauth: true`): the user name becomes a
+  pseudonymous id `hf-<12 hex>` (an HMAC of the name under a key kept beside the invitations), so
+  no file or export names the account; `hf_users` may list who is let in; or
+- `access: "open"`: a typed id, for a lab machine where the researcher hands out ids in person.
+
+Tokens never reach a log, a record, an export or an error message."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from datetime import datetime, UTC
+from pathlib import Path
+
+from components.cloze.human import sanitise_annotator
+from components.cloze.study.config import StudyConfig
+from components.common.errors import UserError
+from components.common.io import atomic_write
+
+PRIVATE = 0o600
+KEY_ENV = "APP_STUDY_PSEUDONYM_KEY"
+NO_INVITE = ("This study opens with your personal invitation link. Open the link the researcher sent "
+             "you, or paste its code here and press Start.")
+BAD_INVITE = ("That invitation code does not open this study. Open the link the researcher sent you "
+              "(copy it whole), or ask them for a new one.")
+NO_SIGN_IN = "Sign in with Hugging Face (the button above) to take part."
+NOT_LISTED = "Your Hugging Face account is not on this study's list of annotators; ask the researcher."
+
+
+def access_dir(cfg: StudyConfig) -> Path:
+    return cfg.results / cfg.study_id / ".access"
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _write_private(path: Path, data: dict) -> None:
+    atomic_write(path, lambda fh: fh.write((json.dumps(data, indent=1) + "\n").encode()), mode=PRIVATE)
+
+
+_cache: dict[str, tuple[tuple, dict]] = {}
+_lock = threading.Lock()
+
+
+def _invites_path(cfg: StudyConfig) -> Path:
+    return access_dir(cfg) / "invites.json"
+
+
+INVITES_ENV = "APP_STUDY_INVITES"
+
+
+def _env_invites() -> dict[str, dict]:
+    """Invitations given as a secret (the content of an invites.json made elsewhere): a Space's
+    storage cannot be written from outside, its secrets can."""
+    raw = os.environ.get(INVITES_ENV, "").strip()
+    if not raw:
+        return {}
+    try:
+        found = json.loads(raw).get("annotators", {})
+    except (ValueError, AttributeError):
+        raise UserError(f"{INVITES_ENV} is not the content of an invites.json ({{\"annotators\": ...}}); "
+                        "paste the file `invite` wrote.") from None
+    return found if isinstance(found, dict) else {}
+
+
+def _read_invites(cfg: StudyConfig) -> dict[str, dict]:
+    """annotator -> {"sha256", "created_utc"}: the study's invitation file (re-read only when it
+    changes), and APP_STUDY_INVITES."""
+    return {**_env_invites(), **_file_invites(cfg)}
+
+
+def _file_invites(cfg: StudyConfig) -> dict[str, dict]:
+    path = _invites_path(cfg)
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    key = (st.st_ino, st.st_size, st.st_mtime_ns)
+    with _lock:
+        hit = _cache.get(str(path))
+        if hit and hit[0] == key:
+            return hit[1]
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")).get("annotators", {})
+    except (OSError, ValueError, AttributeError):
+        raise UserError(f"{path} is not a readable invitation file; make the invitations again "
+                        "(python -m components.cloze.study invite --renew ...).") from None
+    with _lock:
+        _cache[str(path)] = (key, data)
+    return data
+
+
+def invite(cfg: StudyConfig, annotators: list[str], *, renew: bool = False) -> dict[str, str]:
+    """annotator -> a new token (returned once, never stored). An annotator who already has one
+    keeps it unless `renew` (the old link then stops working)."""
+    names = [sanitise_annotator(a) for a in annotators]
+    if not names:
+        raise UserError("Name the annotators to invite, e.g. `invite ann1 ann2`.")
+    current = dict(_file_invites(cfg))
+    taken = [n for n in names if (n in current or n in _env_invites()) and not renew]
+    if taken:
+        raise UserError(f"{', '.join(taken)} already have an invitation; add --renew to replace it "
+                        "(their old link stops working).")
+    tokens = {}
+    for name in names:
+        tokens[name] = secrets.token_urlsafe(24)
+        current[name] = {"sha256": _digest(tokens[name]), "created_utc": datetime.now(UTC).isoformat()}
+    _write_private(_invites_path(cfg), {"study": cfg.study_id, "annotators": current})
+    return tokens
+
+
+def revoke(cfg: StudyConfig, annotators: list[str]) -> list[str]:
+    """Remove invitations; returns the ones that existed. Their answers are kept."""
+    current = dict(_file_invites(cfg))
+    gone = [a for a in annotators if current.pop(a, None) is not None]
+    _write_private(_invites_path(cfg), {"study": cfg.study_id, "annotators": current})
+    return gone
+
+
+def invited(cfg: StudyConfig) -> dict[str, str]:
+    """annotator -> when the invitation was made (the tokens are not kept)."""
+    return {a: str(v.get("created_utc", "")) for a, v in sorted(_read_invites(cfg).items())}
+
+
+def annotator_for_token(cfg: StudyConfig, token: str | None) -> str | None:
+    token = (token or "").strip()
+    if not token:
+        return None
+    digest = _digest(token)
+    found = None
+    for name, entry in _read_invites(cfg).items():   # every entry compared, in constant time each
+        if hmac.compare_digest(str(entry.get("sha256", "")), digest):
+            found = name
+    return found
+
+
+def invite_link(base_url: str, token: str) -> str:
+    return f"{base_url.rstrip('/')}/?invite={token}"
+
+
+def _pseudonym_key(cfg: StudyConfig) -> bytes:
+    env = os.environ.get(KEY_ENV, "")
+    if env:
+        return env.encode()
+    path = access_dir(cfg) / "pseudonym.key"
+    with _lock:
+        if not path.exists():
+            _write_private(path, {"key": secrets.token_hex(32)})
+    return json.loads(path.read_text()).get("key", "").encode()
+
+
+def hf_annotator(cfg: StudyConfig, username: str) -> str:
+    """The pseudonymous id of a Hugging Face account in this study."""
+    mac = hmac.new(_pseudonym_key(cfg), username.strip().lower().encode(), hashlib.sha256).hexdigest()
+    return f"hf-{mac[:12]}"
+
+
+@dataclass(frozen=True)
+class Who:
+    """The annotator a credential opens, or why it opens nothing (`annotator` None)."""
+
+    annotator: str | None
+    how: str = ""
+    refusal: str = ""
+
+
+def identify(cfg: StudyConfig, credential: str | None, hf_username: str | None = None) -> Who:
+    """The annotator for what the page sent: an invitation code, a signed-in Hugging Face user or
+    (open access only) a typed id."""
+    credential = (credential or "").strip()
+    if cfg.access == "open":
+        return Who(sanitise_annotator(credential), "open")
+    if cfg.invites and credential:
+        name = annotator_for_token(cfg, credential)
+        return Who(name, "invite") if name else Who(None, refusal=BAD_INVITE)
+    if cfg.hf_sign_in and hf_username:
+        listed = cfg.hf_users is None or hf_username.lower() in {u.lower() for u in cfg.hf_users}
+        return Who(hf_annotator(cfg, hf_username), "hf") if listed else Who(None, refusal=NOT_LISTED)
+    return Who(None, refusal=NO_INVITE if cfg.invites else NO_SIGN_IN)
