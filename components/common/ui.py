@@ -80,7 +80,7 @@ def error_line(exc: BaseException, data_dir: str | Path | None = None) -> str:
     if isinstance(exc, gr.Error):
         text = str(exc.message)
     elif isinstance(exc, (UserError, BackendError)):
-        text = html.escape(str(exc), quote=False)
+        text = markdown_safe(str(exc))
     else:
         ref = uuid.uuid4().hex[:6]
         log.exception("unexpected error %s", ref)
@@ -89,6 +89,16 @@ def error_line(exc: BaseException, data_dir: str | Path | None = None) -> str:
         base = os.path.abspath(data_dir)
         text = text.replace(base + os.sep, "").replace(base, ".")
     return f"⚠ {text}"
+
+
+def markdown_safe(text: str) -> str:
+    """`text` for a Markdown line: `<` and `&` escaped outside `code spans` (a page would take
+    them for HTML), kept inside them (where Markdown shows them as typed; an entity there would
+    be shown literally, e.g. "&lt;trace.jsonl&gt;")."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:        # an unpaired backtick: no code spans to keep
+        return html.escape(text, quote=False)
+    return "`".join(part if i % 2 else html.escape(part, quote=False) for i, part in enumerate(parts))
 
 
 def message_line(elem_id: str) -> gr.Markdown:

@@ -185,3 +185,25 @@ def test_on_a_phone_the_answer_bar_leaves_the_pictures_visible(visit):
     page.wait_for_timeout(300)
     last, bar = box(page, "#cloze-cand-D-video"), box(page, "#cloze-answer")
     assert last["y"] + last["height"] <= bar["y"] + 1
+
+
+def test_an_error_is_one_line_where_the_eye_is_in_every_tab_never_a_toast(visit):
+    page = visit("window-search", LAPTOP)
+    page.locator("#ws-export").click()                      # nothing to export before a run
+    page.wait_for_function("() => /nothing to export/.test(document.querySelector('#ws-message')?.innerText || '')")
+    page = visit("impact", LAPTOP)
+    box = page.locator("#impact-frame input[type='number']").first
+    box.fill("")                                            # an empty frame box, then Run spatial
+    page.locator("#impact-run-spatial").click()
+    page.wait_for_function("() => (document.querySelector('#impact-message')?.innerText || '').startsWith('⚠')")
+    page = visit("cloze", LAPTOP)
+    page.locator("#cloze-submit").click()                   # Submit before any playthrough started
+    page.wait_for_function("() => (document.querySelector('#cloze-message')?.innerText || '').startsWith('⚠')")
+    for tab_page in (page,):
+        assert tab_page.locator(".toast-body, .toast-wrap .error").count() == 0
+    line, stage = box_of(page, "#cloze-message"), box_of(page, "#cloze-grid")
+    assert line["y"] + line["height"] <= stage["y"] + 1       # above the stage, not under the fold
+
+
+def box_of(page, selector: str) -> dict:
+    return page.locator(selector).first.bounding_box()

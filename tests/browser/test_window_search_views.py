@@ -246,6 +246,28 @@ def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
     after = page.locator("#ws-checklist").inner_text()
     assert after != shown and ("not inspected" in after or "Window rank #" in after)
     assert _slider(page) > end - 0.5                       # the slider followed too
-    page.evaluate("() => document.querySelector('#ws-movie video').pause()")
     sent = page.evaluate("() => window.__wsPlay.sent")
     assert 1 <= sent <= 2, sent                            # one request per window crossed, not per timeupdate
+    page.evaluate("() => document.querySelector('#ws-movie video').pause()")
+    paused = page.evaluate("() => document.querySelector('#ws-movie video').currentTime")
+    # paused, the slider shows where the player stopped (the pause is sent: the server's playhead too)
+    page.wait_for_function("(t) => Math.abs(+document.querySelector('#ws-scrub input[type=number]').value - t) < 0.6",
+                           arg=paused, timeout=30_000)
+
+
+def test_n_and_p_at_the_last_window_do_not_swallow_later_presses(page):
+    page.set_viewport_size({"width": 1440, "height": 900})
+    _ready(page)
+    _run(page)
+    ranks = sorted(int(r) for r in page.evaluate(
+        "() => [...document.querySelectorAll('#ws-timeline [data-inspected]')].map(b => b.dataset.rank)"))
+    last = ranks[-1]
+    page.locator(f"#ws-timeline [data-rank='{last}']").click()
+    _checklist_has(page, f"Window rank #{last} ")
+    page.locator("#ws-intro").click()                      # the focus away from any text field
+    for _ in range(4):                                     # at the last window: nothing to step to
+        page.keyboard.press("n")
+    page.wait_for_timeout(500)
+    page.keyboard.press("p")
+    page.keyboard.press("p")
+    _checklist_has(page, f"Window rank #{ranks[-3]} ")     # both presses counted (not swallowed)

@@ -114,3 +114,12 @@ def test_a_watched_file_is_read_once_and_again_when_it_changes_or_appears(tmp_pa
     path.write_text("two!")
     os.utime(path, ns=(1, 2))
     assert watched.get() == "two!" and len(reads) == 3                              # it changed
+
+
+def test_an_error_line_escapes_html_but_keeps_code_spans_as_typed():
+    from backends.errors import BackendError
+    from components.common.ui import error_line
+
+    line = error_line(BackendError("No call for <task>; record one with `--record <trace.jsonl>`."))
+    assert line == "⚠ No call for &lt;task&gt;; record one with `--record <trace.jsonl>`."
+    assert error_line(BackendError("a ` b <c>")) == "⚠ a ` b &lt;c&gt;"

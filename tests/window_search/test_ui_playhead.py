@@ -174,3 +174,18 @@ def test_a_player_time_that_is_not_a_number_is_one_readable_line(tab, fresh):
 
     with pytest.raises(UserError, match="player time must be a number"):
         handlers.timeline_click(tab, res, last.session, {"played": "soon"})
+
+
+def test_a_loaded_trace_of_another_query_shows_its_own_query_truth_and_partner(tab, ran):
+    """A p0005_t trace loaded while p0001_t is picked: the header, the ground truth and the
+    partner are p0005_t's (the views never mix two queries)."""
+    res, done = ran
+    exported = handlers.export(tab, res, done.session).export_file["value"]
+    other = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"qid": "p0001_t"})
+    assert other.session.picked.qid == "p0001_t"
+    loaded = handlers.load(tab, SessionResources(), other.session, exported)
+    assert loaded.query_pick["value"] == "p0005_t" and loaded.query == done.session.trace.query
+    assert "p0005_c" in loaded.partner and "p0001" not in loaded.partner
+    truth = tab.annotations.query("p0005_t").interval
+    assert loaded.session.picked.qid == "p0005_t" and tuple(loaded.session.picked.interval) == tuple(truth)
+    assert "IoU" in loaded.result and "p0005_c" in loaded.result

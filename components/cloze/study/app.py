@@ -97,7 +97,7 @@ def _intro(ui: SimpleNamespace) -> None:
 
 
 def _researcher(ui: SimpleNamespace) -> None:
-    with gr.Group(visible=False, elem_id="study-researcher") as ui.research:
+    with gr.Column(visible=False, elem_id="study-researcher") as ui.research:
         with gr.Row():
             ui.token = gr.Textbox(label="Researcher token", type="password", elem_id="study-token")
             ui.show = gr.Button("Show results", elem_id="study-show")
