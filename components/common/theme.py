@@ -61,12 +61,15 @@ footer {display: none !important;}
 #app-header > * {flex: 0 0 auto !important; min-width: 0 !important; width: auto !important;}
 #app-name {position: fixed; left: -10000px;}
 .app-name {font-weight: 700;}
-#app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 420px !important; position: relative;
+#app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 400px !important; position: relative;
   min-height: 44px;}
+/* the Model sidebar open narrows the page: the name gives its room to the tabs */
+body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
+body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
   top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
 #app-tabs > .tab-wrapper button {font-size: 16px;}
-#backend-badge {max-width: 320px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; cursor: pointer;
+#backend-badge {max-width: 260px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; cursor: pointer;
   border: 1px solid #d7dbf5; border-radius: 8px;
   background: #eef0fb; border-color: #d7dbf5; color: #3730a3; min-height: 32px !important;
   font-size: 13px !important; padding: 4px 10px !important;}
@@ -148,7 +151,8 @@ footer {display: none !important;}
   #app-header {position: static; flex-wrap: wrap;}
   #app-tabs > .tab-wrapper {padding-left: 0 !important; padding-right: 0 !important;}
   #app-tabs > .tab-wrapper::before {display: none;}
-  #ws-stage, #impact-main, .tab-controls, #cloze-practice {flex-wrap: wrap !important;}
+  #ws-stage, #impact-main, .tab-controls, #cloze-practice, #impact-steps, #impact-readout {flex-wrap: wrap !important;}
+  #impact-steps > .block {flex: 1 1 100% !important;}
   #cloze-practice > * {flex: 1 1 100% !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }

@@ -63,3 +63,12 @@ def snap(page, name: str) -> Path:
 def open_tab(page, label: str) -> None:
     page.get_by_role("tab", name=label).click()
     page.wait_for_timeout(300)
+
+
+def open_model_panel(page) -> None:
+    """Open the Model sidebar (a click on the header's badge) and wait until it has slid in."""
+    if not page.evaluate("() => document.querySelector('#app-sidebar')?.classList.contains('open')"):
+        page.locator("#backend-badge").click()
+    page.wait_for_function("""() => { const b = document.querySelector('#settings-apply');
+        if (!b) return false; const r = b.getBoundingClientRect();
+        return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; }""", timeout=30_000)

@@ -138,8 +138,8 @@ def test_a_bad_deep_link_says_which_value_was_not_understood(browser, app_url, c
     page = new_page(browser, f"{app_url}?tab=impact&clip=p9999&frame=abc")
     try:
         show_impact(page)
-        page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('p9999')")
-        status = " ".join(page.locator("#impact-status").inner_text().split())
+        page.wait_for_function("() => (document.querySelector('#impact-message')?.innerText || '').includes('p9999')")
+        status = " ".join(page.locator("#impact-message").inner_text().split())
         assert "The link's clip p9999 is not in this data; showing the first clip." in status, status
         assert "The link's frame abc is not a frame of" in status and "Traceback" not in status
         first = next(iter(clips))

@@ -38,7 +38,7 @@ def shared_app(example_data_dir, tmp_path_factory):
 def visitors(browser, shared_app):
     """Pages of two visitors, both open before either acts: (A, B)."""
     url, _ = shared_app
-    if browser.browser is None:
+    if browser is None:
         pytest.fail("the test browser gives no Browser to open a second, separate context from")
     contexts = [browser.new_context(viewport={"width": 1400, "height": 1000}) for _ in range(2)]
     pages = []

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import open_tab, snap
+from tests.browser.conftest import open_model_panel, open_tab, snap
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 ANSWER = json.dumps({"answer": "C", "reason": "the motion continues"})
 
 
 def _open_panel(page) -> None:
-    if not page.locator("#settings-apply").is_visible():
-        page.locator("#settings-panel").get_by_text("Model").first.click()
-    page.locator("#settings-apply").wait_for(state="visible")
+    open_model_panel(page)
 
 
 def _type_backend(page, spec: str) -> None:

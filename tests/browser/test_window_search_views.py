@@ -150,6 +150,7 @@ def test_deep_link_copy_link_and_presentation_keys(page, app_url):
     page.keyboard.press(" ")
     page.wait_for_function("() => document.querySelector('#ws-movie video').paused", timeout=30_000)
     page.locator("#ws-query textarea").click()
+    page.keyboard.press("Control+End")
     page.keyboard.press("n")                     # typing in a text field is typing, not a shortcut
     assert page.locator("#ws-query textarea").input_value().endswith("n")
     _screenshot(page, 1920, 1080)
@@ -255,8 +256,9 @@ def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
                            arg=paused, timeout=30_000)
 
 
-def test_n_and_p_at_the_last_window_do_not_swallow_later_presses(page):
+def test_n_and_p_at_the_last_window_do_not_swallow_later_presses(page, app_url):
     page.set_viewport_size({"width": 1440, "height": 900})
+    _goto(page, app_url.rstrip("/") + "/?tab=window-search&qid=p0005_t")   # all five windows inspected
     _ready(page)
     _run(page)
     ranks = sorted(int(r) for r in page.evaluate(

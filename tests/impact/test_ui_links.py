@@ -61,7 +61,7 @@ def test_the_page_load_view_follows_the_link_without_a_body_and_says_what_was_wr
     assert "frame 5 = " in shown.timeline
     assert len(outputs(shown)) == 11
     bad = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": "nope"})
-    assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.status
+    assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.message   # the message line
     plain = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
     assert plain.frame.value == handlers.first_frame(data.annotations.items[0])
 
@@ -98,7 +98,7 @@ def test_a_page_gets_its_first_body_when_its_tab_is_on_screen_and_never_the_same
     handlers.on_load(data, page, ImpactSession(), {})          # a browser page loaded
     hidden = handlers.on_clip(data, page, ImpactSession(), qid)
     assert isinstance(hidden.body.body3d, SKIP)  # the tab is not mounted yet: its Model3D would drop it
-    first = handlers.on_body_shown(data, page, ImpactSession(), qid, 3)
+    first = handlers.on_body_shown(data, page, ImpactSession(), qid, 3).body3d
     assert first.value["path"].endswith(".glb") and len(first.camera_position) == 3
     again = handlers.on_frame(data, page, ImpactSession(), qid, 3)
     assert isinstance(again.body.body3d, SKIP)  # sent already, while the page may still be loading it
@@ -140,7 +140,7 @@ def test_a_body_view_on_screen_before_the_page_named_a_clip_gets_the_body_of_the
     """The tab may mount (and report its view on screen) before the page-load view fills the
     clip list: the view is marked as shown, and the page-load's frame then sends the body."""
     page = ImpactResources()
-    assert isinstance(handlers.on_body_shown(data, page, ImpactSession(), None, 1), SKIP)
+    assert isinstance(handlers.on_body_shown(data, page, ImpactSession(), None, 1).body3d, SKIP)
     handlers.on_load(data, page, ImpactSession(), {})
     qid = data.annotations.items[0].qid
     moved = handlers.on_frame(data, page, ImpactSession(), qid, handlers.first_frame(data.annotations.items[0]))

@@ -7,7 +7,7 @@ UserError for what the user can fix.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -141,6 +141,14 @@ class SpatialView(View):
 
 
 @dataclass
+class BodyView(View):
+    """The 3D view alone (the page asks for it by itself): the message line is left alone."""
+
+    body3d: Any
+    message: str | None = field(default=None, kw_only=True)
+
+
+@dataclass
 class LinkView(View):
     link: Any  # the query string (the page adds its address), in the now visible link box
 
@@ -237,8 +245,9 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
                     gr.Video(value=str(item.video), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
                     timeline_for(item, session, frame), body.legend, body.regions, body.turntable,
-                    body.turntable_msg, body.body_note, note,
-                    gr.Dropdown(choices=["all", *data.splits()], value="all"))
+                    body.turntable_msg, body.body_note, "",
+                    gr.Dropdown(choices=["all", *data.splits()], value="all"),
+                    message=f"⚠ {note}" if note else "")
 
 
 def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
@@ -247,10 +256,10 @@ def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession
     marked as on screen: the clip's first frame then sends the body."""
     if not qid or data.annotations is None or qid not in data.annotations.by_qid():
         res.mark_shown()
-        return gr.skip()
+        return BodyView(gr.skip())
     item = data.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    return frame_view(data, session, qid, number, gate=res.view_shown).body3d
+    return BodyView(frame_view(data, session, qid, number, gate=res.view_shown).body3d)
 
 
 def reset_view(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
@@ -275,9 +284,11 @@ def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid
         return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip),
                              f"{problem} The view stays at the last frame shown.")
     number = int(float(frame))
+    # the message line is left as it is: the page moves the frame itself after a link opened it
     return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
                          timeline_for(item, session, number),
-                         frame_view(data, session, qid, number, shown=shown, gate=res.should_send), "")
+                         frame_view(data, session, qid, number, shown=shown, gate=res.should_send), "",
+                         message=None)
 
 
 def checked_frame(item: ImpactItem, frame: Any) -> int:
