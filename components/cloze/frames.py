@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends.base import EncodedImage
+from components import datasource
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
 from components.media import open_video, resize_max_height, to_jpeg_bytes
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 
 
 def _key(path: Path, kind: str, n: int, max_height: int | None) -> tuple:
+    path = datasource.local(path)  # a repository's clip is fetched here, in the worker decoding it
     if not path.is_file():
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     st = path.stat()

@@ -11,6 +11,7 @@ import shutil
 from datetime import datetime, UTC
 from pathlib import Path
 
+from components import datasource
 from components.cloze.human import load_study_files
 from components.cloze.data import CONTEXT_CLIPS, DIM_CLIPS, ClozeDataset, Instance
 from components.cloze.questions import ORDER_HUMAN, Question, make_question
@@ -32,22 +33,23 @@ def set_seed(set_name: str) -> int:
 
 
 def is_set_folder(path: Path) -> bool:
-    """A released set folder holds stem folders directly (each with before/GT/after.mp4)."""
-    return path.is_dir() and any((p / "GT.mp4").exists() or (p / "before.mp4").exists()
-                                 for p in path.iterdir() if p.is_dir())
+    """A released set folder holds stem folders directly (each with before/GT/after.mp4). Asked
+    of a repository's folder, the listing answers (components/datasource)."""
+    return datasource.is_dir(path) and any(datasource.is_file(p / "GT.mp4") or datasource.is_file(p / "before.mp4")
+                                           for p in datasource.subfolders(path))
 
 
 def set_folders(path: str | Path) -> dict[str, Path]:
     """Set name -> folder for `choices_human/set_N/` itself or for a root of several sets
     (`choices_human/` or its parent)."""
-    path = Path(path)
-    if not path.is_dir():
+    path = datasource.open_data_dir(path)
+    if not datasource.is_dir(path):
         raise UserError(f"No study folder at {path}: expected choices_human/set_N/<stem>/ folders.")
     if is_set_folder(path):
         return {path.name: path}
     for root in (path / "choices_human", path):
-        if root.is_dir():
-            found = {p.name: p for p in sorted(root.iterdir()) if is_set_folder(p)}
+        if datasource.is_dir(root):
+            found = {p.name: p for p in datasource.subfolders(root) if is_set_folder(p)}
             if found:
                 return found
     raise UserError(f"No annotator set in {path}: expected choices_human/set_N/<stem>/ with "
@@ -59,7 +61,7 @@ def load_set_folder(folder: str | Path) -> tuple[ClozeDataset, list[str]]:
     released app does). Returns (dataset, reasons for the dropped stems)."""
     folder = Path(folder)
     instances, dropped = {}, []
-    for sub in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    for sub in (p for p in datasource.subfolders(folder) if not p.name.startswith(".")):
         inst = Instance(sub.name, sub)
         gone = inst.missing(REQUIRED_CLIPS)
         if gone:
@@ -86,13 +88,18 @@ def released_questions(ds: ClozeDataset, set_name: str, seed: int | None = None)
 
 
 def result_header(set_name: str, seed: int, choices_dir: str | Path, result_path: str | Path,
-                  questions: list[Question]) -> dict:
+                  questions: list[Question], *, data_revision: str | None = None) -> dict:
+    """The released header; `data_revision` (hf://...@<commit>, our key) when the set comes from
+    a dataset repository."""
     stems = sorted({q.stem for q in questions})
-    return {"dataset_id": set_name, "schedule_policy": SCHEDULE_POLICY, "seed": seed,
-            "choices_dir": str(choices_dir), "result_path": str(result_path),
-            "started_at_utc": datetime.now(UTC).isoformat(), "completed_at_utc": None,
-            "stems": stems, "schedule": [{"stem": q.stem, "dim": q.dim} for q in questions],
-            "responses": {}}
+    header = {"dataset_id": set_name, "schedule_policy": SCHEDULE_POLICY, "seed": seed,
+              "choices_dir": str(choices_dir), "result_path": str(result_path),
+              "started_at_utc": datetime.now(UTC).isoformat(), "completed_at_utc": None,
+              "stems": stems, "schedule": [{"stem": q.stem, "dim": q.dim} for q in questions],
+              "responses": {}}
+    if data_revision:
+        header["data_revision"] = data_revision
+    return header
 
 
 def released_record(rec: dict) -> dict:
@@ -105,7 +112,8 @@ def released_record(rec: dict) -> dict:
 
 
 def _matches(old: dict, header: dict) -> bool:
-    return all(old.get(k) == header[k] for k in ("schedule_policy", "seed", "choices_dir"))
+    """The same schedule on the same data (a result file of another commit is moved aside)."""
+    return all(old.get(k) == header.get(k) for k in ("schedule_policy", "seed", "choices_dir", "data_revision"))
 
 
 def write_result_file(path: str | Path, header: dict, records: list[dict], *, check_existing: bool = True) -> Path:

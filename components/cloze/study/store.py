@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime, UTC
 
+from components import datasource
 from components.cloze.human import sanitise_annotator
 from components.cloze.questions import Question
 from components.cloze.study.config import StudyConfig
@@ -29,6 +30,8 @@ class AnnotatorStore:
                 self.latest[rec["task_index"]] = rec
         self._position = self._read_position()
         self._header: dict | None = None   # the set_N.json header, made (and the old file checked) once
+        # hf://...@<commit> when the set comes from a dataset repository: in every record and the header
+        self.data_revision = datasource.data_revision(config.set_folder)
 
     def _read_position(self) -> int | None:
         if not self.position_path.exists():
@@ -77,12 +80,15 @@ class AnnotatorStore:
                    "backend": "human", "blind": self.config.blind}
             if display != "video":  # the released values say "frames" for both of its frames views
                 rec["frames_view"] = "grid16" if display == "frames16" else "edge"
+            if self.data_revision:
+                rec["data_revision"] = self.data_revision
             append_jsonl(self.path, rec)
             self.latest[index] = rec
             first = self._header is None
             if first:
                 self._header = result_header(self.config.set_name, self.config.seed, self.config.set_folder,
-                                             self.result_path, list(self.questions))
+                                             self.result_path, list(self.questions),
+                                             data_revision=self.data_revision)
                 self._header["annotator"] = self.annotator
             write_result_file(self.result_path, self._header, [self.latest[i] for i in sorted(self.latest)],
                               check_existing=first)
