@@ -16,13 +16,14 @@ import json
 import os
 from pathlib import Path
 
+from components.datasource.fetching import SOURCE_MARKER, FetchReport, fetch_all, mirror
 from components.datasource.hub import DataSourceError, storage_folder
 from components.datasource.mounts import entries, exists, glob, is_dir, is_file, local, local_all, size, \
     source_of, stamp, subfolders
-from components.datasource.repos import MARKER, OpenedRepo, mirror_dir, open_file, open_repo, opened_repos
+from components.datasource.repos import OpenedRepo, mirror_dir, open_file, open_repo, opened_repos
 from components.datasource.spec import FORM, HubSpec, as_source, is_hub_spec, parse_spec
 
-__all__ = ["DataSourceError", "FORM", "HubSpec", "OpenedRepo", "allowed_paths", "as_source", "data_revision",
+__all__ = ["DataSourceError", "FORM", "FetchReport", "fetch_all", "mirror", "HubSpec", "OpenedRepo", "allowed_paths", "as_source", "data_revision",
            "entries", "exists", "glob", "is_dir", "is_file", "is_hub_spec", "local", "local_all",
            "mirror_dir", "open_data_dir", "open_data_path", "open_repo", "parse_spec", "size", "stamp",
            "subfolders"]
@@ -55,7 +56,7 @@ def _marker_source(folder: str) -> str | None:
     """The source a `.hub-source.json` in `folder` or a folder above it names."""
     while True:
         try:
-            with open(os.path.join(folder, MARKER), encoding="utf-8") as fh:
+            with open(os.path.join(folder, SOURCE_MARKER), encoding="utf-8") as fh:
                 value = json.load(fh).get("source")
             if value:
                 return str(value)

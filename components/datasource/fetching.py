@@ -13,10 +13,12 @@ from pathlib import Path
 from components.datasource import hub
 from components.datasource.hub import DataSourceError
 from components.datasource.mounts import find, local
-from components.datasource.repos import MARKER, listed
+from components.datasource.repos import listed
 from components.datasource.spec import HubSpec, parse_spec
 
 DEFAULT_WORKERS = 8
+#: in a folder `mirror` wrote: the pinned source, so runs on the copy record it (data_revision)
+SOURCE_MARKER = ".hub-source.json"
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def mirror(spec: HubSpec | str, out: str | Path, *, workers: int = DEFAULT_WORKE
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         raise hub.explain(exc, spec, commit=commit) from None
     pinned = str(spec.at(revision=commit))
-    (out / MARKER).write_text(json.dumps({"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
+    (out / SOURCE_MARKER).write_text(json.dumps({"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
                                           "commit": commit, "subfolder": spec.subfolder}, indent=1),
                               encoding="utf-8")
     return out / spec.subfolder if spec.subfolder else out

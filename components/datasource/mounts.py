@@ -108,9 +108,13 @@ def find(path: str | Path) -> tuple[Mount, str] | None:
 
 
 def source_of(path: str | Path) -> str | None:
-    """The pinned spec of the repository `path` comes from (None for a local path)."""
+    """The pinned spec of the repository `path` comes from (None for a local path, also one in a
+    mounted folder that the repository does not hold, e.g. a run the app wrote there)."""
     hit = find(path)
-    return hit[0].source if hit else None
+    if hit is None:
+        return None
+    mount, rel = hit
+    return mount.source if mount.index.is_file(rel) or mount.index.is_dir(rel) else None
 
 
 def _link(target: str, path: str) -> None:

@@ -5,7 +5,7 @@ process; the listing is kept on disk per commit), its layout recognised, and a l
 The mirror of `hf://datasets/o/n[@rev][/sub]` is `$APP_HUB_MIRROR_DIR/o--n[@rev][--sub]` (default
 under the app's cache folder). It holds links to the files fetched so far (into the Hub cache) and
 what the app writes there (runs, study answers), which a new commit of the repository never
-touches: only the links of the old commit are removed. `.hub-source.json` in it names the commit.
+touches: only the links of the old commit are removed. `.hub-mirror.json` in it names the commit.
 
 Layouts (the three tabs' own, as for a local folder): a data folder with `grounding/`, `cloze/`
 and/or `impact/`; or one benchmark's folder: TempCloze's `choices/` (or `choices_human/`), or an
@@ -25,7 +25,7 @@ from components.datasource.hub import DataSourceError
 from components.datasource.mounts import Index, Mount, add_mount, remove_mounts
 from components.datasource.spec import HubSpec, parse_spec
 
-MARKER = ".hub-source.json"
+MARKER = ".hub-mirror.json"  # in a lazy mirror (its links' commit); `fetch` copies carry SOURCE_MARKER
 TABS = ("grounding", "cloze", "impact")
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]+")
 

@@ -215,6 +215,19 @@ def _movie_entry(path: Path, where: str, m: dict, raw: dict, check_files: bool) 
     return MovieEntry(m["movie_id"], video, sub_path, extra)
 
 
+def movie_files(ann: GroundingAnnotations, movie_ids, memory_dir: str | Path | None = None) -> list[Path]:
+    """What opening these movies reads: each video, its subtitles and, under `memory_dir`, its
+    character memory and the files beside it (what a batch run fetches ahead from a repository)."""
+    out: list[Path] = []
+    for mid in dict.fromkeys(movie_ids):
+        entry = ann.movie(mid)
+        out += [entry.video, *([entry.subtitles] if entry.subtitles else [])]
+        if memory_dir is not None:
+            out.append(Path(memory_dir) / f"{mid}.json")
+            out += datasource.glob(memory_dir, f"{mid}/*")
+    return out
+
+
 def _pair(path: Path, where: str, p: dict, qids: set[str], duration: float | None) -> GroundingPair:
     """One checked pair as two queries; qids must be new, intervals end within the movie."""
     for role in ("target", "confusable"):
