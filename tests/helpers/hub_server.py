@@ -25,7 +25,8 @@ granted: 403 GatedRepo (its info and listing stay public, as on the Hub).
 Faults: `latency_s` before every answer; `cut(path, at, times)` sends the first `at` bytes of the
 file (from the start of each request's range) and closes the connection, `times` requests long.
 Revisions are snapshots of the folders given (their file list when added; bytes read when sent).
-A revision's commit is a sha1 of its repo, name and files; the commits are `repo_commits(repo)`.
+A revision's commit is a sha1 of its repo and files (two names of one folder: one commit); the
+commits are `repo_commits(repo)`.
 """
 from __future__ import annotations
 
@@ -120,7 +121,7 @@ class HubServer:
         revs = {}
         for name, folder in revisions.items():
             files = _snapshot(Path(folder))
-            digest = hashlib.sha1(json.dumps([repo_id, name, files]).encode()).hexdigest()
+            digest = hashlib.sha1(json.dumps([repo_id, files]).encode()).hexdigest()
             revs[name] = Revision(name, digest, Path(folder), files)
         repo = Repo(repo_id, revs, gated=gated, private=private, tokens=tokens)
         self.repos[repo_id] = repo
