@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,13 +67,21 @@ def _is_complete(root: Path, part: str) -> bool:
     return (Path(root) / part / ".complete").exists()
 
 
+def generator_command(part: str, root: Path, progress_file: Path) -> list[str]:
+    """The child process that builds one example part (examples/generate.py)."""
+    return [sys.executable, "-m", "examples.generate", "--out", str(root), "--only", part,
+            "--progress-file", str(progress_file)]
+
+
 class Preparation:
     """One data folder made ready in the background (see the module docstring)."""
 
-    def __init__(self, data: str | Path, *, examples: bool) -> None:
+    def __init__(self, data: str | Path, *, examples: bool,
+                 command: Callable[[str, Path, Path], list[str]] = generator_command) -> None:
         self.spec = str(data).strip() if datasource.is_hub_spec(data) else None
         self.root = datasource.mirror_dir(datasource.parse_spec(self.spec)) if self.spec else Path(data)
         self.examples = examples
+        self._command = command
         self._lock = threading.Lock()
         self._states: dict[str, PartStatus] = {}
         self._progress_dir = Path(tempfile.mkdtemp(prefix="prepare-"))
@@ -154,9 +163,7 @@ class Preparation:
     def _build(self, part: str) -> None:
         self._set(part, BUILDING, 0.0, f"Building the example data for the {LABELS[part]} tab (first "
                                        "start; it is kept on disk afterwards) ...", "examples")
-        progress = self._progress_dir / f"{part}.json"
-        cmd = [sys.executable, "-m", "examples.generate", "--out", str(self.root), "--only", part,
-               "--progress-file", str(progress)]
+        cmd = self._command(part, self.root, self._progress_dir / f"{part}.json")
         nice = getattr(os, "nice", None)
         try:
             self._child = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
@@ -177,12 +184,13 @@ _current: Preparation | None = None
 _current_lock = threading.Lock()
 
 
-def start(data: str | Path, *, examples: bool) -> Preparation:
+def start(data: str | Path, *, examples: bool,
+          command: Callable[[str, Path, Path], list[str]] = generator_command) -> Preparation:
     """Make `data` (a folder or an `hf://datasets/...` spec) ready in the background, generating
     the example data for parts it lacks when `examples`; returns at once. The folder to serve is
     `.root` (for a repository: its local mirror, which appears as it opens)."""
     global _current
-    preparation = Preparation(data, examples=examples)
+    preparation = Preparation(data, examples=examples, command=command)
     with _current_lock:
         if _current is not None:
             _current.stop()

@@ -177,9 +177,22 @@ def open_repo(spec: HubSpec | str) -> OpenedRepo:
         add_mount(Mount(str(base if layout == "data" else base / layout), index,
                         _fetcher(spec, commit, spec.subfolder), pinned))
         opened = OpenedRepo(spec, commit, base, layout, index)
+        _fetch_annotations(opened)
         with _lock:
             _opened[key] = opened
         return opened
+
+
+def _fetch_annotations(opened: OpenedRepo) -> None:
+    """The window-search and impact annotation files (a few kB, read as soon as a tab shows), so
+    their tabs find them where a local folder has them; nothing else is fetched at open."""
+    from components.datasource.mounts import local
+
+    for tab in ("grounding", "impact"):
+        if opened.layout == "data" and opened.index.is_file(f"{tab}/annotations.json"):
+            local(opened.root / tab / "annotations.json")
+        elif opened.layout == tab:
+            local(opened.root / tab / "annotations.json")
 
 
 def open_file(spec: HubSpec) -> Path:
