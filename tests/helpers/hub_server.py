@@ -172,7 +172,7 @@ class HubServer:
     def _etag(self, rev: Revision, path: str) -> str:
         file = rev.folder / path
         st = file.stat()
-        key = (str(file), st.st_size, st.st_mtime_ns)
+        key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # hard links: hashed once
         with self._lock:
             if key in self._hashes:
                 return self._hashes[key]
