@@ -77,11 +77,11 @@ class Preparation:
     """One data folder made ready in the background (see the module docstring)."""
 
     def __init__(self, data: str | Path, *, examples: bool,
-                 command: Callable[[str, Path, Path], list[str]] = generator_command) -> None:
+                 command: Callable[[str, Path, Path], list[str]] | None = None) -> None:
         self.spec = str(data).strip() if datasource.is_hub_spec(data) else None
         self.root = datasource.mirror_dir(datasource.parse_spec(self.spec)) if self.spec else Path(data)
         self.examples = examples
-        self._command = command
+        self._command = command or generator_command
         self._lock = threading.Lock()
         self._states: dict[str, PartStatus] = {}
         self._progress_dir = Path(tempfile.mkdtemp(prefix="prepare-"))
@@ -185,7 +185,7 @@ _current_lock = threading.Lock()
 
 
 def start(data: str | Path, *, examples: bool,
-          command: Callable[[str, Path, Path], list[str]] = generator_command) -> Preparation:
+          command: Callable[[str, Path, Path], list[str]] | None = None) -> Preparation:
     """Make `data` (a folder or an `hf://datasets/...` spec) ready in the background, generating
     the example data for parts it lacks when `examples`; returns at once. The folder to serve is
     `.root` (for a repository: its local mirror, which appears as it opens)."""

@@ -22,6 +22,9 @@ from components.datasource.spec import HubSpec
 
 LISTING_FORMAT = 1
 DEFAULT_ENDPOINT = "https://huggingface.co"
+#: the Hub lists at most this many files in a repository's info (`siblings`); a larger repository
+#: is listed with the tree endpoint, 1,000 entries a page
+SIBLINGS_CAP = 100_000
 
 
 class DataSourceError(UserError):
@@ -156,9 +159,23 @@ def _write_listing(path: Path, files: dict[str, int]) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
+def _info_files(spec: HubSpec, commit: str) -> dict[str, int] | None:
+    """Every file of the repository with its size, from one info call (`files_metadata`); None
+    when the Hub may have left files out (as many as it lists at most) or gave no sizes."""
+    from huggingface_hub import HfApi
+
+    info = HfApi(endpoint=endpoint()).dataset_info(spec.repo_id, revision=commit, files_metadata=True)
+    siblings = info.siblings or []
+    if len(siblings) >= SIBLINGS_CAP or any(s.size is None for s in siblings):
+        return None
+    return {s.rfilename: int(s.size) for s in siblings}
+
+
 def list_folder(spec: HubSpec, commit: str, folder: str) -> dict[str, int]:
     """Every file under `folder` of the repository at `commit`: path relative to it -> size. One
-    listing (its pages) per commit and folder; kept on disk, since a commit never changes."""
+    listing per commit and folder, kept on disk (a commit never changes): the repository's info
+    with its files' sizes, one request (1,521 TempCloze stems are 18,252 files; the tree endpoint
+    would take 25 pages), or the tree's pages for a repository larger than the info lists."""
     cached_at = _listing_file(spec.repo_id, commit, folder)
     cached = _read_listing(cached_at)
     if cached is not None:
@@ -170,10 +187,14 @@ def list_folder(spec: HubSpec, commit: str, folder: str) -> dict[str, int]:
         if offline():
             from huggingface_hub.errors import OfflineModeIsEnabled
             raise OfflineModeIsEnabled("offline")
-        tree = HfApi(endpoint=endpoint()).list_repo_tree(
-            spec.repo_id, path_in_repo=folder or None, recursive=True, revision=commit, repo_type="dataset")
         cut = len(folder) + 1 if folder else 0
-        files = {entry.path[cut:]: int(entry.size) for entry in tree if isinstance(entry, RepoFile)}
+        everything = _info_files(spec, commit)
+        if everything is not None:
+            files = {p[cut:]: size for p, size in everything.items() if not folder or p.startswith(folder + "/")}
+        else:
+            tree = HfApi(endpoint=endpoint()).list_repo_tree(
+                spec.repo_id, path_in_repo=folder or None, recursive=True, revision=commit, repo_type="dataset")
+            files = {entry.path[cut:]: int(entry.size) for entry in tree if isinstance(entry, RepoFile)}
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         raise explain(exc, spec, commit=commit) from None
     _write_listing(cached_at, files)

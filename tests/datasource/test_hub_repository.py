@@ -11,6 +11,7 @@ from components.cloze.data import clip_relpath, load_dataset, shared_dataset
 from components.cloze.frames import clip_grids
 from components.cloze.questions import build_set
 from components.datasource import DataSourceError, data_revision, local, open_data_dir
+from components.datasource import hub as hub_module
 from components.datasource.repos import forget_all
 from tests.datasource.conftest import copy_tree
 from tests.helpers.hub_server import GOOD_TOKEN, offline
@@ -20,20 +21,26 @@ def _repo_files(hub, repo="test/tempcloze", rev="main"):
     return hub.repos[repo].revisions[rev].files
 
 
-def test_opening_lists_once_and_downloads_no_media(hub, cloze_repo):
+@pytest.mark.parametrize("listing", ["info", "tree"])
+def test_opening_lists_once_and_downloads_no_media(hub, cloze_repo, monkeypatch, listing):
+    """One listing: the repository's info with its files' sizes (one request), or, for a repository
+    larger than the Hub lists there, the tree's pages, each asked once."""
+    if listing == "tree":
+        monkeypatch.setattr(hub_module, "SIBLINGS_CAP", 10)
+        hub.siblings_cap = 10
     hub.page_size = 7  # many pages, as the Hub's 1,000 entries a page are for a real benchmark
     files = _repo_files(hub)
     root = open_data_dir(cloze_repo)
     ds = load_dataset(cloze_repo)
     qs = build_set(ds, "all", ("S", "A", "C"))
-    listing = hub.calls("tree")
     entries = len(files) + len({"/".join(p.split("/")[:i]) for p in files for i in range(1, p.count("/") + 1)})
-    assert len(listing) == -(-entries // 7)                      # one listing: all its pages, once
-    assert len(hub.calls("info")) == 1                           # the revision resolved once
+    if listing == "info":
+        assert len(hub.calls("tree")) == 0 and len(hub.calls("info")) == 2   # the commit, the files
+    else:
+        assert len(hub.calls("tree")) == -(-entries // 7) and len(hub.calls("info")) == 2
     assert sorted(ds.instances) == sorted({p.split("/")[1] for p in files if p.startswith("choices/")})
     assert len(qs.questions) == 3 * len(ds.instances) and not qs.skipped
     assert hub.downloads() and all(p.endswith(".json") for p in hub.downloads())   # meta, sets: no clip
-    assert not any(p.endswith(".mp4") for p in hub.downloads())
     assert ds.root == root / "cloze"
     # the same repository again in this process: nothing asked of the Hub
     hub.reset_log()
@@ -63,7 +70,7 @@ def test_a_restart_lists_nothing_and_offline_reads_the_cache(hub, cloze_repo, mo
     forget_all()                                                  # a new process
     hub.reset_log()
     load_dataset(cloze_repo)
-    assert len(hub.calls("tree")) == 0 and len(hub.calls("info")) == 1   # listing kept per commit
+    assert len(hub.calls("info")) == 1                            # the commit; its listing was kept
     offline(monkeypatch)
     hub.reset_log()
     ds = load_dataset(cloze_repo)                                 # commit from the cache's refs

@@ -10,7 +10,9 @@ internet (point it here with HF_ENDPOINT, see `hub_env`).
 
 Endpoints (as the Hub answers them; huggingface_hub/utils/_http.py reads the error headers):
   GET /api/datasets/<repo>[/revision/<rev>]       repo info: {"id", "sha", "private", "gated",
-                                                  "siblings", ...}
+                                                  "siblings", ...}; ?blobs=true: each sibling's
+                                                  size, blobId and lfs (the Hub lists at most
+                                                  100,000 files there; `siblings_cap`)
   GET /api/datasets/<repo>/tree/<rev>[/<path>]    listing (?recursive=, ?cursor=), pages of
                                                   `page_size` entries chained by a Link header
   HEAD|GET /datasets/<repo>/resolve/<rev>/<path>  a file: ETag, X-Repo-Commit, Content-Length;
@@ -52,11 +54,15 @@ class Revision:
     files: dict[str, int]                 # repo path -> size
 
     def dirs(self) -> set[str]:
-        out = set()
-        for path in self.files:
-            parts = path.split("/")[:-1]
-            out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
-        return out
+        if self._dirs is None:
+            out = set()
+            for path in self.files:
+                parts = path.split("/")[:-1]
+                out.update("/".join(parts[:i]) for i in range(1, len(parts) + 1))
+            self._dirs = out
+        return self._dirs
+
+    _dirs: set[str] | None = None
 
 
 @dataclass
@@ -102,9 +108,11 @@ def _snapshot(folder: Path) -> dict[str, int]:
 
 
 class HubServer:
-    def __init__(self, *, latency_s: float = 0.0, page_size: int = 1000) -> None:
+    def __init__(self, *, latency_s: float = 0.0, page_size: int = 1000, siblings_cap: int = 100_000) -> None:
         self.latency_s = latency_s
         self.page_size = page_size
+        self.siblings_cap = siblings_cap
+        self._trees: dict[tuple, list] = {}
         self.repos: dict[str, Repo] = {}
         self.log: list[Served] = []
         self._cuts: dict[str, _Cut] = {}
@@ -189,6 +197,30 @@ class HubServer:
     def _blob_id(rev: Revision, path: str) -> str:
         return hashlib.sha1(f"{rev.commit}:{path}:{rev.files[path]}".encode()).hexdigest()
 
+    def _tree(self, rev: Revision, path: str, recursive: bool) -> list[dict]:
+        """The listing's entries, made once per (commit, folder, recursive): the Hub answers a
+        page without walking the repository again."""
+        key = (rev.commit, path, recursive)
+        with self._lock:
+            if key in self._trees:
+                return self._trees[key]
+        prefix = path + "/" if path else ""
+
+        def wanted(p: str) -> bool:
+            return p.startswith(prefix) and (recursive or "/" not in p[len(prefix):])
+
+        entries = [{"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0, "path": d}
+                   for d in sorted(rev.dirs()) if wanted(d)]
+        for p, size in rev.files.items():
+            if wanted(p):
+                entry = {"type": "file", "oid": self._blob_id(rev, p), "size": size, "path": p}
+                if self._is_lfs(p):
+                    entry["lfs"] = {"oid": self._etag(rev, p), "size": size, "pointerSize": 134}
+                entries.append(entry)
+        with self._lock:
+            self._trees[key] = entries
+        return entries
+
     def __enter__(self) -> HubServer:
         server = self
 
@@ -270,7 +302,8 @@ class HubServer:
                         repo_id = "/".join(parts[2:4])
                         rest = parts[4:]
                         if not rest or rest[0] == "revision":
-                            return self._info(repo_id, rest[1] if len(rest) > 1 else "main")
+                            return self._info(repo_id, rest[1] if len(rest) > 1 else "main",
+                                              (query.get("blobs") or ["false"])[0].lower() == "true")
                         if rest[0] == "tree" and len(rest) >= 2:
                             return self._tree(repo_id, rest[1], "/".join(rest[2:]), query)
                     if parts[0] == "datasets" and len(parts) >= 6 and parts[3] == "resolve":
@@ -281,19 +314,28 @@ class HubServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-            def _info(self, repo_id: str, rev: str):
+            def _info(self, repo_id: str, rev: str, blobs: bool):
                 repo = self._repo(repo_id, files=False)
                 if repo is None:
                     return
                 found = self._revision(repo, rev)
                 if found is None:
                     return
+                siblings = []
+                for p in list(found.files)[:server.siblings_cap]:
+                    sibling = {"rfilename": p}
+                    if blobs:
+                        sibling.update(size=found.files[p], blobId=server._blob_id(found, p))
+                        if server._is_lfs(p):
+                            sibling["lfs"] = {"size": found.files[p], "sha256": server._etag(found, p),
+                                              "pointerSize": 134}
+                    siblings.append(sibling)
                 self._json(200, {"_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24], "id": repo_id,
                                  "author": repo_id.split("/")[0], "sha": found.commit,
                                  "private": repo.private, "gated": "auto" if repo.gated else False,
                                  "disabled": False, "lastModified": "2026-01-01T00:00:00.000Z",
                                  "tags": [], "downloads": 0, "likes": 0,
-                                 "siblings": [{"rfilename": p} for p in found.files]})
+                                 "siblings": siblings})
 
             def _tree(self, repo_id: str, rev: str, path: str, query: dict):
                 repo = self._repo(repo_id, files=False)
@@ -308,20 +350,7 @@ class HubServer:
                                 {"X-Repo-Commit": found.commit})
                     return
                 recursive = (query.get("recursive") or ["false"])[0].lower() == "true"
-                prefix = path + "/" if path else ""
-
-                def wanted(p: str) -> bool:
-                    return p.startswith(prefix) and (recursive or "/" not in p[len(prefix):])
-
-                entries = [{"type": "directory", "oid": hashlib.sha1(d.encode()).hexdigest(), "size": 0,
-                            "path": d} for d in sorted(dirs) if wanted(d)]
-                for p, size in found.files.items():
-                    if not wanted(p):
-                        continue
-                    entry = {"type": "file", "oid": server._blob_id(found, p), "size": size, "path": p}
-                    if server._is_lfs(p):
-                        entry["lfs"] = {"oid": server._etag(found, p), "size": size, "pointerSize": 134}
-                    entries.append(entry)
+                entries = server._tree(found, path, recursive)
                 start = int((query.get("cursor") or ["0"])[0])
                 page = entries[start:start + server.page_size]
                 headers = {}
