@@ -14,7 +14,8 @@ from tests.common.test_preparing import CHILD
 def test_outside_a_space_the_repository_opens_before_serving(hub, cloze_repo, monkeypatch):
     monkeypatch.delenv("SPACE_ID", raising=False)
     root = app.ensure_example_data(cloze_repo)
-    assert (root / "cloze").is_dir() and len(hub.calls("info")) == 2   # resolved and listed
+    assert (root / "cloze").is_dir()
+    assert len(hub.calls("info")) == 2   # resolved and listed
     assert str(storage_folder("test/tempcloze").resolve()) in app.served_paths(cloze_repo, root)
 
 

@@ -12,7 +12,8 @@ Endpoints (as the Hub answers them; huggingface_hub/utils/_http.py reads the err
   GET /api/datasets/<repo>[/revision/<rev>]       repo info: {"id", "sha", "private", "gated",
                                                   "siblings", ...}; ?blobs=true: each sibling's
                                                   size, blobId and lfs (the Hub lists at most
-                                                  100,000 files there; `siblings_cap`)
+                                                  100,000 files there; `siblings_cap`);
+                                                  ?expand=sha: that field alone
   GET /api/datasets/<repo>/tree/<rev>[/<path>]    listing (?recursive=, ?cursor=), pages of
                                                   `page_size` entries chained by a Link header
   HEAD|GET /datasets/<repo>/resolve/<rev>/<path>  a file: ETag, X-Repo-Commit, Content-Length;
@@ -243,11 +244,10 @@ class HubServer:
                 for k, v in (headers or {}).items():
                     self.send_header(k, str(v))
                 self.end_headers()
-                sent = 0
-                if self.command != "HEAD":
+                sent = 0 if self.command == "HEAD" else len(body)
+                self._record(status, sent, repo_path)  # before the client can have read it
+                if sent:
                     self.wfile.write(body)
-                    sent = len(body)
-                self._record(status, sent, repo_path)
 
             def _json(self, status: int, obj, headers: dict | None = None) -> None:
                 self._send(status, json.dumps(obj).encode(), headers)
@@ -303,7 +303,8 @@ class HubServer:
                         rest = parts[4:]
                         if not rest or rest[0] == "revision":
                             return self._info(repo_id, rest[1] if len(rest) > 1 else "main",
-                                              (query.get("blobs") or ["false"])[0].lower() == "true")
+                                              (query.get("blobs") or ["false"])[0].lower() == "true",
+                                              query.get("expand"))
                         if rest[0] == "tree" and len(rest) >= 2:
                             return self._tree(repo_id, rest[1], "/".join(rest[2:]), query)
                     if parts[0] == "datasets" and len(parts) >= 6 and parts[3] == "resolve":
@@ -314,13 +315,17 @@ class HubServer:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-            def _info(self, repo_id: str, rev: str, blobs: bool):
+            def _info(self, repo_id: str, rev: str, blobs: bool, expand: list[str] | None):
                 repo = self._repo(repo_id, files=False)
                 if repo is None:
                     return
                 found = self._revision(repo, rev)
                 if found is None:
                     return
+                head = {"_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24], "id": repo_id}
+                if expand:  # only what was asked for, as the Hub answers ?expand=
+                    fields = {"sha": found.commit, "private": repo.private, "gated": "auto" if repo.gated else False}
+                    return self._json(200, {**head, **{k: fields[k] for k in expand if k in fields}})
                 siblings = []
                 for p in list(found.files)[:server.siblings_cap]:
                     sibling = {"rfilename": p}
@@ -330,8 +335,7 @@ class HubServer:
                             sibling["lfs"] = {"size": found.files[p], "sha256": server._etag(found, p),
                                               "pointerSize": 134}
                     siblings.append(sibling)
-                self._json(200, {"_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24], "id": repo_id,
-                                 "author": repo_id.split("/")[0], "sha": found.commit,
+                self._json(200, {**head, "author": repo_id.split("/")[0], "sha": found.commit,
                                  "private": repo.private, "gated": "auto" if repo.gated else False,
                                  "disabled": False, "lastModified": "2026-01-01T00:00:00.000Z",
                                  "tags": [], "downloads": 0, "likes": 0,
@@ -381,8 +385,8 @@ class HubServer:
                                  "X-Linked-Size": size, "ETag": f'"{server._blob_id(found, path)}"',
                                  "Content-Length": 0}.items():
                         self.send_header(k, str(v))
-                    self.end_headers()
                     self._record(302, 0, path)
+                    self.end_headers()
                     return
                 self._file(found, path, {**common, "ETag": f'"{server._blob_id(found, path)}"'})
 
@@ -423,9 +427,9 @@ class HubServer:
                     self.send_header(k, str(v))
                 self.end_headers()
                 part = body[:max(0, cut.at - start)] if start < cut.at else b""
+                self._record(status, len(part), path)
                 self.wfile.write(part)
                 self.wfile.flush()
-                self._record(status, len(part), path)
                 self.close_connection = True
                 try:
                     import socket
