@@ -261,6 +261,8 @@ def load_sets(root: Path) -> dict:
 def load_dataset(path: str | Path) -> ClozeDataset:
     """The TempCloze data of a folder or repository (`hf://datasets/...`)."""
     root = find_root(path)
+    # a repository's metadata files fetched side by side (nothing to do for a local folder)
+    datasource.fetch_all([*meta_files(root), root / "sets.json", root / MIXED_IDS], progress=False)
     meta = load_meta(root)
     by_stem = {Path(name).stem: entry for name, entry in meta.items()}
     instances = {}
