@@ -63,3 +63,19 @@ def test_fetch_mirrors_a_repository_and_runs_on_it_record_its_commit(hub, cloze_
                      "--no-progress"]) == 0
     entry = next(e for dims in json.loads(out.read_text()).values() for e in dims.values())
     assert entry["data_revision"] == f"hf://datasets/test/tempcloze@{commits['v2']}"
+
+
+def test_run_impact_on_one_shard_fetches_its_clips_and_records_the_commit(hub, impact_examples, tmp_path):
+    hub.add_repo("test/hapact", copy_tree(impact_examples, tmp_path / "hapact"))
+    commit = hub.repo_commits("test/hapact")["main"]
+    out = tmp_path / "impact-run"
+    spec = "hf://datasets/test/hapact/annotations.json"
+    assert app.main(["run", "impact", "--annotations", spec, "--out", str(out), "--tasks", "temporal",
+                     "--shard", "1/3", "--no-progress"]) == 0
+    lines = [json.loads(line) for line in (out / "temporal_pred.jsonl").read_text().splitlines()]
+    assert lines and {r["data_revision"] for r in lines} == {f"hf://datasets/test/hapact@{commit}"}
+    items = json.loads((tmp_path / "hapact" / "annotations.json").read_text())["items"]
+    videos = {item["qid"]: item["video"] for item in items}
+    assert 0 < len(lines) < len(items)
+    fetched = sorted(p for p in hub.downloads() if p.endswith(".mp4"))
+    assert fetched == sorted(videos[r["qid"]] for r in lines)    # its shard's clips, and no other
