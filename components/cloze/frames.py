@@ -132,7 +132,9 @@ def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEI
 
 
 def clip_grids(paths: list[Path], n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[Image.Image]:
-    """`clip_grid` of each clip, the ones not kept yet decoded at the same time."""
+    """`clip_grid` of each clip, the ones not kept yet decoded at the same time (a repository's
+    clips fetched all at once first: the decoding pool has as many workers as cores)."""
+    datasource.fetch_all(paths, progress=False)
     return list(_decoders.map(lambda path: clip_grid(path, n, max_height=max_height), paths))
 
 
@@ -143,6 +145,10 @@ def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: 
     make = clip_grid if kind == "grid" else clip_jpegs
 
     def work() -> None:
+        try:
+            datasource.fetch_all(paths, progress=False)  # a repository's clips, side by side
+        except Exception as exc:  # noqa: BLE001 - the real request reports it
+            log.debug("cloze prefetch of %s failed: %s", paths, exc)
         for path in paths:
             try:
                 make(path, n, max_height=max_height)

@@ -51,24 +51,24 @@ def fetch_all(paths: Iterable[str | Path], *, workers: int = DEFAULT_WORKERS, pr
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=sum(todo.values()), desc=desc, unit="B", unit_scale=True, unit_divisor=1024)
-    errors: list[DataSourceError] = []
+    errors: dict[int, DataSourceError] = {}
 
-    def one(item: tuple[str, int]) -> None:
-        path, nbytes = item
+    def one(item: tuple[int, tuple[str, int]]) -> None:
+        index, (path, nbytes) = item
         try:
             local(path)
         except DataSourceError as exc:
-            errors.append(exc)
+            errors[index] = exc
         if bar is not None:
             bar.update(nbytes)
 
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="hub-fetch") as pool:
-        list(pool.map(one, todo.items()))
+        list(pool.map(one, enumerate(todo.items())))
     if bar is not None:
         bar.close()
-    if errors:
+    if errors:  # the first of the paths asked for, whatever finished first
         more = f" ({len(errors) - 1} more file(s) failed the same way)" if len(errors) > 1 else ""
-        raise DataSourceError(f"{errors[0]}{more}")
+        raise DataSourceError(f"{errors[min(errors)]}{more}")
     return FetchReport(asked, len(todo), sum(todo.values()))
 
 

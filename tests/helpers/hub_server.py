@@ -113,7 +113,7 @@ class HubServer:
         self.latency_s = latency_s
         self.page_size = page_size
         self.siblings_cap = siblings_cap
-        self._trees: dict[tuple, list] = {}
+        self._trees: dict[tuple, object] = {}  # listings and info answers, made once
         self.repos: dict[str, Repo] = {}
         self.log: list[Served] = []
         self._cuts: dict[str, _Cut] = {}
@@ -135,6 +135,13 @@ class HubServer:
         repo = Repo(repo_id, revs, gated=gated, private=private, tokens=tokens)
         self.repos[repo_id] = repo
         return repo
+
+    def warm(self, repo_id: str) -> None:
+        """Make each revision's listings now (content hashes included), so a timed client does not
+        wait for this server to hash files the Hub has hashed at upload."""
+        for rev in self.repos[repo_id].revisions.values():
+            self._info_body(self.repos[repo_id], rev, True)
+            self._tree(rev, "", True)
 
     def repo_commits(self, repo_id: str) -> dict[str, str]:
         return {name: rev.commit for name, rev in self.repos[repo_id].revisions.items()}
@@ -197,6 +204,29 @@ class HubServer:
     @staticmethod
     def _blob_id(rev: Revision, path: str) -> str:
         return hashlib.sha1(f"{rev.commit}:{path}:{rev.files[path]}".encode()).hexdigest()
+
+    def _info_body(self, repo: Repo, rev: Revision, blobs: bool) -> bytes:
+        """The info JSON of a revision (siblings with sizes when `blobs`), made once."""
+        key = ("info", rev.commit, repo.repo_id, blobs, self.siblings_cap)
+        with self._lock:
+            if key in self._trees:
+                return self._trees[key]
+        siblings = []
+        for p in list(rev.files)[:self.siblings_cap]:
+            sibling: dict = {"rfilename": p}
+            if blobs:
+                sibling.update(size=rev.files[p], blobId=self._blob_id(rev, p))
+                if self._is_lfs(p):
+                    sibling["lfs"] = {"size": rev.files[p], "sha256": self._etag(rev, p), "pointerSize": 134}
+            siblings.append(sibling)
+        body = json.dumps({"_id": hashlib.sha1(repo.repo_id.encode()).hexdigest()[:24], "id": repo.repo_id,
+                           "author": repo.repo_id.split("/")[0], "sha": rev.commit, "private": repo.private,
+                           "gated": "auto" if repo.gated else False, "disabled": False,
+                           "lastModified": "2026-01-01T00:00:00.000Z", "tags": [], "downloads": 0, "likes": 0,
+                           "siblings": siblings}).encode()
+        with self._lock:
+            self._trees[key] = body
+        return body
 
     def _tree(self, rev: Revision, path: str, recursive: bool) -> list[dict]:
         """The listing's entries, made once per (commit, folder, recursive): the Hub answers a
@@ -322,24 +352,11 @@ class HubServer:
                 found = self._revision(repo, rev)
                 if found is None:
                     return
-                head = {"_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24], "id": repo_id}
                 if expand:  # only what was asked for, as the Hub answers ?expand=
                     fields = {"sha": found.commit, "private": repo.private, "gated": "auto" if repo.gated else False}
-                    return self._json(200, {**head, **{k: fields[k] for k in expand if k in fields}})
-                siblings = []
-                for p in list(found.files)[:server.siblings_cap]:
-                    sibling = {"rfilename": p}
-                    if blobs:
-                        sibling.update(size=found.files[p], blobId=server._blob_id(found, p))
-                        if server._is_lfs(p):
-                            sibling["lfs"] = {"size": found.files[p], "sha256": server._etag(found, p),
-                                              "pointerSize": 134}
-                    siblings.append(sibling)
-                self._json(200, {**head, "author": repo_id.split("/")[0], "sha": found.commit,
-                                 "private": repo.private, "gated": "auto" if repo.gated else False,
-                                 "disabled": False, "lastModified": "2026-01-01T00:00:00.000Z",
-                                 "tags": [], "downloads": 0, "likes": 0,
-                                 "siblings": siblings})
+                    return self._json(200, {"_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24], "id": repo_id,
+                                            **{k: fields[k] for k in expand if k in fields}})
+                self._send(200, server._info_body(repo, found, blobs))
 
             def _tree(self, repo_id: str, rev: str, path: str, query: dict):
                 repo = self._repo(repo_id, files=False)
