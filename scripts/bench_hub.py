@@ -104,6 +104,12 @@ def stats(server: subprocess.Popen) -> dict:
     return json.loads(server.stdout.readline())
 
 
+def run(*, latency: float = 0.05, stems: int = 1521, questions: int = 10) -> list[Row]:
+    """The measurements (see the module docstring) as summary rows."""
+    args = argparse.Namespace(latency=latency, stems=stems, questions=questions)
+    return _measure(args)[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--latency", type=float, default=0.05, help="seconds added to every Hub request")
@@ -119,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.client:
         client(args.client, args.questions, args.other)
         return 0
+    rows, raw = _measure(args)
+    print_rows(rows)
+    print(json.dumps(raw))
+    return 0
 
+
+def _measure(args: argparse.Namespace) -> tuple[list[Row], dict]:
     folder = make_data(args.stems)
     whole = sum(p.stat().st_size for p in folder.rglob("*")
                 if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
@@ -156,11 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             f"listing and API answers {api_bytes / 1e6:.2f} MB of it)",
             "", None, loadavg()),
     ]
-    print_rows(rows)
-    print(json.dumps({"latency_s": args.latency, "reference": reference, "cold": cold,
-                      "restart_same": restart_same, "restart_new": restart_new,
-                      "shown_bytes": shown_bytes, "api_bytes": api_bytes, "whole_bytes": whole}))
-    return 0
+    return rows, {"latency_s": args.latency, "reference": reference, "cold": cold,
+                  "restart_same": restart_same, "restart_new": restart_new,
+                  "shown_bytes": shown_bytes, "api_bytes": api_bytes, "whole_bytes": whole}
 
 
 if __name__ == "__main__":
