@@ -16,7 +16,8 @@ from pathlib import Path
 from backends.errors import BackendError
 from components.common.cli import HelpFormatter
 from components.common.errors import UserError
-from components.datasource import FORM, as_source, is_hub_spec
+from components.common import preparing
+from components.datasource import FORM, as_source, is_hub_spec, mirror, open_data_dir, parse_spec, storage_folder
 from components.settings.session import SessionSettings
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -96,8 +97,6 @@ def add_fetch_parser(commands) -> None:
 
 
 def fetch_command(args: argparse.Namespace) -> int:
-    from components.datasource import mirror
-
     if not is_hub_spec(args.data):
         raise UserError(f"--data must be a dataset repository, {FORM} (got {args.data!r}).")
     folder = mirror(args.data, args.out, workers=args.workers, progress=not args.no_progress)
@@ -142,12 +141,8 @@ def ensure_example_data(data_dir: Path | str) -> Path:
     background, part by part (components/common/preparing.py; `preparing.status(part)`), and a
     restart reuses what is on disk. Elsewhere a repository is opened here (one line on failure)."""
     if os.environ.get("SPACE_ID"):
-        from components.common import preparing
-
         return preparing.start(data_dir, examples=True).root
     if is_hub_spec(data_dir):
-        from components.datasource import open_data_dir
-
         return open_data_dir(data_dir)
     return Path(data_dir)
 
@@ -157,8 +152,6 @@ def served_paths(data: Path | str, folder: Path) -> list[str]:
     folder its fetched files link to."""
     allowed = [str(Path(folder).resolve())]
     if is_hub_spec(data):
-        from components.datasource import parse_spec, storage_folder
-
         allowed.append(str(storage_folder(parse_spec(str(data)).repo_id).resolve()))
     return allowed
 

@@ -20,7 +20,7 @@ from components.datasource.fetching import SOURCE_MARKER, FetchReport, fetch_all
 from components.datasource.hub import DataSourceError, storage_folder
 from components.datasource.mounts import entries, exists, glob, is_dir, is_file, local, local_all, size, \
     source_of, stamp, subfolders
-from components.datasource.repos import OpenedRepo, mirror_dir, open_file, open_repo, opened_repos
+from components.datasource.repos import OpenedRepo, listed, mirror_dir, open_file, open_repo, opened_repos
 from components.datasource.spec import FORM, HubSpec, as_source, is_hub_spec, parse_spec
 
 __all__ = ["DataSourceError", "FORM", "FetchReport", "fetch_all", "mirror", "HubSpec", "OpenedRepo", "allowed_paths", "as_source", "data_revision",
@@ -44,8 +44,6 @@ def open_data_path(value: str | Path) -> Path:
         return Path(value)
     spec = parse_spec(str(value))
     if spec.subfolder:
-        from components.datasource.repos import listed
-
         _, files = listed(spec)
         if spec.subfolder in files:
             return open_file(spec)

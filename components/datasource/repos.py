@@ -22,7 +22,7 @@ from pathlib import Path
 
 from components.datasource import hub
 from components.datasource.hub import DataSourceError
-from components.datasource.mounts import Index, Mount, add_mount, remove_mounts
+from components.datasource.mounts import Index, Mount, add_mount, local, remove_mounts
 from components.datasource.spec import HubSpec, parse_spec
 
 MARKER = ".hub-mirror.json"  # in a lazy mirror (its links' commit); `fetch` copies carry SOURCE_MARKER
@@ -186,8 +186,6 @@ def open_repo(spec: HubSpec | str) -> OpenedRepo:
 def _fetch_annotations(opened: OpenedRepo) -> None:
     """The window-search and impact annotation files (a few kB, read as soon as a tab shows), so
     their tabs find them where a local folder has them; nothing else is fetched at open."""
-    from components.datasource.mounts import local
-
     for tab in ("grounding", "impact"):
         if opened.layout == "data" and opened.index.is_file(f"{tab}/annotations.json"):
             local(opened.root / tab / "annotations.json")
@@ -209,8 +207,6 @@ def open_file(spec: HubSpec) -> Path:
     _prepare_mirror(root, {"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
                            "commit": commit, "subfolder": folder, "layout": "file"})
     add_mount(Mount(str(root.resolve()), Index(_under(files, folder)), _fetcher(spec, commit, folder), pinned))
-    from components.datasource.mounts import local
-
     return local(root.resolve() / name)
 
 

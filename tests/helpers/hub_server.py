@@ -36,12 +36,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from components.datasource.repos import forget_all
 
 LFS_SUFFIXES = (".mp4", ".mkv", ".webm", ".mov", ".avi", ".npz", ".npy", ".jpg", ".png", ".zip")
 GOOD_TOKEN = "hf_test_reader"
@@ -449,7 +452,6 @@ class HubServer:
                 self.wfile.flush()
                 self.close_connection = True
                 try:
-                    import socket
                     self.connection.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
@@ -471,8 +473,6 @@ def hub_env(monkeypatch, server: HubServer, tmp: Path, *, token: str | None = No
     HF_HUB_OFFLINE=1, which huggingface_hub reads at import: its flag is switched off here)."""
     from huggingface_hub import constants
 
-    from components.datasource.repos import forget_all
-
     env = {"HF_ENDPOINT": server.url, "HF_HUB_CACHE": str(tmp / "hf-cache"),
            "APP_CACHE_DIR": str(tmp / "app-cache"), "APP_HUB_MIRROR_DIR": str(tmp / "mirrors"),
            "HF_HUB_OFFLINE": "0", "HF_HUB_DISABLE_XET": "1"}
@@ -493,8 +493,6 @@ def hub_env(monkeypatch, server: HubServer, tmp: Path, *, token: str | None = No
 def offline(monkeypatch) -> None:
     """HF_HUB_OFFLINE=1 as huggingface_hub sees it (its flag and the environment)."""
     from huggingface_hub import constants
-
-    from components.datasource.repos import forget_all
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
