@@ -53,13 +53,14 @@ def mirror_root() -> Path:
 
 
 def mirror_dir(spec: HubSpec) -> Path:
-    """Where the spec's mirror lives (no network)."""
+    """Where the spec's mirror lives (no network): an absolute path, never resolved, so the path
+    a tab is given and the mount's root are the same string."""
     name = spec.repo_id.replace("/", "--")
     if spec.revision:
         name += "@" + spec.revision
     if spec.subfolder:
         name += "--" + spec.subfolder.replace("/", "--")
-    return mirror_root() / _SAFE.sub("_", name)
+    return Path(os.path.abspath(mirror_root() / _SAFE.sub("_", name)))
 
 
 def _under(files: dict[str, int], folder: str) -> dict[str, int]:
@@ -110,11 +111,11 @@ def _prepare_mirror(root: Path, opened: dict) -> None:
     except (OSError, ValueError, AttributeError):
         before = None
     if before and before != opened["commit"]:
-        cache = str(hub.storage_folder(opened["repo"]))
+        old = f"{os.sep}snapshots{os.sep}{before}{os.sep}"  # a link to the old commit's file
         for folder, _, names in os.walk(root):
             for name in names:
                 path = os.path.join(folder, name)
-                if os.path.islink(path) and os.readlink(path).startswith(cache):
+                if os.path.islink(path) and old in os.readlink(path):
                     os.unlink(path)
     if before != opened["commit"] or not marker.exists():
         tmp = marker.with_name(marker.name + ".tmp")
@@ -173,7 +174,7 @@ def open_repo(spec: HubSpec | str) -> OpenedRepo:
         _prepare_mirror(root, {"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
                                "commit": commit, "subfolder": spec.subfolder, "layout": layout})
         remove_mounts(root)
-        base = root.resolve()
+        base = root
         add_mount(Mount(str(base if layout == "data" else base / layout), index,
                         _fetcher(spec, commit, spec.subfolder), pinned))
         opened = OpenedRepo(spec, commit, base, layout, index)
@@ -206,8 +207,8 @@ def open_file(spec: HubSpec) -> Path:
     pinned = str(parent.at(revision=commit))
     _prepare_mirror(root, {"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
                            "commit": commit, "subfolder": folder, "layout": "file"})
-    add_mount(Mount(str(root.resolve()), Index(_under(files, folder)), _fetcher(spec, commit, folder), pinned))
-    return local(root.resolve() / name)
+    add_mount(Mount(str(root), Index(_under(files, folder)), _fetcher(spec, commit, folder), pinned))
+    return local(root / name)
 
 
 def opened_repos() -> list[OpenedRepo]:
