@@ -94,10 +94,19 @@ class Instance:
         if self._sizes is None:
             sizes: dict[str, int] = {}
             base = os.fspath(self.folder)
+            mounted = datasource.stamp(base) is not None
             for sub in _CLIP_FOLDERS:
-                for name, size in datasource.entries(base + "/" + sub).items():
-                    if name.endswith(".mp4") and size is not None:
-                        sizes[sub + name] = size
+                if mounted:
+                    sizes.update((sub + name, size) for name, size in datasource.entries(base + "/" + sub).items()
+                                 if name.endswith(".mp4") and size is not None)
+                    continue
+                try:
+                    with os.scandir(base + "/" + sub) as entries:
+                        for entry in entries:
+                            if entry.name.endswith(".mp4") and entry.is_file():
+                                sizes[sub + entry.name] = entry.stat().st_size
+                except OSError:
+                    continue
             self._sizes = sizes
         return self._sizes
 

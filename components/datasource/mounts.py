@@ -98,6 +98,8 @@ def mounts() -> list[Mount]:
 
 def find(path: str | Path) -> tuple[Mount, str] | None:
     """The mount holding `path` and the path relative to its root, or None (a local path)."""
+    if not _mounts:  # no repository opened: every path is local (the common case, kept cheap)
+        return None
     text = os.path.abspath(path)
     with _lock:
         for m in _mounts:
