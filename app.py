@@ -1,7 +1,8 @@
 """Video benchmark explorer: one Gradio app, three tabs (window search, cloze, impact).
 
-`python app.py` starts the UI; `python app.py eval|run ...` are the batch commands. This module only
-parses the command line and assembles the tabs; importing it loads no model and touches no network.
+`python app.py` starts the UI; `python app.py eval|run ...` are the batch commands and `python app.py
+fetch` mirrors a dataset repository. This module only parses the command line and assembles the tabs;
+importing it loads no model and touches no network.
 """
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from pathlib import Path
 from backends.errors import BackendError
 from components.common.cli import HelpFormatter
 from components.common.errors import UserError
+from components.common import preparing
+from components.datasource import FORM, as_source, is_hub_spec, mirror, open_data_dir, parse_spec, storage_folder
 from components.settings.session import SessionSettings
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
@@ -34,8 +37,9 @@ def tab_slug(label: str) -> str:
     return label.lower().replace(" ", "-")
 
 
-def default_data_dir() -> Path:
-    return Path(os.environ.get("APP_DATA_DIR") or ROOT / "data")
+def default_data_dir() -> Path | str:
+    """$APP_DATA_DIR (a folder, or a dataset repository spec kept as a string), else ./data."""
+    return as_source(os.environ.get("APP_DATA_DIR") or str(ROOT / "data"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,12 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=int(os.environ.get("APP_PORT", "7860")),
                         help="port for the UI ($APP_PORT)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
-    parser.add_argument("--data-dir", type=Path, default=default_data_dir(),
-                        help="data directory with grounding/, cloze/, impact/ ($APP_DATA_DIR)")
+    parser.add_argument("--data-dir", type=as_source, default=default_data_dir(),
+                        help="data directory with grounding/, cloze/, impact/, or a dataset repository "
+                             f"{FORM} holding them or one benchmark ($APP_DATA_DIR)")
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
                         help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
                              "| replay:<trace.jsonl>; every run command inherits it ($APP_BACKEND)")
-    commands = parser.add_subparsers(dest="command", metavar="{eval,run,compare}")
+    commands = parser.add_subparsers(dest="command", metavar="{eval,run,compare,fetch}")
     eval_parser = commands.add_parser("eval", help="score prediction/result files (prints metrics)",
                                       formatter_class=HelpFormatter)
     eval_sub = eval_parser.add_subparsers(dest="target", metavar="TARGET")
@@ -71,7 +76,30 @@ def build_parser() -> argparse.ArgumentParser:
         cli.add_eval_parsers(eval_sub)
         cli.add_run_parsers(run_sub)
         cli.add_compare_parsers(compare_sub)
+    add_fetch_parser(commands)
     return parser
+
+
+def add_fetch_parser(commands) -> None:
+    p = commands.add_parser("fetch", help="mirror a dataset repository (or a folder of it) for offline work",
+                            formatter_class=HelpFormatter,
+                            description="Download every file of a dataset repository, or of one folder of "
+                                        "it, into --out (the repository's paths kept), side by side and "
+                                        "resumable; the folder then works as a data directory offline, and "
+                                        "runs on it record the commit it came from.")
+    p.add_argument("--data", required=True, help=FORM)
+    p.add_argument("--out", required=True, type=Path, help="folder to write (rerun to resume)")
+    p.add_argument("--workers", type=int, default=8, help="files downloaded at once")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=fetch_command)
+
+
+def fetch_command(args: argparse.Namespace) -> int:
+    if not is_hub_spec(args.data):
+        raise UserError(f"--data must be a dataset repository, {FORM} (got {args.data!r}).")
+    folder = mirror(args.data, args.out, workers=args.workers, progress=not args.no_progress)
+    print(f"mirrored {args.data} -> {folder} (use it as --data-dir / --data; runs record its commit)")
+    return 0
 
 
 def _print_help(parser: argparse.ArgumentParser) -> int:
@@ -109,13 +137,25 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
     return demo
 
 
-def ensure_example_data(data_dir: Path) -> None:
-    """On a Hugging Face Space (SPACE_ID set) generate the example data on first start."""
-    if not os.environ.get("SPACE_ID"):
-        return
-    from examples.generate import generate_all
+def ensure_example_data(data_dir: Path | str) -> Path:
+    """The data folder to serve. On a Hugging Face Space (SPACE_ID set) nothing is waited for: a
+    dataset repository opens and the example data of the parts still missing is generated in the
+    background, part by part (components/common/preparing.py; `preparing.status(part)`), and a
+    restart reuses what is on disk. Elsewhere a repository is opened here (one line on failure)."""
+    if os.environ.get("SPACE_ID"):
+        return preparing.start(data_dir, examples=True).root
+    if is_hub_spec(data_dir):
+        return open_data_dir(data_dir)
+    return Path(data_dir)
 
-    generate_all(Path(data_dir))
+
+def served_paths(data: Path | str, folder: Path) -> list[str]:
+    """What the server may send as files: the data folder and, for a repository, the Hub cache
+    folder its fetched files link to."""
+    allowed = [str(Path(folder).resolve())]
+    if is_hub_spec(data):
+        allowed.append(str(storage_folder(parse_spec(str(data)).repo_id).resolve()))
+    return allowed
 
 
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
@@ -131,15 +171,15 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
         return launch_study(args.data_dir, host=args.host, port=args.port, prevent_thread_lock=prevent_thread_lock)
     if page != "explorer":
         raise SystemExit(f"error: APP_PAGE must be 'explorer' (the default) or 'study'; got {page!r}.")
-    ensure_example_data(args.data_dir)
-    demo = build_app(args.data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")))
+    data_dir = ensure_example_data(args.data_dir)
+    demo = build_app(data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
-    allowed = [str(Path(args.data_dir).resolve())]
+    allowed = served_paths(args.data_dir, data_dir)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
                 prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock)
-    demo.warm_up = warm_in_background(warm_up_tasks(args.data_dir))
+    demo.warm_up = warm_in_background(warm_up_tasks(data_dir))
     if not prevent_thread_lock:
         demo.block_thread()
     return demo
@@ -158,10 +198,10 @@ def warm_up_tasks(data_dir: Path) -> list:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        launch(args)
-        return 0
     try:
+        if args.command is None:
+            launch(args)
+            return 0
         return int(args.func(args) or 0)
     except (UserError, BackendError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 from components.cloze.build import build_instance
@@ -101,7 +102,8 @@ def _write_source(kind: str, path: Path, duration: float, seed: int) -> None:
     write_video_from_arrays(_render(kind, duration, seed), path, FPS)
 
 
-def generate(out_dir: Path, seed: int = 0) -> None:
+def generate(out_dir: Path, seed: int = 0, progress: Callable[[float], None] | None = None) -> None:
+    """The instances, their sets and the Edge-1 results; `progress(fraction)` after each step."""
     out_dir = Path(out_dir)
     sources = out_dir / "sources"
     sources.mkdir(parents=True, exist_ok=True)
@@ -113,6 +115,8 @@ def generate(out_dir: Path, seed: int = 0) -> None:
         _write_source(kind, src, duration, seed * 1000 + i)
         build_instance(src, out_dir, stem=kind, seed=seed)
         stems.append(kind)
+        if progress:
+            progress(0.9 * (i + 1) / len(KINDS))
     mixed = []
     for stem in stems:
         r = random.Random(f"{seed}:{stem}:mixed")

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -311,8 +312,10 @@ def _clip_record(spec: ClipSpec, total: int, regions_per_strike: list) -> dict:
             "frames": annotated}
 
 
-def generate(out_dir: Path, seed: int = 0, *, qids: tuple[str, ...] | None = None) -> None:
-    """Write the clips (all, or only `qids`) and their annotations into out_dir."""
+def generate(out_dir: Path, seed: int = 0, *, qids: tuple[str, ...] | None = None,
+             progress: Callable[[float], None] | None = None) -> None:
+    """Write the clips (all, or only `qids`) and their annotations into out_dir; `progress(fraction)`
+    after each clip."""
     out_dir = Path(out_dir)
     clips_dir = out_dir / "clips"
     clips_dir.mkdir(parents=True, exist_ok=True)
@@ -321,8 +324,11 @@ def generate(out_dir: Path, seed: int = 0, *, qids: tuple[str, ...] | None = Non
     variants, variant_of = _variant_table(body, [spec for _, spec in chosen])
     scene, renderer = _open_scene(body, variants)
     try:
-        items = [_render_clip(spec, body, np.random.default_rng([seed, i]), clips_dir, scene,
-                              variant_of) for i, spec in chosen]
+        items = []
+        for k, (i, spec) in enumerate(chosen):
+            items.append(_render_clip(spec, body, np.random.default_rng([seed, i]), clips_dir, scene, variant_of))
+            if progress:
+                progress(0.1 + 0.9 * (k + 1) / len(chosen))
     finally:
         scene.close()
     (out_dir / "annotations.json").write_text(json.dumps({"fps": FPS, "items": items}, indent=1) + "\n")

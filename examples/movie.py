@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 WIDTH, HEIGHT, FPS = 320, 180, 8
@@ -322,8 +323,10 @@ def scene_at(t: float) -> Scene:
 
 # ----------------------------------------------------------------------------- writers
 
-def _write_video(path: Path, seed: int, seconds: float = DURATION) -> None:
-    """The movie's first `seconds` (all of it by default) as H.264, encoder pinned to one thread."""
+def _write_video(path: Path, seed: int, seconds: float = DURATION,
+                 progress: Callable[[float], None] | None = None) -> None:
+    """The movie's first `seconds` (all of it by default) as H.264, encoder pinned to one thread;
+    `progress(fraction of the frames)` as it goes."""
     import av
     import numpy as np
 
@@ -337,7 +340,10 @@ def _write_video(path: Path, seed: int, seconds: float = DURATION) -> None:
         stream.options = {"crf": "28", "preset": "veryfast", "g": str(2 * FPS),
                           "keyint_min": str(2 * FPS), "sc_threshold": "0",
                           "x264-params": "threads=1:lookahead-threads=1:sliced-threads=0"}
-        for i in range(int(seconds * FPS)):
+        total = int(seconds * FPS)
+        for i in range(total):
+            if progress and i % FPS == 0:
+                progress(i / total)
             t = i / FPS
             frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(render_frame(scene_at(t), t, bgs, flakes)),
                                                format="rgb24")
@@ -400,11 +406,13 @@ def _write_memory(out_dir: Path, seed: int) -> None:
         json.dumps({"movie_id": MOVIE_ID, "characters": characters}, indent=2) + "\n", encoding="utf-8")
 
 
-def generate(out_dir: Path, seed: int = 0) -> Path:
-    """Write the example movie, subtitles, annotations and character memory into out_dir."""
+def generate(out_dir: Path, seed: int = 0, progress: Callable[[float], None] | None = None) -> Path:
+    """Write the example movie, subtitles, annotations and character memory into out_dir;
+    `progress(fraction)` as the movie is drawn (nearly all of the time)."""
     out_dir = Path(out_dir)
     (out_dir / "movies").mkdir(parents=True, exist_ok=True)
-    _write_video(out_dir / "movies" / f"{MOVIE_ID}.mp4", seed)
+    _write_video(out_dir / "movies" / f"{MOVIE_ID}.mp4", seed,
+                 progress=(lambda f: progress(0.95 * f)) if progress else None)
     _write_srt(out_dir / "movies" / f"{MOVIE_ID}.srt")
     _write_annotations(out_dir / "annotations.json")
     _write_memory(out_dir, seed)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
 
-    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,batch,memory,ui]
+    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,batch,memory,ui,hub]
                             [--minutes 30] [--data-dir data] [--realsize data/realsize]
                             [--cache-dir test-artifacts/bench-cache]
 
@@ -25,6 +25,9 @@
            scripted server: time to the first checklist) and cloze at 1,521 stems (tab load, set
            build, one answer, one model question; goal < 150 ms each), against an empty gradio
            event measured in the same run (bench_ui.py)
+  hub      TempCloze at 1,521 stems from a dataset repository on the local Hub server at +50 ms a
+           request: the first question from nothing against the local folder, a restart, and the
+           bytes 10 questions need against the whole repository (bench_hub.py)
 
 --quick shrinks the sizes (3-minute media movie, 6/18-minute memory movies, a 2-minute real-size
 movie, concurrency up to 16, 64 impact clips, fewer repeats) so everything runs in minutes on a
@@ -44,7 +47,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
 
-ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "batch", "memory", "ui")
+ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "batch", "memory", "ui", "hub")
 
 
 def _stream(cmd: list[str]) -> tuple[int, str]:
@@ -157,6 +160,11 @@ def bench_ui(args) -> list[Row]:
     return module.run(quick=args.quick, realsize=args.realsize, cache=args.cache_dir)
 
 
+def bench_hub(args) -> list[Row]:
+    import bench_hub as module
+    return module.run(stems=60 if args.quick else 1521)
+
+
 def ensure_data(data_dir: Path) -> None:
     """The example data (`make data` does the same; a no-op when it is complete)."""
     from examples.generate import PARTS, is_complete
@@ -195,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
         ensure_data(args.data_dir)
     runners = {"realsize": bench_realsize, "media": bench_media, "start": bench_start,
                "idle": bench_idle, "render": bench_render, "metrics": bench_metrics,
-               "parsers": bench_parsers, "batch": bench_batch, "memory": bench_memory, "ui": bench_ui}
+               "parsers": bench_parsers, "batch": bench_batch, "memory": bench_memory, "ui": bench_ui,
+               "hub": bench_hub}
     rows: list[Row] = []
     started = time.perf_counter()
     print(f"{os.cpu_count()} CPUs; load average (1/5/15 min) at start: {loadavg()}"

@@ -8,9 +8,11 @@ A Space installs `packages.txt` (Debian packages) and `requirements.txt`, nothin
   2. makes a fresh venv there and runs only `pip install -r requirements.txt` (then `pip check`);
   3. checks every package of packages.txt is installed (`dpkg -s`; it cannot apt-get here and
      says which are missing);
-  4. starts `python app.py` with SPACE_ID set (the app generates the example data) and drives every
-     tab once in headless Chromium: a window search, a cloze question, an impact clip with its
-     turntable;
+  4. starts `python app.py` with SPACE_ID set and no data (a Space's first start): times the first
+     page (HTTP 200, then the page in Chromium) while the example data is built in the background,
+     times each part's data until it is on disk, restarts the app (a restart builds nothing again)
+     and drives every tab once in headless Chromium: a window search, a cloze question, an impact
+     clip with its turntable;
   5. does step 4 again with the GL libraries hidden (empty stand-ins for libEGL / libOSMesa / libGL
      first on LD_LIBRARY_PATH, so the app's GL probe fails as on a Space without packages.txt):
      the turntable must show the app's fallback message, and nothing may fail.
@@ -297,9 +299,63 @@ def app_log_problems(log: Path) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("Traceback")]
 
 
+PARTS = ("grounding", "cloze", "impact")
+
+
+def first_page(url: str) -> float:
+    """Seconds until the page's tabs are on screen in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    profile = tempfile.mkdtemp(prefix="space-check-chromium-")
+    try:
+        with sync_playwright() as pw:
+            context = pw.chromium.launch_persistent_context(profile, executable_path=CHROMIUM, headless=True,
+                                                            args=CHROMIUM_ARGS)
+            try:
+                page = context.new_page()
+                t = time.perf_counter()
+                page.goto(url, wait_until="load", timeout=180_000)
+                page.wait_for_selector("#app-tabs", timeout=180_000)
+                return time.perf_counter() - t
+            finally:
+                context.close()
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def cold_start(app_dir: Path, venv: Path, work: Path, *, start_timeout: float) -> dict[str, float]:
+    """A Space's first start: no data on disk. The server must answer while the example data is
+    built part by part in the background; returns seconds from `python app.py` to the first HTTP
+    200, to the page in a browser, and to each part's data on disk."""
+    t = step("first start with SPACE_ID set and no data: the first page, then the parts as they are built")
+    data = app_dir / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    log = work / "app-cold.log"
+    times: dict[str, float] = {}
+    began = time.perf_counter()
+    with running_app(app_dir, venv, space_env(work, "cold", hide_gl=False), log, start_timeout) as (url, started):
+        times["first HTTP 200"] = started
+        times["first page in Chromium"] = started + first_page(url)
+        print(f"   serving {url} after {started:.1f} s; the page was on screen after "
+              f"{times['first page in Chromium']:.1f} s", flush=True)
+        while len([p for p in PARTS if f"{p} ready" in times]) < len(PARTS):
+            for part in PARTS:
+                if f"{part} ready" not in times and (data / part / ".complete").exists():
+                    times[f"{part} ready"] = time.perf_counter() - began
+                    print(f"   {part} data on disk after {times[f'{part} ready']:.1f} s", flush=True)
+            if time.perf_counter() - began > start_timeout:
+                raise CheckFailed(f"the example data was not built within {start_timeout:.0f} s (log: {log})")
+            time.sleep(0.5)
+    problems = app_log_problems(log)
+    if problems:
+        raise CheckFailed(f"the app logged {len(problems)} traceback(s) on its first start; see {log}")
+    done(t, "served at once, the data built behind it")
+    return times
+
+
 def serve_and_drive(app_dir: Path, venv: Path, work: Path, shots: Path, name: str, *,
                     hide_gl: bool, start_timeout: float) -> None:
-    t = step(f"python app.py with SPACE_ID set ({name}), every tab in headless Chromium")
+    t = step(f"python app.py with SPACE_ID set ({name}, the data on disk), every tab in headless Chromium")
     log = work / f"app-{name}.log"
     env = space_env(work, name, hide_gl=hide_gl)
     with running_app(app_dir, venv, env, log, start_timeout) as (url, started):
@@ -365,6 +421,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"on this machine run: apt-get install -y {' '.join(missing)}")
         done(t, "all present" if not missing else f"{len(missing)} missing")
 
+        try:
+            cold = cold_start(app_dir, venv, work, start_timeout=args.start_timeout)
+            print("   cold start: " + ", ".join(f"{k} {v:.1f} s" for k, v in cold.items()))
+        except CheckFailed as exc:
+            failures.append(f"first start: {exc}")
+            print(f"   FAILED: {exc}", flush=True)
         for name, hide_gl in (("with-gl", False), ("gl-hidden", True)):
             try:
                 serve_and_drive(app_dir, venv, work, args.out, name, hide_gl=hide_gl,

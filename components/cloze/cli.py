@@ -22,7 +22,7 @@ from pathlib import Path
 from components.cloze.study.results_file import load_human_files
 from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
-from components.cloze.questions import build_set
+from components.cloze.questions import build_set, question_files
 from components.cloze.runner import run_set
 from components.cloze.metrics import PAPER_KEYS, check_results, human_results, question_outcomes, \
     score_results, unit_scores
@@ -32,6 +32,7 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.common.errors import UserError
 from components.common.io import load_json
 from components.common.shards import describe_selection, input_files, merge_keyed
+from components.datasource import as_source, fetch_all
 
 
 def add_eval_parsers(eval_subparsers) -> None:
@@ -122,7 +123,10 @@ def add_run_parsers(run_subparsers) -> None:
         formatter_class=HelpFormatter,
         description="Run a backend over a TempCloze set and write the upstream result file. "
                     "A rerun with the same --out resumes where the last one stopped.")
-    p.add_argument("--data", required=True, type=Path, help="folder holding choices/ (or its parent)")
+    p.add_argument("--data", required=True, type=as_source,
+                   help="folder holding choices/ (or its parent), or a dataset repository "
+                        "hf://datasets/<owner>/<name>[@revision][/subfolder] (only the clips of the "
+                        "questions run are fetched)")
     p.add_argument("--out", required=True, type=Path, help="result JSON to write")
     p.add_argument("--set", default="all", help="set name from sets.json, or 'all'")
     p.add_argument("--dims", default="S,A,P", help="comma list of S, A, P")
@@ -271,6 +275,7 @@ def run_handler(args: argparse.Namespace) -> int:
     if args.shard is not None:
         questions = args.shard.select(questions, lambda q: q.stem)
         print(describe_selection(args.shard, len(questions), len(qs.questions), "questions"))
+    fetch_all(question_files(ds, questions), progress=not args.no_progress, desc="fetching clips")
     backend = backend_from_args(args, max_images=args.max_images)
     if args.max_tokens < 1:
         raise UserError(f"--max-tokens must be at least 1 (got {args.max_tokens}).")

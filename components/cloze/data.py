@@ -3,7 +3,11 @@
 it), `mixed/mixed_ids.json` (the released Mixed subset, a bare JSON list of {"stem", "S", "A",
 "P"}) (docs/tempcloze-upstream.md) and `sets.json` (our set lists), validated with
 components.common.validate so a bad file names its path, record and key. Also safe extraction of an
-uploaded zip."""
+uploaded zip.
+
+A folder may be a dataset repository (`hf://datasets/...`, components/datasource): its files are
+asked about through the data source (answered from the repository's listing) and fetched when read;
+a clip is fetched when its frames are made (frames.py), not when the dataset opens."""
 from __future__ import annotations
 
 import os
@@ -16,6 +20,7 @@ from typing import Annotated
 from typing_extensions import TypedDict
 from typing import NotRequired
 
+from components import datasource
 from components.common.errors import UserError
 from components.common.io import load_json
 from components.common.lru import SingleFlightLRU
@@ -74,15 +79,26 @@ class Instance:
     _sizes: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def clip_path(self, clip: str) -> Path:
+        """Where the clip is (for a repository: where it will be once fetched; see clip_file)."""
         return self.folder / clip_relpath(clip)
+
+    def clip_file(self, clip: str) -> Path:
+        """The clip as a file on this machine (fetched first when it comes from a repository)."""
+        return datasource.local(self.clip_path(clip))
 
     def _clip_sizes(self) -> dict[str, int]:
         """Relative path -> size of every .mp4 of the stem, read once: a set of 1,521 stems asks
-        `missing` about each of its 4,563 questions, 54,756 file checks before this."""
+        `missing` about each of its 4,563 questions, 54,756 file checks before this. A
+        repository's stem is answered from its listing (nothing fetched)."""
         if self._sizes is None:
             sizes: dict[str, int] = {}
             base = os.fspath(self.folder)
+            mounted = datasource.stamp(base) is not None
             for sub in _CLIP_FOLDERS:
+                if mounted:
+                    sizes.update((sub + name, size) for name, size in datasource.entries(base + "/" + sub).items()
+                                 if name.endswith(".mp4") and size is not None)
+                    continue
                 try:
                     with os.scandir(base + "/" + sub) as entries:
                         for entry in entries:
@@ -133,14 +149,15 @@ class ClozeDataset:
 
 
 def find_root(path: str | Path) -> Path:
-    """The folder holding choices/: `path` itself, `path/cloze`, or one level below."""
-    path = Path(path)
+    """The folder holding choices/: `path` itself, `path/cloze`, or one level below. `path` may be
+    a repository spec (`hf://datasets/...`), opened here (listed once, nothing else fetched)."""
+    path = datasource.open_data_dir(path)
     for cand in (path, path / "cloze"):
-        if (cand / "choices").is_dir():
+        if datasource.is_dir(cand / "choices"):
             return cand
-    if path.is_dir():
-        for sub in sorted(p for p in path.iterdir() if p.is_dir()):
-            if (sub / "choices").is_dir():
+    if datasource.is_dir(path):
+        for sub in datasource.subfolders(path):
+            if datasource.is_dir(sub / "choices"):
                 return sub
     raise UserError(f"No TempCloze data in {path}: expected a 'choices/<stem>/' folder "
                     "(before.mp4, GT.mp4, after.mp4, S/, A/, C/) there or in a sub-folder.")
@@ -181,7 +198,7 @@ def sets_schema():
 
 def _load_checked(path: Path, schema, fix: str):
     """A JSON file read and validated (the raw data is kept: unknown keys survive)."""
-    data = load_json(path, path.name)
+    data = load_json(datasource.local(path), path.name)
     validated(schema, data, file=path, fix=f"Fix {path}: {fix}")
     return data
 
@@ -194,7 +211,7 @@ MIXED_SET = "mixed"
 
 
 def meta_files(root: Path) -> list[Path]:
-    return [p for pattern in META_GLOBS for p in sorted(root.glob(pattern)) if p.is_file()]
+    return [p for pattern in META_GLOBS for p in datasource.glob(root, pattern)]
 
 
 def _gap(entry: dict) -> tuple:
@@ -208,7 +225,7 @@ def load_meta(root: Path) -> dict:
     merged: dict = {}
     seen_in: dict[str, Path] = {}
     for path in meta_files(root):
-        data = load_json(path, path.name)
+        data = load_json(datasource.local(path), path.name)
         if isinstance(data, dict):
             data = {k: v for k, v in data.items() if not (isinstance(v, dict) and v.get("keep") is False)}
         validated(META_SCHEMA, data, file=path,
@@ -225,7 +242,7 @@ def load_meta(root: Path) -> dict:
 def load_mixed_ids(root: Path) -> list | None:
     """The released `mixed/mixed_ids.json` (a bare JSON list of {"stem", "S", "A", "P"}), or None."""
     path = root / MIXED_IDS
-    if not path.exists():
+    if not datasource.is_file(path):
         return None
     return _load_checked(path, list[MixedItem], 'it is a JSON list of {"stem", "S", "A", "P"} objects '
                                                 '(e.g. {"stem": "x", "S": "S/Rand2.mp4", "A": "A/Wide.mp4", '
@@ -237,7 +254,7 @@ def load_sets(root: Path) -> dict:
     'mixed'. Both naming a different 'mixed' set is an error (the data would be ambiguous)."""
     path = root / "sets.json"
     sets = {}
-    if path.exists():
+    if datasource.is_file(path):
         sets = _load_checked(path, sets_schema(), "it maps a set name to a list of stems or of mixed items "
                                                   '{"stem", "S", "A", "P"}.')
     released = load_mixed_ids(root)
@@ -250,12 +267,15 @@ def load_sets(root: Path) -> dict:
 
 
 def load_dataset(path: str | Path) -> ClozeDataset:
+    """The TempCloze data of a folder or repository (`hf://datasets/...`)."""
     root = find_root(path)
+    # a repository's metadata files fetched side by side (nothing to do for a local folder)
+    datasource.fetch_all([*meta_files(root), root / "sets.json", root / MIXED_IDS], progress=False)
     meta = load_meta(root)
     by_stem = {Path(name).stem: entry for name, entry in meta.items()}
     instances = {}
-    for folder in sorted((root / "choices").iterdir()):
-        if folder.is_dir() and not folder.name.startswith("."):
+    for folder in datasource.subfolders(root / "choices"):
+        if not folder.name.startswith("."):
             instances[folder.name] = Instance(folder.name, folder, by_stem.get(folder.name, {}))
     if not instances:
         raise UserError(f"{root / 'choices'} is empty: add one folder per stem "
@@ -264,8 +284,12 @@ def load_dataset(path: str | Path) -> ClozeDataset:
 
 
 def folder_stamp(path: str | Path) -> tuple:
-    """What changes when a data folder's stems, meta.json or sets.json change: their times."""
+    """What changes when a data folder's stems, meta.json or sets.json change: their times (a
+    repository's folder: its commit, which never changes)."""
     base = find_root(path)
+    pinned = datasource.stamp(base)
+    if pinned:
+        return (pinned,)
     return tuple(p.stat().st_mtime_ns if p.exists() else None
                  for p in (base / "choices", base / "meta.json", base / "sets.json"))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from backends.base import EncodedImage
+from components import datasource
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
 from components.common.lru import SingleFlightLRU
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 
 
 def _key(path: Path, kind: str, n: int, max_height: int | None) -> tuple:
+    path = datasource.local(path)  # a repository's clip is fetched here, in the worker decoding it
     if not path.is_file():
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     st = path.stat()
@@ -106,7 +108,9 @@ def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEI
 
 
 def clip_grids(paths: list[Path], n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[Image.Image]:
-    """`clip_grid` of each clip, the ones not kept yet decoded at the same time."""
+    """`clip_grid` of each clip, the ones not kept yet decoded at the same time (a repository's
+    clips fetched all at once first: the decoding pool has as many workers as cores)."""
+    datasource.fetch_all(paths, progress=False)
     return list(_decoders.map(lambda path: clip_grid(path, n, max_height=max_height), paths))
 
 
@@ -117,6 +121,10 @@ def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: 
     make = clip_grid if kind == "grid" else clip_jpegs
 
     def work() -> None:
+        try:
+            datasource.fetch_all(paths, progress=False)  # a repository's clips, side by side
+        except Exception as exc:  # noqa: BLE001 - the real request reports it
+            log.debug("cloze prefetch of %s failed: %s", paths, exc)
         for path in paths:
             try:
                 make(path, n, max_height=max_height)

@@ -91,8 +91,10 @@ def new_session_id() -> str:
 
 def record_answer(path: str | Path, q: Question, *, task_index: int, answer: str, annotator: str,
                   session: str, set_name: str, order_seed: int, display_mode: str, answer_flow: str,
-                  elapsed_sec: float, blind: bool = False) -> dict:
-    """Append one answer durably and return the record (upstream keys first, then ours)."""
+                  elapsed_sec: float, blind: bool = False, data_revision: str | None = None) -> dict:
+    """Append one answer durably and return the record (upstream keys first, then ours).
+    `data_revision` (`datasource.data_revision(folder)`: hf://...@<commit> for data from a dataset
+    repository) is recorded when given."""
     path = Path(path)
     answer = (answer or "").strip().upper()
     if answer not in q.option_map:
@@ -108,6 +110,8 @@ def record_answer(path: str | Path, q: Question, *, task_index: int, answer: str
                "order_seed": order_seed, "task_order_seed": schedule_seed_for(order_seed, set_name),
                "option_order_rule": 'Random(f"{seed}:{stem}:{dim}:options")',
                "chosen": q.option_map[answer], "backend": "human", "blind": blind}
+        if data_revision:
+            rec["data_revision"] = data_revision
         append_jsonl(path, rec, lock=nullcontext())  # the path lock is already held
     return rec
 

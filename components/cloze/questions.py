@@ -156,6 +156,17 @@ def build_set(ds: ClozeDataset, set_name: str = "all", dims=("S", "A", "C"), *,
     return qs
 
 
+def question_files(ds: ClozeDataset, questions: list[Question]) -> list:
+    """The clips the questions show or send (before, after and their four options), each once:
+    what a batch run fetches ahead from a repository, and nothing more."""
+    paths: dict[str, None] = {}
+    for q in questions:
+        inst = ds.instance(q.stem)
+        for clip in ("before", "after", *q.options):
+            paths.setdefault(str(inst.clip_path(clip)))
+    return list(paths)
+
+
 def distractor_type(clip: str) -> str:
     """'Wide' -> 'Alignment (Wide)'; 'GT' -> 'true middle'."""
     names = {"S": "Semantic", "A": "Alignment", "C": "Progression"}

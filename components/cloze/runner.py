@@ -8,6 +8,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterable
 
 from backends.errors import BackendError, GenerationStopped
+from components import datasource
 from components.cloze.data import ClozeDataset
 from components.cloze.questions import Question, question_with_order
 from components.cloze.metrics import check_results, order_sensitivity
@@ -93,9 +94,12 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
             raise BackendError(f"{q.key}: {rec['error']}")
         return rec
 
+    # the data's commit when it comes from a repository: in every entry; a resumed run on other
+    # data is refused (components/common/batch.py)
     counts = run_resumable(questions, key=lambda q: q.key, work=work,
                            out_path=side, concurrency=concurrency, desc="cloze questions",
-                           key_field="key", progress=progress, on_result=done)
+                           key_field="key", progress=progress, on_result=done,
+                           stamp={"data_revision": datasource.data_revision(ds.root)})
     with lock:
         write_json_atomic(out_path, results)
     return {"counts": counts, "results": results}

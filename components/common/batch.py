@@ -5,6 +5,10 @@ loses at most the items in flight; a rerun first repairs a torn last line (its b
 `<file>.torn`, components.common.io.repair_torn_tail) and then skips every key already in the file.
 A failed item is left for the next run; the first item to fail for each distinct reason is named
 on stderr with that reason, with or without a progress bar.
+
+A run's `stamp` (e.g. {"data_revision": "hf://datasets/o/n@<commit>"}) is written into every
+record, and a rerun whose stamp differs from the records already in the file is refused: one
+output never mixes two revisions of its data.
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from pathlib import Path
 from typing import TypeVar
 from collections.abc import Callable, Iterable
 
+from components.common.errors import UserError
 from components.common.io import append_jsonl, read_jsonl, repair_torn_tail, torn_path
 
 T = TypeVar("T")
@@ -26,22 +31,38 @@ def failure_reason(key: str, exc: BaseException) -> str:
     if text.startswith(key):
         text = text[len(key):].lstrip(" :") or type(exc).__name__
     return text
+def check_stamp(records: Iterable[dict], stamp: dict[str, str | None] | None, source: str | Path) -> None:
+    """Refuse to add records made with `stamp` to `records` made with another (a key missing from a
+    record counts as None: data from a local folder)."""
+    for name, value in (stamp or {}).items():
+        found = {r.get(name) for r in records} - {value}
+        if found:
+            other = sorted(map(str, found))[0]
+            now = value or "a local folder (no revision)"
+            raise UserError(f"{source} holds results made from {other if other != 'None' else 'a local folder'} "
+                            f"({name}), but this run reads {now}: one output never mixes two revisions; "
+                            f"write to another output file, or rerun on the same data (pin it with @<commit>).")
 
 
 def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dict],
                   out_path: str | Path, concurrency: int = 1, desc: str = "items",
                   key_field: str = "qid", progress: bool = True,
-                  on_result: Callable[[dict], None] | None = None) -> dict[str, int]:
+                  on_result: Callable[[dict], None] | None = None,
+                  stamp: dict[str, str | None] | None = None) -> dict[str, int]:
     """Run `work` on every item whose key is not yet in `out_path`; append each result there.
 
-    `work` returns a dict record; `key_field` is set to the item's key if missing. Returns counts
-    {"done": new results, "skipped": already present, "failed": work raised}.
+    `work` returns a dict record; `key_field` is set to the item's key if missing, and each
+    non-None value of `stamp` is added. Returns counts {"done": new results, "skipped": already
+    present, "failed": work raised}. Records already there made with another stamp: UserError.
     """
     moved = repair_torn_tail(out_path)
     if moved:
         print(f"{out_path}: its last line was cut off mid-write ({moved} bytes); moved to "
               f"{torn_path(out_path)}, that item is done again.", file=sys.stderr)
-    done_keys = {str(r.get(key_field)) for r in read_jsonl(out_path)}
+    existing = read_jsonl(out_path)
+    check_stamp(existing, stamp, out_path)
+    extra = {k: v for k, v in (stamp or {}).items() if v is not None}
+    done_keys = {str(r.get(key_field)) for r in existing}
     todo = [item for item in items if key(item) not in done_keys]
     counts = {"done": 0, "skipped": 0, "failed": 0}
     counts["skipped"] = len(done_keys)
@@ -70,6 +91,7 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
             report(key(item), failure_reason(key(item), exc))
         else:
             record.setdefault(key_field, key(item))
+            record.update(extra)
             append_jsonl(out_path, record, lock=lock)
             counts["done"] += 1
             if on_result:

@@ -12,6 +12,7 @@ from components.common.cli import BACKEND_HELP, HelpFormatter
 from components.common.idle import quiet_when_idle
 from components.common.theme import CSS, THEME
 from components.common.ui import TabContext
+from components.datasource import allowed_paths, as_source, open_data_dir
 from components.settings.session import SessionSettings
 from components.settings.ui import build_settings_panel
 
@@ -31,8 +32,8 @@ def build_demo(build_tab: BuildTab, title: str, data_dir: Path, backend: str = "
 def build_parser(prog: str, title: str, holds: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description=f"The {title} tab alone, with the Model panel.",
                                      formatter_class=HelpFormatter)
-    parser.add_argument("--data-dir", type=Path, default=Path(os.environ.get("APP_DATA_DIR") or ROOT / "data"),
-                        help=f"data directory holding {holds} ($APP_DATA_DIR)")
+    parser.add_argument("--data-dir", type=as_source, default=as_source(os.environ.get("APP_DATA_DIR") or str(ROOT / "data")),
+                        help=f"data directory holding {holds}, or a dataset repository hf://datasets/... ($APP_DATA_DIR)")
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"), help=BACKEND_HELP)
     parser.add_argument("--host", default=os.environ.get("APP_HOST", "127.0.0.1"), help="address to serve on")
     parser.add_argument("--port", type=int, default=int(os.environ.get("APP_PORT", "7860")), help="port")
@@ -42,10 +43,11 @@ def build_parser(prog: str, title: str, holds: str) -> argparse.ArgumentParser:
 def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
     quiet_when_idle(demo)
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
-                allowed_paths=[str(Path(args.data_dir).resolve())], show_error=True)
+                allowed_paths=[str(Path(args.data_dir).resolve()), *allowed_paths()], show_error=True)
 
 
 def run_alone(build_tab: BuildTab, *, title: str, prog: str, holds: str, argv: list[str] | None = None) -> int:
     args = build_parser(prog, title, holds).parse_args(argv)
+    args.data_dir = open_data_dir(args.data_dir)  # a repository: opened now, its local folder served
     serve(build_demo(build_tab, title, args.data_dir, args.backend), args)
     return 0

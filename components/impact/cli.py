@@ -23,6 +23,7 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.common.errors import UserError
 from components.common.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
+from components.datasource import as_source, data_revision, fetch_all
 from components.impact.data import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
 from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
@@ -39,6 +40,8 @@ from components.settings.session import SessionSettings
 TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3")
 SPATIAL_KEYS = ("F1", "precision", "recall", "geodesic_cm")
 TASKS = ("temporal", "spatial")
+ANNOTATIONS_HELP = ("impact annotations JSON (docs/formats.md), or one in a dataset repository: "
+                    "hf://datasets/<owner>/<name>[@revision]/<path>/annotations.json")
 PROMPT_STYLES = ["auto", "open", "gemini", "gpt", "vtimellm", "trace", "groundedvideollm", "unitime",
                  "timelens"]
 
@@ -62,7 +65,7 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
     s = eval_sub.add_parser("impact-spatial", formatter_class=HelpFormatter,
                             help="HAPACT spatial metrics (F1, precision, recall, geodesic cm, "
                                  "per-group F1) of per-frame region/vertex predictions")
-    s.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (docs/formats.md)")
+    s.add_argument("--annotations", required=True, type=as_source, help=ANNOTATIONS_HELP)
     s.add_argument("--pred", required=True, type=Path, nargs="+", help='spatial predictions JSONL '
                    '({"qid", "frame", "regions": [...], "vertices": [...]} per line); several '
                    "files or folders (every spatial_pred.jsonl under them) are merged")
@@ -75,7 +78,7 @@ def add_run_parsers(run_sub: argparse._SubParsersAction) -> None:
     r = run_sub.add_parser("impact", formatter_class=HelpFormatter,
                            help="temporal + spatial predictions of a backend for a split (resumable; "
                                 "writes temporal_pred.jsonl, temporal_gt.jsonl, spatial_pred.jsonl)")
-    r.add_argument("--annotations", required=True, type=Path, help="impact annotations JSON (docs/formats.md)")
+    r.add_argument("--annotations", required=True, type=as_source, help=ANNOTATIONS_HELP)
     r.add_argument("--out", required=True, type=Path, help="output folder (rerun to resume)")
     r.add_argument("--split", default=None, help="only this split (e.g. test); unset: all items")
     r.add_argument("--tasks", default="temporal,spatial", help="comma list of temporal, spatial")
@@ -305,11 +308,14 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
         raise UserError(f"Unknown task(s) {unknown}; use --tasks temporal,spatial.")
-    items = load_annotations(annotations_path).split(split)
+    annotations = load_annotations(annotations_path)
+    items = annotations.split(split)
     if shard is not None:
         total = len(items)
         items = shard.select(items, lambda it: it.qid)
         print(describe_selection(shard, len(items), total, "clips"), file=sys.stderr)
+    fetch_all([item.video for item in items], progress=progress, desc="fetching clips")
+    stamp = {"data_revision": data_revision(annotations.path)}
     solvers = solvers_for(backend, SessionSettings(backend=backend.backend_id, max_frames=max_frames),
                           style=prompt_style, max_retries=max_retries)
     out_dir = Path(out_dir)
@@ -317,13 +323,14 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                                  [item.gt_record() for item in items])
     summary: dict[str, Any] = {"backend": backend.backend_id, "items": len(items),
                                "shard": str(shard) if shard else None,
+                               "data_revision": stamp["data_revision"],
                                "temporal_gt": str(gt_path)}
     if "temporal" in tasks:
         pred_path = out_dir / "temporal_pred.jsonl"
         summary["temporal"] = run_resumable(items, key=lambda it: it.qid,
                                             work=temporal_work(solvers.temporal), out_path=pred_path,
                                             concurrency=concurrency, desc="impact temporal",
-                                            progress=progress)
+                                            progress=progress, stamp=stamp)
         summary["temporal_pred"] = str(pred_path)
         summary["temporal_method"] = solvers.temporal.method
         summary["temporal_answers"] = _status_counts(pred_path, "temporal")
@@ -337,7 +344,7 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                 units, key=lambda u: f"{u[0].qid}#{u[1]}",
                 work=spatial_work(solvers.regions, frames),
                 out_path=spatial_path, concurrency=concurrency, desc="impact spatial",
-                key_field="key", progress=progress)
+                key_field="key", progress=progress, stamp=stamp)
         summary["spatial_pred"] = str(spatial_path)
         summary["spatial_method"] = solvers.regions.name
         summary["spatial_answers"] = _status_counts(spatial_path, "spatial")

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, field_validator, \
     model_validator
 
+from components import datasource
 from components.common.errors import DataFormatError
 from components.common.paths import confined_path
 from components.common.validate import validated_as
@@ -258,13 +259,15 @@ def _where(raw: Any, loc: tuple) -> str:
 
 
 def load_annotations(path: str | Path) -> ImpactAnnotations:
-    """Read and validate an impact annotation file (docs/formats.md, "Impact annotations")."""
-    path = Path(path)
-    if not path.exists():
+    """Read and validate an impact annotation file (docs/formats.md, "Impact annotations"). `path`
+    may name a file of a dataset repository (`hf://datasets/...`): it is fetched; its clips are
+    fetched when they are opened (components/datasource)."""
+    path = datasource.open_data_path(path)
+    if not datasource.is_file(path):
         raise DataFormatError(f"Impact annotation file not found: {path} "
                               "(expected <data>/impact/annotations.json or pass --annotations).")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(datasource.local(path).read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise DataFormatError(f"{path} is not valid JSON ({exc}); fix the file or regenerate it.") from None
     return parse_annotations(data, path)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from components.datasource import local
+
 # (container suffix, codec) pairs every current browser plays in a <video> element
 BROWSER_PLAYABLE = {(".mp4", "h264"), (".mp4", "av1"), (".webm", "vp8"), (".webm", "vp9"),
                     (".webm", "av1"), (".ogg", "theora")}
@@ -14,7 +16,7 @@ def video_codec(path: str | Path) -> str | None:
     import av
 
     try:
-        with av.open(str(path)) as container:
+        with av.open(str(local(path))) as container:
             stream = next(iter(container.streams.video), None)
             return stream.codec_context.name if stream is not None else None
     except (av.FFmpegError, OSError, ValueError):

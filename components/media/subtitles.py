@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components.common.errors import MediaError
+from components.datasource import local
 
 _TAG = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
@@ -74,7 +75,7 @@ def load_subtitles(path: str | Path) -> list[Cue]:
     """Cues (seconds, plain text) of an .srt / .vtt file, sorted by start time."""
     import pysubs2
 
-    p = Path(path)
+    p = local(path)  # fetched first when it comes from a dataset repository
     if not p.is_file():
         raise MediaError(f"subtitle file not found: {p}. Check the path.")
     data = p.read_bytes()

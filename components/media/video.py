@@ -48,6 +48,7 @@ import numpy as np
 
 from components.common.errors import MediaError
 from components.common.lru import SingleFlightLRU
+from components.datasource import local
 from components.media.cache import DiskCache, file_identity
 from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \
     size_for_max_height, size_for_max_side
@@ -90,8 +91,10 @@ class VideoInfo:
 
 
 def check_file(path: str | Path, what: str = "video") -> Path:
-    """Missing / directory / empty checks shared by every reader in the media layer."""
-    p = Path(path)
+    """Missing / directory / empty checks shared by every reader in the media layer. A file of a
+    dataset repository not fetched yet is fetched first (components/datasource): every decoder
+    then opens a local path."""
+    p = local(path)
     if not p.exists():
         raise MediaError(f"{what} file not found: {p}. Check the path (and the data directory).")
     if not p.is_file():

@@ -31,14 +31,19 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.common.errors import UserError
 from components.common.io import append_jsonl, read_jsonl
 from components.common.shards import describe_selection, input_files, merged_files
+from components.datasource import as_source, data_revision, fetch_all
 from components.window_search.data import GroundingAnnotations, GroundingQuery, \
-    load_annotations, load_predictions
+    load_annotations, load_predictions, movie_files
 from components.window_search.metrics import disagreements, evaluate, format_table, unit_scores
 from components.window_search.pipeline import METHODS, MovieLibrary, SearchSettings, ground_query, \
     prediction_record
 from components.window_search.retrieval import caption_chunks, chunk_embeddings
 from components.window_search.solvers import WindowSearchSolvers, solvers_for
 from components.window_search.types import UNPARSED
+
+
+ANNOTATIONS_HELP = ("grounding annotation JSON, or one in a dataset repository: "
+                    "hf://datasets/<owner>/<name>[@revision]/<path>/annotations.json")
 
 
 def add_eval_parsers(eval_subparsers) -> None:
@@ -48,7 +53,7 @@ def add_eval_parsers(eval_subparsers) -> None:
         description="Score grounding predictions against annotations (missing predictions count as "
                     "failures; every pair stays in the denominator). Prints retrieval-miss and "
                     "oracle-localizer diagnostics when predictions carry 'window'.")
-    p.add_argument("--annotations", required=True, type=Path, help="grounding annotation JSON")
+    p.add_argument("--annotations", required=True, type=as_source, help=ANNOTATIONS_HELP)
     p.add_argument("--predictions", required=True, type=Path, nargs="+",
                    help="predictions JSONL; several files or folders (every *.jsonl under them) "
                         "are merged, e.g. the outputs of `run grounding --shard i/N`")
@@ -97,7 +102,7 @@ def add_run_parsers(run_subparsers) -> None:
         description="Retrieve chunks, select a window (Agentic Window Search, Movie RAG top-1, or the "
                     "oracle chunk) and localize; appends predictions and traces as queries finish and "
                     "skips queries already in --out.")
-    p.add_argument("--annotations", required=True, type=Path, help="grounding annotation JSON")
+    p.add_argument("--annotations", required=True, type=as_source, help=ANNOTATIONS_HELP)
     p.add_argument("--out", required=True, type=Path, help="predictions JSONL (appended; resumable)")
     p.add_argument("--traces", type=Path, default=None, help="per-query search traces JSONL")
     p.add_argument("--method", choices=METHODS, default="aws",
@@ -174,7 +179,7 @@ def run_grounding(args: argparse.Namespace) -> int:
                               thinking=False if args.thinking == "off" else None)
     backend = backend_from_args(args)
     localizer = localizer_from_args(args, backend)
-    memory_dir = args.memory_dir or (Path(args.annotations).parent / "memory")
+    memory_dir = args.memory_dir or (Path(ann.path).parent / "memory")
     lib = MovieLibrary(chunk_seconds=args.chunk_seconds, embedder_spec=args.embedder, memory_dir=memory_dir)
     embedder = lib.embedder()
     solvers = solvers_for(backend, settings, embedder=embedder, localizer_backend=localizer)
@@ -185,6 +190,9 @@ def run_grounding(args: argparse.Namespace) -> int:
         total = len(queries)
         queries = shard.select(queries, (lambda q: q.movie_id) if by_movie else (lambda q: q.qid))
         print(describe_selection(shard, len(queries), total, "queries"), file=sys.stderr)
+    fetch_all(movie_files(ann, [q.movie_id for q in queries], memory_dir), progress=not args.no_progress,
+              desc="fetching movies")
+    revision = data_revision(ann.path)
     captions = _prepare_movies(ann, queries, lib, solvers, embedder, captions=args.captions,
                                chunk_seconds=args.chunk_seconds)
     trace_lock = threading.Lock()
@@ -198,12 +206,13 @@ def run_grounding(args: argparse.Namespace) -> int:
             # a transport failure is not an answer: leave the query for the next (resumed) run
             raise BackendError("; ".join(trace.errors) or "stopped")
         if args.traces:
-            append_jsonl(args.traces, trace.to_dict(), lock=trace_lock)
+            append_jsonl(args.traces, {**trace.to_dict(), **({"data_revision": revision} if revision else {})},
+                         lock=trace_lock)
         return prediction_record(trace)
 
     counts = run_resumable(queries, key=lambda q: q.qid, work=work, out_path=args.out,
                            concurrency=max(1, args.concurrency), desc=f"grounding ({args.method})",
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, stamp={"data_revision": revision})
     print(f"done: {counts['done']} new, {counts['skipped']} already in {args.out}, "
           f"{counts['failed']} failed", file=sys.stderr)
     print(source_summary(read_jsonl(args.out)), file=sys.stderr)

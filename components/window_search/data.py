@@ -21,6 +21,7 @@ from typing import Annotated, Any
 from typing_extensions import TypedDict
 from typing import NotRequired
 
+from components import datasource
 from components.common.errors import DataFormatError
 from components.common.intervals import valid_interval
 from components.common.io import load_json
@@ -172,9 +173,11 @@ def place(data: Any, loc: tuple) -> str:
 def load_annotations(path: str | Path, *, durations: dict[str, float] | None = None,
                      check_files: bool = False) -> GroundingAnnotations:
     """Read and validate a grounding annotation file. `durations` (movie_id -> seconds) enables
-    the check that intervals end within the movie; `check_files` that videos/subtitles exist."""
-    path = Path(path)
-    data = load_json(path, "grounding annotation file")
+    the check that intervals end within the movie; `check_files` that videos/subtitles exist.
+    `path` may name a file of a dataset repository (`hf://datasets/...`): it is fetched, and the
+    movies it names are fetched when they are opened (components/datasource)."""
+    path = datasource.open_data_path(path)
+    data = load_json(datasource.local(path), "grounding annotation file")
     checked = validated_as(_schema(), data, file=path, where=lambda loc: place(data, loc))
     movies: dict[str, MovieEntry] = {}
     for i, (m, raw) in enumerate(zip(checked["movies"], data["movies"])):
@@ -204,12 +207,25 @@ def _movie_entry(path: Path, where: str, m: dict, raw: dict, check_files: bool) 
     subs = m.get("subtitles")
     sub_path = confined_path(base, subs, file=path, where=where, key="subtitles") if subs else None
     if check_files:
-        if not video.is_file():
+        if not datasource.is_file(video):
             raise DataFormatError(f"{path}: {where} key 'video': file not found: {video}.")
-        if sub_path is not None and not sub_path.is_file():
+        if sub_path is not None and not datasource.is_file(sub_path):
             raise DataFormatError(f"{path}: {where} key 'subtitles': file not found: {sub_path}.")
     extra = {k: v for k, v in raw.items() if k not in ("movie_id", "video", "subtitles")}
     return MovieEntry(m["movie_id"], video, sub_path, extra)
+
+
+def movie_files(ann: GroundingAnnotations, movie_ids, memory_dir: str | Path | None = None) -> list[Path]:
+    """What opening these movies reads: each video, its subtitles and, under `memory_dir`, its
+    character memory and the files beside it (what a batch run fetches ahead from a repository)."""
+    out: list[Path] = []
+    for mid in dict.fromkeys(movie_ids):
+        entry = ann.movie(mid)
+        out += [entry.video, *([entry.subtitles] if entry.subtitles else [])]
+        if memory_dir is not None:
+            out.append(Path(memory_dir) / f"{mid}.json")
+            out += datasource.glob(memory_dir, f"{mid}/*")
+    return out
 
 
 def _pair(path: Path, where: str, p: dict, qids: set[str], duration: float | None) -> GroundingPair:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from backends.ask import Asked, Unparsed, ask
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from backends.errors import GenerationStopped
+from components import datasource
 from components.common.errors import DataFormatError, UserError
 from components.common.io import atomic_write_bytes, load_json
 from components.media import Cue
@@ -81,8 +82,9 @@ class CharacterMemory:
 
     def load_reference_image(self, ref: Reference) -> Image.Image | None:
         path = self.image_path(ref)
-        if path is None or not path.is_file():
+        if path is None or not datasource.is_file(path):
             return None
+        path = datasource.local(path)  # fetched when it comes from a repository
         from PIL import Image
 
         try:
@@ -164,7 +166,7 @@ class CharacterMemory:
     @classmethod
     def load(cls, path: str | Path) -> CharacterMemory:
         path = Path(path)
-        data = load_json(path, "character memory file")
+        data = load_json(datasource.local(path), "character memory file")
         if not isinstance(data, dict):
             raise DataFormatError(f"{path}: the top level must be an object with 'movie_id' and 'characters'.")
         for key in ("movie_id", "characters"):
@@ -204,10 +206,10 @@ def _resolve_image(json_path: Path, stored: str) -> Path:
     if p.is_absolute():
         return p
     first = json_path.parent / p
-    if first.exists():
+    if datasource.exists(first):
         return first
     second = json_path.parent.parent / p  # docs/formats.md's example is written from the data root
-    return second if second.exists() else first
+    return second if datasource.exists(second) else first
 
 
 def memory_path(data_dir: str | Path, movie_id: str) -> Path:
@@ -217,7 +219,7 @@ def memory_path(data_dir: str | Path, movie_id: str) -> Path:
 
 def load_or_empty(path: str | Path, movie_id: str) -> CharacterMemory:
     path = Path(path)
-    return CharacterMemory.load(path) if path.is_file() else CharacterMemory(movie_id, [], path)
+    return CharacterMemory.load(path) if datasource.is_file(path) else CharacterMemory(movie_id, [], path)
 
 
 # ----------------------------------------------------------------------------- construction

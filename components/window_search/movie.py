@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 from collections.abc import Callable, Iterator
 
+from components import datasource
 from components.common.errors import MediaError, UserError
 from components.media import Cue, DiskCache, Frame, cues_in_window, file_identity, load_subtitles, \
     open_video
@@ -45,7 +46,7 @@ class Movie:
                  chunk_frame_cap: int | None = DEFAULT_CHUNK_FRAME_CAP,
                  max_side: int | None = DEFAULT_MAX_SIDE, cache: DiskCache | None = None):
         self.video = check_file(video)
-        self.subtitles = Path(subtitles) if subtitles else None
+        self.subtitles = datasource.local(subtitles) if subtitles else None  # fetched if from a repository
         if self.subtitles is not None and not self.subtitles.is_file():
             raise MediaError(f"subtitle file not found: {self.subtitles}. Check the path, or leave "
                              "the subtitles out (the movie is searched by its frames only).")

@@ -176,10 +176,12 @@ def test_a_player_time_that_is_not_a_number_is_one_readable_line(tab, fresh):
         handlers.timeline_click(tab, res, last.session, {"played": "soon"})
 
 
-def test_a_loaded_trace_of_another_query_shows_its_own_query_truth_and_partner(tab, ran):
+def test_a_loaded_trace_of_another_query_shows_its_own_query_truth_and_partner(tab):
     """A p0005_t trace loaded while p0001_t is picked: the header, the ground truth and the
     partner are p0005_t's (the views never mix two queries)."""
-    res, done = ran
+    res = SessionResources()
+    page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0005_t"})
+    done = list(handlers.run(tab, res, page.session, None, page.query, 180, 2, 1, 30, "aws"))[-1]
     exported = handlers.export(tab, res, done.session).export_file["value"]
     other = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"qid": "p0001_t"})
     assert other.session.picked.qid == "p0001_t"

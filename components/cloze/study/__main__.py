@@ -19,6 +19,7 @@ from components.cloze.study import access
 from components.cloze.study.cache import study_set
 from components.cloze.study.config import StudyConfig, load_config
 from components.common.errors import UserError
+from components.datasource import as_source
 
 COMMANDS = ("serve", "invite", "invites", "revoke", "check", "adopt")
 
@@ -26,7 +27,7 @@ COMMANDS = ("serve", "invite", "invites", "revoke", "check", "adopt")
 def _config(data_dir: Path) -> StudyConfig:
     cfg = load_config(data_dir)
     if cfg is None:
-        raise UserError(f"No study is configured: write {data_dir / 'cloze' / 'study.json'} or set APP_STUDY.")
+        raise UserError(f"No study is configured: write {data_dir}/cloze/study.json or set APP_STUDY.")
     return cfg
 
 
@@ -46,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
 
     def command(name: str, text: str) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=text)
-        p.add_argument("--data-dir", type=Path, default=Path(os.environ.get("APP_DATA_DIR") or "data"))
+        p.add_argument("--data-dir", type=as_source, default=as_source(os.environ.get("APP_DATA_DIR") or "data"),
+                       help="data folder, or a dataset repository hf://datasets/<owner>/<name>[@rev][/sub]")
         return p
 
     serve = command("serve", "serve the study page")

@@ -34,6 +34,7 @@ from components.common.idle import quiet_when_idle
 from components.common.theme import THEME
 from components.common.ui import user_errors
 from components.common.warm import warm_in_background
+from components.datasource import open_data_dir
 
 TITLE = "Cloze study"
 STORAGE_KEY = "cloze-study-annotator"
@@ -276,7 +277,9 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
 
 def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7861,
                  prevent_thread_lock: bool = False) -> gr.Blocks:
-    """Serve the study page; only the study's media cache is served as files."""
+    """Serve the study page; only the study's media cache is served as files. `data_dir` may be a
+    dataset repository (`hf://datasets/...`), opened here: its local mirror is the data folder."""
+    data_dir = open_data_dir(data_dir)
     study = h.Study(str(data_dir))
     warm_in_background([lambda: h.warm(study)], name="study-warm")
     cfg = study.config

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components.cloze.data import ClozeDataset
+from components import datasource
 from components.cloze.questions import Question
 from components.cloze.study.protocol import load_set, released_questions
 
@@ -30,7 +31,7 @@ def study_set(folder: str | Path, set_name: str, seed: int) -> StudySet:
     for that load: 32 starting together once loaded 1,521 stems 32 times)."""
     folder = Path(folder)
     key = (str(folder.resolve()), set_name, seed)
-    stamp = folder.stat().st_mtime_ns
+    stamp = datasource.stamp(folder) or folder.stat().st_mtime_ns  # a repository's: its commit
     with _lock:
         hit = _cache.get(key)
         if hit and hit[0] == stamp:

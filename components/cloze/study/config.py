@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from components import datasource
 from components.cloze.study.protocol import set_folders, set_seed
 from components.common.errors import UserError
 from components.common.io import load_json
@@ -82,11 +83,11 @@ def _read_source(data_dir: Path) -> tuple[dict, Path] | None:
         except json.JSONDecodeError as exc:
             raise UserError(f"APP_STUDY is not valid JSON ({exc}).") from None
     path = Path(env) if env else data_dir / "cloze" / "study.json"
-    if not path.exists():
+    if not datasource.is_file(path):
         if env:
             raise UserError(f"APP_STUDY points at {path}, which does not exist.")
         return None
-    data = load_json(path, "study file")
+    data = load_json(datasource.local(path), "study file")
     if not isinstance(data, dict):
         raise UserError(f"{path}: a study file is one JSON object (data, set, display, ...).")
     return data, path.parent
@@ -102,8 +103,9 @@ def _choice(data: dict, key: str, options: tuple, default: str) -> str:
 
 
 def load_config(data_dir: str | Path) -> StudyConfig | None:
-    """The configured study, or None when no study file / APP_STUDY is set."""
-    data_dir = Path(data_dir)
+    """The configured study, or None when no study file / APP_STUDY is set. `data_dir` may be a
+    dataset repository (`hf://datasets/...`); the results are written in its local mirror."""
+    data_dir = datasource.open_data_dir(data_dir)
     found = _read_source(data_dir)
     if found is None:
         return None

@@ -17,6 +17,7 @@ from typing import Any
 
 import gradio as gr
 
+from components import datasource
 from components.cloze.questions import distractor_type
 from components.cloze.study import catch as checks
 from components.cloze.study import practice as practice_mod
@@ -66,7 +67,7 @@ class Study:
     """The configured study of one data folder (config re-read when the study file changes)."""
 
     def __init__(self, data_dir: str) -> None:
-        self.data_dir = data_dir
+        self.data_dir = str(datasource.open_data_dir(data_dir))  # a repository: its local mirror
         self._key: tuple | None = None
         self._config: StudyConfig | None = None
 

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from components import datasource
 from components.cloze.data import Instance
 from components.cloze.questions import LETTERS, Question
 from components.common.errors import MediaError
@@ -97,15 +98,22 @@ def _materialise(src: Path, dest: Path) -> Path:
 
 
 def question_clips(inst: Instance, q: Question) -> list[Path]:
-    """[before, after, A..D] as files on disk (named by option: never sent to a browser)."""
+    """[before, after, A..D] (named by option: never sent to a browser). From a repository they
+    are fetched by what reads them (`fetched`), so a prefetch fetches in the background."""
     return [inst.clip_path(n) for n in ("before", "after", *q.options)]
+
+
+def fetched(clips: list[Path]) -> list[Path]:
+    """The clips as local files: those of a repository not fetched yet fetched side by side."""
+    datasource.fetch_all(clips, progress=False)
+    return clips
 
 
 def opaque_videos(cache: Path, study: str, annotator: str, task_index: int, inst: Instance,
                   q: Question) -> list[str]:
     """The six clips copied into `cache` under opaque names, in SLOTS order, each playable in a
     browser as it is (so the page's players need no per-request probing)."""
-    return opaque_copies(cache, study, annotator, task_index, question_clips(inst, q))
+    return opaque_copies(cache, study, annotator, task_index, fetched(question_clips(inst, q)))
 
 
 def opaque_copies(cache: Path, study: str, annotator: str, key: int | str, clips: list[Path]) -> list[str]:
@@ -137,8 +145,15 @@ def _tile(img: Image.Image, height: int) -> Image.Image:
     return img.resize((max(1, round(w * height / h)), height))
 
 
+def _file_key(p: Path) -> tuple:
+    pinned = datasource.stamp(p)  # a repository's file never changes at its commit
+    if pinned:
+        return (pinned,)
+    return (p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else ()
+
+
 def _edge_key(clips: list[Path]) -> tuple:
-    return tuple((str(p), *((p.stat().st_size, p.stat().st_mtime_ns) if p.exists() else ())) for p in clips)
+    return tuple((str(p), *_file_key(p)) for p in clips)
 
 
 def edge_view(clips: list[Path]) -> Image.Image:
@@ -231,7 +246,7 @@ def _draw_grid16(clips: list[Path]) -> Image.Image:
     from PIL import Image, ImageDraw
 
     th, cap, gap, label = GRID_TILE_HEIGHT, 12, 10, 18
-    grids = [[_tile(f, th) for f in _grid_frames(p)] for p in clips]
+    grids = [[_tile(f, th) for f in _grid_frames(p)] for p in fetched(clips)]
     tw = grids[0][0].size[0]
     gw, gh = 4 * (tw + 2), 4 * (th + cap) + label
     canvas = Image.new("RGB", (2 * gw + 3 * gap, 3 * gh + 4 * gap), "white")
@@ -267,6 +282,7 @@ def _draw_edge_view(clips: list[Path]) -> Image.Image:
     from PIL import Image, ImageDraw
 
     th = EDGE_TILE_HEIGHT
+    clips = fetched(clips)
     before = [_tile(f, th) for f in _edge_frames(clips[0], 0, 4)[1]]
     after = [_tile(f, th) for f in _edge_frames(clips[1], 4, 0)[0]]
     cands = []

@@ -10,6 +10,7 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components import datasource
 from components.cloze.data import CONTEXT_CLIPS, DIM_CLIPS, ClozeDataset, Instance, clip_relpath
 from components.cloze.questions import ORDER_HUMAN, Question, make_question
 from components.common.errors import UserError
@@ -35,7 +36,13 @@ def _present(folder: str) -> dict[str, int]:
     `exists()` calls: the released test is `(item / rel).exists()`, so a symbolic link counts when
     its target exists and an empty file counts."""
     found: dict[str, int] = {}
+    mounted = datasource.stamp(folder) is not None   # a dataset repository's folder: its listing
     for sub in ("", "S/", "A/", "C/"):
+        if mounted:
+            for name, size in datasource.entries(folder + "/" + sub).items():
+                if sub + name in _REQUIRED_SET:
+                    found[sub + name] = -1 if size is None else size
+            continue
         try:
             with os.scandir(folder + "/" + sub) as entries:
                 for entry in entries:
@@ -70,9 +77,7 @@ def discover(folder: str | Path) -> Discovery:
     schedule, so nothing is filtered beyond that; the odd cases are reported instead."""
     folder = Path(folder)
     stems, dropped, warnings = [], [], []
-    for item in sorted(folder.iterdir(), key=lambda p: p.name):
-        if not item.is_dir():
-            continue
+    for item in datasource.subfolders(folder):      # the listing's too, for a dataset repository
         found = _present(os.fspath(item))
         gone = [rel for rel in REQUIRED_FILES if rel not in found]
         if gone:
@@ -101,23 +106,22 @@ def discover_stems(folder: str | Path) -> list[str]:
 
 def holds_stems(folder: str | Path) -> bool:
     """`discover_stems(folder)` is not empty (stops at the first stem)."""
-    return any(item.is_dir() and len(_present(os.fspath(item))) == len(REQUIRED_FILES)
-               for item in Path(folder).iterdir())
+    return any(len(_present(os.fspath(item))) == len(REQUIRED_FILES) for item in datasource.subfolders(folder))
 
 
 def set_folders(path: str | Path) -> dict[str, Path]:
     """Set name -> folder, as the released `discover_choice_sets`: the folder itself when it holds
     stems directly, else its sub-folders that hold stems (sorted); `choices_human/` inside the
     given folder is looked in too."""
-    path = Path(path)
-    if not path.is_dir():
+    path = datasource.open_data_dir(path)
+    if not datasource.is_dir(path):
         raise UserError(f"No study folder at {path}: expected choices_human/set_N/<stem>/ folders.")
     for root in (path, path / "choices_human"):
-        if not root.is_dir():
+        if not datasource.is_dir(root):
             continue
         if holds_stems(root):
             return {root.resolve().name: root}
-        found = {p.name: p for p in sorted(root.iterdir()) if p.is_dir() and holds_stems(p)}
+        found = {p.name: p for p in datasource.subfolders(root) if holds_stems(p)}
         if found:
             return found
     raise UserError(f"No annotator set in {path}: expected choices_human/set_N/<stem>/ with "

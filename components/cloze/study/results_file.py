@@ -29,13 +29,18 @@ READ_PAUSE_S = 0.05
 
 
 def result_header(set_name: str, seed: int, choices_dir: str | Path, result_path: str | Path,
-                  questions: list[Question] | tuple[Question, ...]) -> dict:
+                  questions: list[Question] | tuple[Question, ...], *, data_revision: str | None = None) -> dict:
+    """The released header; `data_revision` (hf://...@<commit>, this app's key) when the set comes
+    from a dataset repository."""
     stems = sorted({q.stem for q in questions})
-    return {"dataset_id": set_name, "schedule_policy": SCHEDULE_POLICY, "seed": seed,
-            "choices_dir": str(choices_dir), "result_path": str(result_path),
-            "started_at_utc": datetime.now(UTC).isoformat(), "completed_at_utc": None,
-            "stems": stems, "schedule": [{"stem": q.stem, "dim": q.dim} for q in questions],
-            "responses": {}}
+    header = {"dataset_id": set_name, "schedule_policy": SCHEDULE_POLICY, "seed": seed,
+              "choices_dir": str(choices_dir), "result_path": str(result_path),
+              "started_at_utc": datetime.now(UTC).isoformat(), "completed_at_utc": None,
+              "stems": stems, "schedule": [{"stem": q.stem, "dim": q.dim} for q in questions],
+              "responses": {}}
+    if data_revision:
+        header["data_revision"] = data_revision
+    return header
 
 
 def released_record(rec: dict) -> dict:
@@ -46,7 +51,9 @@ def released_record(rec: dict) -> dict:
 
 
 def matches(old: dict, header: dict) -> bool:
-    return all(old.get(k) == header[k] for k in MATCH_KEYS)
+    """The same run: the released keys match, and (this app's key) the same data revision when the
+    set comes from a dataset repository (a file of another commit is set aside)."""
+    return all(old.get(k) == header[k] for k in MATCH_KEYS) and old.get("data_revision") == header.get("data_revision")
 
 
 def normalise_responses(data: dict) -> dict[str, dict]:

@@ -17,6 +17,7 @@ import threading
 from datetime import datetime, UTC
 from pathlib import Path
 
+from components import datasource
 from components.cloze.human import HubPush, push_lock, sanitise_annotator
 from components.cloze.questions import Question
 from components.cloze.study.config import StudyConfig
@@ -46,8 +47,10 @@ class AnnotatorStore:
         self.practised = bool(read_jsonl(self.practice_path))
         self.notes: list[str] = []           # what happened to the result file, for the researcher
         self._position = self._read_position()
+        # hf://...@<commit> when the set comes from a dataset repository: in every record and the header
+        self.data_revision = datasource.data_revision(config.set_folder)
         self._header = result_header(config.set_name, config.seed, config.set_folder, self.result_path,
-                                     list(questions))
+                                     list(questions), data_revision=self.data_revision)
         self._header["annotator"] = self.annotator
         self._stamp: tuple | None = None     # the result file as this store last read or wrote it
         self._held: set[int] = set()         # task indices the file held when last read
@@ -188,6 +191,8 @@ class AnnotatorStore:
                    "server_elapsed_sec": timing.server_elapsed_sec}
             if display != "video":  # the released values say "frames" for both of its frames views
                 rec["frames_view"] = "grid16" if display == "frames16" else "edge"
+            if self.data_revision:
+                rec["data_revision"] = self.data_revision
             self._append(self.path, rec)
             self.history.append(rec)
             self.latest[index] = rec
