@@ -50,6 +50,7 @@ CSS = """
 .gradio-container > .main > .wrap, .gradio-container .contain {gap: 8px !important;}
 footer {display: none !important;}
 .tab-message p {color: #b42318; font-weight: 600; margin: 0;}
+.tab-message p:has(.tab-note) {color: #3730a3; font-weight: 500;}   /* a note, not an error */
 .tab-message:not(:has(p)), .tab-message:has(p:empty) {display: none !important;}
 /* every button of one row is one height */
 .gradio-container button.lg, .gradio-container button.md, .gradio-container button.sm {

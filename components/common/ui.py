@@ -27,6 +27,7 @@ from typing import Any
 import gradio as gr
 
 from backends.errors import BackendError
+from components.common import preparing
 from components.common.errors import UserError
 from components.common.sessions import SessionRegistry
 
@@ -99,6 +100,22 @@ def markdown_safe(text: str) -> str:
     if len(parts) % 2 == 0:        # an unpaired backtick: no code spans to keep
         return html.escape(text, quote=False)
     return "`".join(part if i % 2 else html.escape(part, quote=False) for i, part in enumerate(parts))
+
+
+def preparing_note(part: str) -> str | None:
+    """While the part's data is still being made (a Space's first start builds the example data
+    behind the page; components/common/preparing.py): the note for the tab's message line, with
+    how far it is; None once the part is ready (or failed: the tab then says what is missing)."""
+    status = preparing.status(part)
+    if not status.waiting:
+        return None
+    done = f" ({status.fraction:.0%})" if 0 < status.fraction < 1 else ""
+    return f"<span class='tab-note'>⏳ {html.escape(status.message, quote=False)}{done}</span>"
+
+
+def poll(active: bool) -> Any:
+    """The tab's preparation timer: on while its data is being made (it asks again each tick)."""
+    return gr.Timer(active=active)
 
 
 def message_line(elem_id: str) -> gr.Markdown:

@@ -3,6 +3,10 @@
 fetched when it is opened, and nothing else."""
 from __future__ import annotations
 
+import os
+
+import pytest
+
 from components.datasource import open_data_dir
 from components.impact.data import load_annotations as load_impact
 from components.media import open_video
@@ -33,3 +37,25 @@ def test_window_search_and_impact_from_a_data_folder_repository(hub, example_dat
 
     named = load_grounding("hf://datasets/test/bench/grounding/annotations.json")   # one file named
     assert [q.qid for q in named.queries] == [q.qid for q in ann.queries]
+
+
+def test_the_cloze_tab_opens_the_apps_own_repository_and_refuses_another(cloze_repo, hub, tmp_path, monkeypatch):
+    """The Cloze folder box takes the app's own dataset repository (APP_DATA_DIR) as typed, shows
+    a question from it, and refuses another repository unless APP_ADMIN=1 (a stranger could make
+    the server list and fetch any repository)."""
+    from components.cloze.ui import handlers as h
+    from components.cloze.ui.session import ClozeSession, ClozeTab
+    from components.common.errors import UserError
+    from components.common.sessions import Resources
+
+    monkeypatch.setenv("APP_DATA_DIR", cloze_repo)
+    monkeypatch.delenv("APP_ADMIN", raising=False)
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "practice"))
+    tab, res, session = ClozeTab(str(tmp_path)), Resources(), ClozeSession(data_dir=str(tmp_path))
+    opened = h.load_root(tab, res, session, cloze_repo)
+    assert "stems" in opened.status
+    shown = h.start(tab, res, session, "model", cloze_repo, "all", "S", 42, "", "video")
+    videos = [c["value"] for c in shown.question.clips if c.get("value")]
+    assert shown.session.root == cloze_repo and len(videos) == 6 and all(os.path.isfile(v) for v in videos)
+    with pytest.raises(UserError, match="APP_ADMIN=1"):    # refused before anything is asked of the Hub
+        h.load_root(tab, res, session, "hf://datasets/someone/else")

@@ -55,6 +55,7 @@ def build_tab(ctx: TabContext) -> None:
     with gr.Accordion("About this tab", open=False, elem_id="cloze-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
     ui.timer = gr.Timer(1.0, active=False)
+    ui.prep_timer = gr.Timer(1.0, active=False)
     ui.imported = gr.State([])
     _wire(ui)
 
@@ -235,8 +236,11 @@ def _wire(ui: SimpleNamespace) -> None:
        [ui.order_out], kind="progress", api_name="on_orders")
     if ui.demo is not None:
         ui.demo.unload(ev.release)
-        loaded = on(ui.demo.load, h.open_page, [ui.state, ui.display],
-                    [*question, ui.feedback, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed, *mode_outs],
+        page_outs = [*question, ui.feedback, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed, *mode_outs,
+                     ui.prep_timer]
+        loaded = on(ui.demo.load, h.open_page, [ui.state, ui.display], page_outs,
                     kind="params", api_name="on_open_cloze_link", show_progress="hidden")
+        on(ui.prep_timer.tick, h.open_page, [ui.state, ui.display], page_outs, kind="params",
+           api_name="on_open_cloze_prepared", show_progress="hidden")
         loaded.then(None, [ui.kept], [ui.annotator, ui.blind],
                     js="(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]")

@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from components import datasource
+from components.common.admin import admin_mode
 from components.common.errors import UserError
 from components.common.fields import whole
 from components.common.sessions import Resources, SessionRegistry
@@ -70,6 +72,8 @@ def resolve_root(root: str | None, data_dir: str, own: tuple[str, ...] = ()) -> 
     (an absolute path must lie inside it); an uploaded or built folder only for the session that
     made it. Other visitors' folders and the rest of the server are refused. `..` is resolved but
     links are not: a folder the operator linked into the data folder is inside it."""
+    if datasource.is_hub_spec((root or "").strip()):
+        return _allowed_repository(root.strip())
     base = Path(os.path.abspath(data_dir))
     typed = Path((root or "").strip() or "cloze")
     path = Path(os.path.abspath(typed if typed.is_absolute() else base / typed))
@@ -83,8 +87,23 @@ def resolve_root(root: str | None, data_dir: str, own: tuple[str, ...] = ()) -> 
     return str(path)
 
 
+def _allowed_repository(spec: str) -> str:
+    """A dataset repository typed in the folder box: the app's own (APP_DATA_DIR's) is open to
+    every visitor; another only with APP_ADMIN=1 (else a stranger could make the server list and
+    fetch any repository)."""
+    own = os.environ.get("APP_DATA_DIR", "").strip().rstrip("/")
+    if admin_mode() or (own and (spec.rstrip("/") == own or spec.startswith(own + "/"))):
+        return spec
+    raise UserError("The data folder may name this app's own dataset repository only"
+                    + (f" ({own})" if datasource.is_hub_spec(own) else "")
+                    + "; opening another needs APP_ADMIN=1 on the server.")
+
+
 def shown_root(root: str, data_dir: str) -> str:
-    """A folder as the page shows it: relative to the data folder, never a server path."""
+    """A folder as the page shows it: relative to the data folder, never a server path (a dataset
+    repository as it was typed)."""
+    if datasource.is_hub_spec(root):
+        return root
     base, path = Path(os.path.abspath(data_dir)), Path(os.path.abspath(root))
     return str(path.relative_to(base)) if path.is_relative_to(base) else path.name
 

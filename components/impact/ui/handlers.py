@@ -14,8 +14,9 @@ from collections.abc import Callable
 
 import gradio as gr
 
+from components import datasource
 from components.common.errors import UserError
-from components.common.ui import View
+from components.common.ui import View, poll, preparing_note
 from components.common.watched import WatchedFile
 from components.impact import view
 from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
@@ -110,6 +111,7 @@ class LoadView(View):
     body_note: str
     status: str
     split: Any
+    poll: Any = field(default_factory=gr.skip)   # the preparation timer (on while the data is made)
 
 
 @dataclass
@@ -224,7 +226,7 @@ def on_clip(data: ImpactData, res: ImpactResources, session: ImpactSession, qid:
     gate = res.should_send
     item = data.item(qid)
     start = first_frame(item)
-    return ClipView(gr.Video(value=str(item.video), playback_position=(start - 1) / item.fps),
+    return ClipView(gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=start),
                     timeline_for(item, session, start),
                     frame_view(data, session, qid, start, shown=shown, gate=gate), "")
@@ -234,20 +236,23 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
     """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
     the first clip at its first moment, with one line about a link value that was not understood."""
     res.page_loaded()
+    note = preparing_note("impact")
+    if note is not None:
+        return LoadView(*[gr.skip()] * 11, poll=poll(True), message=note)
     if data.first is None:
         skip = gr.skip()
-        return LoadView(*[skip] * 11, message=f"⚠ {data.load_error}")
-    qid, frame, note = view.read_link(params, data.annotations.items if data.annotations else [])
+        return LoadView(*[skip] * 11, poll=poll(False), message=f"⚠ {data.load_error}")
+    qid, frame, link_note = view.read_link(params, data.annotations.items if data.annotations else [])
     item = data.item(qid or (data.first.qid if data.first else None))
     frame = frame or first_frame(item)
     body = frame_view(data, session, item.qid, frame, gate=lambda _: False)
     return LoadView(gr.Dropdown(choices=view.clip_choices(data.annotations), value=item.qid),
-                    gr.Video(value=str(item.video), playback_position=(frame - 1) / item.fps),
+                    gr.Video(value=str(datasource.local(item.video)), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
                     timeline_for(item, session, frame), body.legend, body.regions, body.turntable,
                     body.turntable_msg, body.body_note, "",
-                    gr.Dropdown(choices=["all", *data.splits()], value="all"),
-                    message=f"⚠ {note}" if note else "")
+                    gr.Dropdown(choices=["all", *data.splits()], value="all"), poll(False),
+                    message=f"⚠ {link_note}" if link_note else "")
 
 
 def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:

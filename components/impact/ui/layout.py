@@ -64,6 +64,7 @@ class ImpactComponents:
     split: gr.Dropdown
     metrics_button: gr.Button
     metrics: gr.Markdown
+    prep_timer: gr.Timer
 
     @property
     def frame_outputs(self) -> list:  # FrameView's fields
@@ -158,7 +159,7 @@ def _layout() -> ImpactComponents:
     return ImpactComponents(state, clip, run_temporal, run_spatial, stop, prompt_style, video, body3d,
                             turntable, turntable_msg, render_button, timeline, frame, step_back,
                             step_on, reset_view, copy_link, link, hooks, legend, regions, status, message,
-                            body_note, split, metrics_button, metrics)
+                            body_note, split, metrics_button, metrics, gr.Timer(1.0, active=False))
 
 
 def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
@@ -195,6 +196,9 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     on(c.metrics_button.click, h.set_metrics, [c.state, c.split, ctx.settings, c.prompt_style], [c.metrics],
        kind="progress", api_name="on_metrics")
     if ctx.demo is not None:
-        on(ctx.demo.load, h.on_load, [c.state], c.load_outputs, kind="params",
+        load_outs = [*c.load_outputs, c.prep_timer]
+        on(ctx.demo.load, h.on_load, [c.state], load_outs, kind="params",
            api_name="on_load_impact").then(None, js=page.READY_JS)
+        on(c.prep_timer.tick, h.on_load, [c.state], load_outs, kind="params", api_name="on_load_impact_prepared",
+           show_progress="hidden")
         ctx.demo.unload(ev.release)

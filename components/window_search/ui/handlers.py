@@ -12,7 +12,7 @@ import math
 import queue
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping
@@ -21,11 +21,12 @@ import gradio as gr
 from gradio import processing_utils
 
 from backends.registry import resolve_embedder
+from components import datasource
 from components.common.errors import DataFormatError, UserError
 from components.common.fields import number, whole
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
-from components.common.ui import SKIP, View
+from components.common.ui import SKIP, View, poll, preparing_note
 from components.common.watched import WatchedFile
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
@@ -115,6 +116,7 @@ class PageView(MovieView):
     """A page opened (maybe from a deep link): the movie view plus the movie dropdown."""
 
     movie_pick: Any = None
+    poll: Any = field(default_factory=lambda: SKIP)   # the preparation timer (on while the data is made)
 
 
 @dataclass
@@ -186,6 +188,7 @@ def player_value(video: str | None) -> str | None:
     two-hour re-encode must never block the tab. The search itself reads any format."""
     if not video:
         return None
+    video = str(datasource.local(video))   # a dataset repository's movie: fetched first
     try:
         if processing_utils.ffmpeg_installed() and not processing_utils.video_is_playable(video):
             gr.Warning(f"{Path(video).name} is not browser-playable (container/codec), so the player stays "
@@ -370,20 +373,24 @@ def baseline_label(settings: dict | None) -> str:
 def open_page(tab: TabData, res: SessionResources, session: WindowSearchSession, chunk: Any,
               params: Mapping[str, str]) -> PageView:
     """A new page: the first movie and its first query, or what a deep link names
-    (`?tab=window-search&movie=m01&qid=p0005_t&t=400`), with one line about any value not understood."""
+    (`?tab=window-search&movie=m01&qid=p0005_t&t=400`), with one line about any value not understood.
+    While the tab's data is still being made, only that is said, and the page asks again."""
+    note = preparing_note("grounding")
+    if note is not None:
+        return PageView(*[SKIP] * 13, movie_pick=SKIP, poll=poll(True), message=note)
     queries = {q.qid: q.movie_id for q in tab.annotations.queries} if tab.annotations else {}
     movies = list(tab.annotations.movies) if tab.annotations else []
     req = links.read_link(params, movies, queries, tab.first_movie) if links.is_for_this_tab(params) \
         else links.LinkRequest(movie=tab.first_movie)
     if req.movie is None:
         return PageView(*_fields(_movie_view(tab, session)), movie_pick=gr.update(choices=[], value=None),
-                        message=f"⚠ {tab.error}" if tab.error else "")
+                        poll=poll(False), message=f"⚠ {tab.error}" if tab.error else "")
     opened = _opened(res, tab.movie_info(req.movie), chunk, session)
     t, problem = links.read_time(req.t, opened.movie.duration)
     opened.playhead = t or 0.0
     problems = req.problems + ([problem] if problem else [])
     return PageView(*_fields(_movie_view(tab, opened, req.qid)),
-                    movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie),
+                    movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie), poll=poll(False),
                     message=" ".join(problems))
 
 

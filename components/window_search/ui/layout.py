@@ -39,7 +39,7 @@ COPY_JS = """(q) => { if (!q) return q; const p = new URLSearchParams(q);
 def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
     source = h.tab_source(ctx.data_dir)
-    c = SimpleNamespace(state=gr.State(WindowSearchSession()))
+    c = SimpleNamespace(state=gr.State(WindowSearchSession()), prep_timer=gr.Timer(1.0, active=False))
     _controls(c)
     _stage(c, ctx)
     _tools(c)
@@ -193,5 +193,7 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     ctx.settings.change(h.baseline_label, [ctx.settings], [c.baseline_md], api_name="_baseline_label")
     if ctx.demo is not None:
         ctx.demo.unload(ev.release)
-        on(ctx.demo.load, h.open_page, [c.state, c.chunk_s], [*movie_outs, c.movie_pick], kind="params",
-           api_name="open_page")
+        page_outs = [*movie_outs, c.movie_pick, c.prep_timer]
+        on(ctx.demo.load, h.open_page, [c.state, c.chunk_s], page_outs, kind="params", api_name="open_page")
+        on(c.prep_timer.tick, h.open_page, [c.state, c.chunk_s], page_outs, kind="params",
+           api_name="open_page_prepared", show_progress="hidden")

@@ -21,7 +21,7 @@ from components.cloze.ui.session import COMPARE, MODEL, PRACTICE, PRIVATE, RESOU
     resolve_root, shown_root
 from components.common.errors import UserError
 from components.common.sessions import Resources
-from components.common.ui import SKIP, error_line
+from components.common.ui import SKIP, error_line, poll, preparing_note
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,14 @@ def pick_mode(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, i
 
 def open_page(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, params: dict) -> LinkView:
     """Page load: the question a link names (`?tab=cloze&stem=&q=`), else nothing changes (and the
-    default sets' first questions are drawn ahead)."""
+    default sets' first questions are drawn ahead). While the tab's data is still being made, only
+    that is said, and the page asks again."""
+    note = preparing_note("cloze")
+    if note is not None:
+        return LinkView.unchanged(session, note, poll(True))
     if not links.is_for_this_tab(params):
         draw_first_ahead(session, display)
-    return open_link(session, params, display)
+    return replace(open_link(session, params, display), poll=poll(False))
 
 
 def warm(data_dir: str | Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from components import datasource
 from components.cloze.human import (annotator_file, answer_feedback, export_records, load_progress,
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
 from components.cloze.ui.handlers.question import mmss, practice_dir, questions_for, render
@@ -100,7 +101,8 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
     rec = record_answer(session.file, questions[session.index], task_index=session.index, answer=letter,
                         annotator=session.annotator, session=session.session_id, set_name=qs.name,
                         order_seed=session.seed, display_mode=display, answer_flow=flow,
-                        elapsed_sec=time.time() - shown_at, blind=bool(blind))
+                        elapsed_sec=time.time() - shown_at, blind=bool(blind),
+                        data_revision=datasource.data_revision(session.root))
     feedback = answer_feedback(session.index + 1, rec, blind=blind)
     progress = load_progress(session.file, questions)
     if progress.next_index is not None:

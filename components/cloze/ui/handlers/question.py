@@ -71,7 +71,7 @@ def clip_views(ds: ClozeDataset, q: Question, display: str) -> list:
     inst = ds.instance(q.stem)
     names = ["before", "after", *q.options]
     if display == "video":
-        return [str(inst.clip_path(n)) for n in names]
+        return [str(inst.clip_file(n)) for n in names]   # a repository's clips fetched first
     return clip_grids([inst.clip_path(n) for n in names], PAPER_FRAMES)
 
 

@@ -129,11 +129,12 @@ class LinkView(View):
     dims: Any
     seed: Any
     mode_view: ModeView
+    poll: Any = field(default_factory=lambda: SKIP)   # the preparation timer (on while the data is made)
 
     @classmethod
-    def unchanged(cls, session: ClozeSession, message: Any = None) -> LinkView:
+    def unchanged(cls, session: ClozeSession, message: Any = None, poll: Any = SKIP) -> LinkView:
         return cls(session, QuestionView.unchanged(), SKIP, SKIP, SKIP, SKIP, SKIP, SKIP,
-                   ModeView(*[SKIP] * 7), message=message)
+                   ModeView(*[SKIP] * 7), poll, message=message)
 
 
 @dataclass
