@@ -146,21 +146,25 @@ class TabEvents:
         (keyword `progress`: a gr.Progress)."""
         data_dir = self.data_dir
 
-        def failed(exc: BaseException) -> list:
-            return [SKIP] * n_out + [error_line(exc, data_dir)]
+        def single(values: list) -> Any:
+            # gradio takes a list returned for ONE output as that output's value
+            return values[0] if n_out == 0 else values
 
-        def shown(value: Any) -> list:
+        def failed(exc: BaseException) -> Any:
+            return single([SKIP] * n_out + [error_line(exc, data_dir)])
+
+        def shown(value: Any) -> Any:
             if isinstance(value, View):
-                return [*outputs(value), message_value(value)]
+                return single([*outputs(value), message_value(value)])
             if n_out == 0:
-                return [""]
+                return ""
             return [value, ""]
 
         def bound(request: gr.Request | None) -> tuple:
             return self.tab(), self.registry.get(getattr(request, "session_hash", None))
 
         if inspect.isgeneratorfunction(handler):
-            def stream(request: gr.Request, *args) -> Iterator[list]:
+            def stream(request: gr.Request, *args) -> Iterator[Any]:
                 try:
                     for value in handler(*bound(request), *args):
                         yield shown(value)
@@ -168,7 +172,7 @@ class TabEvents:
                     yield failed(exc)
             return _named(stream, handler)
 
-        def call(request: gr.Request | None, args: tuple, extra: dict) -> list:
+        def call(request: gr.Request | None, args: tuple, extra: dict) -> Any:
             try:
                 return shown(handler(*bound(request), *args, **extra))
             except Exception as exc:  # noqa: BLE001 - shown on the message line

@@ -123,3 +123,26 @@ def test_an_error_line_escapes_html_but_keeps_code_spans_as_typed():
     line = error_line(BackendError("No call for <task>; record one with `--record <trace.jsonl>`."))
     assert line == "⚠ No call for &lt;task&gt;; record one with `--record <trace.jsonl>`."
     assert error_line(BackendError("a ` b <c>")) == "⚠ a ` b &lt;c&gt;"
+
+
+def test_an_event_with_only_the_message_line_returns_its_value_not_a_list():
+    """gradio takes a list returned for one output as that output's value: Stop (no outputs but
+    the message line) must return the line itself."""
+    from types import SimpleNamespace
+
+    from components.common.errors import UserError
+    from components.common.sessions import Resources, SessionRegistry
+    from components.common.ui import TabEvents
+
+    events = TabEvents(None, SessionRegistry(Resources), message=None)
+    request = SimpleNamespace(session_hash="one-output")
+
+    def stop(tab, res, session):
+        res.stop.set()
+
+    def refuse(tab, res, session):
+        raise UserError("Nothing runs.")
+
+    assert events.fn(stop, 0)(request, None) == ""
+    assert events.fn(refuse, 0)(request, None) == "⚠ Nothing runs."
+    assert events.registry.get("one-output").stop.is_set()
