@@ -41,6 +41,14 @@ def initial_table() -> list[list]:
     return view.bench_table(None)
 
 
+def run_table(metrics: dict, *, data_set: str, method: str) -> list[list]:
+    """The paper's rows, this run's row and, under it, its 95 % intervals (when it has some)."""
+    table = view.bench_table(metrics, data_set=data_set, method=method)
+    if metrics.get("intervals"):
+        table.append(view.bench_interval_row(metrics, data_set=data_set, method=method))
+    return table
+
+
 def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
           chunk: Any, k: Any, m: Any, delta: Any, method: str,
           thinking_off: bool | None = True) -> Iterator[BenchView]:
@@ -79,7 +87,7 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
         atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))
         metrics = evaluate(ann, preds)
         yield BenchView(f"{label}: {i} of {len(queries)} queries (missing ones count as failures) · "
-                        f"{view.bench_notes(metrics)}", view.bench_table(metrics, data_set=data_set, method=run_name),
+                        f"{view.bench_notes(metrics)}", run_table(metrics, data_set=data_set, method=run_name),
                         str(out))
     end = "stopped after" if res.stop.is_set() else "done,"
     notes = f" · {view.bench_notes(metrics)}" if metrics else ""
