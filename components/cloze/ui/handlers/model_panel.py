@@ -10,14 +10,20 @@ from pathlib import Path
 
 import gradio as gr
 
+from backends.pair import partner_id
+from components.cloze import view
+from components.cloze.data import ClozeDataset
 from components.cloze.metrics import score_results
+from components.cloze.pairs import answer_pair
+from components.cloze.questions import Question
 from components.cloze.runner import answer_safely, run_orders, run_set
-from components.cloze.solvers import SolverSettings, solvers_for
+from components.cloze.solvers import ClozeSolvers, SolverSettings, solvers_for
 from components.cloze.ui.handlers.question import PAPER_FRAMES, questions_for, render, writable_dir
 from components.cloze.ui.handlers.views import AnswerBoxes, RunOneView, RunSetView
 from components.cloze.ui.session import MODEL, ClozeSession, ClozeTab
 from components.common.admin import admin_mode
 from components.common.fields import whole
+from components.common.errors import MediaError
 from components.common.sessions import Resources
 from components.settings.session import SessionSettings, backend_for
 
@@ -82,9 +88,9 @@ def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict
     index = min(session.index if same else 0, len(qs.questions) - 1)
     session, question = render(replace(session, index=index, file="", annotator=""), display)
     q = qs.questions[session.index]
-    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict,
-                                                                 prompt_style=prompt_style))
-    rec = answer_safely(solvers.solver, ds, q)
+    backend = backend_for(settings)
+    solvers = solvers_for(backend, solver_settings(settings, edge, strict, prompt_style=prompt_style))
+    rec, beside = _answered(solvers, ds, q, compared=bool(partner_id(backend)))
     why = rec.get("reason") or rec.get("error") or ""
     verdict = "correct" if rec["correct"] else ("wrong" if rec.get("answer") else
                                                 "truncated at max_tokens - recorded as truncated, not scored"
@@ -93,8 +99,22 @@ def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict
     summary = (f"{q.stem} · {q.dim} · expected {q.expected} · {verdict} · frames per clip "
                f"{rec.get('used_num_frames', '-')} · attempts {rec.get('attempts', '-')}")
     question = replace(question, answer=AnswerBoxes(rec.get("raw", ""), rec.get("answer") or "(unparsed)", why,
-                                                    rec["option_map"]))
+                                                    rec["option_map"], beside))
     return RunOneView(session, question, summary)
+
+
+def _answered(solvers: ClozeSolvers, ds: ClozeDataset, q: Question, *, compared: bool) -> tuple[dict, str]:
+    """The session model's record for `q` and what goes beside the answer boxes: both models'
+    answers side by side when the session compares two, else the model's reasoning."""
+    if compared:
+        try:
+            pair = answer_pair(solvers, ds.instance(q.stem), q)
+        except MediaError:
+            pass  # a broken clip: recorded as an error below, for either model
+        else:
+            return {"key": q.key, "stem": q.stem, "dim": q.dim, **pair.first}, view.pair_html(pair)
+    rec = answer_safely(solvers.solver, ds, q)
+    return rec, view.answer_html(rec)
 
 
 def _run_summary(name: str, set_name: str, res: dict) -> str:
