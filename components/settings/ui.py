@@ -235,8 +235,8 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
                              elem_id="settings-api-key")
         max_frames = gr.Slider(1, MAX_FRAMES_PER_REQUEST, value=default.max_frames, step=1,
                                label="Max frames per request", elem_id="settings-max-frames")
-        with gr.Accordion("Compare with a second model", open=bool(default.compare),
-                          elem_id="settings-compare-panel"):
+        with gr.Accordion("Compare with another backend", open=bool(default.compare),
+                          elem_id="settings-compare-panel") as compare_panel:
             compare = gr.Dropdown(compare_choices, value=default.compare or NO_COMPARE,
                                   allow_custom_value=True, label="Compare with",
                                   elem_id="settings-compare",
@@ -283,7 +283,9 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
                               server_specs=server_specs)
 
     def pick_panel_replay(name: str | None, request: gr.Request | None = None):
-        return pick_replay(name, compare_choices, request)
+        spec_update, compare_update = pick_replay(name, compare_choices, request)
+        paired = isinstance(compare_update, dict) and "value" in compare_update
+        return spec_update, compare_update, gr.update(open=True) if paired else gr.skip()
 
     inputs = [spec, base_url, api_key, max_frames, record, localizer, thinking, compare, compare_url,
               compare_key, state]
@@ -297,7 +299,9 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     refresh.click(recording_view, [state], recording, api_name=False, show_progress="hidden")
     for event in (refresh.click, panel.expand):
         event(refresh_replay_list, None, replay, api_name=False, show_progress="hidden")
-    replay.input(pick_panel_replay, replay, [spec, compare], api_name=False, show_progress="hidden")
+    # a recorded pair opens "Compare with", showing both sides it set
+    replay.input(pick_panel_replay, replay, [spec, compare, compare_panel], api_name=False,
+                 show_progress="hidden")
     return state
 
 

@@ -68,17 +68,18 @@ def _rows(texts: dict[str, str], pair: StepPair) -> list[str]:
         marked = sid in differ
         style = f" style='background:{DIFFERS_BG}'" if marked else ""
         notes = "<br>".join(f"{mark} {_E(c.note)}" for mark, c in (("①", a), ("②", b)) if c is not None and c.note)
+        # the evidence under the statement: two verdict columns leave no room for a third column
         rows.append(f"<tr class='ws-stmt{' ws-differs' if marked else ''}' data-sid='{_E(sid)}'{style}>"
-                    f"<td><b>{_E(sid)}</b> {_E(texts.get(sid, ''))}{' <b>≠</b>' if marked else ''}</td>"
-                    f"<td>{view._chip(a.status) if a else '—'}</td><td>{view._chip(b.status) if b else '—'}</td>"
-                    f"<td class='ws-note'>{notes}</td></tr>")
+                    f"<td><b>{_E(sid)}</b> {_E(texts.get(sid, ''))}{' <b>≠</b>' if marked else ''}"
+                    f"<div class='ws-note' style='font-size:11px;color:#57606a'>{notes}</div></td>"
+                    f"<td>{view._chip(a.status) if a else '—'}</td><td>{view._chip(b.status) if b else '—'}</td></tr>")
     return rows
 
 
 PAIR_HEAD = ("<table class='ws-checklist ws-pair-checklist' style='width:100%;table-layout:fixed;"
-             "border-collapse:collapse;font-size:13px;overflow-wrap:anywhere'><colgroup><col style='width:38%'>"
-             "<col style='width:78px'><col style='width:78px'><col></colgroup><thead><tr style='text-align:left;"
-             "border-bottom:2px solid #d0d7de'><th>statement</th><th>①</th><th>②</th><th>evidence</th></tr>"
+             "border-collapse:collapse;font-size:13px;overflow-wrap:anywhere'><colgroup><col>"
+             "<col style='width:84px'><col style='width:84px'></colgroup><thead><tr style='text-align:left;"
+             "border-bottom:2px solid #d0d7de'><th>statement · evidence</th><th>①</th><th>②</th></tr>"
              "</thead><tbody>")
 
 

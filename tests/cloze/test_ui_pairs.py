@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 
 from components.cloze import view
@@ -139,3 +140,25 @@ def test_the_released_baseline_answers_in_the_tab_with_a_tiny_dinov2(cloze_examp
                            "dinov2", False, "api", "frames")
     assert out.question.answer.letter in "ABCD" and "Edge-4 DINOv2 (released)" in out.question.answer.raw
     assert out.question.answer.beside == ""
+
+
+def test_run_the_set_compared_writes_each_models_result_file_and_both_reach_the_leaderboard(
+        cloze_examples, tmp_path, monkeypatch):
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.setenv("APP_ADMIN", "1")   # the shared runs folder: the leaderboard lists it
+    with ScriptedOpenAIServer([_reply("B")]) as a, ScriptedOpenAIServer([_reply("D")]) as b:
+        settings = SessionSettings(backend="openai:model-a", base_url=a.url, compare="openai:model-b",
+                                   compare_base_url=b.url).to_state()
+        session = ClozeSession(data_dir=str(cloze_examples.parent))
+        run = handlers.run_whole_set(TAB, RES, session, settings, str(cloze_examples), "all", "S", 42, "edge1",
+                                     False, "api")
+        assert len(a.requests) == len(b.requests) > 0
+        assert [x["messages"] for x in a.requests] == [x["messages"] for x in b.requests]
+    files = run.results_file["value"]
+    assert [Path(f).name.split("-all")[0] for f in files] == ["openai-model-a", "openai-model-b"]
+    answers = [{e["answer"] for dims in json.loads(Path(f).read_text()).values() for e in dims.values()}
+               for f in files]
+    assert answers == [{"B"}, {"D"}]
+    assert run.summary.startswith("① **openai:model-a**") and "\n② **openai:model-b**" in run.summary
+    names = [row[0] for row in handlers.refresh(TAB, RES, session, [], []).leaderboard["value"]["data"]]
+    assert any("openai-model-a" in n for n in names) and any("openai-model-b" in n for n in names)

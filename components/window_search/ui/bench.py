@@ -16,7 +16,7 @@ from components.common.errors import UserError
 from components.common.ui import View
 from components.common.intervals import valid_interval
 from components.common.io import atomic_write_text
-from components.settings.session import backend_for
+from components.settings.session import own_backend_for
 from components.window_search import view
 from components.window_search.data import Prediction
 from components.window_search.metrics import evaluate
@@ -56,7 +56,9 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
     ann = tab.annotations
     if ann is None:
         raise UserError(tab.error or "Benchmark: no annotation file in the data folder.")
-    backend = backend_for(settings)
+    # the session's model alone: a compared model never runs a search of its own, so its answers
+    # on this model's path are no benchmark answers (docs/decisions.md)
+    backend = own_backend_for(settings)
     search = search_settings(settings, k, m, delta, thinking_off)
     chunk_seconds = read_chunk(chunk)
     embedder = resolve_embedder("minilm")

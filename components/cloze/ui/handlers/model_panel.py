@@ -25,7 +25,7 @@ from components.common.admin import admin_mode
 from components.common.fields import whole
 from components.common.errors import MediaError
 from components.common.sessions import Resources
-from components.settings.session import SessionSettings, backend_for
+from components.settings.session import SessionSettings, backend_for, compare_backend_for, own_backend_for
 
 CLIPS_PER_QUESTION = 6
 
@@ -133,17 +133,17 @@ def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings
                   dims: str, seed: float, edge: str, strict: bool, prompt_style: str = "api", *,
                   progress=None) -> RunSetView:
     """Answer the whole set into this app's runs folder (resumable; Stop or closing the page ends
-    it before the next question, and the page's folders go only after it ended)."""
+    it before the next question, and the page's folders go only after it ended). With "compare
+    with", each model answers the set into a result file of its own (the same requests, one model
+    after the other), so both rows reach the leaderboard."""
     session = session.with_inputs(MODEL, root, set_name, dims, seed)
     ds, qs = questions_for(session)
+    compared = compare_backend_for(settings)
+    backends = [own_backend_for(settings), compared] if compared is not None else [backend_for(settings)]
+    summaries, files = [], []
     with res.working() as stop:
         stop.clear()
-        solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict, cancel=stop,
-                                                                     prompt_style=prompt_style))
-        style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
-        name = safe_name(f"{solvers.name}-{qs.name}-seed{session.seed}{style}")
-        out = visitor_runs_dir(res, session.data_dir) / f"{name}.json"
-        total = len(qs.questions)
+        total = len(qs.questions) * len(backends)
         seen = [0]
 
         def tick_progress(_rec: dict) -> None:
@@ -153,9 +153,22 @@ def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings
 
         if progress is not None:
             progress((0, total), desc="cloze questions")
-        result = run_set(solvers.solver, ds, qs.questions, out, progress=False, on_result=tick_progress, stop=stop)
-        result["stopped"] = stop.is_set()
-    return RunSetView(_run_summary(solvers.name, qs.name, result), gr.update(value=str(out), visible=True))
+        for backend in backends:
+            solvers = solvers_for(backend, solver_settings(settings, edge, strict, cancel=stop,
+                                                           prompt_style=prompt_style))
+            style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
+            name = safe_name(f"{solvers.name}-{qs.name}-seed{session.seed}{style}")
+            out = visitor_runs_dir(res, session.data_dir) / f"{name}.json"
+            result = run_set(solvers.solver, ds, qs.questions, out, progress=False, on_result=tick_progress,
+                             stop=stop)
+            result["stopped"] = stop.is_set()
+            mark = f"{'①②'[len(files)]} " if compared is not None else ""
+            summaries.append(mark + _run_summary(solvers.name, qs.name, result))
+            files.append(str(out))
+            if stop.is_set():
+                break
+    return RunSetView("  \n".join(summaries), gr.update(value=files[0] if len(files) == 1 else files,
+                                                        visible=True))
 
 
 def stop(tab: ClozeTab, res: Resources, session: ClozeSession) -> None:
@@ -172,8 +185,9 @@ def order_sensitivity(tab: ClozeTab, res: Resources, session: ClozeSession, sett
     questions = qs.questions[:whole(limit, "Questions", default=6, least=1)]
     with res.working() as stop:
         stop.clear()
-        solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, cancel=stop,
-                                                                     prompt_style=prompt_style))
+        # the session's model alone (a compared model's answers would not be shown)
+        solvers = solvers_for(own_backend_for(settings), solver_settings(settings, edge, cancel=stop,
+                                                                         prompt_style=prompt_style))
         result = run_orders(solvers.solver, ds, questions, k,
                             on_step=(lambda i, t: progress((i, t), desc="orders")) if progress else None)
     m = result["metrics"]
