@@ -201,7 +201,5 @@ def badge(state: dict | None) -> str:
     # "recording" only when calls are written: the baseline asks no model, a replay asks the trace
     rec = " · recording" if s.record and not s.baseline_only and not s.backend.startswith("replay:") else ""
     localizer = f" · localizer: {s.localizer}" if s.localizer.strip() else ""
-    compare_where = (f" @ {_public_url(s.compare_base_url)}"
-                     if s.compare_base_url.strip() and s.compare.startswith("openai:") else "")
-    compare = f" · compare with: {s.compare}{compare_where}" if s.compare.strip() else ""
+    compare = f" · compare with: {s.compare}" if s.compare.strip() else ""  # its server: in the panel
     return f"Model: {s.backend}{where}{localizer}{compare}{rec}"
