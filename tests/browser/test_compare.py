@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import open_tab, snap
+from tests.browser.conftest import close_model_panel, open_model_panel, open_tab, snap
 from tests.browser.test_talks_record_replay import _apply_and_wait, _pick_replay, _set_record, _type_backend
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.window_search.test_pairs import Model, _inspect
@@ -19,25 +19,9 @@ def _fill(page, elem_id: str, text: str) -> None:
     page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(text)
 
 
-def _open_sidebar(page) -> None:
-    """The Model panel, opened as a visitor does: a click on the header's model badge."""
-    if "open" not in (page.locator("#app-sidebar").get_attribute("class") or ""):
-        page.locator("#backend-badge").click()
-    page.wait_for_function("() => document.querySelector('#app-sidebar')?.classList.contains('open')")
-    page.wait_for_timeout(400)  # the sidebar slides in
-
-
-def _close_sidebar(page) -> None:
-    """The panel slid away again (open, it narrows the page and folds the tab bar)."""
-    if "open" in (page.locator("#app-sidebar").get_attribute("class") or ""):
-        page.locator("#app-sidebar .toggle-button").first.click()
-    page.wait_for_function("() => !document.querySelector('#app-sidebar')?.classList.contains('open')")
-    page.wait_for_timeout(400)
-
-
 def _choose_models(page, first_url: str, second_url: str, *, record: bool = False) -> None:
     """The Model panel: model-a on the first server, compared with model-b on the second."""
-    _open_sidebar(page)
+    open_model_panel(page)
     _type_backend(page, "openai:model-a")
     _fill(page, "settings-base-url", first_url)
     page.locator("#settings-compare-panel").get_by_text("Compare with another backend").first.click()
@@ -48,7 +32,7 @@ def _choose_models(page, first_url: str, second_url: str, *, record: bool = Fals
     _fill(page, "settings-compare-base-url", second_url)
     _set_record(page, record)
     _apply_and_wait(page, "compare with: openai:model-b")
-    _close_sidebar(page)
+    close_model_panel(page)
 
 
 def _texts(body: dict) -> str:
@@ -119,12 +103,12 @@ def test_window_search_side_by_side_recorded_and_replayed_offline(page, browser,
         # on stage, in a new page: the recorded pair picked under Replay sets both sides
         stage = _fresh_page(browser, app_url)
         try:
-            _open_sidebar(stage)
+            open_model_panel(stage)
             _pick_replay(stage, trace.name)
             assert stage.locator("#settings-backend input").first.input_value() == f"replay:{trace.name}#openai:model-a"
             assert stage.locator("#settings-compare input").first.input_value() == f"replay:{trace.name}#openai:model-b"
             _apply_and_wait(stage, f"compare with: replay:{trace.name}#openai:model-b")
-            _close_sidebar(stage)
+            close_model_panel(stage)
             replayed = _run_search(stage, "p0006_t")
             snap(stage, "compare-window-search-replayed")
         finally:
