@@ -60,30 +60,15 @@ def snap(page, name: str) -> Path:
     return path
 
 
-def _sidebar_open(page) -> bool:
-    bar = page.locator("#app-sidebar")
-    return bar.count() > 0 and "open" in (bar.first.get_attribute("class") or "")
+def open_tab(page, label: str) -> None:
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_timeout(300)
 
 
 def open_model_panel(page) -> None:
-    """The Model panel (the page's sidebar), opened as a visitor does: a click on the header's
-    model badge. Closed, its controls sit off screen and take no click."""
-    if not _sidebar_open(page):
+    """Open the Model sidebar (a click on the header's badge) and wait until it has slid in."""
+    if not page.evaluate("() => document.querySelector('#app-sidebar')?.classList.contains('open')"):
         page.locator("#backend-badge").click()
-    page.wait_for_function("() => document.querySelector('#app-sidebar')?.classList.contains('open')")
-    page.wait_for_timeout(400)  # it slides in
-
-
-def close_model_panel(page) -> None:
-    """The Model panel slid away (open, it narrows the page and folds the tab bar)."""
-    if not _sidebar_open(page):
-        return
-    page.locator("#app-sidebar .toggle-button").first.click()
-    page.wait_for_function("() => !document.querySelector('#app-sidebar')?.classList.contains('open')")
-    page.wait_for_timeout(400)
-
-
-def open_tab(page, label: str) -> None:
-    close_model_panel(page)
-    page.get_by_role("tab", name=label).click()
-    page.wait_for_timeout(300)
+    page.wait_for_function("""() => { const b = document.querySelector('#settings-apply');
+        if (!b) return false; const r = b.getBoundingClientRect();
+        return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; }""", timeout=30_000)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import close_model_panel, open_model_panel, open_tab, snap
+from tests.browser.conftest import open_model_panel, open_tab, snap
 from tests.browser.test_talks_record_replay import _apply_and_wait, _pick_replay, _set_record, _type_backend
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.window_search.test_pairs import Model, _inspect
@@ -17,6 +17,15 @@ from tests.window_search.test_pairs import Model, _inspect
 
 def _fill(page, elem_id: str, text: str) -> None:
     page.locator(f"#{elem_id} textarea, #{elem_id} input").first.fill(text)
+
+
+def close_model_panel(page) -> None:
+    """The Model panel slid away before a tab is picked (open, it may narrow the tab bar)."""
+    if not page.evaluate("() => document.querySelector('#app-sidebar')?.classList.contains('open')"):
+        return
+    page.locator("#app-sidebar .toggle-button").first.click()
+    page.wait_for_function("() => !document.querySelector('#app-sidebar')?.classList.contains('open')")
+    page.wait_for_timeout(400)
 
 
 def _choose_models(page, first_url: str, second_url: str, *, record: bool = False) -> None:

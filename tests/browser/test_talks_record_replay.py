@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import open_model_panel, open_tab, snap
+from tests.browser.conftest import open_tab, snap
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 ANSWER = json.dumps({"answer": "C", "reason": "the motion continues"})
 
 
 def _open_panel(page) -> None:
-    open_model_panel(page)
+    if not page.locator("#settings-apply").is_visible():
+        page.locator("#settings-panel").get_by_text("Model").first.click()
     page.locator("#settings-apply").wait_for(state="visible")
 
 
@@ -89,7 +90,6 @@ def test_record_download_and_replay_a_talk(page, browser, app_url, tmp_path, mon
         assert (letter, raw) == ("C", ANSWER) and len(server.requests) == 1
 
         # the panel follows the recorded call by itself and offers the trace
-        _open_panel(page)
         _note_with(page, "1 call(s)")
         download = page.locator("#settings-trace-download")
         download.wait_for(state="visible", timeout=60_000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import open_model_panel, open_tab, snap
+from tests.browser.conftest import open_tab, snap
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 
@@ -29,7 +29,7 @@ SCRIPT = [
 
 
 def _use_backend(page, spec: str, base_url: str) -> None:
-    open_model_panel(page)
+    page.locator("#settings-panel").get_by_text("Model").first.click()
     box = page.locator("#settings-backend input").first
     box.fill(spec)
     box.press("Enter")
