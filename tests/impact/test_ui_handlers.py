@@ -133,7 +133,7 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
     # every event's outputs end with the tab's message line
     assert events == {"on_clip": 12, "on_frame": 11, "on_timeline_click": 3, "on_run_temporal": 4,
-                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 13,
+                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 12,
                       "on_body_shown": 2, "on_reset_view": 2, "on_copy_link": 2, "on_stop": 1,
                       "on_paint": 9}
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)

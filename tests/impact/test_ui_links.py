@@ -59,7 +59,7 @@ def test_the_page_load_view_follows_the_link_without_a_body_and_says_what_was_wr
     shown = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": item.qid, "frame": "5"})
     assert shown.clip.value == item.qid and shown.frame.value == 5 and shown.status == ""
     assert "frame 5 = " in shown.timeline
-    assert len(outputs(shown)) == 12
+    assert len(outputs(shown)) == 11
     bad = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": "nope"})
     assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.status
     plain = handlers.on_load(data, ImpactResources(), ImpactSession(), {})

@@ -111,7 +111,6 @@ class LoadView(View):
     turntable: str | None
     turntable_msg: str
     body_note: str
-    beside: str
     status: str
     split: Any
 
@@ -270,7 +269,7 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
     res.page_loaded()
     if data.first is None:
         skip = gr.skip()
-        return LoadView(*[skip] * 12, message=f"⚠ {data.load_error}")
+        return LoadView(*[skip] * 11, message=f"⚠ {data.load_error}")
     qid, frame, note = view.read_link(params, data.annotations.items if data.annotations else [])
     item = data.item(qid or (data.first.qid if data.first else None))
     frame = frame or first_frame(item)
@@ -279,7 +278,7 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
                     gr.Video(value=str(item.video), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
                     timeline_for(item, session, frame), body.legend, body.regions, body.turntable,
-                    body.turntable_msg, body.body_note, body.beside, note,
+                    body.turntable_msg, body.body_note, note,
                     gr.Dropdown(choices=["all", *data.splits()], value="all"))
 
 

@@ -77,8 +77,8 @@ class ImpactComponents:
         return [self.video, self.frame, self.timeline, *self.frame_outputs, self.status]
 
     @property
-    def load_outputs(self) -> list:  # LoadView's fields
-        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:], self.status,
+    def load_outputs(self) -> list:  # LoadView's fields (a page opens with no answer: nothing beside)
+        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:-1], self.status,
                 self.split]
 
 
