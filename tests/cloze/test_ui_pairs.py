@@ -162,3 +162,15 @@ def test_run_the_set_compared_writes_each_models_result_file_and_both_reach_the_
     assert run.summary.startswith("① **openai:model-a**") and "\n② **openai:model-b**" in run.summary
     names = [row[0] for row in handlers.refresh(TAB, RES, session, [], []).leaderboard["value"]["data"]]
     assert any("openai-model-a" in n for n in names) and any("openai-model-b" in n for n in names)
+
+
+def test_a_set_runs_summary_says_which_entries_are_missing():
+    from components.cloze.ui.handlers.model_panel import _run_summary
+
+    entry = {"option_map": OM, "expected": "A"}
+    results = {"s1": {"S": {**entry, "answer": "A", "correct": True}},
+               "s2": {"S": {**entry, "answer": "B", "correct": False}, "A": {**entry, "answer": "A", "correct": True}}}
+    line = _run_summary("m", "set", {"results": results, "counts": {"done": 3, "skipped": 0}})
+    assert "missing entries A 1 (left out, as released)" in line and "S 50.00" in line
+    complete = {"s1": {"S": results["s1"]["S"]}}
+    assert "missing" not in _run_summary("m", "set", {"results": complete, "counts": {"done": 1, "skipped": 0}})

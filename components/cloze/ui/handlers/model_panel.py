@@ -124,9 +124,19 @@ def _run_summary(name: str, set_name: str, res: dict) -> str:
             f"acc {_percent(m['acc'])} · 3/3 {_percent(m['3/3'])} · parse rate {_percent(m['parse_rate'])} · "
             f"invalid {m['invalid_entries_skipped']} ("
             + ", ".join(f"{k} {n}" for k, n in m["invalid_kinds"].items() if n) + ") · "
-            f"{counts['done']} new, {counts['skipped']} resumed"
+            + _missing(m)
+            + f"{counts['done']} new, {counts['skipped']} resumed"
             + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else "")
             + (" · **stopped**: run again to go on" if res.get("stopped") else ""))
+
+
+def _missing(m: dict) -> str:
+    """Dimensions a stem has no entry for (the released scores leave them out of the
+    denominator, so they are said here; '' when none)."""
+    missing = {k: n for k, n in (m.get("missing_entries") or {}).items() if n}
+    if not missing:
+        return ""
+    return "missing entries " + ", ".join(f"{k} {n}" for k, n in missing.items()) + " (left out, as released) · "
 
 
 def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
