@@ -150,7 +150,8 @@ def _ask_pair(paired: VLMBackend, partner: VLMBackend, request: GenerationReques
 
     def partner_side() -> None:
         try:
-            box["asked"] = _ask_one(partner, request, parse, on_attempt=None, **policy)
+            box["asked"] = _ask_one(partner, dataclasses.replace(request, pair_side="second"),
+                                    parse, on_attempt=None, **policy)
         except GenerationStopped as exc:
             box["stopped"] = exc
         except Exception as exc:  # noqa: BLE001 - the partner's failure never ends the primary's
@@ -161,7 +162,8 @@ def _ask_pair(paired: VLMBackend, partner: VLMBackend, request: GenerationReques
     thread = threading.Thread(target=partner_side, name="ask-partner", daemon=True)
     thread.start()
     try:
-        out = _ask_one(paired.primary, request, parse, on_attempt=on_attempt, **policy)
+        out = _ask_one(paired.primary, dataclasses.replace(request, pair_side="first"), parse,
+                       on_attempt=on_attempt, **policy)
     finally:
         thread.join()
     if "stopped" in box:
@@ -259,7 +261,8 @@ def step_down(build: Callable[[int], GenerationRequest], counts: Sequence[int]) 
         for n in counts:
             smaller = build(n)
             if smaller.num_images() <= limit:
-                return dataclasses.replace(smaller, cancel=request.cancel, pair=request.pair)
+                return dataclasses.replace(smaller, cancel=request.cancel, pair=request.pair,
+                                           pair_side=request.pair_side)
         return None
 
     return policy
@@ -273,7 +276,8 @@ def resample(build: Callable[[int], GenerationRequest]) -> TooManyPolicy:
         limit = _image_limit(exc, request)
         if limit < 1:
             return None
-        return dataclasses.replace(build(limit), cancel=request.cancel, pair=request.pair)
+        return dataclasses.replace(build(limit), cancel=request.cancel, pair=request.pair,
+                                   pair_side=request.pair_side)
 
     return policy
 

@@ -96,6 +96,9 @@ class GenerationRequest:
     #: links the two calls of one request sent to two backends ("compare with", backends.pair);
     #: recorded in traces, not part of trace keys
     pair: str = field(default="", compare=False)
+    #: which side of that pair this call is: "first" (the session's model, whose answers steer)
+    #: or "second" (the model it is compared with); recorded in traces, not part of trace keys
+    pair_side: str = field(default="", compare=False)
 
     def num_images(self) -> int:
         return sum(m.num_images() for m in self.messages)

@@ -69,6 +69,8 @@ class RecordingBackend(VLMBackend):
             record["reasoning"] = result.reasoning
         if request.pair:  # the two calls of one request sent to two backends share it
             record["pair"] = request.pair
+            if request.pair_side:  # which side steered (a replayed pair puts it first again)
+                record["pair_side"] = request.pair_side
         append_jsonl(self.trace_path, record)
 
     def close(self) -> None:

@@ -44,6 +44,11 @@ class SessionSettings:
     #: "compare with": a second backend spec sent every request the model is sent (same frames,
     #: same prompt; backends.pair); "" = none
     compare: str = ""
+    #: the compared backend's own server and key ("" = the model's, `base_url` / `api_key`):
+    #: two models on two servers, e.g. a local vLLM beside an API model. The key, like
+    #: `api_key`, lives only in the session state
+    compare_base_url: str = ""
+    compare_api_key: str = ""
 
     def to_state(self) -> dict:
         return asdict(self)
@@ -65,7 +70,9 @@ class SessionSettings:
         return (f"SessionSettings(backend={self.backend!r}, base_url={self.base_url!r}, "
                 f"api_key={'***' if self.api_key else ''!r}, max_frames={self.max_frames}, "
                 f"record={self.record}, localizer={self.localizer!r}, "
-                f"thinking_control={self.thinking_control!r}, compare={self.compare!r})")
+                f"thinking_control={self.thinking_control!r}, compare={self.compare!r}, "
+                f"compare_base_url={self.compare_base_url!r}, "
+                f"compare_api_key={'***' if self.compare_api_key else ''!r})")
 
 
 def default_settings() -> SessionSettings:
@@ -105,16 +112,23 @@ def _settings(state: dict | SessionSettings | None) -> SessionSettings:
     return state if isinstance(state, SessionSettings) else SessionSettings.from_state(state)
 
 
-def _api(settings: SessionSettings) -> ApiSettings:
+def _api(settings: SessionSettings, *, compared: bool = False) -> ApiSettings:
+    """The session's server settings; `compared`: the compared backend's (its own server and
+    key where the session gave them, else the model's)."""
     control = settings.thinking_control.strip()
-    return ApiSettings(base_url=settings.base_url or None, api_key=settings.api_key or None,
+    base_url, api_key = settings.base_url, settings.api_key
+    if compared and settings.compare_base_url.strip():
+        base_url, api_key = settings.compare_base_url.strip(), settings.compare_api_key
+    elif compared and settings.compare_api_key:
+        api_key = settings.compare_api_key
+    return ApiSettings(base_url=base_url or None, api_key=api_key or None,
                        thinking_control=check_thinking_control(control) if control else None)
 
 
-def _cached_backend(settings: SessionSettings, spec: str) -> VLMBackend:
-    """The backend `spec` names under this session's server settings, from the cache when built
-    before (least recently used first out)."""
-    api = _api(settings)
+def _cached_backend(settings: SessionSettings, spec: str, *, compared: bool = False) -> VLMBackend:
+    """The backend `spec` names under this session's server settings (`compared`: the compared
+    backend's), from the cache when built before (least recently used first out)."""
+    api = _api(settings, compared=compared)
     spec = resolve_replay_spec(spec)  # a trace picked in the panel: the trace folder's file
     key = _backend_key(settings, api, spec)
     return _backends.get(key, lambda: resolve(spec, api=api, record_to=key.record_to))
@@ -140,12 +154,13 @@ def own_backend_for(state: dict | SessionSettings | None) -> VLMBackend:
 
 
 def compare_backend_for(state: dict | SessionSettings | None) -> VLMBackend | None:
-    """The "compare with" backend (same server, key, recording and reuse as `backend_for`), or
-    None when the session compares with nothing. A recorded pair replays with
-    `replay:<trace>#<backend id>` on each side (backends.replay)."""
+    """The "compare with" backend (its own server and key when the session gave them, else the
+    model's; the same recording and reuse as `backend_for`), or None when the session compares
+    with nothing. A recorded pair replays with `replay:<trace>#<backend id>` on each side
+    (backends.replay)."""
     settings = _settings(state)
     spec = settings.compare.strip()
-    return _cached_backend(settings, spec) if spec else None
+    return _cached_backend(settings, spec, compared=True) if spec else None
 
 
 def localizer_backend_for(state: dict | SessionSettings | None) -> VLMBackend:
@@ -186,5 +201,5 @@ def badge(state: dict | None) -> str:
     # "recording" only when calls are written: the baseline asks no model, a replay asks the trace
     rec = " · recording" if s.record and not s.baseline_only and not s.backend.startswith("replay:") else ""
     localizer = f" · localizer: {s.localizer}" if s.localizer.strip() else ""
-    compare = f" · compare with: {s.compare}" if s.compare.strip() else ""
+    compare = f" · compare with: {s.compare}" if s.compare.strip() else ""  # its server: in the panel
     return f"Model: {s.backend}{where}{localizer}{compare}{rec}"

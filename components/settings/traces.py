@@ -89,9 +89,11 @@ def listed_trace(name: str, session: str = "") -> Path | None:
 
 
 def recorded_backends(name: str, session: str = "") -> list[str]:
-    """The backend ids a listed trace holds calls of, in the order first recorded ([] when the
-    trace is not listed or cannot be read): a recorded pair offers `replay:<name>#<id>` for each
-    side ("compare with")."""
+    """The backend ids a listed trace holds calls of ([] when the trace is not listed or cannot
+    be read): a recorded pair offers `replay:<name>#<id>` for each side ("compare with"). The
+    side that steered the recorded session ("pair_side": "first") comes first, the side it was
+    compared with after it, then in the order first recorded (both sides of a pair answer at
+    the same time, so which was written first says nothing)."""
     path = listed_trace(name, session)
     if path is None:
         return []
@@ -99,7 +101,11 @@ def recorded_backends(name: str, session: str = "") -> list[str]:
         records = read_trace(path)
     except BackendError:
         return []
-    return list(dict.fromkeys(r["backend"] for r in records))
+    sides: dict[str, set[str]] = {}
+    for record in records:
+        sides.setdefault(record["backend"], set()).add(str(record.get("pair_side") or ""))
+    order = {"first": 0, "": 1, "second": 2}
+    return sorted(sides, key=lambda backend: min(order.get(side, 1) for side in sides[backend]))
 
 
 def resolve_replay_spec(spec: str) -> str:

@@ -14,8 +14,8 @@ from backends.config import THINKING_CONTROLS, check_thinking_control
 from backends.errors import BackendError
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
 from components.settings.session import (MAX_FRAMES_PER_REQUEST, SessionSettings, backend_for, badge,
-                                         localizer_backend_for)
-from components.settings.traces import (check_panel_spec, list_traces, recording_note,
+                                         check_compare, localizer_backend_for)
+from components.settings.traces import (check_panel_spec, list_traces, recorded_backends, recording_note,
                                         session_trace_name, trace_dir)
 
 _HELP = ("`baseline` needs no model (each tab's no-model method). `openai:<model>` uses any "
@@ -29,10 +29,17 @@ _HELP = ("`baseline` needs no model (each tab's no-model method). `openai:<model
          "thinking off (CoM2: off for every role) reaches the server: `auto` sends "
          "`reasoning_effort` to OpenAI reasoning models and Gemini, nothing to other OpenAI models, "
          "and `chat_template_kwargs` (`enable_thinking`) to any other server such as vLLM or SGLang; "
-         "`none` never sends a switch (docs/decisions.md, Backends).")
+         "`none` never sends a switch (docs/decisions.md, Backends). **Compare with** sends "
+         "every request the model is sent to a second model too (the same frames, the same "
+         "prompt; each tab then shows both answers side by side, the model above steering); it "
+         "may live on its own server with its own key. Recording a compared session records "
+         "both; picking that trace under **Replay** sets both sides, so the pair replays "
+         "offline.")
 
 #: the localizer choice meaning "the model's own backend"
 SAME_AS_MODEL = "same as the model"
+#: the "compare with" choice meaning "one model, nothing compared"
+NO_COMPARE = "nothing (one model)"
 
 
 def _check_spec(spec: str) -> None:
@@ -45,16 +52,24 @@ def _check_spec(spec: str) -> None:
 def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
                    localizer: str | None = None, thinking_control: str | None = None,
                    state: dict | None = None, request: gr.Request | None = None, *,
+                   compare: str | None = None, compare_base_url: str | None = None,
+                   compare_api_key: str | None = None,
                    server_specs: set[str] | None = None) -> tuple[dict, str]:
     """Validate and store this session's backend choice; returns (state, badge). A replay spec
     must name a listed trace (or one the server was started with) and a readable trace: a bad one
-    is refused here, not at the first model call."""
+    is refused here, not at the first model call. A "compare with" backend must be a model other
+    than the session's (`check_compare`); it uses the model's server and key unless given its
+    own."""
     spec = (spec or "baseline").strip()
     _check_spec(spec)
     localizer = (localizer or "").strip()
     localizer = "" if localizer in ("", SAME_AS_MODEL) else localizer
     if localizer:
         _check_spec(localizer)
+    compare = (compare or "").strip()
+    compare = "" if compare in ("", NO_COMPARE) else compare
+    if compare:
+        _check_spec(compare)
     try:
         control = check_thinking_control(thinking_control) if (thinking_control or "").strip() else ""
     except BackendError as exc:
@@ -66,13 +81,16 @@ def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, re
         api_key=(api_key or "").strip() or previous.api_key,
         max_frames=int(max_frames or previous.max_frames), record=bool(record),
         trace_path=str(trace_dir() / session_trace_name(session)) if record else "",
-        session=session, localizer=localizer, thinking_control=control)
+        session=session, localizer=localizer, thinking_control=control, compare=compare,
+        compare_base_url=(compare_base_url or "").strip() if compare else "",
+        compare_api_key=((compare_api_key or "").strip() or previous.compare_api_key) if compare else "")
     allowed = set(configured_choices()) | (server_specs or set())
     try:
-        for chosen in (spec, localizer):
+        for chosen in (spec, localizer, compare):
             check_panel_spec(chosen, allowed, session)
-        if _is_replay(spec):
-            backend_for(settings)  # reads the trace now (and keeps it for the session's clicks)
+        check_compare(settings)  # a second model, not the model itself nor the baseline
+        if _is_replay(spec) or _is_replay(compare):
+            backend_for(settings)  # reads the traces now (and keeps them for the session's clicks)
         if _is_replay(localizer):
             localizer_backend_for(settings)
     except BackendError as exc:
@@ -143,9 +161,33 @@ def refresh_replay_list(request: gr.Request | None = None):
     return gr.Dropdown(choices=replay_choices(session), value=None)
 
 
-def pick_replay(name: str | None):
-    """A trace picked in the list becomes the Backend choice (applied with Apply)."""
-    return gr.skip() if not name else gr.Dropdown(value=f"replay:{name}")
+def replay_sides(name: str, session: str = "") -> list[str]:
+    """The replay specs of a listed trace: `replay:<name>` for a trace of one backend; for a
+    recorded pair ("compare with") `replay:<name>#<id>` for each side, the side that steered
+    first (traces.recorded_backends)."""
+    ids = recorded_backends(name, session)
+    if len(ids) < 2:
+        return [f"replay:{name}"]
+    return [f"replay:{name}#{backend}" for backend in ids]
+
+
+def pick_replay(name: str | None, compare_choices: list | None = None, request: gr.Request | None = None):
+    """A trace picked in the list becomes the Backend choice (applied with Apply); a recorded
+    pair sets both sides: the Backend to the side that steered, "Compare with" to the other, each
+    side's spec offered in both lists. Returns (backend, compare with) updates."""
+    if not name:
+        return gr.skip(), gr.skip()
+    session = getattr(request, "session_hash", None) or "cli"
+    sides = replay_sides(name, session)
+    if len(sides) < 2:
+        return gr.update(value=sides[0]), gr.skip()
+    return (gr.update(value=sides[0]),
+            gr.update(choices=_with(compare_choices or [NO_COMPARE], sides), value=sides[1]))
+
+
+def _with(choices: list, extra: list[str]) -> list:
+    have = {c[1] if isinstance(c, (list, tuple)) else c for c in choices}
+    return list(choices) + [x for x in extra if x not in have]
 
 
 def _default_control(default: SessionSettings) -> str:
@@ -181,6 +223,7 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     localizer_choices = [SAME_AS_MODEL] + choices
     if default.localizer and default.localizer not in localizer_choices:
         localizer_choices.append(default.localizer)
+    compare_choices = compare_choices_for(default, choices)
     with gr.Sidebar(label="Model", open=False, position="right", elem_id="app-sidebar", width=420) as panel, \
             gr.Column(elem_id="settings-panel"):
         spec = gr.Dropdown(choices, value=default.backend, allow_custom_value=True,
@@ -192,6 +235,17 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
                              elem_id="settings-api-key")
         max_frames = gr.Slider(1, MAX_FRAMES_PER_REQUEST, value=default.max_frames, step=1,
                                label="Max frames per request", elem_id="settings-max-frames")
+        with gr.Accordion("Compare with another backend", open=bool(default.compare),
+                          elem_id="settings-compare-panel") as compare_panel:
+            compare = gr.Dropdown(compare_choices, value=default.compare or NO_COMPARE,
+                                  allow_custom_value=True, label="Compare with",
+                                  elem_id="settings-compare",
+                                  info="sent every request the model is sent; each tab shows both")
+            compare_url = gr.Textbox(default.compare_base_url, label="Its API base URL (empty: the model's)",
+                                     elem_id="settings-compare-base-url",
+                                     placeholder="http://localhost:8001/v1")
+            compare_key = gr.Textbox(label="Its API key (empty: the model's; never stored)", type="password",
+                                     elem_id="settings-compare-api-key")
         record = gr.Checkbox(value=default.record, label="Record this session's model calls",
                              elem_id="settings-record")
         apply = gr.Button("Apply", variant="primary", elem_id="settings-apply")
@@ -216,24 +270,45 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     timer = gr.Timer(3.0, active=False)  # while recording: the note and the download follow the calls
     seen = gr.State({})
 
-    server_specs = {default.backend, default.localizer} - {""}
+    server_specs = {default.backend, default.localizer, default.compare} - {""}
 
     def apply_panel(spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
                     localizer: str | None = None, thinking_control: str | None = None,
+                    compare_with: str | None = None, compare_base_url: str | None = None,
+                    compare_api_key: str | None = None,
                     state: dict | None = None, request: gr.Request | None = None) -> tuple[dict, str]:
         return apply_settings(spec, base_url, api_key, max_frames, record, localizer,
-                              thinking_control, state, request, server_specs=server_specs)
+                              thinking_control, state, request, compare=compare_with,
+                              compare_base_url=compare_base_url, compare_api_key=compare_api_key,
+                              server_specs=server_specs)
 
-    inputs = [spec, base_url, api_key, max_frames, record, localizer, thinking, state]
+    def pick_panel_replay(name: str | None, request: gr.Request | None = None):
+        spec_update, compare_update = pick_replay(name, compare_choices, request)
+        paired = isinstance(compare_update, dict) and "value" in compare_update
+        return spec_update, compare_update, gr.update(open=True) if paired else gr.skip()
+
+    inputs = [spec, base_url, api_key, max_frames, record, localizer, thinking, compare, compare_url,
+              compare_key, state]
     recording = [record_note, download, timer, seen]
     applied = apply.click(apply_panel, inputs, [state, badge_md], api_name="set_backend")
     applied.success(recording_view, [state], recording, api_name=False, show_progress="hidden")
-    # Clear the password box after applying so the key never sits in the page.
-    apply.click(lambda: "", None, api_key, api_name=False)
+    # Clear the password boxes after applying so the keys never sit in the page.
+    apply.click(lambda: ("", ""), None, [api_key, compare_key], api_name=False)
     timer.tick(lambda s, shown: recording_view(s, shown, force=False), [state, seen], recording,
                api_name=False, show_progress="hidden")
     refresh.click(recording_view, [state], recording, api_name=False, show_progress="hidden")
     for event in (refresh.click, panel.expand):
         event(refresh_replay_list, None, replay, api_name=False, show_progress="hidden")
-    replay.input(pick_replay, replay, spec, api_name=False, show_progress="hidden")
+    # a recorded pair opens "Compare with", showing both sides it set
+    replay.input(pick_panel_replay, replay, [spec, compare, compare_panel], api_name=False,
+                 show_progress="hidden")
     return state
+
+
+def compare_choices_for(default: SessionSettings, choices: list[str]) -> list[str]:
+    """What "Compare with" offers: nothing, then every model backend (the baseline asks no model,
+    so there is nothing to compare it with), then the server's own choice."""
+    offered = [NO_COMPARE] + [c for c in choices if c.strip() != "baseline"]
+    if default.compare and default.compare not in offered:
+        offered.append(default.compare)
+    return offered

@@ -3,6 +3,7 @@ block (retrieval rank, verdict, expansion), a time axis, the window / prediction
 and the playhead. TIMELINE_JS sends clicks and the presentation keys back to the server."""
 from __future__ import annotations
 
+from components.window_search.pairs import SearchPair, search_pair
 from components.window_search.types import CandidateTrace, SearchTrace
 
 # verdict -> (background, legend label)
@@ -133,7 +134,7 @@ def _expanded(cand: CandidateTrace | None) -> bool:
 
 
 def _chunk_block(i: int, s: float, e: float, duration: float, cand: CandidateTrace | None,
-                 rank: int | None, selected: int | None) -> str:
+                 rank: int | None, selected: int | None, differs: bool = False) -> str:
     kind = verdict(cand) if rank is not None else "unranked"
     bg = VERDICT_STYLE[kind][0]
     attrs = f" data-chunk='{i}' data-start='{s:.1f}' data-verdict='{kind}'"
@@ -141,6 +142,9 @@ def _chunk_block(i: int, s: float, e: float, duration: float, cand: CandidateTra
     if rank is not None:
         attrs += f" data-rank='{rank}'"
         label, title = f"#{rank}", f"rank {rank} · " + title
+        if differs:  # the two compared models judged this window differently
+            attrs += " data-differs='1'"
+            label, title = f"#{rank} ≠", title + " · the two models differ here"
         if cand is not None and cand.steps or kind == "chosen":
             attrs += " data-inspected='1'"
     ring = f"box-shadow:0 0 0 3px {PLAYHEAD};z-index:2;" if rank is not None and rank == selected else ""
@@ -158,18 +162,25 @@ def _expansion_box(cand: CandidateTrace, duration: float) -> str:
             f"pointer-events:none;z-index:3'></div>")
 
 
-def _bar(iv: tuple[float, float] | None, top: int, colour: str, name: str, duration: float) -> str:
+def _striped(colour: str) -> str:
+    """The second model's bars: its colour striped with white."""
+    return f"repeating-linear-gradient(90deg,{colour} 0 6px,#ffffff 6px 9px);border:1px solid {colour}"
+
+
+def _bar(iv: tuple[float, float] | None, top: int, colour: str, name: str, duration: float, *,
+         height: int = 9, kind: str = "") -> str:
     if iv is None:
         return ""
     s, e = iv
-    return (f"<div class='ws-bar-{name}' title='{name} {fmt_t(s)}-{fmt_t(e)}' style='position:absolute;"
-            f"top:{_k(top)};height:{_k(9)};left:{_pct(s, duration):.3f}%;"
+    kind = kind or name
+    return (f"<div class='ws-bar-{kind}' title='{name} {fmt_t(s)}-{fmt_t(e)}' style='position:absolute;"
+            f"top:{_k(top)};height:{_k(height)};left:{_pct(s, duration):.3f}%;box-sizing:border-box;"
             f"width:{max(0.4, _pct(e - s, duration)):.3f}%;background:{colour};border-radius:3px'></div>"
             f"<div class='ws-label' style='position:absolute;top:{_k(top - 3)};right:calc(100% + 4px);"
             f"white-space:nowrap;text-align:right;font-size:var(--ws-font, 10px);line-height:1.1;color:#444'>{name}</div>")
 
 
-def _axis(duration: float) -> str:
+def _axis(duration: float, top: int = 84) -> str:
     step = axis_step(duration)
     ticks = []
     for t in range(0, int(duration) + 1, step):
@@ -177,17 +188,21 @@ def _axis(duration: float) -> str:
                      f"height:5px;border-left:1px solid #8c959f'></div><div style='position:absolute;top:5px;"
                      f"left:{_pct(t, duration):.3f}%;transform:translateX(-50%);font-size:var(--ws-font, 10px);"
                      f"color:#57606a'>{fmt_t(t)}</div>")
-    return (f"<div class='ws-axis' style='position:absolute;top:{_k(84)};left:0;right:0;height:{_k(18)}'>"
+    return (f"<div class='ws-axis' style='position:absolute;top:{_k(top)};left:0;right:0;height:{_k(18)}'>"
             + "".join(ticks) + "</div>")
 
 
-def _legend() -> str:
+def _legend(pair: SearchPair | None = None) -> str:
     chips = "".join(f"<span style='background:{bg};padding:0 4px;border:1px solid #d0d7de'>{name}</span> "
                     for bg, name in VERDICT_STYLE.values())
+    second = ""
+    if pair is not None:
+        second = (" · ① the session's model (steers), ② the compared one (striped): "
+                  f"{pair.second_backend} · #k ≠: the two differ there")
     return ("<div class='ws-legend' style='font-size:var(--ws-font, 11px);color:#57606a;margin-left:var(--ws-gutter, 50px);"
             f"line-height:1.9'>chunks: {chips}<span style='border:{EXPANDED_BORDER};padding:0 4px'>expanded"
             "</span> · bars: <span style='color:#0969da'>window</span> <span style='color:#bf3989'>"
-            "prediction</span> <span style='color:#1a7f37'>ground truth</span></div>")
+            f"prediction</span> <span style='color:#1a7f37'>ground truth</span>{second}</div>")
 
 
 def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int = 0,
@@ -202,30 +217,43 @@ def timeline_html(trace: SearchTrace | None, duration: float, *, n_chunks: int =
         return "<div class='ws-tl-empty'>Pick a movie to see its timeline.</div>"
     ranked = {c.index: c for c in (trace.chunks if trace else [])}
     by_rank = {c.rank: c for c in (trace.candidates if trace else [])}
+    pair = search_pair(trace) if trace is not None else None
+    differs = {p.rank for p in pair.steps if not p.agree} if pair is not None else set()
+    extra = 20 if pair is not None else 0  # two more bars: the compared model's window and prediction
     sel = f" data-selected='{selected}'" if selected is not None else ""
     if seek and playhead is not None:
         sel += f" data-seek='{playhead:.1f}'"
-    parts = [f"<div class='ws-tl'{sel} data-duration='{duration:.1f}' style='position:relative;height:{_k(104)};"
+    if pair is not None:
+        sel += " data-compared='1'"
+    parts = [f"<div class='ws-tl'{sel} data-duration='{duration:.1f}' style='position:relative;height:{_k(104 + extra)};"
              "margin:10px 4px 2px var(--ws-gutter, 50px);font-size:var(--ws-chunk-font, 12px)'>"]
     for i in range(n_chunks):
         s, e = i * chunk_seconds, min((i + 1) * chunk_seconds, duration)
         chunk = ranked.get(i)
         rank = chunk.rank if chunk is not None else None
-        parts.append(_chunk_block(i, s, e, duration, by_rank.get(rank), rank, selected))
+        parts.append(_chunk_block(i, s, e, duration, by_rank.get(rank), rank, selected, rank in differs))
     for cand in by_rank.values():
         if _expanded(cand):
             parts.append(_expansion_box(cand, duration))
-    if trace is not None:
+    if pair is not None:
+        parts += [_bar(trace.window, 38, "#0969da", "window ①", duration, height=8, kind="window"),
+                  _bar(pair.second_window, 48, _striped("#0969da"), "window ②", duration, height=8,
+                       kind="window-2"),
+                  _bar(trace.prediction, 58, "#bf3989", "pred ①", duration, height=8, kind="pred"),
+                  _bar(pair.second_prediction, 68, _striped("#bf3989"), "pred ②", duration, height=8,
+                       kind="pred-2"),
+                  _bar(trace.ground_truth, 78, "#1a7f37", "GT", duration, height=8)]
+    elif trace is not None:
         parts += [_bar(trace.window, 38, "#0969da", "window", duration),
                   _bar(trace.prediction, 53, "#bf3989", "pred", duration),
                   _bar(trace.ground_truth, 68, "#1a7f37", "GT", duration)]
     elif ground_truth is not None:
         parts.append(_bar(ground_truth, 68, "#1a7f37", "GT", duration))
-    parts.append(_axis(duration))
+    parts.append(_axis(duration, 84 + extra))
     if playhead is not None:
         parts.append(f"<div class='ws-playhead' data-t='{playhead:.1f}' title='playhead {fmt_t(playhead)}' "
-                     f"style='position:absolute;top:-6px;height:{_k(90)};left:{_pct(playhead, duration):.3f}%;"
+                     f"style='position:absolute;top:-6px;height:{_k(90 + extra)};left:{_pct(playhead, duration):.3f}%;"
                      f"width:2px;background:{PLAYHEAD};z-index:4;pointer-events:none'></div>")
     parts.append("</div>")
-    parts.append(_legend())
+    parts.append(_legend(pair))
     return "".join(parts)

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from components.common.reasoning_view import reasoning_html
 from components.window_search.timeline_view import TIMELINE_JS, fmt_t, timeline_html, verdict
 from components.window_search.types import FALLBACKS, MODEL_SOURCES, UNPARSED, CandidateTrace, \
     InspectStep, SearchTrace, is_scored_source
@@ -156,7 +157,7 @@ def checklist_html(trace: SearchTrace | None, rank: int | None) -> str:
         return "".join(head) + ("<div class='ws-not-inspected'>Not inspected: this method hands the chunk "
                                 "straight to the localizer.</div>")
     parts = head + [TABLE_HEAD] + _rows(cand, texts) + ["</tbody></table>"]
-    steps = "".join(f"<li>{_decision(st)}</li>" for st in cand.steps)
+    steps = "".join(f"<li>{_decision(st)} {reasoning_html(st.reasoning, st.usage)}</li>" for st in cand.steps)
     parts.append(f"<ol class='ws-steps' style='font-size:12px;margin:6px 0 0 18px;padding:0'>{steps}</ol>")
     parts += [_raw_reply(st) for st in cand.steps if st.parse_error]
     return "".join(parts)

@@ -225,7 +225,7 @@ def test_the_tab_leaderboard_shows_study_answers_only_with_the_token(cloze_examp
     tab.choose(TAB, RES, out.session, "A", "frames", "immediate", True)
 
     def names(view):
-        return [str(row[0]) for row in view.leaderboard["value"]]
+        return [str(row[0]) for row in view.leaderboard["value"]["data"]]
     assert not any("this study" in n for n in names(tab.refresh(TAB, RES, st, [], [])))
     assert not any("this study" in n for n in names(tab.refresh(TAB, RES, st, [], [], "wrong")))
     assert any("this study" in n for n in names(tab.refresh(TAB, RES, st, [], [], "tok")))

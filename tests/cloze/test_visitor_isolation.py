@@ -71,7 +71,7 @@ def test_a_run_shows_only_on_the_leaderboard_of_the_page_that_made_it(data, monk
     assert Path(run.results_file["value"]).is_file()
 
     def names(res):
-        return [str(row[0]) for row in handlers.refresh(TAB, res, session, [], [], "").leaderboard["value"]]
+        return [str(row[0]) for row in handlers.refresh(TAB, res, session, [], [], "").leaderboard["value"]["data"]]
     mine, other = names(page("page-c")), names(page("page-d"))
     made = [n for n in mine if n not in other]
     assert made and all("baseline" in n.lower() or "edge" in n.lower() for n in made), (mine, other)

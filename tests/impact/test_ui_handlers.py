@@ -46,7 +46,7 @@ def test_a_clip_view_starts_at_the_first_moment(data):
     assert clip.video.playback_position == pytest.approx(29 / 24)
     assert "press Run temporal" in clip.timeline
     assert "truth [head]" in clip.body.regions and glb_of(clip.body.body3d).endswith(".glb")
-    assert len(outputs(clip)) == 10  # video, frame, timeline, the six frame outputs, status
+    assert len(outputs(clip)) == 11  # video, frame, timeline, the seven frame outputs, status
     assert clip.status == ""  # the last run's line was about another clip
 
 
@@ -132,9 +132,10 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
     events = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
     # every event's outputs end with the tab's message line
-    assert events == {"on_clip": 11, "on_frame": 10, "on_timeline_click": 3, "on_run_temporal": 4,
-                      "on_run_spatial": 9, "on_render": 3, "on_metrics": 2, "on_load_impact": 13, "on_load_impact_prepared": 13,
-                      "on_body_shown": 2, "on_reset_view": 2, "on_copy_link": 2, "on_stop": 1}
+    assert events == {"on_clip": 12, "on_frame": 11, "on_timeline_click": 3, "on_run_temporal": 4,
+                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 13,
+                      "on_load_impact_prepared": 13, "on_body_shown": 2, "on_reset_view": 2,
+                      "on_copy_link": 2, "on_stop": 1, "on_paint": 9}
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
 
 

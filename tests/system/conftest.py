@@ -20,6 +20,7 @@ def system_dirs(tmp_path_factory) -> dict[str, Path]:
 def system_app(example_data_dir, system_dirs):
     with pytest.MonkeyPatch.context() as env:  # undone when the package's app stops
         env.setenv("APP_HUMAN_STUDY_DIR", str(system_dirs["human"]))
+        env.setenv("APP_PRACTICE_DIR", str(system_dirs["human"]))  # the Cloze tab's playthroughs
         env.setenv("APP_CLOZE_RUNS_DIR", str(system_dirs["runs"]))
         with running_app(example_data_dir) as url:
             yield url

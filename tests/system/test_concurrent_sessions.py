@@ -47,7 +47,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     def human(i: int, letters: str):
         c = sessions[i]
         ann = f"annot-{i}"
-        out = c.predict("Human study", root, "all", DIMS, 42, ann, "frames", api_name="/on_start")
+        out = c.predict("practice", root, "all", DIMS, 42, ann, "frames", api_name="/on_start")
         shown = [question_number(out[12])]
         for letter in letters:
             out = c.predict("frames", "immediate", False, api_name=CHOICE_API[letter])
@@ -55,15 +55,15 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
         results[ann] = (letters, shown)
 
     def cloze_set(i: int, seed: int):
-        md, path, *_ = sessions[i].predict(root, "all", DIMS, seed, "edge1", False, api_name="/on_run_set")
+        md, path, *_ = sessions[i].predict(root, "all", DIMS, seed, "edge1", False, "api", api_name="/on_run_set")
         results[f"set{seed}"] = (md, path)
 
     def impact_temporal(i: int, qid: str):
-        timeline, status = sessions[i].predict(qid, 1, "auto", api_name="/on_run_temporal")
+        timeline, status, _message = sessions[i].predict(qid, 1, "auto", api_name="/on_run_temporal")
         mine = sessions[i].predict(qid, None, api_name="/on_clip")[2]
         results[f"temporal-{qid}"] = (timeline, status, mine)
 
-        results["metrics"] = sessions[i].predict("all", "auto", api_name="/on_metrics")
+        results["metrics"], _message = sessions[i].predict("all", "auto", api_name="/on_metrics")
 
     def window_search(i: int, target: dict):
         c = sessions[i]

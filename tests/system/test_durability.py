@@ -25,7 +25,7 @@ CHOICE_API = {"A": "/on_choice", "B": "/on_choice_1", "C": "/on_choice_2", "D": 
 
 def _spawn(data_dir: Path, study: Path, log) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    env = dict(os.environ, APP_HUMAN_STUDY_DIR=str(study), GRADIO_ANALYTICS_ENABLED="False",
+    env = dict(os.environ, APP_HUMAN_STUDY_DIR=str(study), APP_PRACTICE_DIR=str(study), GRADIO_ANALYTICS_ENABLED="False",
                HF_HUB_OFFLINE="1", APP_CLOZE_RUNS_DIR=str(study.parent / "runs"))
     proc = subprocess.Popen([sys.executable, "app.py", "--data-dir", str(data_dir), "--port", str(port)],
                             cwd=ROOT, env=env, stdout=log, stderr=log)
@@ -94,7 +94,7 @@ def test_sigkill_at_random_points_loses_no_confirmed_answer(example_data_dir, tm
             c = Client(url, verbose=False, httpx_kwargs={"timeout": 30})
             if early:
                 killer.start()
-            out = c.submit("Human study", root, "all", "S, A, P", 42, ann, "video",
+            out = c.submit("practice", root, "all", "S, A, P", 42, ann, "video",
                            api_name="/on_start").result(timeout=60)
             shown, answered, total = question_number(out[12])
             # -- resume: the file holds every confirmed answer, and the app continues after them --

@@ -24,7 +24,7 @@ LOAD_RATIO = 12.0
 
 
 def _cloze_args(root: str, seed: int = 42) -> tuple:
-    return ("Model", root, "all", "S, A, P", seed, "edge1", False)
+    return (root, "all", "S, A, P", seed, "edge1", False, "api", "frames")
 
 
 def _no_trace(text: str) -> None:
@@ -100,7 +100,7 @@ def test_cloze_tab_recovers_from_mixed_transient_faults(system_app, example_data
 
 def test_cloze_tab_run_set_reports_failures_and_resumes_only_them(system_app, example_data_dir):
     root = str(example_data_dir / "cloze")
-    args = (root, "all", "S", 99, "edge1", False)
+    args = (root, "all", "S", 99, "edge1", False, "api")
     c = client(system_app)
     with ScriptedOpenAIServer(_failing_after(2, ANSWER_B)) as outage:
         c.predict("openai:test-model", outage.url, "sk-x", 1, False, api_name="/set_backend")
@@ -118,11 +118,11 @@ def test_impact_tab_backend_failure_is_a_readable_status(system_app):
                                 "body": {"error": {"message": "upstream exploded"}}}]) as server:
         c = client(system_app)
         c.predict("openai:test-model", server.url, "sk-x", 8, False, api_name="/set_backend")
-        timeline, status = c.predict("h0001", 1, "auto", api_name="/on_run_temporal")
+        timeline, status, _message = c.predict("h0001", 1, "auto", api_name="/on_run_temporal")
         first = len(server.requests)
         # the same tab answers the next request at once with the healthy baseline in another session
         other = client(system_app)
-        timeline2, status2 = other.predict("h0001", 1, "auto", api_name="/on_run_temporal")
+        timeline2, status2, _message2 = other.predict("h0001", 1, "auto", api_name="/on_run_temporal")
         assert len(server.requests) == first
     assert "backend error" in status and "HTTP 500" in status and "upstream exploded" in status, status
     _no_trace(status)

@@ -26,7 +26,7 @@ def test_pick_run_select_export_and_load(app_url, tmp_path):
     assert message == "" and ">GT<" in timeline                        # its ground truth, before any run
     job = client.submit(query, 180, 3, 1, 30, "rag", api_name="/run")
     updates = list(job)
-    timeline, checklist, progress, result, window_pick, cast, frames, video, scrub, message = job.result()
+    timeline, checklist, progress, result, window_pick, cast, frames, video, scrub, calls, message = job.result()
     assert len(updates) >= 2 and progress == "Done."
     assert "text-only baseline (subtitles only)" in result and "IoU" in result
     assert timeline.count("data-rank=") == 3

@@ -125,14 +125,20 @@ def _model_panel(ui: SimpleNamespace) -> None:
             ui.parsed = gr.Textbox(label="Parsed letter", elem_id="cloze-parsed", scale=1)
             ui.reason = gr.Textbox(label="Reason / parse problem", lines=3, elem_id="cloze-reason", scale=2)
             ui.option_map = gr.JSON(label="Option map", elem_id="cloze-option-map", scale=2)
+        # the model's reasoning (collapsed) and, with "compare with", both models side by side
+        ui.beside = gr.HTML("", elem_id="cloze-pair", container=False)
         ui.summary = gr.Markdown("", elem_id="cloze-model-summary")
         ui.results_file = gr.File(label="Result file (upstream format)", interactive=False, visible=False,
                                   elem_id="cloze-results-file")
         with gr.Accordion("Model settings: baseline, parsing, prompt style", open=False, elem_id="cloze-model-settings",
                           elem_classes=["tab-config"]):
             with gr.Row():
-                ui.edge = gr.Radio([("Edge-1", "edge1"), ("Edge-4", "edge4")], value="edge1",
-                                   label="Baseline (when the backend is 'baseline')", elem_id="cloze-edge")
+                ui.edge = gr.Radio([("Edge-1 (pixel approximation)", "edge1"),
+                                    ("Edge-4 (pixel approximation)", "edge4"),
+                                    ("Edge-4 DINOv2 (released)", "dinov2")], value="edge1",
+                                   label="Baseline (when the backend is 'baseline')", elem_id="cloze-edge",
+                                   info="the released baseline needs DINOv2 weights (APP_EDGE_MODEL or "
+                                        "facebook/dinov2-base); the pixel ones run offline")
                 ui.strict = gr.Checkbox(False, label="Strict parsing", elem_id="cloze-strict")
                 ui.prompt_style = gr.Radio([("Paper / API evaluator (G.2 prompt, frames <= 360 px)", "api"),
                                             ("Released open-model variant (unbolded last line, original size)",
@@ -189,7 +195,7 @@ def _wire(ui: SimpleNamespace) -> None:
     tab's message line (TabEvents: cleared when the action works, one readable line when not)."""
     ev = TabEvents(ClozeTab(str(ui.data_dir)), RESOURCES, ui.message, data_dir=ui.data_dir)
     on = ev.on
-    answer_boxes = [ui.raw, ui.parsed, ui.reason, ui.option_map]
+    answer_boxes = [ui.raw, ui.parsed, ui.reason, ui.option_map, ui.beside]
     question = [ui.state, *ui.clips, ui.progress, ui.navigator, *answer_boxes]
     qargs = [ui.state, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed]
     model = [ui.state, ui.settings, ui.root, ui.set_name, ui.dims, ui.seed, ui.edge]

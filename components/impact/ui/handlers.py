@@ -14,14 +14,16 @@ from collections.abc import Callable
 
 import gradio as gr
 
+from backends.pair import partner_id
 from components import datasource
 from components.common.errors import UserError
 from components.common.ui import View, poll, preparing_note
 from components.common.watched import WatchedFile
-from components.impact import view
+from components.impact import pair_view, view
 from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
 from components.impact.body import load_body
-from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, select_regions
+from components.impact.pairs import region_pair, temporal_pair
+from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, frame_images, select_regions
 from components.impact.render import RenderUnavailable
 from components.impact.solvers import solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
@@ -84,6 +86,7 @@ class FrameView(View):
     turntable: str | None
     turntable_msg: str
     body_note: str
+    beside: str  # this frame's region reasoning and, compared, whether the two models agree
 
 
 @dataclass
@@ -140,6 +143,13 @@ class SpatialView(View):
     session: ImpactSession
     body: FrameView
     status: str
+    paint: Any  # the painting choice, shown once two models answered
+
+
+@dataclass
+class PaintView(View):
+    session: ImpactSession
+    body: FrameView
 
 
 @dataclass
@@ -179,11 +189,16 @@ def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *
     frame = int(max(1, min(item.num_frames, int(frame or 1))))
     body = load_body()
     answer = session.answer_at(qid, frame)
-    painted = view.paint_frame(body, item, frame, answer["regions"] if answer is not None else None)
-    line = view.regions_line(painted.pred, painted.truth, painted.f1)
-    if answer is not None and answer.get("error"):
+    second = session.second_answer_at(qid, frame) if answer is not None else None
+    if second is not None:
+        painted, line = _paired_painting(body, item, frame, answer, second, session.paint)
+    else:
+        painted = view.paint_frame(body, item, frame, answer["regions"] if answer is not None else None)
+        line = view.regions_line(painted.pred, painted.truth, painted.f1)
+    alone = answer is not None and second is None  # compared: each side's problem is said beside the body
+    if alone and answer.get("error"):
         line += f"  \n_Model answer not usable ({answer['error']}); raw: `{answer.get('raw', '')[:200]}`_"
-    elif answer is not None and answer.get("note"):
+    elif alone and answer.get("note"):
         line += f"  \n_{answer['note']}_"
     turn_value, turn_msg = None, "Press **Render turntable** for a rotating view of this frame."
     cached = view.turntable_path(painted)
@@ -201,7 +216,24 @@ def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *
         body3d = gr.skip()
     else:
         body3d = gr.Model3D(value=str(painted.glb), camera_position=painted.camera)
-    return FrameView(body3d, view.legend_html(painted.legend), line, turn_value, turn_msg, f"_{note}_")
+    return FrameView(body3d, view.legend_html(painted.legend), line, turn_value, turn_msg, f"_{note}_",
+                     pair_view.region_beside(answer, second))
+
+
+def _paired_painting(body, item: ImpactItem, frame: int, first: dict, second: dict, paint: str):
+    """(painting, regions line) of a frame both compared models answered: their difference, or
+    one of them against the truth (`paint`, ImpactSession.PAINTS)."""
+    a, b = first.get("regions") or [], second.get("regions") or []
+    if paint == "difference":
+        painted = pair_view.paint_difference(body, item, frame, a, b,
+                                             (str(first.get("source", "")), str(second.get("source", ""))))
+    else:
+        painted = view.paint_frame(body, item, frame, b if paint == "second" else a)
+    truth = item.frames.get(frame)
+    line = pair_view.regions_pair_line(first, second, list(truth.regions) if truth else None,
+                                       pair_view.frame_f1(body, item, frame, a),
+                                       pair_view.frame_f1(body, item, frame, b))
+    return painted, line
 
 
 def shown_name(shown: Any) -> str | None:
@@ -212,9 +244,18 @@ def shown_name(shown: Any) -> str | None:
 
 
 def timeline_for(item: ImpactItem, session: ImpactSession, frame: int | None) -> str:
+    """The timeline at `frame`: the session model's moments and, compared, the second model's
+    on a row of its own; under it the temporal call's reasoning (and the two models' answers)."""
     record = session.temporal.get(item.qid)
     windows = record["pred_relevant_windows"] if record else None
-    return view.timeline_html(item, windows, frame, session.temporal_method)
+    second = session.temporal_second.get(item.qid) if record else None
+    if second is None:
+        return view.timeline_html(item, windows, frame, session.temporal_method) + \
+            pair_view.temporal_beside(record, None)
+    return view.timeline_html(item, windows, frame, record.get("method", session.temporal_method),
+                              second_windows=second["pred_relevant_windows"],
+                              second_method=second.get("method", ""), only_first=second.get("only_first", []),
+                              only_second=second.get("only_second", [])) + pair_view.temporal_beside(record, second)
 
 
 def first_frame(item: ImpactItem) -> int:
@@ -286,7 +327,7 @@ def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid
     problem = view.frame_problem(frame, item)
     if problem:
         skip = gr.skip()
-        return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip),
+        return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip, skip),
                              f"{problem} The view stays at the last frame shown.")
     number = int(float(frame))
     # the message line is left as it is: the page moves the frame itself after a link opened it
@@ -337,10 +378,17 @@ def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession,
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style).temporal
     if progress is not None:
         progress(0.1, desc=f"{solver.method}: localizing")
-    pred = solver.localize(item, cancel=cancel)
-    session = session.with_temporal(qid, pred.to_record(), solver.method)
+    if partner_id(getattr(solver, "backend", None)):  # compared: one request, both models' moments
+        pair = temporal_pair(solver, item, cancel)
+        second = {**pair.second.to_record(), "only_first": pair.only_first, "only_second": pair.only_second}
+        session = session.with_temporal(qid, pair.first.to_record(), solver.method, second, pair.second.method)
+        status = f"① {temporal_status(pair.first)}  \n② {temporal_status(pair.second)}"
+    else:
+        pred = solver.localize(item, cancel=cancel)
+        session = session.with_temporal(qid, pred.to_record(), solver.method)
+        status = temporal_status(pred)
     cursor = None if view.frame_problem(frame, item) else int(float(frame))
-    return TemporalView(session, timeline_for(item, session, cursor), temporal_status(pred))
+    return TemporalView(session, timeline_for(item, session, cursor), status)
 
 
 def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
@@ -353,10 +401,42 @@ def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, 
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
     frames = sorted({*(annotated_frames(item) or [frame]), frame})
     track = (lambda fs: progress.tqdm(fs, desc=f"{solver.name}: regions")) if progress is not None else None
-    answers = select_regions(solver, item, frames, cancel=cancel, track=track)
-    session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
-    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown, gate=gate),
-                       f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.")
+    partner = partner_id(getattr(solver, "backend", None))
+    if partner:  # compared: each frame's one request to both models
+        firsts, seconds = paired_regions(solver, item, frames, cancel=cancel, track=track)
+        session = session.with_spatial(qid, firsts, solver.name, seconds, partner)
+        differ = sum(1 for f in firsts if sorted(firsts[f]["regions"]) != sorted(seconds[f]["regions"]))
+        status = (f"Spatial: ① **{solver.name}** and ② **{partner}** on {len(frames)} frame(s) of {qid}; "
+                  f"they differ on {differ}.")
+    else:
+        answers = select_regions(solver, item, frames, cancel=cancel, track=track)
+        session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
+        status = f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}."
+    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown, gate=gate), status,
+                       gr.update(visible=bool(session.spatial_second), value=session.paint))
+
+
+def paired_regions(solver, item: ImpactItem, frames: list[int], *, cancel=None,
+                   track: Callable | None = None) -> tuple[dict[str, dict], dict[str, dict]]:
+    """Both compared models' region answers for each frame ({frame: answer dict} each), from one
+    request per frame sent to both (components/impact/pairs.region_pair)."""
+    images = frame_images(item, frames) if frames and solver.needs_image else {}
+    firsts, seconds = {}, {}
+    for f in (track(frames) if track is not None else frames):
+        check_stop(cancel)
+        pair = region_pair(solver, images.get(f), item.query, ref=f"{item.qid}#{f}", cancel=cancel)
+        firsts[str(f)], seconds[str(f)] = pair.first.as_dict(), pair.second.as_dict()
+    return firsts, seconds
+
+
+def set_paint(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
+              paint: str, shown: str | dict | None = None) -> PaintView:
+    """The painting of a frame both compared models answered: their difference, or one of them
+    against the truth."""
+    session = session.with_paint(paint)
+    item = data.item(qid)
+    number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
+    return PaintView(session, frame_view(data, session, qid, number, shown=shown, gate=res.should_send))
 
 
 def render_turntable(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
@@ -388,7 +468,8 @@ def temporal_status(pred: TemporalPrediction) -> str:
 def set_metrics(data: ImpactData, res: ImpactResources, session: ImpactSession, split_name: str | None,
                 settings: dict | None, style: str = "auto", *, progress: gr.Progress | None = None) -> str:
     """Run the session's model (or the baselines) over every clip of the set, then both tables
-    (Stop, or closing the page, ends it before the next clip)."""
+    (Stop, or closing the page, ends it before the next clip). With "compare with", both models
+    answer the same requests and each table has a row (with its intervals) for each."""
     annotations, cancel = data.annotations, res.stop
     cancel.clear()
     split_name = None if split_name in (None, "all") else split_name
@@ -396,27 +477,48 @@ def set_metrics(data: ImpactData, res: ImpactResources, session: ImpactSession, 
         raise UserError("No impact annotations are loaded.")
     items = annotations.split(split_name)
     solvers = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style)
-    preds, spatial = [], {}
+    partner = partner_id(getattr(solvers.temporal, "backend", None))
+    preds: list[list[dict]] = [[], []]
+    spatial: list[dict] = [{}, {}]
     for item in (progress.tqdm(items, desc="clips") if progress is not None else items):
         check_stop(cancel)
-        preds.append(solvers.temporal.localize(item, cancel=cancel).to_record())
         frames = [f for f in annotated_frames(item) if f in item.frames]
+        if partner:
+            pair = temporal_pair(solvers.temporal, item, cancel)
+            preds[0].append(pair.first.to_record())
+            preds[1].append(pair.second.to_record())
+            firsts, seconds = paired_regions(solvers.regions, item, frames, cancel=cancel)
+            for frame in frames:
+                spatial[0][(item.qid, frame)] = firsts[str(frame)]
+                spatial[1][(item.qid, frame)] = seconds[str(frame)]
+            continue
+        preds[0].append(solvers.temporal.localize(item, cancel=cancel).to_record())
         for frame, answer in select_regions(solvers.regions, item, frames, cancel=cancel).items():
-            spatial[(item.qid, frame)] = answer.as_dict()
-    method = solvers.temporal.method
-    temporal = evaluate_temporal([i.gt_record() for i in items], preds, fps=annotations.fps)
-    temporal_data = view.data_label(annotations, split_name, temporal["num_queries"], "queries")
-    parts = [f"**Temporal** — {method}; {len(items)} clip(s); unparsed answers: "
-             f"{temporal['unparsed']}, failed calls: {temporal['errors']} (both scored as empty "
-             "predictions, never guessed)",
-             view.temporal_table([(method, temporal)], data=temporal_data),
-             "**By moment length and count** (mAP\\@0.3)",
-             view.breakdown_table([(method, temporal)], data=temporal_data)]
-    if spatial:
-        result = evaluate_spatial(annotations, spatial, split=split_name)
-        name = solvers.regions.name
+            spatial[0][(item.qid, frame)] = answer.as_dict()
+    names = [solvers.temporal.method] + ([preds[1][0]["method"] if preds[1] else partner] if partner else [])
+    gt = [i.gt_record() for i in items]
+    temporal = [(name, evaluate_temporal(gt, p, fps=annotations.fps)) for name, p in zip(names, preds)]
+    temporal_data = view.data_label(annotations, split_name, temporal[0][1]["num_queries"], "queries")
+    parts = [f"**Temporal** — {name}; {len(items)} clip(s); {_temporal_counts(result)}" for name, result in temporal]
+    parts += [view.temporal_table(temporal, data=temporal_data),
+              "**By moment length and count** (mAP\\@0.3)",
+              view.breakdown_table(temporal, data=temporal_data)]
+    region_names = [solvers.regions.name] + ([partner] if partner else [])
+    scored = [(name, evaluate_spatial(annotations, answers, split=split_name))
+              for name, answers in zip(region_names, spatial) if answers]
+    if scored:
         parts += [f"**Spatial** — {name}; unparsed or failed answers: {result['invalid']} of "
-                  f"{result['num_frames']} frame(s) (scored as nothing predicted)",
-                  view.spatial_table([(name, result)], data=view.data_label(
-                      annotations, split_name, result["num_frames"], "frames"))]
+                  f"{result['num_frames']} frame(s) (scored as nothing predicted)" for name, result in scored]
+        parts.append(view.spatial_table(scored, data=view.data_label(
+            annotations, split_name, scored[0][1]["num_frames"], "frames")))
     return "\n\n".join(parts)
+
+
+def _temporal_counts(result: dict) -> str:
+    """What a temporal score rests on beyond its row: answers not read, missing predictions,
+    queries without windows and the queries @3+tgt averages over."""
+    return (f"unparsed answers: {result['unparsed']}, failed calls: {result['errors']} (both scored as "
+            "empty predictions, never guessed); queries without a prediction: "
+            f"{result.get('queries_without_prediction', 0)} (scored zero); ground truth without windows: "
+            f"{result.get('gt_without_windows', 0)}; queries with 3+ moments (@3+tgt): "
+            f"{result.get('@3+tgt_queries', 0)}")

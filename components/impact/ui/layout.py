@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from components.common.ui import TabContext, TabEvents, message_line
-from components.impact import view
+from components.impact import pair_view, view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import handlers as h, page
 from components.impact.ui.session import RESOURCES, ImpactSession
@@ -58,6 +58,8 @@ class ImpactComponents:
     hooks: gr.HTML
     legend: gr.HTML
     regions: gr.Markdown
+    beside: gr.HTML
+    paint: gr.Radio
     status: gr.Markdown
     message: gr.Markdown
     body_note: gr.Markdown
@@ -69,15 +71,15 @@ class ImpactComponents:
     @property
     def frame_outputs(self) -> list:  # FrameView's fields
         return [self.body3d, self.legend, self.regions, self.turntable, self.turntable_msg,
-                self.body_note]
+                self.body_note, self.beside]
 
     @property
     def clip_outputs(self) -> list:  # ClipView's fields
         return [self.video, self.frame, self.timeline, *self.frame_outputs, self.status]
 
     @property
-    def load_outputs(self) -> list:  # LoadView's fields
-        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:], self.status,
+    def load_outputs(self) -> list:  # LoadView's fields (a page opens with no answer: nothing beside)
+        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:-1], self.status,
                 self.split]
 
 
@@ -132,6 +134,10 @@ def _layout() -> ImpactComponents:
     with gr.Row(equal_height=True, elem_id="impact-readout"):
         legend = gr.HTML(elem_id="impact-legend", container=False)
         regions = gr.Markdown(elem_id="impact-regions")
+    # shown once two compared models answered a frame: paint their difference or one of them
+    paint = gr.Radio(pair_view.PAINT_CHOICES, value="difference", label="Body painting (two models)",
+                     elem_id="impact-paint", visible=False)
+    beside = gr.HTML("", elem_id="impact-beside", container=False)
     turntable_msg = gr.Markdown(elem_id="impact-turntable-msg", elem_classes=["tab-caption"])
     status = gr.Markdown(elem_id="impact-status")
     body_note = gr.Markdown(elem_id="impact-body-note", elem_classes=["tab-caption"])
@@ -158,8 +164,8 @@ def _layout() -> ImpactComponents:
         gr.Markdown(ABOUT)
     return ImpactComponents(state, clip, run_temporal, run_spatial, stop, prompt_style, video, body3d,
                             turntable, turntable_msg, render_button, timeline, frame, step_back,
-                            step_on, reset_view, copy_link, link, hooks, legend, regions, status, message,
-                            body_note, split, metrics_button, metrics, gr.Timer(1.0, active=False))
+                            step_on, reset_view, copy_link, link, hooks, legend, regions, beside, paint, status,
+                            message, body_note, split, metrics_button, metrics, gr.Timer(1.0, active=False))
 
 
 def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
@@ -189,7 +195,9 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     on(c.run_temporal.click, h.run_temporal, [c.state, ctx.settings, c.clip, c.frame, c.prompt_style],
        [c.state, c.timeline, c.status], kind="progress", api_name="on_run_temporal", **raw)
     on(c.run_spatial.click, h.run_spatial, [c.state, ctx.settings, c.clip, c.frame, c.body3d],
-       [c.state, *c.frame_outputs, c.status], kind="progress", api_name="on_run_spatial", **raw)
+       [c.state, *c.frame_outputs, c.status, c.paint], kind="progress", api_name="on_run_spatial", **raw)
+    on(c.paint.input, h.set_paint, [c.state, c.clip, c.frame, c.paint, c.body3d], [c.state, *c.frame_outputs],
+       show_progress="hidden", api_name="on_paint", **raw)
     on(c.stop.click, h.stop, [c.state], [], queue=False, api_name="on_stop")
     on(c.render_button.click, h.render_turntable, [c.state, c.clip, c.frame], [c.turntable, c.turntable_msg],
        api_name="on_render", **raw)

@@ -12,24 +12,55 @@ from dataclasses import dataclass, field, replace
 from components.common.sessions import Resources, SessionRegistry
 
 
+#: how the body is painted for a frame both compared models answered (`ImpactSession.paint`)
+PAINTS = ("difference", "first", "second")
+
+
 @dataclass(frozen=True)
 class ImpactSession:
-    """Predictions of this session. A handler returns a new session rather than changing one."""
+    """Predictions of this session. A handler returns a new session rather than changing one.
+    With "compare with", the compared model's answers to the same requests are kept beside the
+    session model's (`*_second`); a later run without it drops the clip's old second answers."""
 
     temporal: dict[str, dict] = field(default_factory=dict)  # qid -> prediction record (JSONL line)
     spatial: dict[str, dict[str, dict]] = field(default_factory=dict)  # qid -> {frame: answer dict}
     temporal_method: str = ""
     spatial_method: str = ""
+    #: qid -> the compared model's record, with "only_first" / "only_second" (seconds)
+    temporal_second: dict[str, dict] = field(default_factory=dict)
+    spatial_second: dict[str, dict[str, dict]] = field(default_factory=dict)
+    temporal_second_method: str = ""
+    spatial_second_method: str = ""
+    paint: str = "difference"  # PAINTS: the two models' difference, or one model against the truth
 
     def answer_at(self, qid: str, frame: int) -> dict | None:
         """The region answer for one frame of a clip, if this session asked for it."""
         return self.spatial.get(qid, {}).get(str(frame))
 
-    def with_temporal(self, qid: str, record: dict, method: str) -> ImpactSession:
-        return replace(self, temporal={**self.temporal, qid: record}, temporal_method=method)
+    def second_answer_at(self, qid: str, frame: int) -> dict | None:
+        """The compared model's region answer for that frame, if there is one."""
+        return self.spatial_second.get(qid, {}).get(str(frame))
 
-    def with_spatial(self, qid: str, answers: dict[str, dict], method: str) -> ImpactSession:
-        return replace(self, spatial={**self.spatial, qid: answers}, spatial_method=method)
+    def with_temporal(self, qid: str, record: dict, method: str, second: dict | None = None,
+                      second_method: str = "") -> ImpactSession:
+        seconds = {k: v for k, v in self.temporal_second.items() if k != qid}
+        if second is not None:
+            seconds[qid] = second
+        return replace(self, temporal={**self.temporal, qid: record}, temporal_method=method,
+                       temporal_second=seconds,
+                       temporal_second_method=second_method or self.temporal_second_method)
+
+    def with_spatial(self, qid: str, answers: dict[str, dict], method: str,
+                     second: dict[str, dict] | None = None, second_method: str = "") -> ImpactSession:
+        seconds = {k: v for k, v in self.spatial_second.items() if k != qid}
+        if second is not None:
+            seconds[qid] = second
+        return replace(self, spatial={**self.spatial, qid: answers}, spatial_method=method,
+                       spatial_second=seconds,
+                       spatial_second_method=second_method or self.spatial_second_method)
+
+    def with_paint(self, paint: str) -> ImpactSession:
+        return replace(self, paint=paint if paint in PAINTS else PAINTS[0])
 
 
 @dataclass

@@ -16,7 +16,7 @@ from components.common.errors import UserError
 from components.common.ui import View
 from components.common.intervals import valid_interval
 from components.common.io import atomic_write_text
-from components.settings.session import backend_for
+from components.settings.session import own_backend_for
 from components.window_search import view
 from components.window_search.data import Prediction
 from components.window_search.metrics import evaluate
@@ -41,6 +41,14 @@ def initial_table() -> list[list]:
     return view.bench_table(None)
 
 
+def run_table(metrics: dict, *, data_set: str, method: str) -> list[list]:
+    """The paper's rows, this run's row and, under it, its 95 % intervals (when it has some)."""
+    table = view.bench_table(metrics, data_set=data_set, method=method)
+    if metrics.get("intervals"):
+        table.append(view.bench_interval_row(metrics, data_set=data_set, method=method))
+    return table
+
+
 def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
           chunk: Any, k: Any, m: Any, delta: Any, method: str,
           thinking_off: bool | None = True) -> Iterator[BenchView]:
@@ -48,7 +56,9 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
     ann = tab.annotations
     if ann is None:
         raise UserError(tab.error or "Benchmark: no annotation file in the data folder.")
-    backend = backend_for(settings)
+    # the session's model alone: a compared model never runs a search of its own, so its answers
+    # on this model's path are no benchmark answers (docs/decisions.md)
+    backend = own_backend_for(settings)
     search = search_settings(settings, k, m, delta, thinking_off)
     chunk_seconds = read_chunk(chunk)
     embedder = resolve_embedder("minilm")
@@ -79,7 +89,7 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
         atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))
         metrics = evaluate(ann, preds)
         yield BenchView(f"{label}: {i} of {len(queries)} queries (missing ones count as failures) · "
-                        f"{view.bench_notes(metrics)}", view.bench_table(metrics, data_set=data_set, method=run_name),
+                        f"{view.bench_notes(metrics)}", run_table(metrics, data_set=data_set, method=run_name),
                         str(out))
     end = "stopped after" if res.stop.is_set() else "done,"
     notes = f" · {view.bench_notes(metrics)}" if metrics else ""

@@ -12,7 +12,7 @@ import math
 import queue
 import tempfile
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping
@@ -30,7 +30,7 @@ from components.common.ui import SKIP, View, poll, preparing_note
 from components.common.watched import WatchedFile
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
-from components.window_search import links, view
+from components.window_search import links, pair_view, view
 from components.window_search.data import GroundingAnnotations, load_annotations
 from components.window_search.memory import CharacterMemory, load_or_empty, memory_path
 from components.window_search.metrics import temporal_iou
@@ -109,6 +109,7 @@ class MovieView(View):
     memory_names: str
     refs: list
     char_pick: Any
+    calls: str      # the last run's reasoning and, compared, both models' windows: cleared
 
 
 @dataclass
@@ -128,6 +129,7 @@ class QueryView(View):
     checklist: Any  # a run of another query is cleared with its bars
     result: Any
     window_pick: Any
+    calls: Any
 
 
 @dataclass
@@ -142,6 +144,7 @@ class RunView(View):
     frames: Any
     video: Any
     scrub: Any
+    calls: str      # each role's reasoning; compared: both windows, predictions, disagreements
 
 
 @dataclass
@@ -175,6 +178,7 @@ class LoadView(View):
     scrub: Any
     query_pick: Any   # the trace's own query, ground truth and partner (not the one picked before)
     partner: Any
+    calls: str
 
 
 @dataclass
@@ -328,7 +332,8 @@ def _movie_view(tab: TabData, session: WindowSearchSession, qid: str | None = No
     names, refs, chars = memory_listing(session)
     return MovieView(session, video, _timeline(session, seek=True),
                      gr.update(choices=view.query_choices(queries), value=qid), text, partner, _scrub(session),
-                     view.checklist_html(None, None), "", gr.update(choices=[], value=None, visible=False), names, refs, chars)
+                     view.checklist_html(None, None), "", gr.update(choices=[], value=None, visible=False), names, refs,
+                     chars, "")
 
 
 def _opened(res: SessionResources, info: MovieInfo, chunk: float | None,
@@ -377,7 +382,7 @@ def open_page(tab: TabData, res: SessionResources, session: WindowSearchSession,
     While the tab's data is still being made, only that is said, and the page asks again."""
     note = preparing_note("grounding")
     if note is not None:
-        return PageView(*[SKIP] * 13, movie_pick=SKIP, poll=poll(True), message=note)
+        return PageView(*[SKIP] * sum(f.name != "message" for f in fields(MovieView)), movie_pick=SKIP, poll=poll(True), message=note)
     queries = {q.qid: q.movie_id for q in tab.annotations.queries} if tab.annotations else {}
     movies = list(tab.annotations.movies) if tab.annotations else []
     req = links.read_link(params, movies, queries, tab.first_movie) if links.is_for_this_tab(params) \
@@ -432,13 +437,13 @@ def pick_query(tab: TabData, res: SessionResources, session: WindowSearchSession
                qid: str | None) -> QueryView:
     if not qid or tab.annotations is None:
         session.partner = None
-        return QueryView(session, gr.update(), "", SKIP, SKIP, SKIP, SKIP)
+        return QueryView(session, gr.update(), "", SKIP, SKIP, SKIP, SKIP, SKIP)
     text, partner = _picked(tab, session, qid)
     if session.trace is None or session.trace.qid == qid:
-        return QueryView(session, text, partner, _timeline(session), SKIP, SKIP, SKIP)
+        return QueryView(session, text, partner, _timeline(session), SKIP, SKIP, SKIP, SKIP)
     session.trace, session.selected = None, None   # the old run's bars and checklist are another query's
     return QueryView(session, text, partner, _timeline(session), view.checklist_html(None, None), "",
-                     gr.update(choices=[], value=None, visible=False))
+                     gr.update(choices=[], value=None, visible=False), "")
 
 
 # -- running a search -------------------------------------------------------------------------------
@@ -502,7 +507,7 @@ def run(tab: TabData, res: SessionResources, session: WindowSearchSession, setti
     updates = _search_in_thread(work)
     session.trace, session.selected = None, None
     yield RunView(session, _timeline(session), view.checklist_html(None, None), "Retrieving chunks…", "",
-                  gr.update(choices=[], value=None, visible=False), [], [], SKIP, SKIP)
+                  gr.update(choices=[], value=None, visible=False), [], [], SKIP, SKIP, "")
     for kind, payload in updates:
         yield _run_view(res, session, SearchTrace.from_dict(payload), search.k, done=kind == "done")
 
@@ -519,9 +524,10 @@ def _run_view(res: SessionResources, session: WindowSearchSession, trace: Search
         session.playhead = float((trace.window or cand.span)[0])
         frames, video, scrub = window_frames(res, session, cand.span), _seek(session), _scrub(session)
     failed = done and not trace.stopped and trace.window is None and trace.errors
-    return RunView(session, _timeline(session, seek=cand is not None), view.checklist_html(trace, sel),
+    return RunView(session, _timeline(session, seek=cand is not None), pair_view.checklist(trace, sel),
                    view.progress_text(trace, k, done), _result(session, trace) if done else "",
                    _window_pick(trace, sel), _cast_gallery(trace), frames, video, scrub,
+                   pair_view.calls_html(trace),
                    message=f"⚠ The search failed: {html.escape(trace.errors[0], quote=False)}" if failed else "")
 
 
@@ -541,7 +547,7 @@ def _at_playhead(res: SessionResources, session: WindowSearchSession, rank: int 
     session.selected = rank
     cand = view.candidate(trace, rank) if trace is not None and rank is not None else None
     if cand is not None:
-        checklist = view.checklist_html(trace, rank)
+        checklist = pair_view.checklist(trace, rank)
         frames = SKIP if same and not seek else window_frames(res, session, cand.span)
     else:
         i, s, e = view.chunk_at(session.playhead, session.chunk_seconds, session.movie.duration)
@@ -672,9 +678,9 @@ def load(tab: TabData, res: SessionResources, session: WindowSearchSession, file
     session.playhead = float((trace.window or (cand.span if cand else (0.0, 0.0)))[0])
     vid = session.movie.video
     video = gr.update(value=player_value(vid), playback_position=session.playhead) if vid else SKIP
-    return LoadView(session, video, _timeline(session, seek=True), view.checklist_html(trace, sel),
+    return LoadView(session, video, _timeline(session, seek=True), pair_view.checklist(trace, sel),
                     _result(session, trace), _window_pick(trace, sel), _cast_gallery(trace), trace.query,
-                    _scrub(session), query_pick, partner)
+                    _scrub(session), query_pick, partner, pair_view.calls_html(trace))
 
 
 def _trace_query(tab: TabData, session: WindowSearchSession, trace: SearchTrace) -> tuple[Any, str]:

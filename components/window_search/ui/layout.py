@@ -86,6 +86,7 @@ def _stage(c: SimpleNamespace, ctx: TabContext) -> None:
             c.window_pick = gr.Radio([], label="Window (retrieval rank)", elem_id="ws-window-pick", visible=False)
             c.checklist = gr.HTML(view.checklist_html(None, None), elem_id="ws-checklist", container=False)
             c.result_md = gr.Markdown("", elem_id="ws-result")
+            c.calls = gr.HTML("", elem_id="ws-calls", container=False)
             c.baseline_md = gr.Markdown(h.baseline_label(ctx.settings.value), elem_id="ws-baseline-label",
                                         elem_classes=["tab-caption"])
 
@@ -156,17 +157,18 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir)
     on = ev.on
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
-                  c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick]
+                  c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick, c.calls]
     playhead_outs = [c.state, c.timeline, c.checklist, c.video, c.scrub, c.window_pick, c.frames_gal]
     memory_outs = [c.state, c.memory_md, c.refs, c.char_pick, c.confirm_row, c.confirm_md]
     budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method, c.thinking_off]
     on(c.movie_pick.input, h.pick_movie, [c.state, c.movie_pick, c.chunk_s], movie_outs, api_name="pick_movie")
     on(c.upload.upload, h.upload_movie, [c.state, c.upload, c.chunk_s], movie_outs, api_name="upload_movie")
-    on(c.query_pick.input, h.pick_query, [c.state, c.query_pick], [c.state, c.query, c.partner_md, c.timeline, c.checklist, c.result_md, c.window_pick],
+    on(c.query_pick.input, h.pick_query, [c.state, c.query_pick], [c.state, c.query, c.partner_md, c.timeline, c.checklist, c.result_md, c.window_pick,
+                                                      c.calls],
        api_name="pick_query")
     on(c.run_btn.click, h.run, [c.state, ctx.settings, c.query, *budget],
        [c.state, c.timeline, c.checklist, c.progress_md, c.result_md, c.window_pick, c.cast, c.frames_gal,
-        c.video, c.scrub], concurrency_limit=4, api_name="run")
+        c.video, c.scrub, c.calls], concurrency_limit=4, api_name="run")
     on(c.stop_btn.click, h.stop, [c.state], [], queue=False, api_name="stop_now")
     on(c.bench_stop.click, h.stop, [c.state], [], queue=False, api_name="stop_now_1")
     on(c.timeline.click, h.timeline_click, [c.state], playhead_outs, kind="data", api_name="timeline_click",
@@ -177,7 +179,7 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     on(c.export_btn.click, h.export, [c.state], [c.export_file], api_name="export")
     on(c.load_trace.upload, h.load, [c.state, c.load_trace],
        [c.state, c.video, c.timeline, c.checklist, c.result_md, c.window_pick, c.cast, c.query, c.scrub,
-        c.query_pick, c.partner_md], api_name="load")
+        c.query_pick, c.partner_md, c.calls], api_name="load")
     on(c.copy_btn.click, h.copy_link, [c.state], [c.link_box], api_name="copy_link").then(
         None, [c.link_box], [c.link_box], js=COPY_JS)
     on(c.refs.select, mh.ref_selected, [c.state], [c.state], kind="select", api_name="ref_selected")

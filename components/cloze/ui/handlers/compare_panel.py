@@ -8,7 +8,8 @@ from typing import Any
 import gradio as gr
 
 from components.cloze.human import load_study_files, study_dir
-from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
+from components.cloze import view
+from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, significance, table
 from components.cloze.metrics import check_results, human_results
 from components.cloze.study.config import researcher_allowed
 from components.cloze.ui.handlers.model_panel import runs_dir
@@ -82,5 +83,17 @@ def refresh(tab: ClozeTab, res: Resources, session: ClozeSession, imported: list
                                      data=f"human study in '{Path(session.data_dir).name}'"))
     rows += reference_rows()
     headers, body = table(rows)
-    label = f"Leaderboard: this app's runs (★) first. {comparability_note()}"
-    return LeaderboardView(gr.update(value=body, headers=headers, label=label), _human_vs_model(human, runs))
+    ties = view.tie_groups(significance(rows))
+    headers, body = [headers[0], view.TIE_HEADER, *headers[1:]], [[r[0], t, *r[1:]] for r, t in zip(body, ties)]
+    label = (f"Leaderboard: this app's runs (★) first. {comparability_note()} Rows marked alike in the "
+             f"{view.TIE_HEADER} column (and shaded alike) cannot be told apart: their accuracies differ by "
+             "less than chance would (paired bootstrap over stems, 95 %).")
+    return LeaderboardView(gr.update(value=shaded(headers, body, ties), headers=headers, label=label),
+                           _human_vs_model(human, runs))
+
+
+def shaded(headers: list[str], body: list[list], ties: list[str]) -> dict:
+    """The table as gr.Dataframe takes it with cell styles: each tie group's rows shaded alike."""
+    styling = [[f"background-color: {view.tie_colour(t)}" if t else "" for _ in row] for row, t in zip(body, ties)]
+    shown = [["" if v is None else str(v) for v in row] for row in body]
+    return {"headers": headers, "data": body, "metadata": {"styling": styling, "display_value": shown}}

@@ -10,16 +10,22 @@ from pathlib import Path
 
 import gradio as gr
 
+from backends.pair import partner_id
+from components.cloze import view
+from components.cloze.data import ClozeDataset
 from components.cloze.metrics import score_results
+from components.cloze.pairs import answer_pair
+from components.cloze.questions import Question
 from components.cloze.runner import answer_safely, run_orders, run_set
-from components.cloze.solvers import SolverSettings, solvers_for
+from components.cloze.solvers import ClozeSolvers, SolverSettings, solvers_for
 from components.cloze.ui.handlers.question import PAPER_FRAMES, questions_for, render, writable_dir
 from components.cloze.ui.handlers.views import AnswerBoxes, RunOneView, RunSetView
 from components.cloze.ui.session import MODEL, ClozeSession, ClozeTab
 from components.common.admin import admin_mode
 from components.common.fields import whole
+from components.common.errors import MediaError
 from components.common.sessions import Resources
-from components.settings.session import SessionSettings, backend_for
+from components.settings.session import SessionSettings, backend_for, compare_backend_for, own_backend_for
 
 CLIPS_PER_QUESTION = 6
 
@@ -82,9 +88,9 @@ def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict
     index = min(session.index if same else 0, len(qs.questions) - 1)
     session, question = render(replace(session, index=index, file="", annotator=""), display)
     q = qs.questions[session.index]
-    solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict,
-                                                                 prompt_style=prompt_style))
-    rec = answer_safely(solvers.solver, ds, q)
+    backend = backend_for(settings)
+    solvers = solvers_for(backend, solver_settings(settings, edge, strict, prompt_style=prompt_style))
+    rec, beside = _answered(solvers, ds, q, compared=bool(partner_id(backend)))
     why = rec.get("reason") or rec.get("error") or ""
     verdict = "correct" if rec["correct"] else ("wrong" if rec.get("answer") else
                                                 "truncated at max_tokens - recorded as truncated, not scored"
@@ -93,8 +99,22 @@ def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict
     summary = (f"{q.stem} · {q.dim} · expected {q.expected} · {verdict} · frames per clip "
                f"{rec.get('used_num_frames', '-')} · attempts {rec.get('attempts', '-')}")
     question = replace(question, answer=AnswerBoxes(rec.get("raw", ""), rec.get("answer") or "(unparsed)", why,
-                                                    rec["option_map"]))
+                                                    rec["option_map"], beside))
     return RunOneView(session, question, summary)
+
+
+def _answered(solvers: ClozeSolvers, ds: ClozeDataset, q: Question, *, compared: bool) -> tuple[dict, str]:
+    """The session model's record for `q` and what goes beside the answer boxes: both models'
+    answers side by side when the session compares two, else the model's reasoning."""
+    if compared:
+        try:
+            pair = answer_pair(solvers, ds.instance(q.stem), q)
+        except MediaError:
+            pass  # a broken clip: recorded as an error below, for either model
+        else:
+            return {"key": q.key, "stem": q.stem, "dim": q.dim, **pair.first}, view.pair_html(pair)
+    rec = answer_safely(solvers.solver, ds, q)
+    return rec, view.answer_html(rec)
 
 
 def _run_summary(name: str, set_name: str, res: dict) -> str:
@@ -104,26 +124,36 @@ def _run_summary(name: str, set_name: str, res: dict) -> str:
             f"acc {_percent(m['acc'])} · 3/3 {_percent(m['3/3'])} · parse rate {_percent(m['parse_rate'])} · "
             f"invalid {m['invalid_entries_skipped']} ("
             + ", ".join(f"{k} {n}" for k, n in m["invalid_kinds"].items() if n) + ") · "
-            f"{counts['done']} new, {counts['skipped']} resumed"
+            + _missing(m)
+            + f"{counts['done']} new, {counts['skipped']} resumed"
             + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else "")
             + (" · **stopped**: run again to go on" if res.get("stopped") else ""))
+
+
+def _missing(m: dict) -> str:
+    """Dimensions a stem has no entry for (the released scores leave them out of the
+    denominator, so they are said here; '' when none)."""
+    missing = {k: n for k, n in (m.get("missing_entries") or {}).items() if n}
+    if not missing:
+        return ""
+    return "missing entries " + ", ".join(f"{k} {n}" for k, n in missing.items()) + " (left out, as released) · "
 
 
 def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
                   dims: str, seed: float, edge: str, strict: bool, prompt_style: str = "api", *,
                   progress=None) -> RunSetView:
     """Answer the whole set into this app's runs folder (resumable; Stop or closing the page ends
-    it before the next question, and the page's folders go only after it ended)."""
+    it before the next question, and the page's folders go only after it ended). With "compare
+    with", each model answers the set into a result file of its own (the same requests, one model
+    after the other), so both rows reach the leaderboard."""
     session = session.with_inputs(MODEL, root, set_name, dims, seed)
     ds, qs = questions_for(session)
+    compared = compare_backend_for(settings)
+    backends = [own_backend_for(settings), compared] if compared is not None else [backend_for(settings)]
+    summaries, files = [], []
     with res.working() as stop:
         stop.clear()
-        solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, strict, cancel=stop,
-                                                                     prompt_style=prompt_style))
-        style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
-        name = safe_name(f"{solvers.name}-{qs.name}-seed{session.seed}{style}")
-        out = visitor_runs_dir(res, session.data_dir) / f"{name}.json"
-        total = len(qs.questions)
+        total = len(qs.questions) * len(backends)
         seen = [0]
 
         def tick_progress(_rec: dict) -> None:
@@ -133,9 +163,22 @@ def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings
 
         if progress is not None:
             progress((0, total), desc="cloze questions")
-        result = run_set(solvers.solver, ds, qs.questions, out, progress=False, on_result=tick_progress, stop=stop)
-        result["stopped"] = stop.is_set()
-    return RunSetView(_run_summary(solvers.name, qs.name, result), gr.update(value=str(out), visible=True))
+        for backend in backends:
+            solvers = solvers_for(backend, solver_settings(settings, edge, strict, cancel=stop,
+                                                           prompt_style=prompt_style))
+            style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
+            name = safe_name(f"{solvers.name}-{qs.name}-seed{session.seed}{style}")
+            out = visitor_runs_dir(res, session.data_dir) / f"{name}.json"
+            result = run_set(solvers.solver, ds, qs.questions, out, progress=False, on_result=tick_progress,
+                             stop=stop)
+            result["stopped"] = stop.is_set()
+            mark = f"{'①②'[len(files)]} " if compared is not None else ""
+            summaries.append(mark + _run_summary(solvers.name, qs.name, result))
+            files.append(str(out))
+            if stop.is_set():
+                break
+    return RunSetView("  \n".join(summaries), gr.update(value=files[0] if len(files) == 1 else files,
+                                                        visible=True))
 
 
 def stop(tab: ClozeTab, res: Resources, session: ClozeSession) -> None:
@@ -152,8 +195,9 @@ def order_sensitivity(tab: ClozeTab, res: Resources, session: ClozeSession, sett
     questions = qs.questions[:whole(limit, "Questions", default=6, least=1)]
     with res.working() as stop:
         stop.clear()
-        solvers = solvers_for(backend_for(settings), solver_settings(settings, edge, cancel=stop,
-                                                                     prompt_style=prompt_style))
+        # the session's model alone (a compared model's answers would not be shown)
+        solvers = solvers_for(own_backend_for(settings), solver_settings(settings, edge, cancel=stop,
+                                                                         prompt_style=prompt_style))
         result = run_orders(solvers.solver, ds, questions, k,
                             on_step=(lambda i, t: progress((i, t), desc="orders")) if progress else None)
     m = result["metrics"]

@@ -20,10 +20,13 @@ class AnswerBoxes(View):
     letter: Any = ""
     reason: Any = ""
     option_map: Any = None
+    #: the model's reasoning (collapsed, with token counts) and, with "compare with", both
+    #: models' answers side by side (components/cloze/view.py)
+    beside: Any = ""
 
     @classmethod
     def unchanged(cls) -> AnswerBoxes:
-        return cls(SKIP, SKIP, SKIP, SKIP)
+        return cls(SKIP, SKIP, SKIP, SKIP, SKIP)
 
 
 @dataclass

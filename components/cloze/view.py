@@ -1,0 +1,92 @@
+"""What the Cloze tab shows of a model's answer beyond its letter (pure HTML; no gradio): its
+reasoning collapsed with the token counts, both models' answers side by side with "compare
+with" (the disagreement marked), and the leaderboard's rows that cannot be told apart.
+
+A record is the released result record the solvers write (components/cloze/solvers.py: answer,
+correct, raw, reason, reasoning, usage, error, truncated, attempts, backend, option_map)."""
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from components.cloze.pairs import ClozePair
+from components.common.reasoning_view import DIFFERS_BG, agree_badge, reasoning_html, side_label
+
+_E = html.escape
+RAW_SHOWN = 4000  # characters of a raw reply shown in the side-by-side view
+#: the leaderboard's column naming the rows whose accuracies cannot be told apart
+TIE_HEADER = "≈"
+#: row shading of such groups (alternating, so two neighbouring groups stay apart)
+TIE_COLOURS = ("#fff1c2", "#dbeafe")
+
+
+def answer_html(rec: dict) -> str:
+    """One model's reasoning for the question, collapsed with its token counts ('' when the
+    model gave neither: the answer boxes above hold everything else)."""
+    shown = reasoning_html(rec.get("reasoning"), rec.get("usage"))
+    return f"<div class='cloze-reasoning'>{shown}</div>" if shown else ""
+
+
+def _verdict(rec: dict) -> str:
+    if rec.get("answer"):
+        return "✓ correct" if rec.get("correct") else "✗ wrong"
+    if rec.get("truncated"):
+        return "truncated at max_tokens (recorded as truncated, not scored)"
+    return f"no answer ({_E(str(rec.get('error') or 'unparsed'))}; counted as unparsed, not guessed)"
+
+
+def _side(side: int, rec: dict, differs: bool) -> str:
+    letter = rec.get("answer") or "—"
+    clip = (rec.get("option_map") or {}).get(rec.get("answer") or "", "")
+    raw = rec.get("raw") or "(empty reply)"
+    cut = f"\n… ({len(raw) - RAW_SHOWN} more characters)" if len(raw) > RAW_SHOWN else ""
+    mark = f"background:{DIFFERS_BG};" if differs else ""
+    return (f"<div class='cloze-pair-side' data-side='{side + 1}' data-letter='{_E(letter)}' "
+            f"style='{mark}border:1px solid #d0d7de;border-radius:6px;padding:6px 8px;min-width:0'>"
+            f"<div style='font-size:13px'>{side_label(side, str(rec.get('backend', '')))}</div>"
+            f"<div class='cloze-pair-letter' style='font-size:22px;font-weight:bold'>{_E(letter)}"
+            f"<span style='font-size:13px;font-weight:normal'>{' = ' + _E(clip) if clip else ''} · "
+            f"{_verdict(rec)} · attempts {_E(str(rec.get('attempts', '-')))}</span></div>"
+            f"<pre class='cloze-pair-raw' style='white-space:pre-wrap;word-break:break-word;max-height:140px;"
+            f"overflow:auto;margin:4px 0;font-size:12px'>{_E(raw[:RAW_SHOWN] + cut)}</pre>"
+            f"{reasoning_html(rec.get('reasoning'), rec.get('usage'))}</div>")
+
+
+def pair_html(pair: ClozePair) -> str:
+    """Both models' choices and raw replies side by side, the disagreement named and marked."""
+    line = agree_badge(pair.agree) + (f" · {_E(pair.disagreement)}" if pair.disagreement else
+                                      f" · both chose {_E(str(pair.first.get('answer') or 'nothing'))}")
+    same = "" if pair.same_request else (" · <span style='color:#9a6700'>the two requests differed (a "
+                                         "server refused the frame count)</span>")
+    return (f"<div class='cloze-pair' data-agree='{int(pair.agree)}'><div class='cloze-pair-line' "
+            f"style='font-size:13px;margin:4px 0'>{line}{same}</div><div style='display:grid;"
+            "grid-template-columns:repeat(auto-fit,minmax(260px,1fr));gap:8px'>"
+            f"{_side(0, pair.first, not pair.agree)}{_side(1, pair.second, not pair.agree)}</div></div>")
+
+
+def tie_groups(tests: Sequence[dict | None]) -> list[str]:
+    """Per row of the ordered leaderboard (`leaderboard.significance`): a shared label ("≈1",
+    "≈2", ...) for each run of rows whose accuracy differences to the next row are not
+    significant, "" for a row that stands apart."""
+    labels = [""] * len(tests)
+    group = 0
+    i = 0
+    while i < len(tests):
+        j = i
+        while j < len(tests) and tests[j] is not None and not tests[j]["significant"]:
+            j += 1
+        if j > i:  # rows i..j cannot be told apart from their neighbours
+            group += 1
+            for k in range(i, j + 1):
+                labels[k] = f"{TIE_HEADER}{group}"
+            i = j + 1
+        else:
+            i += 1
+    return labels
+
+
+def tie_colour(label: str) -> str:
+    """The background of a row in tie group `label` ('' for none)."""
+    if not label:
+        return ""
+    return TIE_COLOURS[(int(label[len(TIE_HEADER):]) - 1) % len(TIE_COLOURS)]
