@@ -72,3 +72,15 @@ def open_model_panel(page) -> None:
     page.wait_for_function("""() => { const b = document.querySelector('#settings-apply');
         if (!b) return false; const r = b.getBoundingClientRect();
         return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; }""", timeout=30_000)
+
+
+SETTLED_TEXT_JS = """(sel) => { const el = document.querySelector(sel);
+    if (!el || el.querySelector('[data-testid="status-tracker"]:not(.hide)')) return null;
+    const md = el.querySelector('[data-testid="markdown"]');
+    return (md || el).innerText; }"""
+
+
+def settled_text(page, selector: str, timeout: float = 60_000) -> str:
+    """A Markdown's text once no event is pending on it: gradio's status tracker (its "processing |
+    0.8s" timer) is part of the element's text while an event that updates it runs."""
+    return page.wait_for_function(SETTLED_TEXT_JS, arg=selector, timeout=timeout).json_value()

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, ROOT, open_tab
+from tests.browser.conftest import ARTIFACTS, ROOT, open_tab, settled_text
 
 DOCS = ROOT / "docs"
 LETTERS = [f"#cloze-choice-{x}" for x in "ABCD"]
@@ -39,7 +39,7 @@ def _question_shown(page) -> str:
 
 
 def _message(page) -> str:
-    return page.locator("#cloze-message").inner_text().strip()
+    return settled_text(page, "#cloze-message").strip()
 
 
 def _wait_message(page, text: str) -> str:

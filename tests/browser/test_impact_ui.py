@@ -169,27 +169,30 @@ def test_timeline_labels_never_overlap_and_the_status_clears_with_the_clip(page,
     page.locator("#impact-clip input").first.click()
     page.get_by_role("option", name="h0002").first.click()
     page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('83-86')")
-    page.wait_for_function("() => !(document.querySelector('#impact-status')?.innerText || '').trim()")
+    page.wait_for_function("() => !(document.querySelector('#impact-message')?.innerText || '').trim()")
+    page.wait_for_function("() => (document.querySelector('#impact-timeline')?.innerHTML || '').includes('frame 71 =')")
 
 
 def test_clearing_the_frame_box_keeps_the_view_and_says_what_to_type(page):
+    """Said on the tab's message line as it is typed; the next good frame clears it."""
     show_impact(page)
     page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText.includes('truth')")
     before = page.locator("#impact-regions").inner_text()
     box = frame_box(page)
     box.fill("")
     box.press("Enter")
-    page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('frame box is empty')")
+    page.wait_for_function("() => (document.querySelector('#impact-message')?.innerText || '').includes('frame box is empty')")
     text = page.locator("body").inner_text()
     assert "Could not preprocess" not in text and "Original error" not in text
     assert page.locator("#impact-regions").inner_text() == before
     box.fill("9999")
     box.press("Enter")
-    page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('9999 is outside')")
+    page.wait_for_function("() => (document.querySelector('#impact-message')?.innerText || '').includes('9999 is outside')")
     assert "Could not preprocess" not in page.locator("body").inner_text()
     box.fill("71")
     box.press("Enter")
-    page.wait_for_function("() => !(document.querySelector('#impact-status')?.innerText || '').trim()")
+    page.wait_for_function("() => !(document.querySelector('#impact-message')?.innerText || '').trim()")
+    page.wait_for_function("() => (document.querySelector('#impact-timeline')?.innerHTML || '').includes('frame 71 =')")
 
 
 def test_metric_headers_are_text_not_mailto_links(page):

@@ -21,7 +21,7 @@ from components.cloze.study import handlers as h
 from components.cloze.study.app import launch_study
 from components.cloze.study.practice import ANSWER
 from components.common.io import read_jsonl
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, settled_text
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port
 
@@ -108,7 +108,7 @@ def _fresh(browser, url: str, size: tuple[int, int]):
 
 
 def _progress(page) -> str:
-    return page.locator("#study-progress").inner_text()
+    return settled_text(page, "#study-progress")
 
 
 def _wait_question(page, annotator: str) -> int:

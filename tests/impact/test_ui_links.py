@@ -81,15 +81,18 @@ def test_copy_link_names_the_clip_and_frame_shown(data):
                                          ("x", "holds `x`")])
 def test_a_frame_box_without_a_frame_of_the_clip_keeps_the_view_and_says_what_to_type(data, value, words):
     item = data.annotations.items[0]
-    moved = handlers.on_frame(data, ImpactResources(), ImpactSession(), item.qid, value)
-    values = outputs(moved)
-    assert all(isinstance(v, SKIP) for v in values[:-1])  # the view stays as it was
-    assert words in moved.status and str(item.num_frames) in moved.status, moved.status
-    assert "preprocess" not in moved.status.lower()
+    res = ImpactResources()
+    moved = handlers.on_frame(data, res, ImpactSession(), item.qid, value)
+    assert all(isinstance(v, SKIP) for v in outputs(moved))  # the view and the run's status stay
+    assert moved.message.startswith("⚠ ") and words in moved.message, moved.message
+    assert str(item.num_frames) in moved.message and "preprocess" not in moved.message.lower()
     with pytest.raises(UserError, match=words.split("`")[0]):
         handlers.run_spatial(data, RES, ImpactSession(), {"backend": "baseline"}, item.qid, value)
-    ok = handlers.on_frame(data, ImpactResources(), ImpactSession(), item.qid, 3)
-    assert ok.status == "" and "frame 3 = " in ok.timeline
+    ok = handlers.on_frame(data, res, ImpactSession(), item.qid, 3)
+    assert ok.message == "" and "frame 3 = " in ok.timeline   # the next good frame clears the line
+    assert isinstance(ok.status, SKIP)
+    then = handlers.on_frame(data, res, ImpactSession(), item.qid, 4)
+    assert then.message is None   # and then leaves the line alone (a link's note stays)
 
 
 def test_a_page_gets_its_first_body_when_its_tab_is_on_screen_and_never_the_same_twice(data):

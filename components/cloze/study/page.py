@@ -148,8 +148,10 @@ STAMP = "({args}) => [{keep}, window.studyStamp ? window.studyStamp() : '']"
 # of the address bar, so a screenshot or a copied address does not carry it
 STRIP_INVITE = ("() => { const u = new URL(location.href); if (u.searchParams.has('invite')) { "
                 "u.searchParams.delete('invite'); history.replaceState(null, '', u.pathname + u.search + u.hash); } }")
+# the next question from its top: the page's own top, or, inside a Space's frame (which grows to
+# its content, so the outer page scrolls), the study itself brought into the outer page's view
 TOP = ("() => { window.scrollTo({top: 0, behavior: 'instant'}); "
-       "document.querySelector('#study-root')?.scrollIntoView(); }")
+       "if (window.top !== window) document.querySelector('#study-root')?.scrollIntoView(); }")
 PLAY_ALL = ("() => { const vs = [...document.querySelectorAll('#study-videos video')]; "
             "vs.forEach(v => { v.currentTime = 0; }); vs.forEach(v => v.play()); }")
 # a click on a question number sends its index to Python (gr.EventData .q)

@@ -322,19 +322,23 @@ def reset_view(data: ImpactData, res: ImpactResources, session: ImpactSession, q
 def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
              shown: str | dict | None = None) -> FrameMoveView:
     """A new frame from the slider or its box. A box left empty, or holding no frame of this
-    clip, changes nothing but the status line, which says what to type."""
+    clip, changes nothing but the message line, which says what to type; the next good frame
+    clears that line. The status line (the last run's summary) stays."""
     item = data.item(qid)
     problem = view.frame_problem(frame, item)
+    skip = gr.skip()
     if problem:
-        skip = gr.skip()
-        return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip, skip),
-                             f"{problem} The view stays at the last frame shown.")
+        res.frame_problem = True
+        return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip, skip), skip,
+                             message=f"⚠ {problem} The view stays at the last frame shown.")
     number = int(float(frame))
-    # the message line is left as it is: the page moves the frame itself after a link opened it
+    # otherwise the message line is left as it is: the page moves the frame itself after a link
+    # opened it, and the link's note stays
+    message, res.frame_problem = ("" if res.frame_problem else None), False
     return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
                          timeline_for(item, session, number),
-                         frame_view(data, session, qid, number, shown=shown, gate=res.should_send), "",
-                         message=None)
+                         frame_view(data, session, qid, number, shown=shown, gate=res.should_send), skip,
+                         message=message)
 
 
 def checked_frame(item: ImpactItem, frame: Any) -> int:

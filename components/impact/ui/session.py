@@ -78,6 +78,7 @@ class ImpactResources(Resources):
     shown: bool = False           # the tab's body view is on screen
     sent: str | None = None       # the GLB (file name) sent last
     resets: int = 0
+    frame_problem: bool = False   # the message line says what to type in the frame box
     _views: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def page_loaded(self) -> None:
