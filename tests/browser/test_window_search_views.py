@@ -240,9 +240,12 @@ def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
         timeout=60_000)
     now = page.evaluate("() => document.querySelector('#ws-movie video').currentTime")
     assert now > end and not page.evaluate("() => document.querySelector('#ws-movie video').paused")
-    marker = page.evaluate("() => { const p = document.querySelector('#ws-timeline .ws-playhead'); "
-                           "return [parseFloat(p.style.left), +p.dataset.live, "
-                           "+document.querySelector('#ws-timeline .ws-tl').dataset.duration]; }")
+    # a timeline the server redraws meanwhile carries its own playhead until the next timeupdate
+    marker = page.wait_for_function(
+        "() => { const p = document.querySelector('#ws-timeline .ws-playhead'); "
+        "if (!p || !p.dataset.live) return null; "
+        "return [parseFloat(p.style.left), +p.dataset.live, "
+        "+document.querySelector('#ws-timeline .ws-tl').dataset.duration]; }", timeout=60_000).json_value()
     assert abs(marker[0] - 100 * marker[1] / marker[2]) < 0.5 and marker[1] > end
     after = page.locator("#ws-checklist").inner_text()
     assert after != shown and ("not inspected" in after or "Window rank #" in after)
