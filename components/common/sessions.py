@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 MAX_SESSIONS = 256
 #: how long a closing page waits for its running work to notice the stop event
 RELEASE_WAIT_S = 60.0
+#: a Stop pressed this long before a run's handler started is kept for that run: the page shows
+#: the run's progress at the click, so a quick Stop can reach the server before the run itself
+STOP_GRACE_S = 3.0
 
 
 @dataclass
@@ -35,7 +39,20 @@ class Resources:
     stop: threading.Event = field(default_factory=threading.Event)
     folders: list[Path] = field(default_factory=list)
     _running: int = field(default=0, repr=False)
+    _stop_asked: float = field(default=float("-inf"), repr=False)
     _idle: threading.Condition = field(default_factory=threading.Condition, repr=False)
+
+    def ask_stop(self) -> None:
+        """The visitor pressed Stop: the running work ends before its next step."""
+        self._stop_asked = time.monotonic()
+        self.stop.set()
+
+    def fresh_stop(self) -> threading.Event:
+        """At the start of a run: the stop event, cleared of a Stop meant for earlier work but
+        keeping one pressed in the moment before this run started (STOP_GRACE_S)."""
+        if time.monotonic() - self._stop_asked > STOP_GRACE_S:
+            self.stop.clear()
+        return self.stop
 
     @contextmanager
     def working(self) -> Iterator[threading.Event]:

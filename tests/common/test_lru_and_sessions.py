@@ -146,3 +146,15 @@ def test_an_event_with_only_the_message_line_returns_its_value_not_a_list():
     assert events.fn(stop, 0)(request, None) == ""
     assert events.fn(refuse, 0)(request, None) == "⚠ Nothing runs."
     assert events.registry.get("one-output").stop.is_set()
+
+
+def test_a_stop_pressed_just_before_a_run_started_stops_it_and_an_old_one_does_not():
+    from components.common import sessions
+    from components.common.sessions import Resources
+
+    res = Resources()
+    res.ask_stop()                      # pressed while the run's request was still on its way
+    assert res.fresh_stop().is_set()    # the run sees it at its first step
+    res._stop_asked -= sessions.STOP_GRACE_S + 1   # the same Stop, for work that ended long ago
+    assert not res.fresh_stop().is_set()
+    assert not Resources().fresh_stop().is_set()   # never pressed

@@ -376,8 +376,7 @@ def copy_link(data: ImpactData, res: ImpactResources, session: ImpactSession, qi
 
 def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
                  qid: str, frame: float, style: str, *, progress: gr.Progress | None = None) -> TemporalView:
-    cancel = res.stop
-    cancel.clear()
+    cancel = res.fresh_stop()
     item = data.item(qid)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style).temporal
     if progress is not None:
@@ -398,8 +397,7 @@ def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession,
 def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
                 qid: str, frame: Any, shown: str | dict | None = None, *,
                 progress: gr.Progress | None = None) -> SpatialView:
-    cancel, gate = res.stop, res.should_send
-    cancel.clear()
+    cancel, gate = res.fresh_stop(), res.should_send
     item = data.item(qid)
     frame = checked_frame(item, frame)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
@@ -452,7 +450,7 @@ def render_turntable(data: ImpactData, res: ImpactResources, session: ImpactSess
 
 def stop(data: ImpactData, res: ImpactResources, session: ImpactSession) -> None:
     """Stop: the running model call or set run ends before its next step."""
-    res.stop.set()
+    res.ask_stop()
 
 
 def temporal_status(pred: TemporalPrediction) -> str:
@@ -474,8 +472,7 @@ def set_metrics(data: ImpactData, res: ImpactResources, session: ImpactSession, 
     """Run the session's model (or the baselines) over every clip of the set, then both tables
     (Stop, or closing the page, ends it before the next clip). With "compare with", both models
     answer the same requests and each table has a row (with its intervals) for each."""
-    annotations, cancel = data.annotations, res.stop
-    cancel.clear()
+    annotations, cancel = data.annotations, res.fresh_stop()
     split_name = None if split_name in (None, "all") else split_name
     if annotations is None:
         raise UserError("No impact annotations are loaded.")

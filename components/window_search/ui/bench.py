@@ -64,7 +64,7 @@ def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, set
     embedder = resolve_embedder("minilm")
     solvers = solvers_for(backend, search, embedder=embedder,
                           localizer_backend=_localizer_backend(settings, backend))
-    res.stop.clear()
+    res.fresh_stop()
     records: list[dict] = []
     folder = Path(tempfile.mkdtemp(prefix="ws-bench-"))
     res.folders.append(folder)

@@ -495,7 +495,7 @@ def run(tab: TabData, res: SessionResources, session: WindowSearchSession, setti
     movie = res.movie(session.movie, session.chunk_seconds)
     memory = memory_of(session.movie)
     embedder = resolve_embedder("minilm")
-    res.stop.clear()
+    res.fresh_stop()
     solvers = solvers_for(backend, search, embedder=embedder,
                           localizer_backend=_localizer_backend(settings, backend))
 
@@ -532,7 +532,7 @@ def _run_view(res: SessionResources, session: WindowSearchSession, trace: Search
 
 
 def stop(tab: TabData, res: SessionResources, session: WindowSearchSession | None = None) -> None:
-    res.stop.set()
+    res.ask_stop()
 
 
 # -- one playhead: timeline clicks, the window radio, the slider, the presentation keys ------------

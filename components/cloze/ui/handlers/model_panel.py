@@ -152,7 +152,7 @@ def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings
     backends = [own_backend_for(settings), compared] if compared is not None else [backend_for(settings)]
     summaries, files = [], []
     with res.working() as stop:
-        stop.clear()
+        res.fresh_stop()
         total = len(qs.questions) * len(backends)
         seen = [0]
 
@@ -182,7 +182,7 @@ def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings
 
 
 def stop(tab: ClozeTab, res: Resources, session: ClozeSession) -> None:
-    res.stop.set()
+    res.ask_stop()
 
 
 def order_sensitivity(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str,
@@ -194,7 +194,7 @@ def order_sensitivity(tab: ClozeTab, res: Resources, session: ClozeSession, sett
     k = whole(k, "Orders k", default=4, least=2, most=24)   # 4 candidates have 4! = 24 orders
     questions = qs.questions[:whole(limit, "Questions", default=6, least=1)]
     with res.working() as stop:
-        stop.clear()
+        res.fresh_stop()
         # the session's model alone (a compared model's answers would not be shown)
         solvers = solvers_for(own_backend_for(settings), solver_settings(settings, edge, cancel=stop,
                                                                          prompt_style=prompt_style))
