@@ -102,7 +102,7 @@ def _tools(c: SimpleNamespace) -> None:
     c.link_box = gr.Textbox(label="link to this view", interactive=False, visible=False, elem_id="ws-link",
                             buttons=["copy"])
     c.export_file = gr.File(label="trace JSON", elem_id="ws-export-file", visible=False)
-    c.cast = gr.Gallery(label="Cast references used", elem_id="ws-cast", columns=8, height=120,
+    c.cast = gr.Gallery(format="jpeg", label="Cast references used", elem_id="ws-cast", columns=8, height=120,
                         object_fit="contain", allow_preview=False)
 
 
@@ -124,14 +124,14 @@ def _memory_panel(c: SimpleNamespace) -> None:
     with gr.Accordion("Character memory (names, reference frames)", open=False, elem_id="ws-memory",
                       elem_classes=["tab-config"]):
         c.memory_md = gr.Markdown("", elem_id="ws-memory-names")
-        c.refs = gr.Gallery(label="Reference frames (select one to remove it)", elem_id="ws-memory-refs",
+        c.refs = gr.Gallery(format="jpeg", label="Reference frames (select one to remove it)", elem_id="ws-memory-refs",
                             columns=6, height=150, allow_preview=False)
         c.remove_btn = gr.Button("Remove selected reference", elem_id="ws-memory-remove", size="sm")
         with gr.Row(visible=False, elem_id="ws-memory-confirm") as c.confirm_row:
             c.confirm_md = gr.Markdown("", elem_id="ws-memory-confirm-text")
             c.confirm_btn = gr.Button("Yes, remove it", variant="stop", size="sm", elem_id="ws-memory-confirm-yes")
             c.cancel_btn = gr.Button("Cancel", size="sm", elem_id="ws-memory-confirm-no")
-        c.frames_gal = gr.Gallery(label="Frames of the selected window (select one, pick a character, add)",
+        c.frames_gal = gr.Gallery(format="jpeg", label="Frames of the selected window (select one, pick a character, add)",
                                   elem_id="ws-window-frames", columns=8, height=150, allow_preview=False)
         with gr.Row():
             c.char_pick = gr.Dropdown([], label="character", elem_id="ws-memory-char")
