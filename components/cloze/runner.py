@@ -99,7 +99,7 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
     counts = run_resumable(questions, key=lambda q: q.key, work=work,
                            out_path=side, concurrency=concurrency, desc="cloze questions",
                            key_field="key", progress=progress, on_result=done,
-                           stamp={"data_revision": datasource.data_revision(ds.root)})
+                           stamp={"data_revision": datasource.data_revision(ds.root)}, stop=stop)
     with lock:
         write_json_atomic(out_path, results)
     return {"counts": counts, "results": results}

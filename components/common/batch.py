@@ -48,12 +48,15 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
                   out_path: str | Path, concurrency: int = 1, desc: str = "items",
                   key_field: str = "qid", progress: bool = True,
                   on_result: Callable[[dict], None] | None = None,
-                  stamp: dict[str, str | None] | None = None) -> dict[str, int]:
+                  stamp: dict[str, str | None] | None = None,
+                  stop: threading.Event | None = None) -> dict[str, int]:
     """Run `work` on every item whose key is not yet in `out_path`; append each result there.
 
     `work` returns a dict record; `key_field` is set to the item's key if missing, and each
-    non-None value of `stamp` is added. Returns counts {"done": new results, "skipped": already
-    present, "failed": work raised}. Records already there made with another stamp: UserError.
+    non-None value of `stamp` is added. Once `stop` is set no item is started: those in flight
+    finish, the rest are left for the next run. Returns counts {"done": new results, "skipped":
+    already present, "failed": work raised, "stopped": not started because of `stop`}. Records
+    already there made with another stamp: UserError.
     """
     moved = repair_torn_tail(out_path)
     if moved:
@@ -64,7 +67,7 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
     extra = {k: v for k, v in (stamp or {}).items() if v is not None}
     done_keys = {str(r.get(key_field)) for r in existing}
     todo = [item for item in items if key(item) not in done_keys]
-    counts = {"done": 0, "skipped": 0, "failed": 0}
+    counts = {"done": 0, "skipped": 0, "failed": 0, "stopped": 0}
     counts["skipped"] = len(done_keys)
     lock = threading.Lock()
     reasons: set[str] = set()
@@ -87,8 +90,11 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
         try:
             record = fut.result()
         except Exception as exc:  # a failed item is reported and left for the next run
-            counts["failed"] += 1
-            report(key(item), failure_reason(key(item), exc))
+            if stop is not None and stop.is_set():   # cut by the stop (left for the next run too)
+                counts["stopped"] += 1
+            else:
+                counts["failed"] += 1
+                report(key(item), failure_reason(key(item), exc))
         else:
             record.setdefault(key_field, key(item))
             record.update(extra)
@@ -103,6 +109,11 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
         pending: dict[Future, T] = {}
         queue = list(todo)
         while queue or pending:
+            if stop is not None and stop.is_set() and queue:
+                counts["stopped"] += len(queue)
+                queue.clear()
+                if not pending:
+                    break
             while queue and len(pending) < max(1, concurrency):
                 item = queue.pop(0)
                 pending[pool.submit(work, item)] = item

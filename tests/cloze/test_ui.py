@@ -125,7 +125,7 @@ def test_a_stopped_set_run_asks_nothing_and_resumes_later(cloze_examples, tmp_pa
     stop = threading.Event()
     stop.set()
     out = run_set(EdgeSolver(), ds, questions, tmp_path / "r.json", progress=False, stop=stop)
-    assert out["counts"] == {"done": 0, "skipped": 0, "failed": 2}
+    assert out["counts"] == {"done": 0, "skipped": 0, "failed": 0, "stopped": 2}   # not asked, not failures
     out = run_set(EdgeSolver(), ds, questions, tmp_path / "r.json", progress=False)
     assert out["counts"]["done"] == 2
 

@@ -27,7 +27,7 @@ def test_the_stamp_is_in_every_record_and_another_one_is_refused(tmp_path):
     with pytest.raises(UserError, match="a local folder"):
         _run(out, ["q3"], {"data_revision": None})
     assert len(out.read_text().splitlines()) == 2          # nothing was added
-    assert _run(out, ["q1", "q3"], {"data_revision": A}) == {"done": 1, "skipped": 2, "failed": 0}
+    assert _run(out, ["q1", "q3"], {"data_revision": A}) == {"done": 1, "skipped": 2, "failed": 0, "stopped": 0}
 
 
 def test_local_data_writes_no_stamp_and_old_outputs_resume(tmp_path):
@@ -37,3 +37,26 @@ def test_local_data_writes_no_stamp_and_old_outputs_resume(tmp_path):
     assert "data_revision" not in out.read_text()
     with pytest.raises(UserError):
         _run(out, ["q3"], {"data_revision": A})
+
+
+def test_a_set_stop_starts_no_more_items_and_counts_the_rest_as_stopped_not_failed(tmp_path):
+    import threading
+
+    from components.common.batch import run_resumable
+
+    stop = threading.Event()
+    started: list[int] = []
+
+    def work(i: int) -> dict:
+        started.append(i)
+        if i == 2:
+            stop.set()           # Stop pressed while the third item runs
+        return {"value": i}
+
+    counts = run_resumable(range(1000), key=str, work=work, out_path=tmp_path / "out.jsonl",
+                           progress=False, stop=stop)
+    assert started == [0, 1, 2]                      # nothing started after the stop
+    assert counts == {"done": 3, "skipped": 0, "failed": 0, "stopped": 997}
+    stop.clear()
+    again = run_resumable(range(1000), key=str, work=work, out_path=tmp_path / "out.jsonl", progress=False)
+    assert again["skipped"] == 3 and again["done"] == 997   # the rest is asked by the next run

@@ -154,7 +154,7 @@ def test_a_torn_last_line_is_moved_aside_and_redone_on_resume(tmp_path, capsys):
     out.write_text('{"qid": "a", "v": 1}\n{"qid": "b", "v": 2}\n{"qid": "c", "v"')  # cut mid-record
     counts = run_resumable(["a", "b", "c", "d"], key=str, work=lambda k: {"v": k}, out_path=out,
                            progress=False)
-    assert counts == {"done": 2, "skipped": 2, "failed": 0}
+    assert counts == {"done": 2, "skipped": 2, "failed": 0, "stopped": 0}
     lines = out.read_text().splitlines()
     assert [json.loads(line)["qid"] for line in lines] == ["a", "b", "c", "d"]  # every line readable
     assert torn_path(out).read_bytes() == b'{"qid": "c", "v"\n'                 # the torn bytes kept
@@ -165,7 +165,7 @@ def test_a_whole_last_line_without_its_newline_is_kept(tmp_path):
     out = tmp_path / "p.jsonl"
     out.write_text('{"qid": "a", "v": 1}\n{"qid": "b", "v": 2}')
     counts = run_resumable(["a", "b", "c"], key=str, work=lambda k: {"v": k}, out_path=out, progress=False)
-    assert counts == {"done": 1, "skipped": 2, "failed": 0}
+    assert counts == {"done": 1, "skipped": 2, "failed": 0, "stopped": 0}
     assert [r["qid"] for r in read_jsonl(out)] == ["a", "b", "c"] and not torn_path(out).exists()
 
 

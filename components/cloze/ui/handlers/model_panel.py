@@ -127,7 +127,8 @@ def _run_summary(name: str, set_name: str, res: dict) -> str:
             + _missing(m)
             + f"{counts['done']} new, {counts['skipped']} resumed"
             + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else "")
-            + (" · **stopped**: run again to go on" if res.get("stopped") else ""))
+            + (f" · **stopped**: {counts.get('stopped', 0)} not asked; run again to go on"
+               if res.get("stopped") else ""))
 
 
 def _missing(m: dict) -> str:
