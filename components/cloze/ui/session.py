@@ -46,6 +46,7 @@ class ClozeSession:
     session_id: str = ""        # one id per Start / resume, recorded with every answer
     total: int = 0              # questions in the set shown (so the clock needs no I/O)
     own_roots: tuple[str, ...] = ()  # folders this session uploaded or built (only it may open them)
+    navigator: str = ""         # what the page's navigator lists now (its choices are sent when it changes)
 
     @property
     def loaded(self) -> bool:

@@ -101,6 +101,9 @@ def media_cache(data_dir: str | Path) -> Path:
     return writable_dir(Path(data_dir) / "cloze" / ".study-media", "cloze-study-media")
 
 
+NAVIGATOR_MARKS_MAX = 300
+
+
 def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionView]:
     """The current question's clips, progress line and navigator; the clock restarts and the
     Model panel's answer of another question is cleared."""
@@ -124,8 +127,18 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     answered = latest_records(read_jsonl(session.file)) if session.file else {}
     prefetch_around(ds, questions, index, display, model=not session.human,
                     answered=set(answered) if session.human else None)
-    marks = [f"{i + 1} · answered" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
     done = sum(1 for x in questions if (x.stem, x.dim) in answered)
+    # a set of a few hundred questions marks the answered ones; a larger one (the released 1,521
+    # stems: 4,563) lists plain numbers, sent once: its choices re-sent with every answer cost the
+    # page ~1.5 s to redraw
+    if len(questions) <= NAVIGATOR_MARKS_MAX:
+        marks = [f"{i + 1} · answered" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
+        listed = f"{qs.name}:{len(questions)}:" + ",".join(str(i) for i, m in enumerate(marks) if "·" in m)
+    else:
+        marks, listed = [str(i + 1) for i in range(len(questions))], f"{qs.name}:{len(questions)}"
+    navigator = (gr.update(value=marks[index]) if listed == session.navigator
+                 else gr.update(choices=marks, value=marks[index]))
+    session = replace(session, navigator=listed)
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
     progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}"
-    return session, QuestionView(clips, progress, gr.update(choices=marks, value=marks[index]), AnswerBoxes())
+    return session, QuestionView(clips, progress, navigator, AnswerBoxes())
