@@ -168,9 +168,11 @@ def test_errors_are_one_message_line_that_never_covers_a_control(page, tmp_path)
     page.locator("#ws-settings").get_by_text("Search settings").first.click()
     k = page.locator("#ws-k input").first
     k.fill("0")
+    k.press("Tab")                       # the box's value is the component's before Run reads it
+    page.wait_for_function("() => document.querySelector('#ws-k input')?.value === '0'")
     page.locator("#ws-run").click()
     page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('K candidates')",
-                           timeout=60_000)
+                           timeout=120_000)
     assert "K candidates must be at least 1 (got 0)." in page.locator("#ws-message").inner_text()
     assert page.locator("#ws-query-pick input").first.is_visible()
     assert page.locator("#tab-window-search .error").count() == 0   # no red gradio badge anywhere
@@ -230,7 +232,7 @@ def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
         " if (v.paused) { v.muted = true; if (v.currentTime < t - 1) v.currentTime = t - 0.5;"
         " v.play().catch(() => {}); }"
         " return +(document.querySelector('#ws-timeline .ws-playhead')?.dataset.live || -1) > t; }",
-        arg=end - 1.5, timeout=60_000, polling=500)
+        arg=end - 1.5, timeout=120_000, polling=500)
     page.wait_for_function("(t) => document.querySelector('#ws-movie video').currentTime > t + 1", arg=end,
                            timeout=60_000)
     page.wait_for_function("() => !document.querySelector('#ws-checklist')?.innerText.includes('Window rank #1 ')",

@@ -249,5 +249,8 @@ def _wire(ui: SimpleNamespace) -> None:
                     kind="params", api_name="on_open_cloze_link", show_progress="hidden")
         on(ui.prep_timer.tick, h.open_page, [ui.state, ui.display], page_outs, kind="params",
            api_name="on_open_cloze_prepared", show_progress="hidden")
-        loaded.then(None, [ui.kept], [ui.annotator, ui.blind],
-                    js="(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]")
+        restore = "(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]"
+        loaded.then(None, [ui.kept], [ui.annotator, ui.blind], js=restore)
+        # the browser's copy is read when the tab's components mount, which may come after the
+        # page's load event (the tab not shown yet): its change then restores id and Blind
+        ui.kept.change(None, [ui.kept], [ui.annotator, ui.blind], js=restore)
