@@ -84,3 +84,15 @@ def settled_text(page, selector: str, timeout: float = 60_000) -> str:
     """A Markdown's text once no event is pending on it: gradio's status tracker (its "processing |
     0.8s" timer) is part of the element's text while an event that updates it runs."""
     return page.wait_for_function(SETTLED_TEXT_JS, arg=selector, timeout=timeout).json_value()
+
+
+def fill_steady(page, locator, text: str, tries: int = 6) -> None:
+    """Type `text` into a box of a fold just opened: gradio mounts a fold's components when it
+    opens, and a box filled in that instant can be drawn again empty (or with its old value).
+    Fill until the box keeps the text, as a person would see it and type again."""
+    for _ in range(tries):
+        locator.fill(text)
+        page.wait_for_timeout(250)
+        if locator.input_value() == text:
+            return
+    raise AssertionError(f"the box never kept {text!r}: it holds {locator.input_value()!r}")

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, ROOT, open_tab, settled_text
+from tests.browser.conftest import ARTIFACTS, ROOT, fill_steady, open_tab, settled_text
 
 DOCS = ROOT / "docs"
 LETTERS = [f"#cloze-choice-{x}" for x in "ABCD"]
@@ -132,7 +132,7 @@ def test_errors_are_one_message_line_that_clears_on_the_next_good_action(page):
     open_tab(page, "Cloze")
     page.locator("#cloze-setup").get_by_text("Set-up").first.click()     # the fold with the folder box
     root = page.locator("#cloze-root textarea, #cloze-root input").first
-    root.fill("/etc")
+    fill_steady(page, root, "/etc")
     root.press("Enter")
     msg = _wait_message(page, "inside the app's data folder")
     assert msg == ("⚠ The data folder must be inside the app's data folder; give a path relative to it, "
@@ -143,7 +143,7 @@ def test_errors_are_one_message_line_that_clears_on_the_next_good_action(page):
     line = page.locator("#cloze-message").bounding_box()
     assert line["y"] >= box["y"] + box["height"] or line["y"] + line["height"] <= box["y"]  # not over it
 
-    root.fill("cloze")
+    fill_steady(page, root, "cloze")
     root.press("Enter")
     page.wait_for_function("() => /stems/.test(document.querySelector('#cloze-status')?.innerText || '')")
     page.wait_for_function("() => !(document.querySelector('#cloze-message')?.innerText || '').trim()")
@@ -152,12 +152,12 @@ def test_errors_are_one_message_line_that_clears_on_the_next_good_action(page):
     seed = page.locator("#cloze-seed input").first   # in the set-up fold, open since the folder box
     for typed, text in (("-1", "⚠ Seed must be at least 0 (got -1)."),
                         ("2.5", "⚠ Seed must be a whole number (got 2.5).")):
-        seed.fill(typed)
+        fill_steady(page, seed, typed)
         page.locator("#cloze-start").click()
         assert _wait_message(page, text.split("(")[0][2:]) == text
         _no_badge_or_toast(page)
         assert seed.is_visible() and seed.input_value() == typed
-    seed.fill("42")
+    fill_steady(page, seed, "42")
     page.locator("#cloze-start").click()
     _question_shown(page)
     page.wait_for_function("() => !(document.querySelector('#cloze-message')?.innerText || '').trim()")

@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 
-from tests.browser.conftest import ARTIFACTS, ROOT, open_tab
+from tests.browser.conftest import ARTIFACTS, ROOT, fill_steady, open_tab
 
 DOCS = ROOT / "docs"
 STAGE = ("#ws-movie", "#ws-timeline", "#ws-checklist")
@@ -167,9 +167,8 @@ def test_errors_are_one_message_line_that_never_covers_a_control(page, tmp_path)
     _ready(page)
     page.locator("#ws-settings").get_by_text("Search settings").first.click()
     k = page.locator("#ws-k input").first
-    k.fill("0")
-    k.press("Tab")                       # the box's value is the component's before Run reads it
-    page.wait_for_function("() => document.querySelector('#ws-k input')?.value === '0'")
+    fill_steady(page, k, "0")            # the fold mounts its boxes as it opens
+    k.press("Tab")
     page.locator("#ws-run").click()
     page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('K candidates')",
                            timeout=120_000)
