@@ -279,8 +279,6 @@ def prefetch_edge_view(clips: list[Path], kind: str = "frames",
 
 
 def _draw_edge_view(clips: list[Path]) -> Image.Image:
-    from PIL import Image, ImageDraw
-
     th = EDGE_TILE_HEIGHT
     clips = fetched(clips)
     before = [_tile(f, th) for f in _edge_frames(clips[0], 0, 4)[1]]
@@ -289,7 +287,14 @@ def _draw_edge_view(clips: list[Path]) -> Image.Image:
     for p in clips[2:]:
         head, tail = _edge_frames(p, 2, 2)
         cands.append([_tile(f, th) for f in (*head, *tail)])
-    tw = before[0].size[0] if before else th
+    return edge_layout(before, after, cands, before[0].size[0] if before else th, th)
+
+
+def edge_layout(before: list, after: list, cands: list[list], tw: int, th: int) -> Image.Image:
+    """The edge view's picture: BEGINNING (last 4 frames) | END (first 4); candidates A B / C D,
+    first 2 | last 2 frames each, every strip captioned (the study's practice question too)."""
+    from PIL import Image, ImageDraw
+
     gap, cap = 6, 20
     width = 8 * tw + 7 * 2 + 3 * gap + 24
     canvas = Image.new("RGB", (width, 3 * (th + cap) + 4 * gap), "white")

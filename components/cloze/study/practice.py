@@ -66,7 +66,7 @@ def _scene(step: float | None, kind: str = "ball") -> Image.Image:
 @lru_cache(maxsize=1)
 def practice_image() -> Image.Image:
     """BEGINNING (last 4 frames) | END (first 4); candidates A B / C D, first 2 | last 2 frames."""
-    from PIL import Image, ImageDraw
+    from components.cloze.study.media import edge_layout
 
     before = [_scene(i) for i in range(0, 4)]
     after = [_scene(i) for i in range(12, 16)]
@@ -74,23 +74,7 @@ def practice_image() -> Image.Image:
     wrong = {"A": [_scene(None, "night")] * 4, "B": [_scene(None, "black")] * 4,
              "D": [_scene(None, "bars")] * 4}
     cands = [right if x == ANSWER else wrong[x] for x in LETTERS]
-    tw, th = TILE
-    gap, cap = 6, 20
-    half = 4 * (tw + 2) + gap + 12
-    canvas = Image.new("RGB", (2 * half + 12, 3 * (th + cap) + 4 * gap), "white")
-    draw = ImageDraw.Draw(canvas)
-
-    def strip(images, x: int, y: int, label: str) -> None:
-        draw.text((x, y), label, fill="black")
-        for k, img in enumerate(images):
-            canvas.paste(img, (x + k * (tw + 2), y + cap))
-
-    strip(before, 12, gap, "BEGINNING (last 4 frames)")
-    strip(after, 12 + half, gap, "END (first 4 frames)")
-    for i, frames in enumerate(cands):
-        r, c = divmod(i, 2)
-        strip(frames, 12 + c * half, gap + (r + 1) * (th + cap + gap), f"{LETTERS[i]}  (first 2 | last 2)")
-    return canvas
+    return edge_layout(before, after, cands, *TILE)
 
 
 def practice_file(folder: Path) -> str:
