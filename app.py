@@ -7,6 +7,7 @@ importing it loads no model and touches no network.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import importlib
 import os
@@ -113,6 +114,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
     import gradio as gr
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
+    from components.common.links import shows_first
     from components.common.page import open_from_link, presentation_toggle, sync_presentation
     from components.common.ui import TabContext, message_line
     from components.settings.ui import build_settings_panel, model_badge
@@ -128,11 +130,15 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
         link_note = message_line("app-link-note")
         settings = build_settings_panel(SessionSettings(backend=backend), badge)
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo)
+        own_keys = {tab_slug(label): keys for label, _, _, keys in TABS}
         with gr.Tabs(elem_id="app-tabs") as tabs:
-            for label, ui_module, _, _ in TABS:
-                with gr.Tab(label, id=tab_slug(label), elem_id=f"tab-{tab_slug(label)}"):
-                    importlib.import_module(ui_module).build_tab(ctx)
-        open_from_link(demo, tabs, link_note, {tab_slug(label): keys for label, _, _, keys in TABS})
+            for i, (label, ui_module, _, _) in enumerate(TABS):
+                slug = tab_slug(label)
+                with gr.Tab(label, id=slug, elem_id=f"tab-{slug}") as tab:
+                    shown_first = functools.partial(shows_first, slug, own_keys)
+                    importlib.import_module(ui_module).build_tab(
+                        dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=i == 0))
+        open_from_link(demo, tabs, link_note, own_keys)
         sync_presentation(demo, present)
     return demo
 
@@ -161,6 +167,7 @@ def served_paths(data: Path | str, folder: Path) -> list[str]:
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.idle import quiet_when_idle
     from components.common.page import HEAD
+    from components.common.players import serve_in_place
     from components.common.warm import warm_in_background
     from components.common.theme import CSS, THEME
 
@@ -172,9 +179,10 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     if page != "explorer":
         raise SystemExit(f"error: APP_PAGE must be 'explorer' (the default) or 'study'; got {page!r}.")
     data_dir = ensure_example_data(args.data_dir)
+    allowed = served_paths(args.data_dir, data_dir)
+    serve_in_place(allowed)
     demo = build_app(data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
-    allowed = served_paths(args.data_dir, data_dir)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),

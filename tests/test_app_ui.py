@@ -49,10 +49,13 @@ def test_three_tabs_exist_and_each_shows_its_example_data(app_url, example_data_
     assert first_qid in str(picked)
     # Cloze: the data folder points at the example instances.
     assert _component(config, "cloze-root")["value"].endswith("cloze")
-    # Impact: the example clips are offered (the page load fills the list).
+    # Impact: the example clips are offered (opening the tab fills the list; the page load left it
+    # alone, the page showing window search first).
     impact = json.loads((example_data_dir / "impact" / "annotations.json").read_text())
     first_clip = impact["items"][0]["qid"]
-    opened = Client(app_url, verbose=False).predict(api_name="/on_load_impact")
+    visitor = Client(app_url, verbose=False)
+    assert not _choice_values(visitor.predict(api_name="/on_load_impact")[0])
+    opened = visitor.predict(api_name="/on_load_impact_shown")
     assert any(first_clip in str(v) for v in _choice_values(opened[0]))
 
 

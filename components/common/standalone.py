@@ -10,6 +10,7 @@ import gradio as gr
 
 from components.common.cli import BACKEND_HELP, HelpFormatter
 from components.common.idle import quiet_when_idle
+from components.common.players import serve_in_place
 from components.common.theme import CSS, THEME
 from components.common.ui import TabContext
 from components.datasource import allowed_paths, as_source, open_data_dir
@@ -40,14 +41,19 @@ def build_parser(prog: str, title: str, holds: str) -> argparse.ArgumentParser:
     return parser
 
 
+def served(data_dir: Path) -> list[str]:
+    return [str(Path(data_dir).resolve()), *allowed_paths()]
+
+
 def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
     quiet_when_idle(demo)
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
-                allowed_paths=[str(Path(args.data_dir).resolve()), *allowed_paths()], show_error=True)
+                allowed_paths=served(args.data_dir), show_error=True)
 
 
 def run_alone(build_tab: BuildTab, *, title: str, prog: str, holds: str, argv: list[str] | None = None) -> int:
     args = build_parser(prog, title, holds).parse_args(argv)
     args.data_dir = open_data_dir(args.data_dir)  # a repository: opened now, its local folder served
+    serve_in_place(served(args.data_dir))
     serve(build_demo(build_tab, title, args.data_dir, args.backend), args)
     return 0

@@ -19,7 +19,7 @@ import inspect
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,6 +44,11 @@ class TabContext:
     data_dir: Path
     settings: gr.State  # value: SessionSettings.to_state() dict; read it with settings.session.backend_for
     demo: gr.Blocks | None = None  # the whole app, for load/unload events
+    tab: gr.Tab | None = None  # the tab itself, when the app has several
+    #: the tab the page's Tabs show as they mount (gradio sends it a select event then, every page)
+    selected_at_mount: bool = False
+    #: whether a page opened with these query parameters shows this tab first (None: it always does)
+    shown_first: Callable[[Mapping[str, str]], bool] | None = None
 
 
 @dataclass
@@ -199,6 +204,45 @@ class TabEvents:
            kind: str = "plain", **kw) -> Any:
         """`listener(handler)` with the outputs `outs` and then the message line."""
         return listener(self.fn(handler, len(outs), kind=kind), inputs, [*outs, self.message], **kw)
+
+    def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list, *,
+                api_name: str, **kw) -> list[Any]:
+        """The tab's page view, `handler(tab, res, session, *inputs, params)`, drawn once per
+        visitor: on page load when the page shows this tab first, else the first time the visitor
+        opens the tab. A page never draws the tabs it does not show (each cost the page load
+        0.1-0.3 s of server time beside the browser's own work). gradio sends the tab its Tabs
+        show at mount a select event on every page, the visitor's or not; that one is left to the
+        load. Returns the events (load, then the tab's select), to chain on."""
+        draw = self.fn(handler, len(outs), kind="params")
+        untouched = [SKIP] * (len(outs) + 1)
+
+        def params_of(request: gr.Request) -> dict:
+            return dict(getattr(request, "query_params", None) or {})
+
+        def resources(request: gr.Request) -> Any:
+            return self.registry.get(getattr(request, "session_hash", None))
+
+        def on_load(request: gr.Request, *args):
+            if ctx.shown_first is not None and not ctx.shown_first(params_of(request)):
+                return untouched
+            resources(request).opened = True
+            return draw(request, *args)
+
+        def on_shown(request: gr.Request, *args):
+            res = resources(request)
+            if ctx.selected_at_mount and not res.mount_select_seen:
+                res.mount_select_seen = True   # the mount's select, not the visitor's: on_load decides
+                return untouched
+            if res.opened:
+                return untouched
+            res.opened = True
+            return draw(request, *args)
+
+        targets = [*outs, self.message]
+        events = [ctx.demo.load(_named(on_load, handler), inputs, targets, api_name=api_name, **kw)]
+        if ctx.tab is not None:
+            events.append(ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=f"{api_name}_shown", **kw))
+        return events
 
     def release(self, request: gr.Request) -> None:
         """The page closed: that visitor's running work stops, then its resources go."""

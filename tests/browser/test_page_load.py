@@ -15,3 +15,32 @@ def test_three_tabs_load_without_console_errors(page):
     errors = [e for e in page.console_errors if "Failed to load resource" not in e
               and not ("BJS - " in e and "WebGPU" in e)]
     assert errors == [], errors
+
+
+WS_DRAWN = "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0 && " \
+           "!!document.querySelector('#ws-timeline .ws-tl')"
+IMPACT_DRAWN = "() => (document.querySelector('#impact-timeline')?.innerText || '').includes('truth')"
+
+
+def test_a_page_draws_the_tab_it_shows_and_each_other_tab_when_it_is_opened(page, app_url):
+    """A link to Impact draws Impact only; window search, the first tab (which gradio also sends a
+    select event as the page mounts), is drawn when the visitor opens it, and stays as it was
+    after a round trip through the other tabs."""
+    page.goto(app_url.rstrip("/") + "/?tab=impact", wait_until="load")
+    page.wait_for_function(IMPACT_DRAWN, timeout=60_000)
+    page.wait_for_timeout(1500)   # every load and mount event of the page answered
+    assert page.evaluate("() => document.querySelector('#ws-query textarea')?.value || ''") == ""
+    open_tab(page, "Window search")
+    page.wait_for_function(WS_DRAWN, timeout=30_000)
+    query = page.locator("#ws-query textarea").input_value()
+    open_tab(page, "Cloze")
+    open_tab(page, "Window search")
+    page.wait_for_timeout(800)
+    assert page.locator("#ws-query textarea").input_value() == query
+
+
+def test_a_plain_page_draws_window_search_and_impact_when_it_is_opened(page):
+    page.wait_for_function(WS_DRAWN, timeout=60_000)
+    open_tab(page, "Impact")
+    page.wait_for_function(IMPACT_DRAWN, timeout=30_000)
+    assert page.evaluate("() => document.documentElement.dataset.impactReady") == "1"

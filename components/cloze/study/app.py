@@ -21,7 +21,6 @@ from typing import Any
 from collections.abc import Callable
 
 import gradio as gr
-from gradio.data_classes import FileData
 
 from components.cloze.questions import LETTERS
 from components.cloze.study import handlers as h
@@ -31,6 +30,7 @@ from components.cloze.study.practice import INSTRUCTION, practice_image
 from components.cloze.study.store import hub_push
 from components.common.errors import UserError
 from components.common.idle import quiet_when_idle
+from components.common.players import trusting_own_media
 from components.common.theme import THEME
 from components.common.ui import user_errors
 from components.common.warm import warm_in_background
@@ -41,21 +41,6 @@ STORAGE_KEY = "cloze-study-annotator"
 log = logging.getLogger(__name__)
 HF_OFF_SPACE = ("This study uses Hugging Face sign-in, which works only on a Space with `hf_oauth: true` "
                 "in its README and gradio[oauth] installed; ask the researcher.")
-
-
-def _serve_as_is(value: str | Path | None, original: Callable[[Any], Any]) -> FileData | None:
-    if isinstance(value, (str, Path)):
-        return FileData(path=str(value), orig_name=Path(value).name)
-    return original(value)
-
-
-def trusting_own_media(video: gr.Video) -> gr.Video:
-    """The study's media are made browser-playable once when written (media.py), so this player
-    skips gr.Video's per-request ffprobe (about 120 ms a clip, six clips a question). Set on the
-    instance: a gr.Video subclass would make gradio write a .pyi stub beside this file."""
-    original = video.postprocess
-    video.postprocess = lambda value: _serve_as_is(value, original)  # type: ignore[method-assign]
-    return video
 
 
 def _video(label: str, elem: str, min_width: int = 80) -> gr.Video:

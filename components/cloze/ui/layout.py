@@ -45,7 +45,7 @@ SLOTS = (("BEGINNING", "beginning"), ("END", "end"), *[(f"Candidate {x}", f"cand
 
 def build_tab(ctx: TabContext) -> None:
     ui = SimpleNamespace(state=gr.State(ClozeSession(data_dir=str(ctx.data_dir))), settings=ctx.settings,
-                         demo=ctx.demo, data_dir=Path(ctx.data_dir))
+                         demo=ctx.demo, ctx=ctx, data_dir=Path(ctx.data_dir))
     ui.kept = gr.BrowserState({"annotator": "", "blind": False}, storage_key="vbe-cloze-practice")
     _controls(ui)
     _question_panel(ui)
@@ -245,8 +245,8 @@ def _wire(ui: SimpleNamespace) -> None:
         ui.demo.unload(ev.release)
         page_outs = [*question, ui.feedback, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed, *mode_outs,
                      ui.prep_timer]
-        loaded = on(ui.demo.load, h.open_page, [ui.state, ui.display], page_outs,
-                    kind="params", api_name="on_open_cloze_link", show_progress="hidden")
+        loaded = ev.on_open(ui.ctx, h.open_page, [ui.state, ui.display], page_outs,
+                            api_name="on_open_cloze_link", show_progress="hidden")[0]
         on(ui.prep_timer.tick, h.open_page, [ui.state, ui.display], page_outs, kind="params",
            api_name="on_open_cloze_prepared", show_progress="hidden")
         restore = "(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]"

@@ -47,6 +47,7 @@ class ClozeSession:
     total: int = 0              # questions in the set shown (so the clock needs no I/O)
     own_roots: tuple[str, ...] = ()  # folders this session uploaded or built (only it may open them)
     navigator: str = ""         # what the page's navigator lists now (its choices are sent when it changes)
+    players: str = ""           # the display whose players the page shows ("" before the first question)
 
     @property
     def loaded(self) -> bool:

@@ -205,8 +205,8 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
        kind="progress", api_name="on_metrics")
     if ctx.demo is not None:
         load_outs = [*c.load_outputs, c.prep_timer]
-        on(ctx.demo.load, h.on_load, [c.state], load_outs, kind="params",
-           api_name="on_load_impact").then(None, js=page.READY_JS)
+        for opened in ev.on_open(ctx, h.on_load, [c.state], load_outs, api_name="on_load_impact"):
+            opened.then(None, js=page.READY_JS)
         on(c.prep_timer.tick, h.on_load, [c.state], load_outs, kind="params", api_name="on_load_impact_prepared",
            show_progress="hidden")
         ctx.demo.unload(ev.release)

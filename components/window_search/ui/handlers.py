@@ -26,6 +26,7 @@ from components.common.errors import DataFormatError, UserError
 from components.common.fields import number, whole
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
+from components.common import players
 from components.common.ui import SKIP, View, poll, preparing_note
 from components.common.watched import WatchedFile
 from components.settings import session as settings_session
@@ -194,7 +195,7 @@ def player_value(video: str | None) -> str | None:
         return None
     video = str(datasource.local(video))   # a dataset repository's movie: fetched first
     try:
-        if processing_utils.ffmpeg_installed() and not processing_utils.video_is_playable(video):
+        if processing_utils.ffmpeg_installed() and not players.playable(video):
             gr.Warning(f"{Path(video).name} is not browser-playable (container/codec), so the player stays "
                        "empty; the search still works. To watch it, re-encode: ffmpeg -i in -c:v libx264 "
                        "-pix_fmt yuv420p -c:a aac out.mp4")

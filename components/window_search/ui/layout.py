@@ -196,6 +196,6 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     if ctx.demo is not None:
         ctx.demo.unload(ev.release)
         page_outs = [*movie_outs, c.movie_pick, c.prep_timer]
-        on(ctx.demo.load, h.open_page, [c.state, c.chunk_s], page_outs, kind="params", api_name="open_page")
+        ev.on_open(ctx, h.open_page, [c.state, c.chunk_s], page_outs, api_name="open_page")
         on(c.prep_timer.tick, h.open_page, [c.state, c.chunk_s], page_outs, kind="params",
            api_name="open_page_prepared", show_progress="hidden")

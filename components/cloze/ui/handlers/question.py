@@ -18,6 +18,7 @@ from components.cloze.questions import Question, QuestionSet, build_set
 from components.cloze.study.media import opaque_videos
 from components.cloze.ui.handlers.views import AnswerBoxes, QuestionView
 from components.cloze.ui.session import ClozeSession
+from components.common.ui import SKIP
 from components.common.io import read_jsonl
 from components.common.lru import SingleFlightLRU
 
@@ -117,8 +118,13 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     else:
         values = clip_views(ds, questions[index], display)
     video = display == "video"
+    same_players = session.players == display
 
     def shown(value, as_video: bool):
+        # a question in the display already shown sends only its media, as plain values: an update
+        # that also sets `visible` costs gradio a new component per player on each question
+        if same_players:
+            return value if as_video == video else SKIP
         return gr.update(value=value if as_video == video else None, visible=as_video == video)
 
     clips = (*[shown(values[i], False) for i in range(2)], *[shown(values[i], True) for i in range(2)],
@@ -136,9 +142,8 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
         listed = f"{qs.name}:{len(questions)}:" + ",".join(str(i) for i, m in enumerate(marks) if "·" in m)
     else:
         marks, listed = [str(i + 1) for i in range(len(questions))], f"{qs.name}:{len(questions)}"
-    navigator = (gr.update(value=marks[index]) if listed == session.navigator
-                 else gr.update(choices=marks, value=marks[index]))
-    session = replace(session, navigator=listed)
+    navigator = marks[index] if listed == session.navigator else gr.update(choices=marks, value=marks[index])
+    session = replace(session, navigator=listed, players=display)
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
     progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}"
     return session, QuestionView(clips, progress, navigator, AnswerBoxes())

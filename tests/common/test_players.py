@@ -1,0 +1,68 @@
+"""The players' files: a video probed once per version of the file, the data folder's files served
+where they lie (no whole-file hash and copy per request), a non-browser format still converted."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import gradio as gr
+import pytest
+from gradio import processing_utils
+
+from components.common import players
+from tests.media.ffmpeg_videos import require_ffmpeg, write_format
+from tests.media.videos import write_index_video
+
+
+@pytest.fixture
+def counted_probe(monkeypatch):
+    """gradio's own probe (it runs ffprobe), counting the files it is run on."""
+    require_ffmpeg()
+    runs: list[str] = []
+    real = players._PROBE
+
+    def probe(path: str) -> bool:
+        runs.append(path)
+        return real(path)
+
+    monkeypatch.setattr(players, "_PROBE", probe)
+    players._VERDICTS.clear()
+    return runs
+
+
+def test_a_file_is_probed_once_until_it_changes(tmp_path, counted_probe):
+    movie = write_index_video(tmp_path / "m.mp4", 24)
+    assert players.playable(str(movie)) is True
+    assert players.playable(str(movie)) is True
+    assert counted_probe == [str(movie)]
+    write_index_video(movie, 48)                       # the same name, another file
+    os.utime(movie, ns=(1, 1))                           # a distinct mtime even on a coarse clock
+    assert players.playable(str(movie)) is True
+    assert len(counted_probe) == 2
+
+
+def test_a_format_browsers_cannot_play_is_said_so(tmp_path, counted_probe):
+    avi = write_format(tmp_path, "mpeg4_avi")
+    assert players.playable(str(avi)) is False
+    assert players.playable(str(avi)) is False
+    assert counted_probe == [str(avi)]
+
+
+def test_the_data_folders_files_are_served_where_they_lie(tmp_path, counted_probe, monkeypatch):
+    data = tmp_path / "data"
+    data.mkdir()
+    movie = write_index_video(data / "m.mp4", 24)
+    monkeypatch.setattr(processing_utils, "video_is_playable", processing_utils.video_is_playable)
+    hashed: list[str] = []
+    real_hash = processing_utils.hash_file
+    monkeypatch.setattr(processing_utils, "hash_file", lambda p, *a, **k: hashed.append(str(p)) or real_hash(p, *a, **k))
+    players.serve_in_place([str(data), str(data)])
+    video = gr.Video(interactive=False)
+    for _ in range(3):
+        sent = processing_utils.move_files_to_cache(video.postprocess(str(movie)), video, postprocess=True)
+        assert Path(sent["path"]).resolve() == movie.resolve()   # not a copy in gradio's cache
+    assert hashed == []                  # no whole-file hash on any request
+    players.serve_in_place([str(data)])  # a second launch over the same folder adds nothing
+    from gradio.data_classes import _StaticFiles
+    assert _StaticFiles.all_paths.count(data.resolve()) == 1
+    assert counted_probe == [str(movie)]  # one probe for three sends
