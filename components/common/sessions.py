@@ -44,18 +44,23 @@ class Resources:
     mount_select_seen: bool = False
     _running: int = field(default=0, repr=False)
     _stop_asked: float = field(default=float("-inf"), repr=False)
+    _stop_for_next: bool = field(default=False, repr=False)
     _idle: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
     def ask_stop(self) -> None:
-        """The visitor pressed Stop: the running work ends before its next step."""
+        """The visitor pressed Stop: the running work ends before its next step; with nothing
+        running, the run about to start does (its request may still be on its way)."""
         self._stop_asked = time.monotonic()
+        self._stop_for_next = not self.busy
         self.stop.set()
 
     def fresh_stop(self) -> threading.Event:
         """At the start of a run: the stop event, cleared of a Stop meant for earlier work but
-        keeping one pressed in the moment before this run started (STOP_GRACE_S)."""
-        if time.monotonic() - self._stop_asked > STOP_GRACE_S:
+        keeping one pressed, while nothing ran, in the moment before this run started
+        (STOP_GRACE_S). A Stop that stopped a run never stops the next one."""
+        if not self._stop_for_next or time.monotonic() - self._stop_asked > STOP_GRACE_S:
             self.stop.clear()
+        self._stop_for_next = False
         return self.stop
 
     @contextmanager

@@ -168,18 +168,26 @@ class TabEvents:
         def bound(request: gr.Request | None) -> tuple:
             return self.tab(), self.registry.get(getattr(request, "session_hash", None))
 
+        # a run (a generator, or a handler given a progress bar) counts as the visitor's running
+        # work while it runs: a Stop then is for it, and a closing page waits for it
         if inspect.isgeneratorfunction(handler):
             def stream(request: gr.Request, *args) -> Iterator[Any]:
+                tab, res = bound(request)
                 try:
-                    for value in handler(*bound(request), *args):
-                        yield shown(value)
+                    with res.working():
+                        for value in handler(tab, res, *args):
+                            yield shown(value)
                 except Exception as exc:  # noqa: BLE001 - shown on the message line
                     yield failed(exc)
             return _named(stream, handler)
 
         def call(request: gr.Request | None, args: tuple, extra: dict) -> Any:
+            tab, res = bound(request)
             try:
-                return shown(handler(*bound(request), *args, **extra))
+                if kind != "progress":
+                    return shown(handler(tab, res, *args, **extra))
+                with res.working():
+                    return shown(handler(tab, res, *args, **extra))
             except Exception as exc:  # noqa: BLE001 - shown on the message line
                 return failed(exc)
 

@@ -117,6 +117,16 @@ def test_a_deep_link_opens_the_question_and_copy_link_reopens_it(browser, app_ur
         assert page.locator("#cloze-mode input[value='practice']").is_checked()
         assert page.locator("#cloze-navigator input").first.input_value().split()[0] == str(n)
         assert "press Start / resume" in page.locator("#cloze-feedback").inner_text()
+        # a number typed into the navigator opens that question (a large set lists only the
+        # questions near the one shown)
+        box = page.locator("#cloze-navigator input").first
+        box.fill("2")
+        box.press("Enter")
+        page.wait_for_function("() => /Question 2 of/.test(document.querySelector('#cloze-progress')?.innerText || '')",
+                               timeout=30_000)
+        box.fill("nine hundred")
+        box.press("Enter")
+        assert "Type a question number from 1 to" in _wait_message(page, "Type a question number")
 
         _goto(page, base + "/?tab=cloze&stem=no_such_stem&q=S")
         assert "Question 1 of " in _question_shown(page)

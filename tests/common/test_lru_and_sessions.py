@@ -158,3 +158,41 @@ def test_a_stop_pressed_just_before_a_run_started_stops_it_and_an_old_one_does_n
     res._stop_asked -= sessions.STOP_GRACE_S + 1   # the same Stop, for work that ended long ago
     assert not res.fresh_stop().is_set()
     assert not Resources().fresh_stop().is_set()   # never pressed
+
+
+def test_a_stop_that_stopped_a_run_does_not_stop_the_next_one():
+    from components.common.sessions import Resources
+
+    res = Resources()
+    with res.working():                 # a run going
+        stop = res.fresh_stop()
+        res.ask_stop()                  # the visitor stops it
+        assert stop.is_set()
+    assert not res.fresh_stop().is_set()   # Run again at once: it runs
+    res.ask_stop()                      # nothing runs now: for the run about to start
+    assert res.fresh_stop().is_set()
+    assert not res.fresh_stop().is_set()   # used once
+
+
+def test_a_run_with_a_progress_bar_counts_as_running_work_while_it_runs(tmp_path):
+    import gradio as gr
+
+    from components.common.sessions import Resources, SessionRegistry
+    from components.common.ui import TabEvents
+
+    seen = []
+
+    def run(tab, res, progress=None):
+        seen.append(res.busy)
+        return "done"
+
+    def stream(tab, res):
+        seen.append(res.busy)
+        yield "step"
+
+    with gr.Blocks():
+        events = TabEvents(None, SessionRegistry(Resources), gr.Markdown())
+    request = type("Request", (), {"session_hash": "runner", "query_params": {}})()
+    events.fn(run, 1, kind="progress")(request)
+    list(events.fn(stream, 1)(request))
+    assert seen == [True, True] and not events.registry.get("runner").busy

@@ -104,8 +104,9 @@ def _question_panel(ui: SimpleNamespace) -> None:
                 ui.submit = gr.Button("Submit", variant="primary", elem_id="cloze-submit", min_width=90)
             ui.prev = gr.Button("◀", elem_id="cloze-prev", min_width=48, elem_classes=["cloze-nav"])
             ui.next = gr.Button("▶", elem_id="cloze-next", min_width=48, elem_classes=["cloze-nav"])
+            # a large set lists the questions near the one shown; any number may be typed
             ui.navigator = gr.Dropdown([], show_label=False, container=False, elem_id="cloze-navigator",
-                                       min_width=120, elem_classes=["cloze-nav"])
+                                       min_width=120, elem_classes=["cloze-nav"], allow_custom_value=True)
         ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
         with gr.Row(elem_classes=["tab-config"], equal_height=True) as ui.export_row:
             ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select, then Submit", "confirm")],

@@ -81,8 +81,14 @@ def next_question(tab: ClozeTab, res: Resources, session: ClozeSession, display:
 
 
 def navigate(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, label: str) -> NavView:
-    """The navigator's label "7 · answered" -> question 7."""
-    return go_to(session, display, int(str(label).split()[0]) - 1)
+    """The navigator's label "7 · answered", or a number typed into it -> question 7."""
+    words = str(label or "").split()
+    if not session.loaded or not words:
+        return go_to(session, display, session.index)
+    if not words[0].isdigit() or not 1 <= int(words[0]) <= session.total:
+        raise UserError(f"Type a question number from 1 to {session.total} into the navigator "
+                        f"(it said {str(label)[:20]!r}).")
+    return go_to(session, display, int(words[0]) - 1)
 
 
 def redisplay(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:

@@ -103,6 +103,7 @@ def media_cache(data_dir: str | Path) -> Path:
 
 
 NAVIGATOR_MARKS_MAX = 300
+NAVIGATOR_NEAR = 10   # a large set's navigator: the questions this far before and after
 
 
 def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionView]:
@@ -134,15 +135,18 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     prefetch_around(ds, questions, index, display, model=not session.human,
                     answered=set(answered) if session.human else None)
     done = sum(1 for x in questions if (x.stem, x.dim) in answered)
-    # a set of a few hundred questions marks the answered ones; a larger one (the released 1,521
-    # stems: 4,563) lists plain numbers, sent once: its choices re-sent with every answer cost the
-    # page ~1.5 s to redraw
+    # a set of a few hundred questions lists them all and marks the answered ones; a larger one
+    # (the released 1,521 stems: 4,563) lists the questions near this one and takes any number
+    # typed: a list of thousands cost the page ~0.9 s on every question, even unchanged
     if len(questions) <= NAVIGATOR_MARKS_MAX:
         marks = [f"{i + 1} · answered" if (x.stem, x.dim) in answered else f"{i + 1}" for i, x in enumerate(questions)]
         listed = f"{qs.name}:{len(questions)}:" + ",".join(str(i) for i, m in enumerate(marks) if "·" in m)
+        shown = marks[index]
     else:
-        marks, listed = [str(i + 1) for i in range(len(questions))], f"{qs.name}:{len(questions)}"
-    navigator = marks[index] if listed == session.navigator else gr.update(choices=marks, value=marks[index])
+        near = range(max(0, index - NAVIGATOR_NEAR), min(len(questions), index + NAVIGATOR_NEAR + 1))
+        marks = [str(i + 1) for i in sorted({0, *near, len(questions) - 1})]
+        listed, shown = f"{qs.name}:{len(questions)}:{near.start}", str(index + 1)
+    navigator = shown if listed == session.navigator else gr.update(choices=marks, value=shown)
     session = replace(session, navigator=listed, players=display)
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
     progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}"
