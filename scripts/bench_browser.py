@@ -295,10 +295,12 @@ def bench_cloze(context, url: str, n: int) -> list[Timing]:
         seed.fill(str(1000 + i + int(time.time()) % 100_000 * 10))  # a new seed: a new run, never a resume
         seed.press("Tab")
         page.wait_for_timeout(300)
-        with timing(run_set.seconds):
+        before = text_of(page, "#cloze-model-summary")
+        with timing(run_set.seconds):   # its progress, or its summary when it ended first (a small set)
             page.locator("#cloze-run-set").click()
-            wait_js(page, "() => !!document.querySelector('#cloze-model-panel .progress-text, "
-                          "#cloze-model-panel .eta-bar, #cloze-model-panel .progress-bar')")
+            wait_js(page, "(b) => !!document.querySelector('#cloze-model-panel .progress-text, "
+                          "#cloze-model-panel .eta-bar, #cloze-model-panel .progress-bar') || "
+                          f"(({OWN_TEXT})('#cloze-model-summary') !== b)", before)
         with timing(stopped.seconds):     # a whole-set run need not finish: it stops when asked
             page.locator("#cloze-stop").click()
             # the run's event ended (its status tracker hidden) with a summary: two runs stopped

@@ -25,6 +25,9 @@ from typing import Any
 QUIET_AFTER_S = 2.0
 IDLE_POLL_S = 0.1           # new events, once quiet
 IDLE_PROGRESS_POLL_S = 1.0  # progress updates, once quiet (there are none without a running event)
+#: progress updates while busy: gradio's 10 ms sent a fast run's page ~100 redraws a second, and
+#: a Stop clicked then waited 0.5-1.3 s for the page's main thread
+PROGRESS_EVERY_S = 0.1
 ANALYTICS_EVERY = 1000
 
 _QUIET_CLASSES: dict[type, type] = {}
@@ -76,5 +79,5 @@ def quiet_when_idle(demo: Any, poll: float = IDLE_POLL_S) -> bool:
     fast_progress = queue.__dict__.pop("progress_update_sleep_when_free", 0.01)
     queue.__class__ = quiet
     queue.__dict__["_fast_sleep_when_free"] = fast
-    queue.__dict__["_fast_progress_sleep"] = fast_progress
+    queue.__dict__["_fast_progress_sleep"] = max(fast_progress, PROGRESS_EVERY_S)
     return True

@@ -45,13 +45,16 @@ class Resources:
     _running: int = field(default=0, repr=False)
     _stop_asked: float = field(default=float("-inf"), repr=False)
     _stop_for_next: bool = field(default=False, repr=False)
+    _last_end: float = field(default=float("-inf"), repr=False)
     _idle: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
     def ask_stop(self) -> None:
         """The visitor pressed Stop: the running work ends before its next step; with nothing
-        running, the run about to start does (its request may still be on its way)."""
+        running (and nothing just ended), the run about to start does (its request may still be
+        on its way)."""
         self._stop_asked = time.monotonic()
-        self._stop_for_next = not self.busy
+        # a Stop in the moment after a run ended on its own was for that run
+        self._stop_for_next = not self.busy and self._stop_asked - self._last_end > STOP_GRACE_S
         self.stop.set()
 
     def fresh_stop(self) -> threading.Event:
@@ -74,6 +77,7 @@ class Resources:
         finally:
             with self._idle:
                 self._running -= 1
+                self._last_end = time.monotonic()
                 self._idle.notify_all()
 
     @property

@@ -161,6 +161,7 @@ def test_a_stop_pressed_just_before_a_run_started_stops_it_and_an_old_one_does_n
 
 
 def test_a_stop_that_stopped_a_run_does_not_stop_the_next_one():
+    from components.common import sessions
     from components.common.sessions import Resources
 
     res = Resources()
@@ -169,7 +170,12 @@ def test_a_stop_that_stopped_a_run_does_not_stop_the_next_one():
         res.ask_stop()                  # the visitor stops it
         assert stop.is_set()
     assert not res.fresh_stop().is_set()   # Run again at once: it runs
-    res.ask_stop()                      # nothing runs now: for the run about to start
+    with res.working():
+        res.fresh_stop()
+    res.ask_stop()                      # pressed as the run ended on its own: for that run
+    assert not res.fresh_stop().is_set()
+    res._last_end -= sessions.STOP_GRACE_S + 1
+    res.ask_stop()                      # nothing ran for a while: for the run about to start
     assert res.fresh_stop().is_set()
     assert not res.fresh_stop().is_set()   # used once
 
