@@ -172,8 +172,8 @@ class TabEvents:
         # work while it runs: a Stop then is for it, and a closing page waits for it
         if inspect.isgeneratorfunction(handler):
             def stream(request: gr.Request, *args) -> Iterator[Any]:
-                tab, res = bound(request)
                 try:
+                    tab, res = bound(request)   # inside: a tab whose data fails to read says so
                     with res.working():
                         for value in handler(tab, res, *args):
                             yield shown(value)
@@ -182,8 +182,8 @@ class TabEvents:
             return _named(stream, handler)
 
         def call(request: gr.Request | None, args: tuple, extra: dict) -> Any:
-            tab, res = bound(request)
             try:
+                tab, res = bound(request)
                 if kind != "progress":
                     return shown(handler(tab, res, *args, **extra))
                 with res.working():
