@@ -116,6 +116,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
     # these build gradio components: imported here so `app.py --help` never loads gradio
     from components.common.links import shows_first
     from components.common.page import open_from_link, presentation_toggle, sync_presentation
+    from components.common.progress import busy_on_one_component
     from components.common.ui import TabContext, message_line
     from components.settings.ui import build_settings_panel, model_badge
 
@@ -140,6 +141,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
                         dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=i == 0))
         open_from_link(demo, tabs, link_note, own_keys)
         sync_presentation(demo, present)
+    busy_on_one_component(demo)
     return demo
 
 

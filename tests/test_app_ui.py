@@ -89,3 +89,15 @@ def test_an_unknown_backend_is_a_readable_error_not_a_crash(app_url):
     with pytest.raises(Exception) as err:
         client.predict("opneai:gpt", "", "", 16, False, api_name="/set_backend")
     assert "Did you mean 'openai'" in str(err.value)
+
+
+def test_the_page_tracks_the_busy_state_of_a_handful_of_components_not_of_every_output(app_url):
+    # the browser hands every event's state change to each component ever named here: with all
+    # the outputs named that cost each click 0.15-0.3 s on this page (components/common/progress.py)
+    config = _config(app_url)
+    named = [dep["show_progress_on"] for dep in config["dependencies"] if dep.get("backend_fn")]
+    assert all(targets is not None and len(targets) <= 1 for targets in named)
+    targets = {i for group in named for i in group}
+    assert len(targets) <= 12, len(targets)
+    by_id = {comp["id"]: comp.get("props", {}).get("elem_id") for comp in config["components"]}
+    assert {"ws-message", "cloze-message", "impact-message"} <= {by_id[i] for i in targets}

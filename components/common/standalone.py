@@ -12,6 +12,7 @@ from components.common.cli import BACKEND_HELP, HelpFormatter
 from components.common.idle import quiet_when_idle
 from components.common.players import serve_in_place
 from components.common.theme import CSS, THEME
+from components.common.progress import busy_on_one_component
 from components.common.ui import TabContext
 from components.datasource import allowed_paths, as_source, open_data_dir
 from components.settings.session import SessionSettings
@@ -27,6 +28,7 @@ def build_demo(build_tab: BuildTab, title: str, data_dir: Path, backend: str = "
         demo.queue(default_concurrency_limit=int(os.environ.get("APP_CONCURRENCY", "4")))  # before any component (app.py)
         settings = build_settings_panel(SessionSettings(backend=backend))
         build_tab(TabContext(data_dir=Path(data_dir), settings=settings, demo=demo))
+    busy_on_one_component(demo)
     return demo
 
 

@@ -29,6 +29,7 @@ import gradio as gr
 from backends.errors import BackendError
 from components.common import preparing
 from components.common.errors import UserError
+from components.common.progress import BUSY_CLASS
 from components.common.sessions import SessionRegistry
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ def poll(active: bool) -> Any:
 
 def message_line(elem_id: str) -> gr.Markdown:
     """A tab's one message line (errors and notes, where the eye is: just above the stage)."""
-    return gr.Markdown("", elem_id=elem_id, elem_classes=["tab-message"])
+    return gr.Markdown("", elem_id=elem_id, elem_classes=["tab-message", BUSY_CLASS])
 
 
 class TabEvents:
@@ -201,7 +202,8 @@ class TabEvents:
             def fn(request: gr.Request, *args):
                 return call(request, (*args, dict(getattr(request, "query_params", None) or {})), {})
         elif kind == "progress":
-            def fn(request: gr.Request, *args, progress=gr.Progress()):
+            # positional, before *args: gradio hands a progress bar only to a positional parameter
+            def fn(request: gr.Request, progress=gr.Progress(), *args):
                 return call(request, args, {"progress": progress})
         else:
             def fn(request: gr.Request, *args):

@@ -1,6 +1,7 @@
 """Headless Chromium (the system browser) driven by Playwright against the live app."""
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -63,6 +64,18 @@ def snap(page, name: str) -> Path:
 def open_tab(page, label: str) -> None:
     page.get_by_role("tab", name=label).click()
     page.wait_for_timeout(300)
+
+
+def pick_query(page, qid: str) -> None:
+    """Pick `qid` in window search's query list and wait until its query shows: a Run clicked
+    before the pick's answer reads the query shown until then."""
+    shown = page.locator("#ws-query-pick input").first.input_value()
+    before = page.locator("#ws-query textarea").input_value()
+    page.locator("#ws-query-pick input").first.click()
+    page.get_by_role("option", name=re.compile(re.escape(qid))).first.click()
+    if qid not in shown:
+        page.wait_for_function("(b) => { const v = document.querySelector('#ws-query textarea')?.value || '';"
+                               " return v.length > 0 && v !== b; }", arg=before, timeout=60_000)
 
 
 def open_model_panel(page) -> None:

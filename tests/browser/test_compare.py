@@ -7,9 +7,8 @@ the recorded pair, picked under Replay in a new page, sets both sides and replay
 from __future__ import annotations
 
 import json
-import re
 
-from tests.browser.conftest import open_model_panel, open_tab, snap
+from tests.browser.conftest import open_model_panel, open_tab, pick_query, snap
 from tests.browser.test_talks_record_replay import _apply_and_wait, _pick_replay, _set_record, _type_backend
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.window_search.test_pairs import Model, _inspect
@@ -51,16 +50,9 @@ def _texts(body: dict) -> str:
 
 
 # -- window search: two checklists per window, both windows on the one timeline, recorded, replayed --
-def _pick_query(page, qid: str) -> None:
-    page.locator("#ws-query-pick input").first.click()
-    page.get_by_role("option", name=re.compile(re.escape(qid))).first.click()
-    page.wait_for_function("(q) => (document.querySelector('#ws-query textarea')?.value || '').length > 0",
-                           arg=qid)
-
-
 def _run_search(page, qid: str) -> dict:
     open_tab(page, "Window search")
-    _pick_query(page, qid)
+    pick_query(page, qid)
     page.locator("#ws-run").click()
     page.wait_for_function("() => /Compared/.test(document.querySelector('#ws-calls')?.innerText || '')"
                            " && /IoU/.test(document.querySelector('#ws-result')?.innerText || '')", timeout=240_000)

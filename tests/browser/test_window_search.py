@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import open_model_panel, open_tab, snap
+from tests.browser.conftest import open_model_panel, open_tab, pick_query, snap
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 
@@ -61,8 +61,7 @@ def test_scrubbing_shows_each_windows_checklist(page, example_data_dir):
     with ScriptedOpenAIServer(SCRIPT) as server:
         _use_backend(page, "openai:scripted-vlm", server.url)
         open_tab(page, "Window search")
-        page.locator("#ws-query-pick input").first.click()
-        page.get_by_role("option", name=re.compile(re.escape(qid))).first.click()
+        pick_query(page, qid)
         page.locator("#ws-run").click()
         page.wait_for_function(
             "() => /IoU/.test(document.querySelector('#ws-result')?.innerText || '')", timeout=240_000)

@@ -47,6 +47,18 @@ def _run(page) -> None:
                            timeout=240_000)
 
 
+MAP_REV = "() => document.querySelector('#ws-timeline .ws-play-map')?.dataset.rev || ''"
+
+
+def _click_timeline(page, selector: str) -> None:
+    """Click a block of the timeline and wait for the answer to that click: every answer carries
+    a new play-map revision, and what a view showed before (the Run's last answer) can already
+    hold the text or the player time a test waits for."""
+    before = page.evaluate(MAP_REV)
+    page.locator(selector).click()
+    page.wait_for_function(f"(b) => ({MAP_REV})() !== b", arg=before, timeout=60_000)
+
+
 def _video_at(page, seconds: float) -> None:
     page.wait_for_function(
         "(t) => { const v = document.querySelector('#ws-movie video'); return v && Math.abs(v.currentTime - t) < 1.5; }",
@@ -99,13 +111,13 @@ def test_one_playhead_drives_player_timeline_slider_and_checklist(page):
     unseen = next(c for c, s in _starts(page).items() if s != accepted and
                   page.locator(f"#ws-timeline [data-chunk='{c}']").get_attribute("data-verdict") != "accepted")
     start = _starts(page)[unseen]
-    page.locator(f"#ws-timeline [data-chunk='{unseen}']").click()
+    _click_timeline(page, f"#ws-timeline [data-chunk='{unseen}']")
     note = _checklist_has(page, "not inspected")
     assert f"Chunk {int(unseen) + 1} " in note and "Window rank" not in note
     _video_at(page, start)
     assert _slider(page) == start
 
-    page.locator("#ws-timeline [data-verdict='accepted']").click()
+    _click_timeline(page, "#ws-timeline [data-verdict='accepted']")
     _checklist_has(page, "Window rank #1 ")
     _video_at(page, accepted)
     assert _slider(page) == accepted
@@ -198,7 +210,7 @@ def test_the_tab_fits_a_phone(page):
     page.set_viewport_size({"width": 390, "height": 844})
     _ready(page)
     _run(page)
-    page.locator("#ws-timeline [data-verdict='accepted']").click()
+    _click_timeline(page, "#ws-timeline [data-verdict='accepted']")
     _checklist_has(page, "Window rank #1 ")
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, width
@@ -217,7 +229,7 @@ def test_playing_the_movie_moves_the_timeline_playhead_and_the_checklist(page):
     page.set_viewport_size({"width": 1440, "height": 900})
     _ready(page)
     _run(page)
-    page.locator("#ws-timeline [data-verdict='accepted']").click()
+    _click_timeline(page, "#ws-timeline [data-verdict='accepted']")
     shown = _checklist_has(page, "Window rank #1 ")
     start, end = _shown_span(page)
     _video_at(page, start)

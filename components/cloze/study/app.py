@@ -31,6 +31,7 @@ from components.cloze.study.store import hub_push
 from components.common.errors import UserError
 from components.common.idle import quiet_when_idle
 from components.common.players import trusting_own_media
+from components.common.progress import BUSY_CLASS, busy_on_one_component
 from components.common.theme import THEME
 from components.common.ui import user_errors
 from components.common.warm import warm_in_background
@@ -146,13 +147,14 @@ def build_study_app(data_dir: str | Path) -> gr.Blocks:
                 ui.start = gr.Button("Start", variant="primary", scale=1, min_width=100, elem_id="study-start")
                 ui.login = gr.LoginButton(elem_id="study-login") if _sign_in_ready(cfg) else None
             ui.progress = gr.HTML(h.progress_html(h.StudySession(), None), elem_id="study-progress",
-                                  padding=False)
+                                  padding=False, elem_classes=[BUSY_CLASS])
             _intro(ui)
             with gr.Column(visible=False, elem_id="study-question") as ui.question_box:
                 _question(ui)
             ui.timing = gr.Textbox(visible=False, elem_id="study-timing")
         _researcher(ui)
         _wire(demo, study, ui)
+    busy_on_one_component(demo)
     return demo
 
 
