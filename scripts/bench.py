@@ -13,7 +13,7 @@
   start    app start to first HTTP 200 vs a bare gradio Blocks app, on the example and the
            real-size data (goal <= 1.3x; bench_app_start.py)
   idle     CPU of an idle app after a browsing session, from /proc (goal < 1 %; bench_idle.py)
-  render   36-frame 512x512 turntable vs 36 x one frame (goal <= 1.2x), GLB size (bench_render.py)
+  render   36-frame 512x512 turntable vs 36 x one frame (goal <= 1.2x), the 3D view's bytes per painting vs a GLB (bench_render.py)
   metrics  temporal metrics 433 q x 10 preds, cloze scoring 1,521 stems x 3 (goal < 1 s; bench_metrics.py)
   parsers  every reply parser on its worst 64 kB replies, against a regex scan of the same text
            (goal < 100 ms each; bench_parsers.py)

@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no Chromium at {args.chromium}; install it (scripts/install_system_deps.sh) or pass --chromium")
     from playwright.sync_api import sync_playwright
 
-    # a fresh render cache: the first 3D body of the run is drawn cold (the later ones reuse its GLB)
+    # a fresh render cache: the first 3D body of the run is drawn cold (its mesh file written anew)
     os.environ["IMPACT_RENDER_DIR"] = tempfile.mkdtemp(prefix="bench-browser-render-")
     app_demo, bare_demo = start_app(args.data_dir), start_bare()
     timings: list[Timing] = []

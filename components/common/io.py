@@ -93,7 +93,7 @@ def atomic_write_jsonl(path: str | Path, records: list[dict]) -> Path:
 
 def atomic_temp_path(path: str | Path) -> Path:
     """A fresh, unique temp path beside `path` (same suffix) for writers that need a file name
-    (an encoder, a GLB exporter); finish with `os.replace(tmp, path)` or `commit_temp`."""
+    (an encoder, a mesh writer); finish with `os.replace(tmp, path)` or `commit_temp`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)

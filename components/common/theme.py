@@ -144,6 +144,7 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 #impact-main {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
 #impact-video, #impact-body3d, #impact-turntable {height: calc(100vh - 480px); min-height: 240px;}
 #impact-turntable-col:not(:has(video)) {display: none !important;}
+#impact-body3d > .html-container, #impact-body3d > .html-container > div {height: 100%; padding: 0 !important;}
 #impact-steps button {white-space: nowrap;}
 #impact-readout {align-items: center; gap: 12px;}
 

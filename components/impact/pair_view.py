@@ -18,8 +18,8 @@ from components.common.reasoning_view import agree_badge, reasoning_html, side_l
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.metrics.spatial import prf
 from components.impact.regions import PALETTE
-from components.impact.render import camera_for, export_glb, hex_to_rgba
-from components.impact.view import PaintedFrame, body_normals, md_text, paint_key, painted_mask, render_dir
+from components.impact.render import camera_for, hex_to_rgba
+from components.impact.view import PaintedFrame, body_normals, md_text, paint_key, painted_mask
 
 if TYPE_CHECKING:
     from components.impact.data import ImpactItem
@@ -47,20 +47,17 @@ def difference_colors(body, first: np.ndarray, second: np.ndarray) -> np.ndarray
 
 def paint_difference(body, item: ImpactItem, frame: int, first: Sequence[str], second: Sequence[str],
                      names: tuple[str, str] = ("", "")) -> PaintedFrame:
-    """The body painted where the two models' regions for `frame` agree and differ (the GLB
-    written once per painting, like view.paint_frame); `pred` is the first model's labels."""
+    """The body painted where the two models' regions for `frame` agree and differ (like
+    view.paint_frame); `pred` is the first model's labels."""
     a, b = _mask(body, first), _mask(body, second)
     colors = difference_colors(body, a, b)
     key = paint_key(colors, getattr(body, "kind", "") + body.fingerprint())
-    glb = render_dir() / f"{key}.glb"
-    if not glb.exists():
-        export_glb(body, colors, glb)
     truth_ann = item.frames.get(frame)
     legend = [("body", PALETTE["body"]), ("both models", PAIR_PALETTE["both"]),
               (f"only ① {names[0]}".strip(), PAIR_PALETTE["only_first"]),
               (f"only ② {names[1]}".strip(), PAIR_PALETTE["only_second"])]
     camera = camera_for(body.vertices, body_normals(body), painted_mask(a, b))
-    return PaintedFrame(key, glb, legend, list(first), list(truth_ann.regions) if truth_ann else None, None,
+    return PaintedFrame(key, legend, list(first), list(truth_ann.regions) if truth_ann else None, None,
                         colors, camera)
 
 

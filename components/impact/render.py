@@ -1,4 +1,4 @@
-"""Painting and rendering the body: per-vertex colours, a GLB for gr.Model3D, a turntable video.
+"""Painting and rendering the body: per-vertex colours, the camera facing a hit, a turntable video.
 
 Offscreen GL: pyrender needs PYOPENGL_PLATFORM set before it (and PyOpenGL) is imported. An
 existing value is respected; otherwise EGL and then OSMesa are each tried in a short subprocess
@@ -25,7 +25,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from components.common.errors import UserError
-from components.common.io import atomic_temp_path, commit_temp
 from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
 from components.media import write_frames
 
@@ -93,33 +92,11 @@ def region_colors(body: BodyModel) -> np.ndarray:
     return table[body.vertex_region]
 
 
-# ---------------------------------------------------------------- GLB
-
-def export_glb(body: BodyModel, colors: np.ndarray, path: str | Path) -> Path:
-    """Binary glTF with per-vertex colours (COLOR_0) for gr.Model3D."""
-    import trimesh
-
-    colors = np.asarray(colors, dtype=np.uint8)
-    if colors.shape != (body.num_vertices, 4):
-        raise ValueError(f"colors must be ({body.num_vertices}, 4) uint8, got {colors.shape}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mesh = trimesh.Trimesh(vertices=body.vertices, faces=body.faces, vertex_colors=colors,
-                           process=False)
-    tmp = atomic_temp_path(path)  # unique per call: two threads may paint one frame at once
-    try:
-        tmp.write_bytes(mesh.export(file_type="glb"))
-        return commit_temp(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 # ---------------------------------------------------------------- camera of the 3D view
 
-#: gr.Model3D's camera (alpha, beta in degrees, radius) facing the body's front. Babylon's orbit
-#: camera sits at target + r * (cos a sin b, cos b, sin a sin b): alpha 90, beta 90 is on +z, where
-#: the body faces.
+#: the 3D view's camera (alpha, beta in degrees, radius) facing the body's front. The view's orbit
+#: camera (impact/ui/body_view.py) sits at target + r * (cos a sin b, cos b, sin a sin b): alpha 90,
+#: beta 90 is on +z, where the body faces.
 FRONT_CAMERA = (90.0, 90.0, 3.4)
 _FRAMING = 3.3       # camera distance per metre of the body's bounding radius (whole body in view)
 _MAX_TILT = 25.0     # degrees above / below the horizon for a hit on the head / the feet
@@ -140,7 +117,7 @@ def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
 
 def camera_for(vertices: np.ndarray, normals: np.ndarray,
                painted: np.ndarray | None) -> tuple[float, float, float]:
-    """The Model3D camera (alpha, beta in degrees, radius) facing the painted vertices.
+    """The 3D view's camera (alpha, beta in degrees, radius) facing the painted vertices.
 
     The side to look from is where the painted surface faces (its mean normal: a hit on the
     buttocks is seen from behind) plus where it sits off the body's vertical axis (a hand is seen
@@ -235,7 +212,7 @@ def ensure_gl_platform() -> str:
         "Offscreen 3D rendering is unavailable: neither EGL nor OSMesa works here (the server log "
         "says why). Install the system GL libraries (apt-get install -y libegl1 "
         "libgl1-mesa-dri libosmesa6) and PyOpenGL 3.1.10, or set PYOPENGL_PLATFORM. The "
-        "interactive 3D view (GLB) still works.")
+        "interactive 3D view still works.")
 
 
 def _pyrender():

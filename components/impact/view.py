@@ -17,7 +17,7 @@ import numpy as np
 
 from components.common.links import view_link  # noqa: F401 (the deep-link query string, re-exported)
 from components.impact.body import vertex_mask_from_annotation
-from components.impact.render import (FRONT_CAMERA, camera_for, color_legend, export_glb,
+from components.impact.render import (FRONT_CAMERA, camera_for, color_legend,
                                       render_turntable, vertex_colors, vertex_normals)
 from components.impact.metrics.spatial import prf
 from components.impact.timeline import moment_ious, timeline_html, window_to_frames  # noqa: F401 (re-exported)
@@ -46,14 +46,15 @@ def regions_line(pred: Sequence[str] | None, truth: Sequence[str] | None, f1: fl
 
 def paint_key(colors: np.ndarray, body_id: str) -> str:
     """Names a painting by what it looks like (its vertex colours on this body), not by its frame:
-    frames painted alike share one GLB and one turntable, so scrubbing them reloads nothing."""
+    frames painted alike share one turntable, and the page's 3D view skips a painting it shows."""
     digest = hashlib.sha256(body_id.encode())
     digest.update(np.ascontiguousarray(colors, dtype=np.uint8).tobytes())
     return digest.hexdigest()[:20]
 
 
 def render_dir() -> Path:
-    """Where painted GLBs and turntables are cached ($IMPACT_RENDER_DIR, else a temp folder)."""
+    """Where the body's mesh file and the turntables are kept ($IMPACT_RENDER_DIR, else a temp
+    folder)."""
     path = Path(os.environ.get("IMPACT_RENDER_DIR") or Path(tempfile.gettempdir()) / "impact-render")
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -187,13 +188,13 @@ def spatial_table(runs: Sequence[tuple[str, dict]], *, data: str | None = None) 
 # -- painting the body for one frame -----------------------------------------------------------------
 
 class PaintedFrame:
-    """Masks, colours, the cached GLB and the camera facing the painted vertices of one (clip,
-    frame, prediction) state."""
+    """Masks, colours and the camera facing the painted vertices of one (clip, frame, prediction)
+    state; `key` names the painting by its colours (paint_key)."""
 
-    def __init__(self, key: str, glb: Path, legend: list[tuple[str, str]], pred: list[str] | None,
+    def __init__(self, key: str, legend: list[tuple[str, str]], pred: list[str] | None,
                  truth: list[str] | None, f1: float | None, colors,
                  camera: tuple[float, float, float] = FRONT_CAMERA):
-        self.key, self.glb, self.legend = key, glb, legend
+        self.key, self.legend = key, legend
         self.pred, self.truth, self.f1, self.colors, self.camera = pred, truth, f1, colors, camera
 
 
@@ -217,7 +218,7 @@ def painted_mask(pred_mask: np.ndarray | None, gt_mask: np.ndarray | None) -> np
 def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] | None,
                 pred_vertices: Sequence[int] | None = None) -> PaintedFrame:
     """Paint the prediction and/or the truth of `frame`: TP/FP/missed when both exist, else the one
-    there is. The GLB is written once per state into a temp folder and reused."""
+    there is."""
     truth_ann = item.frames.get(frame)
     truth = list(truth_ann.regions) if truth_ann is not None else None
     pred = list(pred_labels) if pred_labels is not None else None
@@ -228,11 +229,8 @@ def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] |
     colors = vertex_colors(body, pred_mask, gt_mask)
     legend = color_legend(pred_mask, gt_mask)
     key = paint_key(colors, getattr(body, "kind", "") + body.fingerprint())
-    glb = render_dir() / f"{key}.glb"
-    if not glb.exists():
-        export_glb(body, colors, glb)
     camera = camera_for(body.vertices, body_normals(body), painted_mask(pred_mask, gt_mask))
-    return PaintedFrame(key, glb, legend, pred, truth, f1, colors, camera)
+    return PaintedFrame(key, legend, pred, truth, f1, colors, camera)
 
 
 def turntable_path(painted: PaintedFrame) -> Path:

@@ -20,7 +20,8 @@ def test_scrubbing_to_an_impact_frame_paints_the_body(page, example_data_dir):
     canvas = page.locator("#impact-body3d canvas").first
     canvas.wait_for(timeout=120_000)  # software WebGL on a loaded 2-core machine can take a minute
     canvas.scroll_into_view_if_needed()
-    page.wait_for_timeout(6000)  # software WebGL: let the GLB load and draw
+    page.wait_for_function("() => { const c = document.querySelector('#impact-body3d canvas');"
+                           " return !!c && !!c.dataset.draws && c.dataset.key === c.dataset.want; }")
     shot = snap(page, "impact-painted-body")
     box = canvas.bounding_box()
     assert box and box["width"] > 100 and box["height"] > 100
@@ -38,12 +39,12 @@ def test_scrubbing_to_an_impact_frame_paints_the_body(page, example_data_dir):
     assert scale_x > 0
 
 
-def test_the_body_view_appears_on_a_page_that_loads_its_3d_viewer_slowly(browser, app_url):
-    """A slow page (the 3D viewer's code still downloading) that gets the same body twice, here
-    from two runs of the spatial baseline, still shows the body once the code arrives."""
+def test_the_body_view_appears_on_a_page_that_loads_the_body_mesh_slowly(browser, app_url):
+    """A slow page (the body's mesh still downloading) that gets new paintings meanwhile, here
+    from two runs of the spatial baseline, shows the last of them once the mesh arrives."""
     page = browser.new_page()
-    held = []  # the viewer's code is held back until the body has been sent twice
-    page.route("**/Canvas3D-*.js", lambda route: held.append(route))
+    held = []  # the mesh is held back until the body has been sent twice
+    page.route("**/*-mesh.bin", lambda route: held.append(route))
     try:
         page.goto(app_url, wait_until="load", timeout=120_000)
         page.wait_for_selector("#app-tabs", timeout=120_000)
@@ -55,9 +56,12 @@ def test_the_body_view_appears_on_a_page_that_loads_its_3d_viewer_slowly(browser
             page.wait_for_function("(n) => (document.querySelector('#impact-status')?.innerText"
                                    " || '').includes('Spatial')", arg=run, timeout=90_000)
             page.wait_for_timeout(1500)  # the second answer reaches the viewer too
-        assert held, "the 3D viewer's code was never requested, so nothing was held back"
+        assert held, "the body's mesh was never requested, so nothing was held back"
+        assert page.locator("#impact-body3d canvas[data-draws]").count() == 0
         for route in held:
             route.continue_()
-        page.locator("#impact-body3d canvas").first.wait_for(timeout=120_000)
+        page.wait_for_selector("#impact-body3d canvas[data-draws]", timeout=120_000)
+        canvas = page.locator("#impact-body3d canvas").first
+        assert canvas.get_attribute("data-key") == canvas.get_attribute("data-want")  # the last painting
     finally:
         page.close()

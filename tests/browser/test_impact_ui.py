@@ -52,7 +52,7 @@ def canvas_image(page):
     canvas = page.locator("#impact-body3d canvas").first
     canvas.wait_for(timeout=120_000)  # software WebGL on a loaded 2-core machine can take a minute
     canvas.scroll_into_view_if_needed()
-    for _ in range(60):  # the GLB loads and draws after the canvas appears
+    for _ in range(60):  # the mesh loads and the body is drawn after the canvas appears
         image = Image.open(io.BytesIO(canvas.screenshot())).convert("RGB")
         if body_pixels(image) > 0.02 * image.width * image.height:
             return image

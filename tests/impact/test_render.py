@@ -1,4 +1,4 @@
-"""Vertex colours, the GLB for gr.Model3D, the offscreen turntable and its fallback message."""
+"""Vertex colours, the offscreen turntable and its fallback message."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ import pytest
 
 from components.impact.body import load_body, region_vertex_mask
 from components.impact.regions import PALETTE
-from components.impact.render import RenderUnavailable, color_legend, export_glb, hex_to_rgba, \
+from components.impact.render import RenderUnavailable, color_legend, hex_to_rgba, \
     region_colors, render_turntable, render_views, vertex_colors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,32 +50,6 @@ def test_vertex_colors_categories(body):
     legend = dict((text, color) for text, color in color_legend(pred, gt))
     assert legend["hit (predicted and true)"] == PALETTE["true_positive"]
     assert len(set(PALETTE.values())) == len(PALETTE)  # every colour tells one thing
-
-
-def test_glb_keeps_vertex_colours_after_a_reload(body, tmp_path):
-    import trimesh
-
-    pred = region_vertex_mask(body, ["right hand", "back"])
-    gt = region_vertex_mask(body, ["back", "butt"])
-    colors = vertex_colors(body, pred, gt)
-    path = export_glb(body, colors, tmp_path / "body.glb")
-    assert path.read_bytes()[:4] == b"glTF"
-    assert b"COLOR_0" in path.read_bytes()[:20000]
-    mesh = trimesh.load(path, force="mesh", process=False)
-    assert len(mesh.vertices) == body.num_vertices
-    np.testing.assert_allclose(mesh.vertices, body.vertices, atol=1e-6)
-    np.testing.assert_array_equal(np.asarray(mesh.visual.vertex_colors), colors)
-
-
-def test_two_threads_painting_one_frame_do_not_share_a_temp_file(body, tmp_path):
-    from concurrent.futures import ThreadPoolExecutor
-
-    colors = vertex_colors(body, region_vertex_mask(body, ["head"]), None)
-    target = tmp_path / "frame.glb"
-    with ThreadPoolExecutor(4) as pool:
-        paths = list(pool.map(lambda _: export_glb(body, colors, target), range(8)))
-    assert paths == [target] * 8 and target.read_bytes()[:4] == b"glTF"
-    assert [p.name for p in tmp_path.iterdir()] == ["frame.glb"]  # no temp file left behind
 
 
 def test_turntable_renders_every_frame_to_mp4(body, tmp_path):

@@ -17,10 +17,9 @@ RES = ImpactResources()
 BASELINE = {"backend": "baseline", "max_frames": 32}
 
 
-def glb_of(body3d) -> str | None:
-    """The GLB a body update sends (None for gr.skip())."""
-    value = getattr(body3d, "value", None)
-    return value["path"] if isinstance(value, dict) else None
+def painting_of(body3d) -> str | None:
+    """The painting (its key) a body update sends (None for gr.skip())."""
+    return body3d["key"] if isinstance(body3d, dict) else None
 
 
 @pytest.fixture(autouse=True)
@@ -45,7 +44,7 @@ def test_a_clip_view_starts_at_the_first_moment(data):
     assert clip.frame.value == 30 and clip.frame.maximum == 120
     assert clip.video.playback_position == pytest.approx(29 / 24)
     assert "press Run temporal" in clip.timeline
-    assert "truth [head]" in clip.body.regions and glb_of(clip.body.body3d).endswith(".glb")
+    assert "truth [head]" in clip.body.regions and painting_of(clip.body.body3d)
     assert len(outputs(clip)) == 11  # video, frame, timeline, the seven frame outputs, status
     assert clip.status == ""  # the last run's line was about another clip
 
@@ -71,18 +70,18 @@ def test_run_spatial_with_the_baseline_paints_the_text_only_answer(data):
     assert "predicted [left calf, right calf]" in moved.body.regions
 
 
-def test_the_glb_the_page_already_shows_is_never_sent_again(data):
-    """Model3D drops its pending renderer when an identical value arrives while it loads."""
+def test_the_painting_the_page_already_shows_is_never_sent_again(data):
+    """The same painting again would reset the camera the visitor turned."""
     import gradio as gr
 
     first = handlers.on_clip(data, RES, ImpactSession(), "h0001")
-    shown = "/tmp/gradio/0123abcd/" + glb_of(first.body.body3d).rsplit("/", 1)[-1]  # as the page sends it
+    shown = dict(first.body.body3d)   # as the page sends it back
     again = handlers.on_frame(data, RES, ImpactSession(), "h0001", first.frame.value, shown)
     assert isinstance(again.body.body3d, type(gr.skip()))
     assert "truth [" in again.body.regions  # everything else is still sent
     ran = handlers.run_spatial(data, RES, ImpactSession(), BASELINE, "h0001", first.frame.value, shown=shown)
-    assert glb_of(ran.body.body3d).endswith(".glb")  # painted anew
-    assert glb_of(handlers.on_frame(data, RES, ImpactSession(), "h0001", 1, None).body.body3d).endswith(".glb")
+    assert painting_of(ran.body.body3d) not in (None, shown["key"])  # painted anew
+    assert painting_of(handlers.on_frame(data, RES, ImpactSession(), "h0001", 1, None).body.body3d)
 
 
 def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_errors(data):
@@ -133,8 +132,8 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
     # every event's outputs end with the tab's message line
     assert events == {"on_clip": 12, "on_frame": 11, "on_timeline_click": 3, "on_run_temporal": 4,
-                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 13,
-                      "on_load_impact_prepared": 13, "on_body_shown": 2, "on_reset_view": 2,
+                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 14,
+                      "on_load_impact_prepared": 14, "on_reset_view": 2,
                       "on_copy_link": 2, "on_stop": 1, "on_paint": 9}
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
 

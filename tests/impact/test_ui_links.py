@@ -54,12 +54,12 @@ def test_a_link_value_this_data_cannot_show_falls_back_and_says_which(data, para
     assert note.count("`") % 2 == 0  # the quoted value cannot break the Markdown around it
 
 
-def test_the_page_load_view_follows_the_link_without_a_body_and_says_what_was_wrong(data):
+def test_the_page_load_view_follows_the_link_with_its_body_and_says_what_was_wrong(data):
     item = data.annotations.items[1]
     shown = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": item.qid, "frame": "5"})
     assert shown.clip.value == item.qid and shown.frame.value == 5 and shown.status == ""
     assert "frame 5 = " in shown.timeline
-    assert len(outputs(shown)) == 12
+    assert len(outputs(shown)) == 13 and shown.body3d["key"]
     bad = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": "nope"})
     assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.message   # the message line
     plain = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
@@ -95,20 +95,16 @@ def test_a_frame_box_without_a_frame_of_the_clip_keeps_the_view_and_says_what_to
     assert then.message is None   # and then leaves the line alone (a link's note stays)
 
 
-def test_a_page_gets_its_first_body_when_its_tab_is_on_screen_and_never_the_same_twice(data):
+def test_the_page_load_view_carries_the_body_and_the_same_painting_is_never_sent_twice(data):
     page = ImpactResources()
-    qid = data.annotations.items[0].qid
-    handlers.on_load(data, page, ImpactSession(), {})          # a browser page loaded
-    hidden = handlers.on_clip(data, page, ImpactSession(), qid)
-    assert isinstance(hidden.body.body3d, SKIP)  # the tab is not mounted yet: its Model3D would drop it
-    first = handlers.on_body_shown(data, page, ImpactSession(), qid, 3).body3d
-    assert first.value["path"].endswith(".glb") and len(first.camera_position) == 3
-    again = handlers.on_frame(data, page, ImpactSession(), qid, 3)
-    assert isinstance(again.body.body3d, SKIP)  # sent already, while the page may still be loading it
-    other = handlers.on_frame(data, page, ImpactSession(), qid, handlers.first_frame(data.annotations.items[0]))
-    assert not isinstance(other.body.body3d, SKIP)  # a different painting goes out
-    api = handlers.on_clip(data, ImpactResources(), ImpactSession(), qid)
-    assert api.body.body3d.value["path"].endswith(".glb")  # a caller that never loaded the page
+    item = data.annotations.items[0]
+    loaded = handlers.on_load(data, page, ImpactSession(), {"clip": item.qid, "frame": "3"})
+    first = loaded.body3d
+    assert first["key"] and len(first["camera"]) == 3 and first["mesh"].startswith("gradio_api/file=")
+    again = handlers.on_frame(data, page, ImpactSession(), item.qid, 3, shown=first)
+    assert isinstance(again.body.body3d, SKIP)  # the page shows it: the camera the visitor turned stays
+    other = handlers.on_frame(data, page, ImpactSession(), item.qid, handlers.first_frame(item), shown=first)
+    assert other.body.body3d["key"] != first["key"]  # a different painting goes out
 
 
 def test_reset_view_resends_the_camera_facing_the_hit_each_time(data):
@@ -116,10 +112,10 @@ def test_reset_view_resends_the_camera_facing_the_hit_each_time(data):
     frame = handlers.first_frame(item)
     one = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame)
     two = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame)
-    assert one.value is None  # the camera only: the body on screen stays
-    assert one.camera_position[:2] == two.camera_position[:2] and one.camera_position != two.camera_position
     painted = handlers.frame_view(data, ImpactSession(), item.qid, frame).body3d
-    assert painted.camera_position[:2] == one.camera_position[:2]
+    assert one["key"] == painted["key"]  # the same painting: only the camera moves
+    assert one["camera"][:2] == two["camera"][:2] and one["camera"] != two["camera"]
+    assert painted["camera"][:2] == one["camera"][:2]
 
 
 def test_the_frame_box_reaches_the_handlers_raw_so_no_gradio_preprocess_error_is_shown(data, tmp_path):
@@ -132,19 +128,4 @@ def test_the_frame_box_reaches_the_handlers_raw_so_no_gradio_preprocess_error_is
         build_tab(TabContext(data_dir=tmp_path, settings=gr.State({"backend": "baseline"}), demo=demo))
     raw = {fn.api_name for fn in demo.fns.values() if not fn.preprocess}
     assert {"on_frame", "on_run_temporal", "on_run_spatial", "on_render", "on_copy_link",
-            "on_reset_view", "on_body_shown"} <= raw
-    qid = data.annotations.items[0].qid
-    first = handlers.on_frame(data, ImpactResources(), ImpactSession(), qid, 3).body.body3d.value
-    again = handlers.on_frame(data, ImpactResources(), ImpactSession(), qid, 3, shown={"path": first["path"], "url": "/x"})
-    assert isinstance(again.body.body3d, SKIP)  # the raw FileData the page sends counts as shown
-
-
-def test_a_body_view_on_screen_before_the_page_named_a_clip_gets_the_body_of_the_first_frame(data):
-    """The tab may mount (and report its view on screen) before the page-load view fills the
-    clip list: the view is marked as shown, and the page-load's frame then sends the body."""
-    page = ImpactResources()
-    assert isinstance(handlers.on_body_shown(data, page, ImpactSession(), None, 1).body3d, SKIP)
-    handlers.on_load(data, page, ImpactSession(), {})
-    qid = data.annotations.items[0].qid
-    moved = handlers.on_frame(data, page, ImpactSession(), qid, handlers.first_frame(data.annotations.items[0]))
-    assert moved.body.body3d.value["path"].endswith(".glb")
+            "on_reset_view"} <= raw

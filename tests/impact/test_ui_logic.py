@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 
@@ -55,28 +56,25 @@ def test_regions_line():
     assert "predicted — · truth [head] · F1 —" in view.regions_line(None, ["head"], None)
 
 
-def test_frames_painted_alike_share_one_glb_and_a_different_painting_gets_its_own():
+def test_frames_painted_alike_share_one_key_and_a_different_painting_gets_its_own():
     from components.impact.body import load_body
 
     body = load_body()
     calf = view.paint_frame(body, item(), 84, ["left calf", "right calf"])
-    assert view.paint_frame(body, item(), 84, ["right calf", "left calf"]).glb == calf.glb
-    assert view.paint_frame(body, item(), 84, ["head"]).glb != calf.glb
-    # two frames with no truth and no prediction look the same, so they are one file
-    assert view.paint_frame(body, item(), 5, None).glb == view.paint_frame(body, item(), 6, None).glb
-    assert view.paint_frame(body, item(), 5, None).glb != calf.glb
+    assert view.paint_frame(body, item(), 84, ["right calf", "left calf"]).key == calf.key
+    assert view.paint_frame(body, item(), 84, ["head"]).key != calf.key
+    # two frames with no truth and no prediction look the same, so they are one painting
+    assert view.paint_frame(body, item(), 5, None).key == view.paint_frame(body, item(), 6, None).key
+    assert view.paint_frame(body, item(), 5, None).key != calf.key
 
 
-def test_paint_frame_caches_the_glb_and_scores_the_frame():
+def test_paint_frame_scores_the_frame():
     from components.impact.body import load_body
 
     body = load_body()
     painted = view.paint_frame(body, item(), 84, ["left calf"])
-    assert painted.glb.exists() and painted.f1 == pytest.approx(
+    assert painted.f1 == pytest.approx(
         2 * 1 * 0.5 / 1.5, rel=0.2)  # half of the truth's vertices predicted (calves of similar size)
-    mtime = painted.glb.stat().st_mtime_ns
-    again = view.paint_frame(body, item(), 84, ["left calf"])
-    assert again.glb == painted.glb and again.glb.stat().st_mtime_ns == mtime
     texts = [t for t, _ in painted.legend]
     assert len(texts) == 4  # body + hit / predicted only / missed
     only_truth = view.paint_frame(body, item(), 84, None)
@@ -172,9 +170,10 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     data = handlers.load_data(data_dir)
     state = ImpactSession(spatial={"h0001": {"84": {"regions": ["left calf", "right calf"], "note": "text-only"}}})
     frame = handlers.frame_view(data, state, "h0001", 84, turntable=False)
-    glb, legend, line, turn, msg, note = (frame.body3d.value["path"], frame.legend, frame.regions,
-                                          frame.turntable, frame.turntable_msg, frame.body_note)
-    assert Path(glb).exists() and glb.endswith(".glb")
+    body3d, legend, line, turn, msg, note = (frame.body3d, frame.legend, frame.regions,
+                                             frame.turntable, frame.turntable_msg, frame.body_note)
+    mesh = Path(unquote(body3d["mesh"].removeprefix("gradio_api/file=")))
+    assert mesh.exists() and mesh.stat().st_size == body3d["vertices"] * 12 + body3d["faces"] * 3 * 2
     assert "predicted [left calf, right calf] · truth [left calf, right calf] · F1 1.00" in line
     assert "hit" in legend.lower() or "both" in legend.lower()
     assert turn is None and "Render turntable" in msg  # rendering costs time: only on request

@@ -92,16 +92,16 @@ def test_both_region_answers_paint_their_difference_or_either_against_the_truth(
     assert "both models" in body.legend and out.paint["visible"] and out.paint["value"] == "difference"
     assert "impact-pair-regions" in body.beside and "② regions reasoning" in body.beside
     assert "the staff swings low" in body.beside and "4 frame(s)" in out.status and "differ on 4" in out.status
-    difference = body.body3d.value["path"]
+    difference = body.body3d["key"]
     # either model against the truth: the usual hit / predicted-only painting
     first = handlers.set_paint(data, res, out.session, "h0001", 84, "first").body
     second = handlers.set_paint(data, res, out.session, "h0001", 84, "second").body
     assert "hit (predicted and true)" in first.legend and "only ①" not in first.legend
-    alone = {tuple(labels): view.paint_frame(load_body(), item, 84, labels).glb.name
+    alone = {tuple(labels): view.paint_frame(load_body(), item, 84, labels).key
              for labels in (["left calf", "right calf"], ["left calf", "right hand"])}
-    assert first.body3d.value["path"].endswith(alone[("left calf", "right calf")])
-    assert second.body3d.value["path"].endswith(alone[("left calf", "right hand")])
-    assert len({difference, first.body3d.value["path"], second.body3d.value["path"]}) == 3
+    assert first.body3d["key"] == alone[("left calf", "right calf")]
+    assert second.body3d["key"] == alone[("left calf", "right hand")]
+    assert len({difference, first.body3d["key"], second.body3d["key"]}) == 3
 
 
 def test_one_model_looks_as_before_with_its_reasoning_beside(data):

@@ -28,6 +28,7 @@ from components.impact.render import RenderUnavailable
 from components.impact.solvers import solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.temporal_solvers import TemporalPrediction
+from components.impact.ui.body_view import body_value, shown_key
 from components.impact.ui.session import ImpactResources, ImpactSession
 from components.settings.session import SessionSettings, backend_for
 
@@ -80,7 +81,7 @@ def load_data(data_dir: Path) -> ImpactData:
 class FrameView(View):
     """Everything that depends on (clip, frame, predictions)."""
 
-    body3d: Any  # gr.Model3D(GLB, camera facing the hit), or gr.skip() when it must not be sent
+    body3d: Any  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or gr.skip()
     legend: str
     regions: str
     turntable: str | None
@@ -100,13 +101,13 @@ class ClipView(View):
 
 @dataclass
 class LoadView(View):
-    """The page's first view (a deep link's clip and frame); the 3D body follows once the tab is
-    on screen (`ImpactResources`)."""
+    """The page's first view (a deep link's clip and frame), the painted body with it."""
 
     clip: Any
     video: Any
     frame: Any
     timeline: str
+    body3d: Any
     legend: str
     regions: str
     turntable: str | None
@@ -153,14 +154,6 @@ class PaintView(View):
 
 
 @dataclass
-class BodyView(View):
-    """The 3D view alone (the page asks for it by itself): the message line is left alone."""
-
-    body3d: Any
-    message: str | None = field(default=None, kw_only=True)
-
-
-@dataclass
 class LinkView(View):
     link: Any  # the query string (the page adds its address), in the now visible link box
 
@@ -171,20 +164,15 @@ class TurntableView(View):
     turntable_msg: str
 
 
-#: decides whether a GLB (its file name) may be sent to the page now (`ImpactResources.should_send`)
-Gate = Callable[[str], bool]
-
-
 # -- handlers ------------------------------------------------------------------------------------
 
 def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *,
-               shown: str | dict | None = None, turntable: bool = False, gate: Gate | None = None) -> FrameView:
+               shown: dict | None = None, turntable: bool = False) -> FrameView:
     """The painted body, its legend, the regions line and the rotating view for one frame.
 
-    `shown` is the GLB the page's 3D view holds now and `gate` what the page may be sent: the same
-    GLB is never sent again, since gradio's Model3D drops its pending renderer import when an
-    identical value arrives before the import has loaded, and the view then stays empty for good
-    (a slow page, a second click, a tab opened after its value arrived)."""
+    `shown` is the 3D view's value as the page holds it: a painting it shows already is not sent
+    again, so the camera the visitor turned stays.
+    """
     item = data.item(qid)
     frame = int(max(1, min(item.num_frames, int(frame or 1))))
     body = load_body()
@@ -211,11 +199,10 @@ def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *
             turn_value, turn_msg = None, f"Rotating view unavailable: {exc}"
     note = body.note + (MANNEQUIN_NOTE if body.kind != "smplx"
                         and "painted as their regions" not in body.note else "")
-    name = painted.glb.name
-    if shown_name(shown) == name or (gate is not None and not gate(name)):
+    if shown_key(shown) == painted.key:
         body3d = gr.skip()
     else:
-        body3d = gr.Model3D(value=str(painted.glb), camera_position=painted.camera)
+        body3d = body_value(body, painted.key, painted.colors, painted.camera, view.render_dir())
     return FrameView(body3d, view.legend_html(painted.legend), line, turn_value, turn_msg, f"_{note}_",
                      pair_view.region_beside(answer, second))
 
@@ -234,13 +221,6 @@ def _paired_painting(body, item: ImpactItem, frame: int, first: dict, second: di
                                        pair_view.frame_f1(body, item, frame, a),
                                        pair_view.frame_f1(body, item, frame, b))
     return painted, line
-
-
-def shown_name(shown: Any) -> str | None:
-    """The file name of what the page's 3D view holds: a path, or the raw FileData dict an event
-    without preprocessing gets."""
-    path = shown.get("path") if isinstance(shown, dict) else shown
-    return Path(path).name if path else None
 
 
 def timeline_for(item: ImpactItem, session: ImpactSession, frame: int | None) -> str:
@@ -263,49 +243,35 @@ def first_frame(item: ImpactItem) -> int:
 
 
 def on_clip(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
-            shown: str | dict | None = None) -> ClipView:
-    gate = res.should_send
+            shown: dict | None = None) -> ClipView:
     item = data.item(qid)
     start = first_frame(item)
     return ClipView(gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=start),
                     timeline_for(item, session, start),
-                    frame_view(data, session, qid, start, shown=shown, gate=gate), "")
+                    frame_view(data, session, qid, start, shown=shown), "")
 
 
 def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, params: dict[str, str]) -> LoadView:
     """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
     the first clip at its first moment, with one line about a link value that was not understood."""
-    res.page_loaded()
     note = preparing_note("impact")
     if note is not None:
-        return LoadView(*[gr.skip()] * 11, poll=poll(True), message=note)
+        return LoadView(*[gr.skip()] * 12, poll=poll(True), message=note)
     if data.first is None:
         skip = gr.skip()
-        return LoadView(*[skip] * 11, poll=poll(False), message=f"⚠ {data.load_error}")
+        return LoadView(*[skip] * 12, poll=poll(False), message=f"⚠ {data.load_error}")
     qid, frame, link_note = view.read_link(params, data.annotations.items if data.annotations else [])
     item = data.item(qid or (data.first.qid if data.first else None))
     frame = frame or first_frame(item)
-    body = frame_view(data, session, item.qid, frame, gate=lambda _: False)
+    body = frame_view(data, session, item.qid, frame)
     return LoadView(gr.Dropdown(choices=view.clip_choices(data.annotations), value=item.qid),
                     gr.Video(value=str(datasource.local(item.video)), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
-                    timeline_for(item, session, frame), body.legend, body.regions, body.turntable,
+                    timeline_for(item, session, frame), body.body3d, body.legend, body.regions, body.turntable,
                     body.turntable_msg, body.body_note, "",
                     gr.Dropdown(choices=["all", *data.splits()], value="all"), poll(False),
                     message=f"⚠ {link_note}" if link_note else "")
-
-
-def on_body_shown(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
-    """The tab's 3D view is on screen: the body of the frame shown (gr.Model3D), or gr.skip().
-    Before the page-load view has named a clip (the tab can mount first), the view is only
-    marked as on screen: the clip's first frame then sends the body."""
-    if not qid or data.annotations is None or qid not in data.annotations.by_qid():
-        res.mark_shown()
-        return BodyView(gr.skip())
-    item = data.item(qid)
-    number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    return BodyView(frame_view(data, session, qid, number, gate=res.view_shown).body3d)
 
 
 def reset_view(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
@@ -313,14 +279,13 @@ def reset_view(data: ImpactData, res: ImpactResources, session: ImpactSession, q
     moves it by a hair, so the page applies it after the user turned the body)."""
     item = data.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    answer = session.answer_at(qid, number)
-    painted = view.paint_frame(load_body(), item, number, answer["regions"] if answer is not None else None)
-    alpha, beta, radius = painted.camera
-    return gr.Model3D(camera_position=(alpha, beta, round(radius + 0.001 * (res.next_reset() % 2), 3)))
+    value = frame_view(data, session, qid, number).body3d
+    alpha, beta, radius = value["camera"]
+    return {**value, "camera": [alpha, beta, round(radius + 0.001 * (res.next_reset() % 2), 3)]}
 
 
 def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
-             shown: str | dict | None = None) -> FrameMoveView:
+             shown: dict | None = None) -> FrameMoveView:
     """A new frame from the slider or its box. A box left empty, or holding no frame of this
     clip, changes nothing but the message line, which says what to type; the next good frame
     clears that line. The status line (the last run's summary) stays."""
@@ -337,7 +302,7 @@ def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid
     message, res.frame_problem = ("" if res.frame_problem else None), False
     return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
                          timeline_for(item, session, number),
-                         frame_view(data, session, qid, number, shown=shown, gate=res.should_send), skip,
+                         frame_view(data, session, qid, number, shown=shown), skip,
                          message=message)
 
 
@@ -395,9 +360,9 @@ def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession,
 
 
 def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
-                qid: str, frame: Any, shown: str | dict | None = None, *,
+                qid: str, frame: Any, shown: dict | None = None, *,
                 progress: gr.Progress | None = None) -> SpatialView:
-    cancel, gate = res.fresh_stop(), res.should_send
+    cancel = res.fresh_stop()
     item = data.item(qid)
     frame = checked_frame(item, frame)
     solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
@@ -414,7 +379,7 @@ def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, 
         answers = select_regions(solver, item, frames, cancel=cancel, track=track)
         session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
         status = f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}."
-    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown, gate=gate), status,
+    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown), status,
                        gr.update(visible=bool(session.spatial_second), value=session.paint))
 
 
@@ -432,19 +397,18 @@ def paired_regions(solver, item: ImpactItem, frames: list[int], *, cancel=None,
 
 
 def set_paint(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
-              paint: str, shown: str | dict | None = None) -> PaintView:
+              paint: str, shown: dict | None = None) -> PaintView:
     """The painting of a frame both compared models answered: their difference, or one of them
     against the truth."""
     session = session.with_paint(paint)
     item = data.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    return PaintView(session, frame_view(data, session, qid, number, shown=shown, gate=res.should_send))
+    return PaintView(session, frame_view(data, session, qid, number, shown=shown))
 
 
 def render_turntable(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
                      frame: Any) -> TurntableView:
-    body = frame_view(data, session, qid, checked_frame(data.item(qid), frame), turntable=True,
-                      gate=lambda _: False)
+    body = frame_view(data, session, qid, checked_frame(data.item(qid), frame), turntable=True)
     return TurntableView(body.turntable, body.turntable_msg)
 
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import gradio as gr
 
 from components.common.ui import TabContext, TabEvents, message_line
-from components.impact import pair_view, view
+from components.impact import pair_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import handlers as h, page
+from components.impact.ui.body_view import body_viewer
 from components.impact.ui.session import RESOURCES, ImpactSession
 
 __all__ = ["build_tab"]
@@ -44,7 +45,7 @@ class ImpactComponents:
     stop: gr.Button
     prompt_style: gr.Dropdown
     video: gr.Video
-    body3d: gr.Model3D
+    body3d: gr.HTML   # ui/body_view.py
     turntable: gr.Video
     turntable_msg: gr.Markdown
     render_button: gr.Button
@@ -79,7 +80,7 @@ class ImpactComponents:
 
     @property
     def load_outputs(self) -> list:  # LoadView's fields (a page opens with no answer: nothing beside)
-        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[1:-1], self.status,
+        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[:-1], self.status,
                 self.split]
 
 
@@ -112,9 +113,7 @@ def _layout() -> ImpactComponents:
             video = gr.Video(show_label=False, buttons=[],
                              elem_id="impact-video", interactive=False)
         with gr.Column(scale=2, min_width=260):
-            body3d = gr.Model3D(label="Body, painted for this frame (drag to turn)", elem_id="impact-body3d",
-                                clear_color=(0.97, 0.97, 0.98, 1.0), camera_position=view.FRONT_CAMERA,
-                                interactive=False)
+            body3d = body_viewer("impact-body3d")
         with gr.Column(scale=2, min_width=260, visible=True, elem_id="impact-turntable-col"):
             turntable = gr.Video(label="Body, rotating", elem_id="impact-turntable", autoplay=True,
                                  loop=True, interactive=False, buttons=[])
@@ -173,7 +172,7 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
 
     Events that read the frame box take its raw value (preprocess=False): a cleared or absurd box
     then reaches the handler, which says what to type, instead of gradio's own "Could not
-    preprocess ..." error. Their other inputs are plain values (the Model3D's is a FileData dict)."""
+    preprocess ..." error. Their other inputs are plain values (the 3D view's is its value dict)."""
     ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir)
     on = ev.on
     raw = {"preprocess": False}
@@ -182,8 +181,6 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     on(c.frame.change, h.on_frame, [c.state, c.clip, c.frame, c.body3d],
        [c.video, c.timeline, *c.frame_outputs, c.status],
        trigger_mode="always_last", show_progress="hidden", api_name="on_frame", **raw)
-    on(c.hooks.focus, h.on_body_shown, [c.state, c.clip, c.frame], [c.body3d], show_progress="hidden",
-       api_name="on_body_shown", **raw)
     on(c.reset_view.click, h.reset_view, [c.state, c.clip, c.frame], [c.body3d], show_progress="hidden",
        api_name="on_reset_view", **raw)
     on(c.timeline.click, h.on_timeline_click, [c.state, c.clip], [c.video, c.frame], kind="data",

@@ -14,9 +14,8 @@ element.addEventListener('click', (event) => {
 """
 
 # Runs when the tab's components are mounted (gradio mounts a tab when it is first opened):
-# tells Python that the 3D view can take its first body now, and installs the shortcuts once.
+# installs the shortcuts once.
 HOOKS_JS = """
-trigger('focus');
 if (!window.__impactKeys) {
   window.__impactKeys = true;
   const shown = (el) => !!el && el.offsetParent !== null;

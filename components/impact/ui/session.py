@@ -2,7 +2,7 @@
 
 `ImpactSession` is the gr.State value: the predictions this session made (another session never
 sees them). `ImpactResources` keeps what is too live for a State (the stop event, set when the page
-closes so a running model call ends; what the 3D view was sent), in the tab's registry.
+closes so a running model call ends), in the tab's registry.
 """
 from __future__ import annotations
 
@@ -65,54 +65,19 @@ class ImpactSession:
 
 @dataclass
 class ImpactResources(Resources):
-    """One visitor's heavy objects: the common ones (the stop event its model calls watch) and
-    what its page's 3D view (gr.Model3D) was sent, so a GLB goes out only when it can show.
+    """One visitor's heavy objects: the common ones (the stop event its model calls watch), the
+    count of camera resets and whether the message line says what to type in the frame box."""
 
-    Gradio's Model3D drops its pending viewer when the same value is set again while the viewer's
-    code loads, and a tab mounted after its Model3D got a value sets it again itself: the view then
-    stays blank. So a browser page (marked by the page-load event) is sent no GLB until its Impact
-    tab reports that the body view is on screen, and never the GLB it was sent last. A caller that
-    never loaded the page (gradio_client) is always sent one."""
-
-    page: bool = False            # the page-load event ran: the gate below applies
-    shown: bool = False           # the tab's body view is on screen
-    sent: str | None = None       # the GLB (file name) sent last
     resets: int = 0
     frame_problem: bool = False   # the message line says what to type in the frame box
-    _views: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def page_loaded(self) -> None:
-        with self._views:
-            self.page = True
-
-    def view_shown(self, glb: str) -> bool:
-        """The tab's body view is on screen: send `glb` unless it was already sent."""
-        with self._views:
-            self.page = self.shown = True
-            return self._take(glb)
-
-    def mark_shown(self) -> None:
-        with self._views:
-            self.page = self.shown = True
-
-    def should_send(self, glb: str) -> bool:
-        with self._views:
-            if not self.page:
-                return True
-            return self.shown and self._take(glb)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def next_reset(self) -> int:
         """A counter per page: a reset camera differs by a hair from the last one, so the page
         applies it even when the camera itself did not change."""
-        with self._views:
+        with self._lock:
             self.resets += 1
             return self.resets
-
-    def _take(self, glb: str) -> bool:
-        if self.sent == glb:
-            return False
-        self.sent = glb
-        return True
 
 
 #: the tab's visitors (one app per process): a closing page's running model calls stop
