@@ -168,7 +168,7 @@ def served_paths(data: Path | str, folder: Path) -> list[str]:
 
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.idle import quiet_when_idle
-    from components.common.page import HEAD
+    from components.common.page import HEAD, LAUNCH_OPTIONS
     from components.common.players import serve_in_place
     from components.common.warm import warm_in_background
     from components.common.theme import CSS, THEME
@@ -188,7 +188,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
-                prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock)
+                prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     demo.warm_up = warm_in_background(warm_up_tasks(data_dir))
     if not prevent_thread_lock:
         demo.block_thread()

@@ -15,6 +15,13 @@ import gradio as gr
 from components.common.links import tab_in_link
 
 PRESENT_KEY = "vbe-present"
+
+#: what every page's launch() is given. gradio's run history (6.x) keeps each event's inputs and
+#: outputs in the visitor's localStorage, up to 100 runs, and re-reads, re-parses and rewrites all
+#: of it several times per event: on these pages that was ~70 ms of every click and grew with use.
+#: It would also keep a study's questions in the annotator's browser and offer them at
+#: /gradio_api/runs, so no page of this app records one.
+LAUNCH_OPTIONS = {"run_history": False}
 # The head script may run before or after DOMContentLoaded (gradio inserts it when its app
 # starts), so it acts at once and again when the body exists.
 HEAD = """

@@ -10,6 +10,7 @@ import gradio as gr
 
 from components.common.cli import BACKEND_HELP, HelpFormatter
 from components.common.idle import quiet_when_idle
+from components.common.page import LAUNCH_OPTIONS
 from components.common.players import serve_in_place
 from components.common.theme import CSS, THEME
 from components.common.progress import busy_on_one_component
@@ -50,7 +51,7 @@ def served(data_dir: Path) -> list[str]:
 def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
     quiet_when_idle(demo)
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
-                allowed_paths=served(args.data_dir), show_error=True)
+                allowed_paths=served(args.data_dir), show_error=True, **LAUNCH_OPTIONS)
 
 
 def run_alone(build_tab: BuildTab, *, title: str, prog: str, holds: str, argv: list[str] | None = None) -> int:

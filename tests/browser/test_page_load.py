@@ -41,3 +41,15 @@ def test_a_plain_page_draws_window_search_and_impact_when_it_is_opened(page):
     open_tab(page, "Impact")
     page.wait_for_function(IMPACT_DRAWN, timeout=30_000)
     assert page.evaluate("() => document.documentElement.dataset.impactReady") == "1"
+
+
+def test_the_page_keeps_no_run_history_in_the_browser(page):
+    """gradio's run history would store every event's inputs and outputs in localStorage and
+    rewrite all of it several times per click (components/common/page.py, LAUNCH_OPTIONS)."""
+    open_tab(page, "Impact")
+    page.wait_for_function("() => (document.querySelector('#impact-regions')?.innerText || '').includes('truth')")
+    page.locator("#impact-step-on").click()
+    page.wait_for_function("() => (document.querySelector('#impact-timeline')?.innerText || '').includes('frame ')")
+    page.wait_for_timeout(500)   # the event's last messages have been handled
+    keys = page.evaluate("() => Object.keys(window.localStorage)")
+    assert not [k for k in keys if k.startswith("gradio:run-history")], keys

@@ -30,6 +30,7 @@ from components.cloze.study.practice import INSTRUCTION, practice_image
 from components.cloze.study.store import hub_push
 from components.common.errors import UserError
 from components.common.idle import quiet_when_idle
+from components.common.page import LAUNCH_OPTIONS
 from components.common.players import trusting_own_media
 from components.common.progress import BUSY_CLASS, busy_on_one_component
 from components.common.theme import THEME
@@ -285,5 +286,5 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
     quiet_when_idle(demo, poll=0.05)   # an answer after a quiet spell waits <= 50 ms to be picked up
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 footer_links=[], prevent_thread_lock=prevent_thread_lock, show_error=True,
-                quiet=prevent_thread_lock)
+                quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     return demo
