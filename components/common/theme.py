@@ -180,6 +180,6 @@ body.present .gradio-container .contain #ws-timeline {--ws-k: 1.45; --ws-font: 1
 body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
 body.present .gradio-container .contain #impact-video, body.present .gradio-container .contain #impact-body3d, body.present .gradio-container .contain #impact-turntable {height: 58vh; min-height: 58vh;}
 body.present .gradio-container .contain #impact-timeline, body.present .gradio-container .contain #impact-timeline * {font-size: 16px !important;}
-body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 250px) / 2);}
+body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 340px) / 2);}
 body.present .gradio-container .contain .cloze-clip > label {font-size: 20px !important;}
 """

@@ -94,6 +94,8 @@ def test_presentation_mode_from_the_link_is_large_and_hides_the_configuration(vi
     height = PROJECTOR[1]
     media = max(box(page, s)["height"] for s in PRIMARY[tab])
     assert media >= 0.55 * height, (tab, media)
+    off = [s for s in WORKING_SET[tab] if not whole_on_screen(page, s)]
+    assert off == [], f"{tab} presented: not whole on the first screen: {off}"
     caption = {"window-search": "#ws-partner", "cloze": "#cloze-progress", "impact": "#impact-regions"}[tab]
     assert font_px(page, caption) >= 20
     labels = {"window-search": ["#ws-timeline .ws-label", "#ws-timeline .ws-axis div:not(.ws-tick)",
