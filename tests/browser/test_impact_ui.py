@@ -134,6 +134,33 @@ def test_a_deep_link_opens_the_clip_and_frame_and_the_camera_faces_the_hit(brows
         page.close()
 
 
+def test_a_hand_hit_is_seen_from_its_side_and_the_arrow_keys_turn_the_body(browser, app_url, clips):
+    """The view's camera follows render.camera_for in the mesh's own axes: a right-hand hit is
+    seen from the body's right (alpha 180), and half a turn away the hand is behind the body."""
+    frame = 62
+    assert clips["h0005"]["frames"][str(frame)]["regions"] == ["right hand"]
+    page = new_page(browser, f"{app_url}?tab=impact&clip=h0005&frame={frame}")
+    try:
+        show_impact(page)
+        page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText.includes('[right hand]')")
+        page.wait_for_function("() => { const c = document.querySelector('#impact-body3d canvas');"
+                               " return !!c && !!c.dataset.draws && c.dataset.key === c.dataset.want; }")
+        canvas = page.locator("#impact-body3d canvas").first
+        assert abs(float(canvas.get_attribute("data-alpha")) - 180) < 25
+        facing = painted_pixels(canvas_image(page))
+        assert facing > 100, f"the hit (right hand) is not in view: {facing} painted pixels"
+        canvas.focus()
+        alpha = float(canvas.get_attribute("data-alpha"))
+        for _ in range(12):   # 12 x 15 degrees: the other side
+            page.keyboard.press("ArrowLeft")
+        page.wait_for_function("(a) => Math.abs(+document.querySelector('#impact-body3d canvas').dataset.alpha - a)"
+                               " < 1", arg=alpha + 180)
+        behind = painted_pixels(canvas_image(page))
+        assert behind < facing * 0.6, (behind, facing)
+    finally:
+        page.close()
+
+
 def test_a_bad_deep_link_says_which_value_was_not_understood(browser, app_url, clips):
     page = new_page(browser, f"{app_url}?tab=impact&clip=p9999&frame=abc")
     try:
