@@ -30,9 +30,37 @@ TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR
 SPATIAL_KEYS = ("F1", "precision", "recall", "geodesic_cm")
 
 
-def clip_choices(annotations: ImpactAnnotations) -> list[tuple[str, str]]:
-    """Dropdown entries "qid · query" -> qid."""
-    return [(f"{item.qid} · {item.query}", item.qid) for item in annotations.items]
+#: a set of at most this many clips lists them all in the clip list; a larger one (HAPACT's test
+#: split: 433) lists the clips near the one shown and takes any qid or query words typed: every
+#: event of the page copies the list's props, and 433 entries cost each click ~0.2 s in the browser
+CLIPS_LISTED_MAX = 60
+CLIPS_NEAR = 10
+
+
+def clip_choices(annotations: ImpactAnnotations, qid: str | None = None) -> list[tuple[str, str]]:
+    """Clip list entries "qid · query" -> qid: every clip of a small set; of a large one the first,
+    the CLIPS_NEAR before and after `qid`, and the last."""
+    items = annotations.items
+    if len(items) <= CLIPS_LISTED_MAX:
+        chosen = range(len(items))
+    else:
+        at = next((i for i, item in enumerate(items) if item.qid == qid), 0)
+        chosen = sorted({0, *range(max(0, at - CLIPS_NEAR), min(len(items), at + CLIPS_NEAR + 1)), len(items) - 1})
+    return [(f"{items[i].qid} · {items[i].query}", items[i].qid) for i in chosen]
+
+
+def find_clip(annotations: ImpactAnnotations, typed: str | None) -> str | None:
+    """The qid a clip box's value names: a qid (any case), a list entry "qid · query", or words of
+    one clip's query (the first clip whose query holds them, ignoring case); None when none does."""
+    text = " ".join(str(typed or "").split())
+    if not text:
+        return None
+    by_qid = {item.qid.lower(): item.qid for item in annotations.items}
+    head = text.split(" · ", 1)[0].strip().lower()
+    if head in by_qid:
+        return by_qid[head]
+    words = text.lower()
+    return next((item.qid for item in annotations.items if words in " ".join(item.query.split()).lower()), None)
 
 
 def regions_line(pred: Sequence[str] | None, truth: Sequence[str] | None, f1: float | None) -> str:

@@ -45,7 +45,7 @@ def test_a_clip_view_starts_at_the_first_moment(data):
     assert clip.video.playback_position == pytest.approx(29 / 24)
     assert "press Run temporal" in clip.timeline
     assert "truth [head]" in clip.body.regions and painting_of(clip.body.body3d)
-    assert len(outputs(clip)) == 11  # video, frame, timeline, the seven frame outputs, status
+    assert len(outputs(clip)) == 12  # clip list, video, frame, timeline, the seven frame outputs, status
     assert clip.status == ""  # the last run's line was about another clip
 
 
@@ -92,8 +92,10 @@ def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_erro
     assert handlers.clicked_frame({}) is None
     seek = handlers.on_timeline_click(data, RES, ImpactSession(), "h0001", {})
     assert outputs(seek) == [gr.skip(), gr.skip()]
-    with pytest.raises(UserError, match="Choose a clip first"):
+    with pytest.raises(UserError, match="No clip matches “nope”"):
         handlers.on_clip(data, RES, ImpactSession(), "nope")
+    with pytest.raises(UserError, match="Choose a clip first"):
+        handlers.on_clip(data, RES, ImpactSession(), "")
     with pytest.raises(UserError, match="No impact annotations"):
         handlers.ImpactData(None, "missing").item("h0001")
 
@@ -131,7 +133,7 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
     events = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
     # every event's outputs end with the tab's message line
-    assert events == {"on_clip": 12, "on_frame": 11, "on_timeline_click": 3, "on_run_temporal": 4,
+    assert events == {"on_clip": 13, "on_frame": 11, "on_timeline_click": 3, "on_run_temporal": 4,
                       "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 14,
                       "on_load_impact_prepared": 14, "on_reset_view": 2,
                       "on_copy_link": 2, "on_stop": 1, "on_paint": 9}

@@ -1,6 +1,8 @@
-"""Deep links (?tab=impact&clip=&frame=), the copy-link query, the frame box's bad values, and the
-page-side guard that sends the 3D view a body only once it is on screen."""
+"""Deep links (?tab=impact&clip=&frame=), the copy-link query, the frame box's bad values, the 3D
+view sent a painting once, and the clip list of a large set (its neighbours; a typed qid or words)."""
 from __future__ import annotations
+
+from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -129,3 +131,46 @@ def test_the_frame_box_reaches_the_handlers_raw_so_no_gradio_preprocess_error_is
     raw = {fn.api_name for fn in demo.fns.values() if not fn.preprocess}
     assert {"on_frame", "on_run_temporal", "on_run_spatial", "on_render", "on_copy_link",
             "on_reset_view"} <= raw
+
+
+def _items(n: int):
+    from components.impact.data import ImpactAnnotations, ImpactItem
+
+    items = [ImpactItem(qid=f"h{i:04d}", query=f"Clip {i}: a man is hit in the {'head' if i % 2 else 'leg'}",
+                        video=Path(f"clips/h{i:04d}.mp4"), fps=24.0, num_frames=48, moments=[(3, 5)])
+             for i in range(1, n + 1)]
+    return ImpactAnnotations(path=Path("annotations.json"), fps=24.0, items=items)
+
+
+def test_a_small_set_lists_every_clip_and_a_large_one_the_clips_near_the_one_shown():
+    small = _items(view.CLIPS_LISTED_MAX)
+    assert [v for _, v in view.clip_choices(small, "h0030")] == [i.qid for i in small.items]
+    large = _items(433)
+    near = [v for _, v in view.clip_choices(large, "h0200")]
+    # the first, the ten before and after, the last
+    assert near == ["h0001", *[f"h{i:04d}" for i in range(190, 211)], "h0433"]
+    assert [v for _, v in view.clip_choices(large, "h0002")][:3] == ["h0001", "h0002", "h0003"]
+    assert len(view.clip_choices(large, None)) == 12   # no clip yet: the first ones and the last
+    label, value = view.clip_choices(large, "h0200")[11]
+    assert value == "h0200" and label.startswith("h0200 · Clip 200:")
+
+
+def test_a_typed_qid_entry_or_query_words_name_a_clip():
+    large = _items(433)
+    assert view.find_clip(large, "h0321") == "h0321"
+    assert view.find_clip(large, "  H0321 ") == "h0321"            # any case, spaces around
+    assert view.find_clip(large, "h0321 · Clip 321: a man") == "h0321"   # a list entry
+    assert view.find_clip(large, "clip 57:  A MAN") == "h0057"      # words of a query
+    assert view.find_clip(large, "in the leg") == "h0002"          # the first clip that holds them
+    assert view.find_clip(large, "h9999") is None and view.find_clip(large, "") is None
+
+
+def test_a_typed_clip_opens_with_its_neighbours_listed_and_a_bad_one_says_what_to_type(data):
+    first = data.annotations.items[0]
+    typed = handlers.on_clip(data, ImpactResources(), ImpactSession(), first.qid.upper())
+    assert typed.clip.value == first.qid and (f"{first.qid} · {first.query}", first.qid) in typed.clip.choices
+    words = " ".join(data.annotations.items[1].query.split()[1:4])
+    assert handlers.on_clip(data, ImpactResources(), ImpactSession(), words).clip.value in \
+        [i.qid for i in data.annotations.items if words.lower() in i.query.lower()]
+    with pytest.raises(UserError, match="No clip matches .*type a qid"):
+        handlers.on_clip(data, ImpactResources(), ImpactSession(), "nothing like this")

@@ -92,6 +92,7 @@ class FrameView(View):
 
 @dataclass
 class ClipView(View):
+    clip: Any   # the clip list: the clip chosen (a typed qid or query resolved) and its neighbours
     video: Any  # gr.Video update
     frame: Any  # gr.Slider update
     timeline: str
@@ -242,11 +243,17 @@ def first_frame(item: ImpactItem) -> int:
     return item.moments[0][0] if item.moments else 1
 
 
-def on_clip(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
+def on_clip(data: ImpactData, res: ImpactResources, session: ImpactSession, typed: str,
             shown: dict | None = None) -> ClipView:
+    """A clip chosen from the list, or typed into it: a qid, or words of its query."""
+    qid = view.find_clip(data.annotations, typed) if data.annotations is not None else None
+    if qid is None and typed:
+        raise UserError(f"No clip matches “{view.md_text(str(typed))[:80]}”: type a qid (e.g. "
+                        f"{data.first.qid if data.first else 'h0001'}) or words of a clip's query.")
     item = data.item(qid)
     start = first_frame(item)
-    return ClipView(gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
+    return ClipView(gr.Dropdown(choices=view.clip_choices(data.annotations, qid), value=qid),
+                    gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=start),
                     timeline_for(item, session, start),
                     frame_view(data, session, qid, start, shown=shown), "")
@@ -265,7 +272,7 @@ def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, para
     item = data.item(qid or (data.first.qid if data.first else None))
     frame = frame or first_frame(item)
     body = frame_view(data, session, item.qid, frame)
-    return LoadView(gr.Dropdown(choices=view.clip_choices(data.annotations), value=item.qid),
+    return LoadView(gr.Dropdown(choices=view.clip_choices(data.annotations, item.qid), value=item.qid),
                     gr.Video(value=str(datasource.local(item.video)), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
                     timeline_for(item, session, frame), body.body3d, body.legend, body.regions, body.turntable,
