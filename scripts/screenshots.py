@@ -37,7 +37,9 @@ def _ready(page, tab: str) -> None:
         page.locator("#impact-run-spatial").click()
         page.wait_for_function("() => /Spatial:/.test(document.querySelector('#impact-status')?.innerText || '')",
                                timeout=WAIT_MS)
-        page.wait_for_selector("#impact-body3d canvas", timeout=WAIT_MS)
+        page.wait_for_function("() => { const c = document.querySelector('#impact-body3d canvas');"
+                               " return !!c && !!c.dataset.draws && c.dataset.key === c.dataset.want; }",
+                               timeout=WAIT_MS)   # the body of the last painting drawn
     page.wait_for_timeout(1500)
 
 

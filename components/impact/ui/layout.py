@@ -100,7 +100,7 @@ def _layout() -> ImpactComponents:
     state = gr.State(ImpactSession())
     gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="impact-intro", container=False)
     with gr.Row(elem_id="impact-controls", elem_classes=["tab-controls"], equal_height=True):
-        clip = gr.Dropdown(choices=[], value=None, label="Clip (qid · query; type a qid or query words to find any)", allow_custom_value=True,
+        clip = gr.Dropdown(choices=[], value=None, label="Clip (type a qid or words to find one)", allow_custom_value=True,
                            elem_id="impact-clip", scale=5, min_width=220)
         run_temporal = gr.Button("Run temporal", variant="primary", elem_id="impact-run-temporal", scale=0,
                                  min_width=140)
