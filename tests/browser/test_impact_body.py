@@ -65,3 +65,29 @@ def test_the_body_view_appears_on_a_page_that_loads_the_body_mesh_slowly(browser
         assert canvas.get_attribute("data-key") == canvas.get_attribute("data-want")  # the last painting
     finally:
         page.close()
+
+
+def test_a_body_mesh_that_failed_to_load_says_so_and_the_next_painting_loads_it_again(browser, app_url):
+    page = browser.new_page()
+    failed = []
+
+    def once(route):
+        if failed:
+            route.continue_()
+        else:
+            failed.append(route.request.url)
+            route.fulfill(status=503, body="busy")
+
+    page.route("**/*-mesh.bin", once)
+    try:
+        page.goto(app_url + "?tab=impact", wait_until="load", timeout=120_000)
+        page.wait_for_function("() => (document.querySelector('#impact-body3d .body3d-note')?.innerText || '')"
+                               ".includes('could not be loaded')", timeout=120_000)
+        assert failed and page.locator("#impact-body3d canvas[data-draws]").count() == 0
+        page.locator("#impact-run-spatial").click()   # a new painting: the mesh is asked for again
+        page.wait_for_function("() => { const c = document.querySelector('#impact-body3d canvas');"
+                               " return !!c && !!c.dataset.draws && c.dataset.key === c.dataset.want; }",
+                               timeout=120_000)
+        assert page.locator("#impact-body3d .body3d-note").inner_text() == ""
+    finally:
+        page.close()

@@ -109,7 +109,7 @@ function loadMesh(value) {
         for (let k = 0; k < 3; k++) { lo[k] = Math.min(lo[k], positions[i + k]); hi[k] = Math.max(hi[k], positions[i + k]); }
       }
       return {positions, indices, normals, count: f * 3, centre: lo.map((v, k) => (v + hi[k]) / 2)};
-    }));
+    }).catch((error) => { meshes.delete(value.mesh); throw error; }));   // a later value tries again
   }
   return meshes.get(value.mesh);
 }
