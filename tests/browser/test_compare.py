@@ -164,7 +164,10 @@ def test_cloze_and_impact_side_by_side(page, example_data_dir):
 
         # Impact: both moment rows, the time only one predicts outlined; the body painted where they differ
         open_tab(page, "Impact")
-        page.wait_for_selector("#impact-frame", state="visible")
+        # the tab's page-load view (drawn as the tab first opens) has named the clip: a Run before
+        # it would answer "Choose a clip first."
+        page.wait_for_function("() => (document.querySelector('#impact-regions')?.innerText || '').includes('truth')",
+                               timeout=120_000)
         page.locator("#impact-run-temporal").click()
         page.wait_for_function("() => !!document.querySelector('#impact-timeline [data-row=\"second\"] .impact-block')",
                                timeout=120_000)
