@@ -60,7 +60,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
 
     def impact_temporal(i: int, qid: str):
         timeline, status, _message = sessions[i].predict(qid, 1, "auto", api_name="/on_run_temporal")
-        mine = sessions[i].predict(qid, None, api_name="/on_clip")[2]
+        mine = sessions[i].predict(qid, None, api_name="/on_clip")[3]   # the clip list, video, frame, timeline
         results[f"temporal-{qid}"] = (timeline, status, mine)
 
         results["metrics"], _message = sessions[i].predict("all", "auto", api_name="/on_metrics")
@@ -127,7 +127,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     timeline, status, mine = results["temporal-h0002"]
     assert "motion-energy" in status and "interval" in status
     assert "#1 IoU" in timeline and "#1 IoU" in mine
-    other = probe.predict("h0002", None, api_name="/on_clip")[2]
+    other = probe.predict("h0002", None, api_name="/on_clip")[3]
     assert "#1 IoU" not in other and "truth" in other
     assert "**Temporal**" in results["metrics"] and "7 clip(s)" in results["metrics"]
 
