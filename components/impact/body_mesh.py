@@ -57,8 +57,10 @@ def mesh_file(body, folder: Path) -> Path:
 def painting_payload(colors: np.ndarray) -> dict:
     """{"palette": [[r, g, b], ...], "colors": base64(zlib(one palette index per vertex))} of
     (N, 3 or 4) uint8 vertex colours (alpha is dropped: the body is opaque)."""
-    rgb = np.ascontiguousarray(np.asarray(colors, dtype=np.uint8)[:, :3])
-    palette, index = np.unique(rgb, axis=0, return_inverse=True)
+    rgb = np.asarray(colors, dtype=np.uint8)[:, :3].astype(np.uint32)
+    # one integer per colour: np.unique on rows (axis=0) is ~20x slower, on every frame event
+    packed, index = np.unique((rgb[:, 0] << 16) | (rgb[:, 1] << 8) | rgb[:, 2], return_inverse=True)
+    palette = np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255], axis=1)
     if len(palette) > MAX_COLOURS:
         raise ValueError(f"a painting has at most {MAX_COLOURS} colours, got {len(palette)}")
     packed = zlib.compress(index.reshape(-1).astype(np.uint8).tobytes(), 6)
