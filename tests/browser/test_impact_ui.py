@@ -108,6 +108,12 @@ def test_the_body_shows_when_the_tab_is_first_opened_without_any_click_on_it(bro
         show_impact(page)
         image = canvas_image(page)
         assert body_pixels(image) > 0.02 * image.width * image.height, "the 3D view is blank"
+        # --disable-gpu: WebGL runs on SwiftShader, where multisampling cost each painting ~150 ms
+        renderer = page.evaluate("""() => { const gl = document.createElement('canvas').getContext('webgl');
+            const info = gl.getExtension('WEBGL_debug_renderer_info');
+            return info ? gl.getParameter(info.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER); }""")
+        assert "swiftshader" in renderer.lower(), renderer
+        assert page.locator("#impact-body3d canvas").get_attribute("data-antialias") == "0"
         assert not page.console_errors, page.console_errors
     finally:
         page.close()

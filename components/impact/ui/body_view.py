@@ -11,7 +11,8 @@ and colours, and the camera (alpha, beta in degrees, radius; the body's centre a
 the eye at centre + radius * (cos a sin b, cos b, sin a sin b) in the mesh's axes, so alpha 90,
 beta 90 looks at the front). Drag turns the body, the wheel zooms, the arrow keys turn it when the
 view has the focus. The canvas says which painting it was last given (`data-want`) and, after each
-draw, which it shows (`data-key`, `data-draws`, `data-alpha`), for tests and scripts.
+draw, which it shows (`data-key`, `data-draws`, `data-alpha`), and whether it multisamples
+(`data-antialias`: not on a software renderer), for tests and scripts.
 """
 from __future__ import annotations
 
@@ -51,8 +52,23 @@ const canvas = element.querySelector('.body3d-canvas');
 const note = element.querySelector('.body3d-note');
 const meshes = window.__bodyMeshes = window.__bodyMeshes || new Map();
 const say = (text) => { note.textContent = text || ''; };
-const gl = canvas.getContext('webgl2', {antialias: true, preserveDrawingBuffer: true})
-  || canvas.getContext('webgl', {antialias: true, preserveDrawingBuffer: true});
+// A software renderer (SwiftShader, llvmpipe: a machine or a headless browser without a GPU) pays
+// for multisampling on every frame the page composites (~150 ms of each painting on 2 cores), so
+// it draws without. The frame is drawn again whenever it changes, so no buffer is kept either.
+function softwareGL() {
+  try {
+    const probe = document.createElement('canvas').getContext('webgl');
+    if (!probe) { return false; }
+    const info = probe.getExtension('WEBGL_debug_renderer_info');
+    const name = `${probe.getParameter(probe.RENDERER)} ${info ? probe.getParameter(info.UNMASKED_RENDERER_WEBGL) : ''}`;
+    const lose = probe.getExtension('WEBGL_lose_context');
+    if (lose) { lose.loseContext(); }
+    return /swiftshader|llvmpipe|softpipe|software/i.test(name);
+  } catch (e) { return false; }
+}
+const GL_OPTIONS = {antialias: !(window.__bodySoftwareGL ??= softwareGL()), preserveDrawingBuffer: false};
+const gl = canvas.getContext('webgl2', GL_OPTIONS) || canvas.getContext('webgl', GL_OPTIONS);
+canvas.dataset.antialias = gl && gl.getContextAttributes().antialias ? '1' : '0';
 const view = {mesh: null, alpha: 90, beta: 90, radius: 3, key: '', draws: 0, seq: 0, buffers: null};
 
 function compile(type, source) {
