@@ -28,6 +28,8 @@ RELEASE_WAIT_S = 60.0
 #: a Stop pressed this long before a run's handler started is kept for that run: the page shows
 #: the run's progress at the click, so a quick Stop can reach the server before the run itself
 STOP_GRACE_S = 3.0
+#: a second copy of an event within this long is a repeat (see Resources.repeated)
+REPEAT_WINDOW_S = 1.0
 
 
 @dataclass
@@ -47,6 +49,19 @@ class Resources:
     _stop_for_next: bool = field(default=False, repr=False)
     _last_end: float = field(default=float("-inf"), repr=False)
     _idle: threading.Condition = field(default_factory=threading.Condition, repr=False)
+    _last_event: tuple | None = field(default=None, repr=False)
+    _event_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def repeated(self, event: str, values: tuple) -> bool:
+        """Whether this is a copy of the visitor's last event: the same event with the same plain
+        values (strings, numbers; the gr.State copies are left out) within REPEAT_WINDOW_S. gradio
+        6.31's Dropdown sends `input` twice for one click on an option (the click, then the blur it
+        causes), both at once; the copy would redo the handler and redraw every output."""
+        key = (event, tuple(v for v in values if v is None or isinstance(v, (str, int, float, bool))))
+        now = time.monotonic()
+        with self._event_lock:
+            last, self._last_event = self._last_event, (key, now)
+        return last is not None and last[0] == key and now - last[1] <= REPEAT_WINDOW_S
 
     def ask_stop(self) -> None:
         """The visitor pressed Stop: the running work ends before its next step; with nothing

@@ -145,12 +145,15 @@ class TabEvents:
     def tab(self) -> Any:
         return self._tab() if callable(self._tab) else self._tab
 
-    def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain") -> Callable[..., Any]:
+    def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain",
+           drop_repeat: bool = False) -> Callable[..., Any]:
         """`handler(tab, res, *inputs[, extra])` as a gradio function with `n_out` outputs plus the
         message line. kind: "plain"; "select" (extra: the selected index); "data" (extra: the data
         a gr.HTML trigger sent); "params" (extra: the page's query parameters); "progress"
-        (keyword `progress`: a gr.Progress)."""
+        (keyword `progress`: a gr.Progress). drop_repeat: a copy of the visitor's last call (a
+        Dropdown's double `input`, Resources.repeated) changes nothing."""
         data_dir = self.data_dir
+        event = getattr(handler, "__qualname__", repr(handler))
 
         def single(values: list) -> Any:
             # gradio takes a list returned for ONE output as that output's value
@@ -185,6 +188,8 @@ class TabEvents:
         def call(request: gr.Request | None, args: tuple, extra: dict) -> Any:
             try:
                 tab, res = bound(request)
+                if drop_repeat and res.repeated(event, args):
+                    return single([SKIP] * (n_out + 1))
                 if kind != "progress":
                     return shown(handler(tab, res, *args, **extra))
                 with res.working():
@@ -211,9 +216,11 @@ class TabEvents:
         return _named(fn, handler)
 
     def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list, outs: list, *,
-           kind: str = "plain", **kw) -> Any:
-        """`listener(handler)` with the outputs `outs` and then the message line."""
-        return listener(self.fn(handler, len(outs), kind=kind), inputs, [*outs, self.message], **kw)
+           kind: str = "plain", drop_repeat: bool = False, **kw) -> Any:
+        """`listener(handler)` with the outputs `outs` and then the message line (drop_repeat:
+        see `fn`; for a Dropdown's `input`)."""
+        return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat), inputs,
+                        [*outs, self.message], **kw)
 
     def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list, *,
                 api_name: str, **kw) -> list[Any]:

@@ -202,3 +202,44 @@ def test_a_run_with_a_progress_bar_counts_as_running_work_while_it_runs(tmp_path
     events.fn(run, 1, kind="progress")(request)
     list(events.fn(stream, 1)(request))
     assert seen == [True, True] and not events.registry.get("runner").busy
+
+
+def test_a_copy_of_the_last_event_is_a_repeat_within_the_window_and_a_new_choice_is_not(monkeypatch):
+    from components.common import sessions
+    from components.common.sessions import Resources
+
+    clock = [100.0]
+    monkeypatch.setattr(sessions.time, "monotonic", lambda: clock[0])
+    res = Resources()
+    state = object()
+    assert not res.repeated("pick", (state, "q1"))
+    assert res.repeated("pick", (object(), "q1"))      # the copy: a state copy of its own, same choice
+    assert not res.repeated("pick", (state, "q2"))     # another choice
+    assert not res.repeated("other", (state, "q2"))    # another event with the same value
+    assert not res.repeated("pick", (state, "q2"))
+    clock[0] += sessions.REPEAT_WINDOW_S + 0.01
+    assert not res.repeated("pick", (state, "q2"))     # the same choice again, a moment later
+
+
+def test_an_event_that_drops_repeats_answers_the_copy_with_no_change():
+    from types import SimpleNamespace
+
+    from components.common.sessions import Resources, SessionRegistry
+    from components.common.ui import SKIP, TabEvents
+
+    calls = []
+
+    def pick(tab, res, session, qid):
+        calls.append(qid)
+        return qid
+
+    events = TabEvents(None, SessionRegistry(Resources), message=None)
+    fn = events.fn(pick, 1, drop_repeat=True)
+    one, other = SimpleNamespace(session_hash="a"), SimpleNamespace(session_hash="b")
+    assert fn(one, None, "q1") == ["q1", ""]
+    assert fn(one, None, "q1") == [SKIP, SKIP]
+    assert fn(other, None, "q1") == ["q1", ""]      # another visitor's choice is its own
+    assert fn(one, None, "q2") == ["q2", ""]
+    assert calls == ["q1", "q1", "q2"]
+    plain = events.fn(pick, 1)
+    assert plain(one, None, "q2") == ["q2", ""]     # without drop_repeat every call runs

@@ -221,7 +221,8 @@ def _wire(ui: SimpleNamespace) -> None:
        api_name="on_submit")
     on(ui.prev.click, h.previous_question, [ui.state, ui.display], question, api_name="on_prev")
     on(ui.next.click, h.next_question, [ui.state, ui.display], question, api_name="on_next")
-    on(ui.navigator.input, h.navigate, [ui.state, ui.display, ui.navigator], question, api_name="on_navigate")
+    on(ui.navigator.input, h.navigate, [ui.state, ui.display, ui.navigator], question, api_name="on_navigate",
+       drop_repeat=True)
     on(ui.display.input, h.redisplay, [ui.state, ui.display], question, api_name="on_display")
     on(ui.copy_link.click, h.copy_link, [ui.state], [ui.link], api_name="on_copy_link").then(
         None, [ui.link], [ui.link], js=COPY_JS)

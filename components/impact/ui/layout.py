@@ -177,7 +177,7 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     on = ev.on
     raw = {"preprocess": False}
     # .input: only the user's choice; a deep link sets the dropdown without resetting the frame
-    on(c.clip.input, h.on_clip, [c.state, c.clip, c.body3d], c.clip_outputs, api_name="on_clip")
+    on(c.clip.input, h.on_clip, [c.state, c.clip, c.body3d], c.clip_outputs, api_name="on_clip", drop_repeat=True)
     on(c.frame.change, h.on_frame, [c.state, c.clip, c.frame, c.body3d],
        [c.video, c.timeline, *c.frame_outputs, c.status],
        trigger_mode="always_last", show_progress="hidden", api_name="on_frame", **raw)

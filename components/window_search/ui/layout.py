@@ -161,11 +161,12 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     playhead_outs = [c.state, c.timeline, c.checklist, c.video, c.scrub, c.window_pick, c.frames_gal]
     memory_outs = [c.state, c.memory_md, c.refs, c.char_pick, c.confirm_row, c.confirm_md]
     budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method, c.thinking_off]
-    on(c.movie_pick.input, h.pick_movie, [c.state, c.movie_pick, c.chunk_s], movie_outs, api_name="pick_movie")
+    on(c.movie_pick.input, h.pick_movie, [c.state, c.movie_pick, c.chunk_s], movie_outs, api_name="pick_movie",
+       drop_repeat=True)
     on(c.upload.upload, h.upload_movie, [c.state, c.upload, c.chunk_s], movie_outs, api_name="upload_movie")
     on(c.query_pick.input, h.pick_query, [c.state, c.query_pick], [c.state, c.query, c.partner_md, c.timeline, c.checklist, c.result_md, c.window_pick,
                                                       c.calls],
-       api_name="pick_query")
+       api_name="pick_query", drop_repeat=True)
     on(c.run_btn.click, h.run, [c.state, ctx.settings, c.query, *budget],
        [c.state, c.timeline, c.checklist, c.progress_md, c.result_md, c.window_pick, c.cast, c.frames_gal,
         c.video, c.scrub, c.calls], concurrency_limit=4, api_name="run")
