@@ -1,6 +1,7 @@
 """Benchmark: the response time of each main action of each tab in headless Chromium (not a test).
 
     python scripts/bench_browser.py [--data-dir data] [--repeats 5] [--only window-search,cloze,impact]
+                                    [--alone]
 
 The app runs in this process on the given data (the example data by default; the real-size data of
 scripts/make_realsize.py with --data-dir data/realsize) with the baseline backend (no model); a
@@ -393,6 +394,48 @@ def bench_impact(context, url: str, n: int) -> list[Timing]:
 BENCHES = {"window-search": bench_window_search, "cloze": bench_cloze, "impact": bench_impact}
 
 
+# -- one tab on a page of its own (--alone) ---------------------------------------------------------
+CLOZE_ALONE_READY = "() => [...document.querySelectorAll('#cloze-grid img')]" \
+                    ".filter(i => i.complete && i.naturalWidth).length >= 6"
+ALONE = {"window-search": ("components.window_search.ui", WS_READY),
+         "cloze": ("components.cloze.ui", CLOZE_ALONE_READY),
+         "impact": ("components.impact.ui", IMPACT_READY)}
+
+
+def start_alone(tab: str, data_dir: Path):
+    """The tab as `python -m components.<tab>.ui` serves it: its own page, under the Model panel."""
+    import importlib
+
+    from components.common import standalone
+    from components.common.page import LAUNCH_OPTIONS
+    from components.common.players import serve_in_place
+    from components.common.theme import CSS, THEME
+
+    serve_in_place(standalone.served(data_dir))
+    demo = standalone.build_demo(importlib.import_module(ALONE[tab][0]).build_tab, tab, data_dir)
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
+                theme=THEME, css=CSS, allowed_paths=standalone.served(data_dir), **LAUNCH_OPTIONS)
+    return demo
+
+
+def bench_alone(context, tab: str, data_dir: Path, n: int) -> Timing:
+    """Page load of the tab on a page of its own: how much of the explorer's page load is the
+    other tabs' share of its configuration (gradio builds every component of the page's config
+    as it mounts, shown or not)."""
+    load = Timing(tab, "page load of the tab alone (python -m components.<tab>.ui)", "page load", goal=LOAD)
+    demo = start_alone(tab, data_dir)
+    page = context.new_page()
+    try:
+        for _ in range(n):
+            with timing(load.seconds):
+                goto(page, demo.local_url.rstrip("/") + f"/?tab={tab}")   # the same link as the explorer's
+                wait_js(page, ALONE[tab][1])
+    finally:
+        page.close()
+        demo.close()
+    return load
+
+
 # -- the table --------------------------------------------------------------------------------------
 def median(t: Timing) -> float | None:
     return statistics.median(t.seconds) if t.seconds else None
@@ -425,6 +468,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="tries per action (the median is shown)")
     parser.add_argument("--only", default=",".join(TABS), help=f"comma list of {', '.join(TABS)}")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    parser.add_argument("--alone", action="store_true",
+                        help="also time each tab's page load on a page of its own (its standalone app)")
     args = parser.parse_args(argv)
     tabs = [t.strip() for t in args.only.split(",") if t.strip()]
     unknown = [t for t in tabs if t not in BENCHES]
@@ -450,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
             for tab in tabs:
                 try:
                     timings += BENCHES[tab](context, url, args.repeats)
+                    if args.alone:
+                        timings.append(bench_alone(context, tab, args.data_dir, args.repeats))
                 except Exception as exc:  # noqa: BLE001 - one tab failing still prints the others
                     where = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == __file__]
                     timings.append(Timing(tab, "(the tab's run stopped)", "-",
