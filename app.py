@@ -212,13 +212,27 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             launch(args)
             return 0
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except (UserError, BackendError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+
+
+def _stdout_closed() -> int:
+    """`eval ... --json | head -c 100`: the reader went away. Nothing more to say (no traceback);
+    stdout goes to /dev/null so the interpreter's last flush fails no more; 141 = 128 + SIGPIPE,
+    what a shell reports for a command its pipe stopped."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141
 
 
 if __name__ == "__main__":

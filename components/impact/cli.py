@@ -24,6 +24,7 @@ from components.common.errors import UserError
 from components.common.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
 from components.datasource import as_source, data_revision, fetch_all
+from components.impact.eval_inputs import spatial_input_report, temporal_input_report
 from components.impact.data import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
 from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
@@ -182,28 +183,39 @@ def _as_list(paths: Path | Iterable[Path]) -> list[Path]:
     return [paths] if isinstance(paths, (str, Path)) else list(paths)
 
 
-def load_temporal_files(paths: Path | Iterable[Path], *, gt: bool) -> list[dict]:
+def load_temporal_files(paths: Path | Iterable[Path], *, gt: bool, lines: dict | None = None) -> list[dict]:
     """QVHighlights lines of every file (a folder: its temporal_gt / temporal_pred.jsonl files),
-    ordered by qid so the scores do not depend on file order (float sums in one order)."""
+    ordered by qid so the scores do not depend on file order (float sums in one order). `lines`
+    gets qid -> "<file> line <n>"."""
     name = "temporal_gt.jsonl" if gt else "temporal_pred.jsonl"
     what = "temporal ground truth" if gt else "temporal predictions"
     files = input_files(_as_list(paths), name, what, "--gt" if gt else "--pred")
     load = load_qv_gt if gt else load_qv_pred
-    merged = merged_files(files, lambda p: iter_pairs(load(p), lambda r: r["qid"]),
+    merged = merged_files(files, lambda p: iter_pairs(load(p, lines), lambda r: r["qid"]),
                           what="ground truth for qid" if gt else "prediction for qid")
     return [merged[qid] for qid in sorted(merged)]
 
 
-def load_spatial_files(paths: Path | Iterable[Path]) -> dict[tuple[str, int], dict]:
+def load_spatial_files(paths: Path | Iterable[Path], lines: dict | None = None) -> dict[tuple[str, int], dict]:
     files = input_files(_as_list(paths), "spatial_pred.jsonl", "spatial predictions", "--pred")
-    return merged_files(files, lambda p: load_spatial_pred(p).items(), what="prediction for",
+    return merged_files(files, lambda p: load_spatial_pred(p, lines).items(), what="prediction for",
                         name=lambda k: f"qid '{k[0]}' frame {k[1]}")
+
+
+def _names(paths: Path | Iterable[Path]) -> str:
+    return ", ".join(str(p) for p in _as_list(paths))
 
 
 def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | Iterable[Path],
                             fps: float = 24.0) -> dict:
-    return evaluate_temporal(load_temporal_files(gt_path, gt=True),
-                             load_temporal_files(pred_path, gt=False), fps=fps)
+    """The temporal scores and what the inputs held beyond them (eval_inputs.py: lines ignored,
+    windows past the clip, `notes`); a prediction file none of whose qids is in the ground truth
+    is refused."""
+    where: dict[str, str] = {}
+    gt = load_temporal_files(gt_path, gt=True)
+    pred = load_temporal_files(pred_path, gt=False, lines=where)
+    report = temporal_input_report(gt, pred, where, _names(pred_path))
+    return {**evaluate_temporal(gt, pred, fps=fps), **report}
 
 
 def with_interval(key: str, result: dict) -> str:
@@ -224,7 +236,13 @@ def interval_note(result: dict) -> str | None:
             "files give the same interval)")
 
 
+def _notes(result: dict) -> None:
+    for note in result.get("notes") or []:
+        print(f"note: {note}", file=sys.stderr)
+
+
 def _warn_temporal(result: dict) -> None:
+    _notes(result)
     if result.get("gt_without_windows"):
         print(f"note: {result['gt_without_windows']} ground-truth line(s) have no window "
               "(relevant_windows []): nothing to find, left out of every average.", file=sys.stderr)
@@ -245,6 +263,8 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
     rows.append(("queries without prediction (scored as empty)", result["queries_without_prediction"]))
     rows.append(("ground-truth lines without windows (left out)", result["gt_without_windows"]))
     rows.append(("invalid answers (unparsed/error/fallback, scored as empty)", result["invalid"]))
+    rows.append(("prediction lines for unknown qids (ignored)", result["ignored_unknown_items"]))
+    rows.append(("windows ending after the clip (scored as given)", result["windows_beyond_clip"]))
     rows += [(f"  {k}", result[k]) for k in ("unparsed", "errors", "fallbacks")]
     rows += [(f"mR@{k} queries (>= {k} GT and predicted windows)", result.get(f"mR@{k}_queries"))
              for k in (1, 2, 3)]
@@ -256,9 +276,20 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def evaluate_spatial_files(annotations_path: Path | str, pred_path: Path | Iterable[Path],
+                           split: str | None = None) -> dict:
+    """The spatial scores and what the prediction lines held beyond them (eval_inputs.py)."""
+    annotations = load_annotations(annotations_path)
+    where: dict[tuple[str, int], str] = {}
+    pred = load_spatial_files(pred_path, where)
+    scored = [(item.qid, frame) for item, frame in scored_frames(annotations, split)]
+    report = spatial_input_report(annotations, pred, where, _names(pred_path), split, scored)
+    return {**evaluate_spatial(annotations, pred, split=split), **report}
+
+
 def eval_spatial_command(args: argparse.Namespace) -> int:
-    result = evaluate_spatial(load_annotations(args.annotations), load_spatial_files(args.pred),
-                              split=args.split)
+    result = evaluate_spatial_files(args.annotations, args.pred, split=args.split)
+    _notes(result)
     if args.json:
         print(json.dumps(result, default=float))
         return 0

@@ -345,7 +345,8 @@ def _windows(value: Any, key: str, width: int) -> list[list[float]]:
     for w in value:
         if not isinstance(w, list) or len(w) < width or not all(_is_number(v) for v in w[:width]):
             shape = "[start, end]" if width == 2 else "[start, end, score]"
-            raise ValueError(f"each entry of '{key}' must be {shape} in seconds, got {w!r}.")
+            raise ValueError(f"each entry of '{key}' must be {shape} in seconds, finite numbers, "
+                             f"got {w!r}; fix or remove the line.")
     return [[float(v) for v in w[:width]] for w in value]
 
 
@@ -365,14 +366,43 @@ class _GtLine(BaseModel):
         return windows
 
 
+#: the `status` values a temporal prediction line may carry (docs/decisions.md "Eval inputs");
+#: absent means "ok", and "fallback:<why>" names how a fallback was made
+PRED_STATUSES = ("ok", "none", "unparsed", "error")
+
+
+def _known_status(value: Any) -> Any:
+    if value is None or (isinstance(value, str) and (value in PRED_STATUSES or value.startswith("fallback"))):
+        return value
+    raise ValueError(f"unknown status {value!r}; a status is one of {', '.join(PRED_STATUSES)} or "
+                     "fallback:<why> (or no key: ok); fix or remove the line.")
+
+
 class _PredLine(BaseModel):
     qid: Any
     pred_relevant_windows: list[list[float]]
+    status: Any = None
 
     @field_validator("pred_relevant_windows", mode="before")
     @classmethod
     def _scored(cls, value: Any) -> list[list[float]]:
-        return _windows(value, "pred_relevant_windows", 3)
+        windows = _windows(value, "pred_relevant_windows", 3)
+        for i, (start, end, _score) in enumerate(windows):
+            # a negative, reversed or empty window is no answer a model gave about this clip:
+            # scoring it (IoU 0) would count it as a plain miss and hide the broken file
+            if start < 0:
+                raise ValueError(f"window {i} {[start, end]} starts before 0 s; fix or remove the line.")
+            if end < start:
+                raise ValueError(f"window {i} {[start, end]} ends before it starts; fix or remove the line.")
+            if end == start:
+                raise ValueError(f"window {i} {[start, end]} has no length (end = start); fix or "
+                                 "remove the line.")
+        return windows
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status(cls, value: Any) -> Any:
+        return _known_status(value)
 
 
 class _SpatialLine(BaseModel):
@@ -386,6 +416,8 @@ class _SpatialLine(BaseModel):
     def _frame_number(cls, value: Any) -> Any:
         if not _is_int(value):
             raise ValueError("key 'frame' must be an integer (1-based).")
+        if value < 1:
+            raise ValueError(f"frame {value} is no frame: frames are 1-based; fix or remove the line.")
         return value
 
     @field_validator("regions", mode="before")
@@ -409,13 +441,20 @@ class _SpatialLine(BaseModel):
         return self
 
 
+def _line_key(line_no: int, loc: tuple) -> str:
+    """'line 3, key 'pred_relevant_windows'' (the line alone for a problem of the whole line)."""
+    return f"line {line_no}, key '{loc[0]}'" if loc and isinstance(loc[0], str) else f"line {line_no}"
+
+
 def _lines(path: Path, schema: type[BaseModel]) -> Iterator[tuple[int, dict, Any]]:
     """(line number, raw record, validated line) for every record of a JSONL file."""
     for line_no, record in _read_jsonl_strict(path):
-        yield line_no, record, validated_as(schema, record, file=path, where=lambda _, n=line_no: f"line {n}")
+        yield line_no, record, validated_as(schema, record, file=path,
+                                            where=lambda loc, n=line_no: _line_key(n, loc))
 
 
-def _load_qv(path: str | Path, schema: type[BaseModel], key: str, duplicate_hint: str = "") -> list[dict]:
+def _load_qv(path: str | Path, schema: type[BaseModel], key: str, duplicate_hint: str = "",
+             lines: dict | None = None) -> list[dict]:
     path = Path(path)
     out, seen = [], set()
     for line_no, record, line in _lines(path, schema):
@@ -424,17 +463,21 @@ def _load_qv(path: str | Path, schema: type[BaseModel], key: str, duplicate_hint
             raise DataFormatError(f"{path}: line {line_no}: duplicate qid '{qid}'{duplicate_hint}.")
         seen.add(qid)
         out.append({**record, "qid": qid, key: getattr(line, key)})
+        if lines is not None:
+            lines.setdefault(qid, f"{path} line {line_no}")
     return out
 
 
-def load_qv_gt(path: str | Path) -> list[dict]:
-    """QVHighlights ground truth: {"qid", "relevant_windows": [[s, e], ...]} per line."""
-    return _load_qv(path, _GtLine, "relevant_windows")
+def load_qv_gt(path: str | Path, lines: dict | None = None) -> list[dict]:
+    """QVHighlights ground truth: {"qid", "relevant_windows": [[s, e], ...]} per line. `lines`,
+    when given, gets qid -> "<file> line <n>" (for notes that name the line)."""
+    return _load_qv(path, _GtLine, "relevant_windows", lines=lines)
 
 
-def load_qv_pred(path: str | Path) -> list[dict]:
-    """QVHighlights predictions: {"qid", "pred_relevant_windows": [[s, e, score], ...]} per line."""
-    return _load_qv(path, _PredLine, "pred_relevant_windows", " (one line per query)")
+def load_qv_pred(path: str | Path, lines: dict | None = None) -> list[dict]:
+    """QVHighlights predictions: {"qid", "pred_relevant_windows": [[s, e, score], ...]} per line;
+    a negative, reversed or empty window and an unknown `status` are refused (file, line, key)."""
+    return _load_qv(path, _PredLine, "pred_relevant_windows", " (one line per query)", lines=lines)
 
 
 def is_invalid_region_record(record: dict) -> bool:
@@ -444,24 +487,26 @@ def is_invalid_region_record(record: dict) -> bool:
     return bool(record.get("error")) or status in ("unparsed", "error") or status.startswith("fallback")
 
 
-def load_spatial_pred(path: str | Path) -> dict[tuple[str, int], dict]:
+def load_spatial_pred(path: str | Path, lines: dict | None = None) -> dict[tuple[str, int], dict]:
     """Spatial predictions JSONL: {"qid", "frame", "regions": [...], "vertices": [...]} per line.
     A (qid, frame) given twice is refused (either copy could be the one scored); a region label
     that is not one of the 18 is refused naming the line, unless the line records an error (an
     unparsed or failed answer, scored as nothing predicted whatever it lists)."""
     path = Path(path)
     out: dict[tuple[str, int], dict] = {}
-    lines: dict[tuple[str, int], int] = {}
+    seen_on: dict[tuple[str, int], int] = {}
     for line_no, record, line in _lines(path, _SpatialLine):
         key = (str(line.qid), line.frame)
         if key in out:
             raise DataFormatError(f"{path}: line {line_no}: duplicate prediction for qid '{key[0]}' "
-                                  f"frame {key[1]} (first on line {lines[key]}); keep one line per "
+                                  f"frame {key[1]} (first on line {seen_on[key]}); keep one line per "
                                   "(qid, frame).")
         unknown = [r for r in line.regions if r not in REGION_LABELS]
         if unknown and not is_invalid_region_record(record):
             raise DataFormatError(f"{path}: line {line_no} key 'regions': unknown region label "
                                   f"'{unknown[0]}'; labels are: {', '.join(REGION_LABELS)}.")
         out[key] = record
-        lines[key] = line_no
+        seen_on[key] = line_no
+        if lines is not None:
+            lines.setdefault(key, f"{path} line {line_no}")
     return out
