@@ -24,7 +24,7 @@ from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set, question_files
 from components.cloze.runner import run_set
-from components.cloze.metrics import PAPER_KEYS, check_results, human_results, question_outcomes, \
+from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, human_results, question_outcomes, \
     score_results, unit_scores
 from components.cloze.solvers import SolverSettings, solvers_for
 from components.common import compare, stats
@@ -213,6 +213,9 @@ def format_table(m: dict) -> str:
         mx = m["mixed"]
         lines.append(f"Mixed: acc {_fmt(mx['acc']).strip()} over {mx['questions']} · error share "
                      + ", ".join(f"{k} {_fmt(v).strip()}" for k, v in mx["error_share"].items()))
+    if m.get("contradictions"):
+        lines.append(f"contradictions ('correct' flag against answer and option map; scored by the "
+                     f"flag, as released): {m['contradictions']}")
     missing = {k: n for k, n in (m.get("missing_entries") or {}).items() if n}
     if missing:
         lines.append("missing entries (stems lacking a dimension other stems have; left out of the "
@@ -255,14 +258,39 @@ def eval_handler(args: argparse.Namespace) -> int:
         results = human_results(records)
     else:
         results = load_result_files(args.results)
+    names = ", ".join(map(str, args.results))
+    if not any(dim in DIMS or dim == "Mixed" for dims in results.values() for dim in dims):
+        raise UserError(f"{names}: no S, A, C or Mixed entry to score (an empty result file such as "
+                        "{}); pass the result file of a run.")
     metrics = score_results(results)
+    metrics["notes"] = result_notes(metrics)
     print(json.dumps(metrics) if args.json else format_table(metrics))
+    for note in metrics["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    return 0
+
+
+def result_notes(metrics: dict) -> list[str]:
+    """What the scores hide: stems lacking a dimension, `correct` flags that contradict their
+    entry, letters that nothing scores (docs/decisions.md "Eval inputs")."""
+    notes = []
     missing = {k: n for k, n in metrics["missing_entries"].items() if n}
     if missing:
-        print("note: " + ", ".join(f"{n} stem(s) lack {k}" for k, n in missing.items())
-              + " while other stems have it; the released scores leave them out, strict counts "
-              "them as wrong (missing_entries).", file=sys.stderr)
-    return 0
+        notes.append(", ".join(f"{n} stem(s) lack {k}" for k, n in missing.items())
+                     + " while other stems have it; the released scores leave them out, strict counts "
+                     "them as wrong (missing_entries).")
+    if metrics.get("contradictions"):
+        named = metrics["contradicting_entries"]
+        more = metrics["contradictions"] - len(named)
+        notes.append(f"{metrics['contradictions']} entr(ies) have a 'correct' flag that contradicts "
+                     "their answer and option_map/expected; scored by the flag, as the released "
+                     f"analysis does (contradictions: {', '.join(named)}" + (f" and {more} more" if more else "")
+                     + ").")
+    unscorable = metrics["invalid_kinds"].get("unscorable")
+    if unscorable:
+        notes.append(f"{unscorable} entr(ies) have an answer but no 'correct', 'expected' or option_map "
+                     "GT to score it by; counted invalid (invalid_kinds.unscorable), not wrong.")
+    return notes
 
 
 def run_handler(args: argparse.Namespace) -> int:

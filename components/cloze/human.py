@@ -156,17 +156,39 @@ def export_records(records: list[dict], fmt: str = "json") -> str:
     return buf.getvalue()
 
 
-def load_study_files(paths) -> list[dict]:
-    """Records of several annotator files; an annotator id missing in a record comes from the name."""
+def load_study_files(paths, *, strict: bool = False) -> list[dict]:
+    """Records of several annotator files; an annotator id missing in a record comes from the name.
+    `strict` (eval): a line that is not JSON (a torn last line included) is refused, naming the
+    file and the line, instead of skipped as a live file's reader skips a line still being written."""
     out = []
     for p in paths:
         p = Path(p)
-        for rec in read_jsonl(p):
+        for n, rec in (_strict_lines(p) if strict else enumerate(read_jsonl(p), 1)):
             if not isinstance(rec, dict):
-                raise UserError(f"{p}: every line of a human-study file must be a JSON object, got {rec!r:.60}.")
+                raise UserError(f"{p}: line {n}: every line of a human-study file must be a JSON object, "
+                                f"got {rec!r:.60}.")
             rec.setdefault("annotator", p.stem)
+            if strict:
+                rec.setdefault("_line", f"{p} line {n}")
             out.append(rec)
     return out
+
+
+def _strict_lines(path: Path):
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path} is not a readable UTF-8 JSONL file ({exc}).") from None
+    last = max((i for i, line in enumerate(lines, 1) if line.strip()), default=0)
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line)
+        except json.JSONDecodeError as exc:
+            torn = " (a torn last line: the file was cut while it was written)" if n == last else ""
+            raise UserError(f"{path}: line {n} is not valid JSON{torn} ({exc.msg}); fix or remove the "
+                            "line.") from None
 
 
 # ---- optional push to a Hugging Face dataset repository ---------------------------------------

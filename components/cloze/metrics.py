@@ -21,6 +21,7 @@ from components.common.validate import validated
 
 DIMS = ("S", "A", "C")
 PAPER_KEYS = {"S": "S", "A": "A", "C": "P"}
+CONTRADICTIONS_NAMED = 20  # entries listed by name in `contradicting_entries`
 
 
 def _pct(num: float, den: float) -> float | None:
@@ -38,10 +39,43 @@ def entry_correct(entry: Mapping, letter: str) -> bool:
     return letter == expected
 
 
+def truth_letter(entry: Mapping) -> str | None:
+    """The letter the entry itself names as the true middle: its option_map's GT option, else its
+    `expected`; None when it names none."""
+    if isinstance(entry.get("option_map"), dict):
+        letter = next((k for k, v in entry["option_map"].items() if v == "GT"), None)
+        if letter is not None:
+            return normalise_recorded_answer(letter)
+    return normalise_recorded_answer(entry.get("expected"))
+
+
+def scorable(entry: Mapping) -> bool:
+    """Whether a valid answer of the entry can be scored: it records `correct`, or names the
+    true middle (`expected` or an option_map with GT). Without either the answer is counted
+    invalid ('unscorable'), never as a wrong answer."""
+    return isinstance(entry.get("correct"), bool) or truth_letter(entry) is not None
+
+
+def scored_letter(entry: Mapping) -> str | None:
+    """The entry's answer letter when it is valid and scorable, else None (an invalid entry)."""
+    letter = normalise_recorded_answer(entry.get("answer"))
+    return letter if letter is not None and scorable(entry) else None
+
+
+def contradicts(entry: Mapping) -> bool:
+    """A `correct` flag that says the opposite of the entry's answer and its own option_map /
+    expected. The released analysis scores the flag, and so does this; the entry is counted and
+    named (`contradictions`)."""
+    letter = normalise_recorded_answer(entry.get("answer"))
+    truth = truth_letter(entry)
+    return (letter is not None and truth is not None and isinstance(entry.get("correct"), bool)
+            and entry["correct"] != (letter == truth))
+
+
 RESULTS_SCHEMA = dict[str, dict[str, dict[str, Any]]]
 
 
-INVALID_KINDS = ("unparsed", "truncated", "media", "error", "no answer")
+INVALID_KINDS = ("unparsed", "truncated", "media", "error", "no answer", "unscorable")
 
 
 def invalid_kind(entry: Mapping) -> str:
@@ -54,6 +88,8 @@ def invalid_kind(entry: Mapping) -> str:
     for kind in ("unparsed", "truncated", "media"):
         if error.startswith(kind):
             return kind
+    if not error and normalise_recorded_answer(entry.get("answer")) is not None:
+        return "unscorable"  # a letter, but no correct / expected / option_map GT to score it by
     return "error" if error else "no answer"
 
 
@@ -62,6 +98,14 @@ def check_results(results, source: str = "results") -> dict:
     a DataFormatError naming the file, the stem and the dimension."""
     validated(RESULTS_SCHEMA, results, file=source,
               fix="A result file maps each stem to {S, A, C} records with 'answer' (the upstream format).")
+    for stem, dims in results.items():
+        for dim, entry in dims.items():
+            option_map = entry.get("option_map")
+            gts = [k for k, v in option_map.items() if v == "GT"] if isinstance(option_map, dict) else []
+            if len(gts) > 1:
+                raise DataFormatError(f"{source}: stem '{stem}' dimension {dim} key 'option_map': "
+                                      f"{len(gts)} options ({', '.join(map(str, gts))}) are GT; exactly one "
+                                      "option is the true middle. Fix or remove the entry.")
     return results
 
 
@@ -78,12 +122,15 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     wrong_n = Counter()
     per_stem: list[int] = []
     mixed = {"correct": 0, "valid": 0, "total": 0, "wrong": Counter()}
-    for _stem, dims in results.items():
+    contradicting: list[str] = []
+    for stem, dims in results.items():
         stem_correct, stem_valid = 0, 0
         for dim, entry in dims.items():
+            if (dim in DIMS or dim == "Mixed") and contradicts(entry):
+                contradicting.append(f"{stem}/{PAPER_KEYS.get(dim, dim)}")
             if dim == "Mixed":
                 mixed["total"] += 1
-                letter = normalise_recorded_answer(entry.get("answer"))
+                letter = scored_letter(entry)
                 if letter is None:
                     continue
                 mixed["valid"] += 1
@@ -96,7 +143,7 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
             if dim not in DIMS:
                 continue
             total[dim] += 1
-            letter = normalise_recorded_answer(entry.get("answer"))
+            letter = scored_letter(entry)
             if letter is None:
                 invalid += 1
                 kinds[invalid_kind(entry)] += 1
@@ -137,6 +184,9 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     out["parse_rate"] = _pct(sum(valid.values()), all_entries)
     out["entries"] = all_entries
     out["stems_total"] = len(results)
+    # scored by their `correct` flag as the released analysis does, but named
+    out["contradictions"] = len(contradicting)
+    out["contradicting_entries"] = contradicting[:CONTRADICTIONS_NAMED]
     if mixed["total"]:
         wrong = sum(mixed["wrong"].values())
         out["mixed"] = {"acc": _pct(mixed["correct"], mixed["valid"]), "questions": mixed["total"],
@@ -172,7 +222,7 @@ def stem_columns(results: Mapping[str, Mapping[str, Mapping]],
         valid_dims = 0
         for d in DIMS:
             entry = dims.get(d) if dims is not None else None
-            letter = normalise_recorded_answer(entry.get("answer")) if entry is not None else None
+            letter = scored_letter(entry) if entry is not None else None
             ok = letter is not None and entry_correct(entry, letter)
             cols[f"{d}_correct"].append(float(ok))
             cols[f"{d}_valid"].append(float(letter is not None))
@@ -185,7 +235,7 @@ def stem_columns(results: Mapping[str, Mapping[str, Mapping]],
         for n in range(4):
             cols[f"k{n}"].append(float(full and right == n))
         mixed = dims.get("Mixed") if dims is not None else None
-        letter = normalise_recorded_answer(mixed.get("answer")) if mixed is not None else None
+        letter = scored_letter(mixed) if mixed is not None else None
         cols["mixed_valid"].append(float(letter is not None))
         cols["mixed_correct"].append(float(letter is not None and entry_correct(mixed, letter)))
     return cols
@@ -229,7 +279,7 @@ def question_outcomes(results: Mapping[str, Mapping[str, Mapping]]) -> dict[tupl
         for dim, entry in dims.items():
             if dim not in DIMS and dim != "Mixed":
                 continue
-            letter = normalise_recorded_answer(entry.get("answer"))
+            letter = scored_letter(entry)
             pick = (entry.get("option_map") or {}).get(letter) if letter else None
             out[(stem, PAPER_KEYS.get(dim, dim))] = {
                 "answer": letter, "pick": pick, "valid": letter is not None,

@@ -188,23 +188,66 @@ def records_from_result(data: dict, source: str = "result file") -> list[dict]:
     items = raw.items() if isinstance(raw, dict) else ((str(e.get("task_index")), e) for e in raw
                                                         if isinstance(e, dict))
     out = []
+    schedule = data.get("schedule") if isinstance(data.get("schedule"), list) else None
     for key, rec in sorted(items, key=lambda kv: int(kv[0]) if str(kv[0]).isdigit() else 0):
         if not isinstance(rec, dict):
             raise DataFormatError(f"{source}: responses[{key!r}] must be an object, got {rec!r:.60}.")
         rec = dict(rec)
         rec.setdefault("task_index", int(key) if str(key).isdigit() else key)
         rec.setdefault("annotator", who)
+        if schedule is not None:
+            _check_scheduled(rec, schedule, f"{source}: responses[{key!r}]")
         out.append(rec)
     return out
 
 
+def _check_scheduled(rec: dict, schedule: list, where: str) -> None:
+    """A response's task_index names a question of the file's own schedule (0-based)."""
+    index = rec.get("task_index")
+    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(schedule):
+        raise DataFormatError(f"{where} key 'task_index': {index!r} is not a question of the file's "
+                              f"schedule (0-{len(schedule) - 1}); fix or remove the response.")
+
+
+def check_human_records(records: list[dict]) -> None:
+    """What eval refuses in human-study records (docs/decisions.md "Eval inputs"): a task_index
+    that is not a whole number >= 0, one task_index naming two questions for one annotator, and
+    annotator ids that differ only by case (one person counted twice, or two people merged by a
+    case-insensitive file system: a human must say which)."""
+    by_lower: dict[str, tuple[str, str]] = {}
+    tasks: dict[tuple[str, int], tuple[tuple, str]] = {}
+    for rec in records:
+        where = str(rec.get("_line") or "a human-study record")
+        who = str(rec.get("annotator"))
+        first = by_lower.setdefault(who.lower(), (who, where))
+        if first[0] != who:
+            raise DataFormatError(f"{where} key 'annotator': '{who}' and '{first[0]}' ({first[1]}) differ "
+                                  "only by case; annotator ids are compared exactly, so rename one "
+                                  "(the same person: one id; two people: two distinct ids).")
+        index = rec.get("task_index")
+        if index is None:
+            continue
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise DataFormatError(f"{where} key 'task_index': {index!r} is not a question number "
+                                  "(a whole number from 0); fix or remove the record.")
+        question = (rec.get("stem"), rec.get("dim"))
+        seen = tasks.setdefault((who, index), (question, where))
+        if seen[0] != question:
+            raise DataFormatError(f"{where} key 'task_index': {index} names stem '{question[0]}' "
+                                  f"{question[1]} here and stem '{seen[0][0]}' {seen[0][1]} at {seen[1]}; "
+                                  "one task index is one question. Fix or remove the record.")
+
+
 def load_human_files(paths) -> list[dict]:
-    """Records of human-study files of either kind: our JSONL (one record a line) or a released
-    `set_N.json` (one object). An annotator id missing in a record comes from the file."""
+    """Records of human-study files of either kind, as eval reads them: our JSONL (one record a
+    line; a line that is not JSON refused) or a released `set_N.json` (one object; a task_index
+    outside its schedule refused). An annotator id missing in a record comes from the file."""
     out = []
     for p in map(Path, paths):
         if p.suffix == ".json":
-            out += records_from_result(load_json(p, "study result file"), str(p))
+            for rec in records_from_result(load_json(p, "study result file"), str(p)):
+                out.append({**rec, "_line": f"{p} responses[{str(rec.get('task_index'))!r}]"})
         else:
-            out += load_study_files([p])
+            out += load_study_files([p], strict=True)
+    check_human_records(out)
     return out
