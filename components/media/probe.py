@@ -26,3 +26,24 @@ def video_codec(path: str | Path) -> str | None:
 def browser_playable(path: str | Path) -> bool:
     """Whether a browser plays the file as it is (container and codec)."""
     return (Path(path).suffix.lower(), video_codec(path)) in BROWSER_PLAYABLE
+
+
+def container_duration(path: str | Path) -> float | None:
+    """The file's duration in seconds from its container header (no frame is decoded, nothing is
+    fetched: a path not on disk gives None, as does a file that cannot be read)."""
+    import os
+
+    if not os.path.isfile(path):
+        return None
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            if container.duration:
+                return container.duration / av.time_base
+            stream = next(iter(container.streams.video), None)
+            if stream is not None and stream.duration and stream.time_base:
+                return float(stream.duration * stream.time_base)
+    except (av.FFmpegError, OSError, ValueError):
+        return None
+    return None

@@ -34,6 +34,8 @@ from components.common.shards import describe_selection, input_files, merged_fil
 from components.datasource import as_source, data_revision, fetch_all
 from components.window_search.data import GroundingAnnotations, GroundingQuery, \
     load_annotations, load_predictions, movie_files
+from components.media.probe import container_duration
+from components.window_search.eval_inputs import grounding_input_report
 from components.window_search.metrics import disagreements, evaluate, format_table, unit_scores
 from components.window_search.pipeline import METHODS, MovieLibrary, SearchSettings, ground_query, \
     prediction_record
@@ -137,23 +139,29 @@ def add_run_parsers(run_subparsers) -> None:
 
 def eval_grounding(args: argparse.Namespace) -> int:
     ann = load_annotations(args.annotations)
-    preds = load_prediction_files(args.predictions)
-    metrics = evaluate(ann, preds, score_fallbacks=getattr(args, "score_fallbacks", False))
+    where: dict[str, str] = {}
+    preds = load_prediction_files(args.predictions, where)
+    fallbacks = getattr(args, "score_fallbacks", False)
+    report = grounding_input_report(ann, preds, where, ", ".join(map(str, args.predictions)),
+                                    duration_of=lambda mid: container_duration(ann.movie(mid).video),
+                                    score_fallbacks=fallbacks)
+    metrics = {**evaluate(ann, preds, score_fallbacks=fallbacks), **report}
+    for note in report["notes"]:
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
         print(json.dumps(metrics))
     else:
         print(format_table(metrics))
-        unknown = sorted(set(preds) - {q.qid for q in ann.queries})
-        if unknown:
-            print(f"note: {len(unknown)} prediction(s) for qids not in the annotations were ignored "
-                  f"(e.g. {unknown[0]}).", file=sys.stderr)
+        print(f"prediction lines for unknown qids (ignored): {report['ignored_unknown_items']} · "
+              f"intervals ending after the movie (scored as given): {report['intervals_beyond_movie']}")
     return 0
 
 
-def load_prediction_files(paths: list[Path]) -> dict:
-    """qid -> Prediction over every file (duplicates across files: docs/scale.md "Merging")."""
+def load_prediction_files(paths: list[Path], lines: dict | None = None) -> dict:
+    """qid -> Prediction over every file (duplicates across files: docs/scale.md "Merging");
+    `lines` gets qid -> "<file> line <n>"."""
     files = input_files(paths, "*.jsonl", "grounding predictions", "--predictions")
-    return merged_files(files, lambda p: load_predictions(p).items(), what="prediction for qid")
+    return merged_files(files, lambda p: load_predictions(p, lines).items(), what="prediction for qid")
 
 
 def _prepare_movies(ann: GroundingAnnotations, queries: list[GroundingQuery], lib: MovieLibrary,

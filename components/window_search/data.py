@@ -258,9 +258,9 @@ def _check_in_movie(path: Path, line: int, qid: str, key: str, value: Any) -> No
                               "is never clipped or guessed).")
 
 
-def load_predictions(path: str | Path) -> dict[str, Prediction]:
+def load_predictions(path: str | Path, where: dict | None = None) -> dict[str, Prediction]:
     """qid -> Prediction. A line without a qid, a qid given twice, or a time before 0 s is a
-    DataFormatError."""
+    DataFormatError. `where`, when given, gets qid -> "<file> line <n>"."""
     path = Path(path)
     if not path.exists():
         raise DataFormatError(f"prediction file not found: {path}")
@@ -286,6 +286,8 @@ def load_predictions(path: str | Path) -> dict[str, Prediction]:
         for key in ("interval", "window", "fallback_interval"):
             _check_in_movie(path, n, qid, key, rec.get(key))
         source = rec.get("source")
+        if where is not None:
+            where.setdefault(qid, f"{path} line {n}")
         out[qid] = Prediction(qid, numeric_interval(rec.get("interval")),
                               numeric_interval(rec.get("window")), rec.get("trace"), rec,
                               source=str(source) if source is not None else None,

@@ -33,7 +33,9 @@ def test_eval_json_keys_and_values(tmp_path, capsys):
     assert _run(["eval", "grounding", "--annotations", str(ann), "--predictions", str(pred), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     # no windows in the predictions: no diagnostics; the source counts are always there (issue 13)
-    assert set(out) == KEYS | {"counts", "scored_fallbacks", "intervals"}
+    assert set(out) == KEYS | {"counts", "scored_fallbacks", "intervals", "ignored_unknown_items",
+                               "intervals_beyond_movie", "movies_without_duration", "notes"}
+    assert out["movies_without_duration"] == 1  # m.mp4 is not on disk: ends not checked, said so
     assert out["counts"]["model"] == 3 and out["counts"]["missing"] == 1
     assert out["mIoU"] == pytest.approx(100 * (1 + 0.8 + 1 / 3 + 0) / 4)
     assert out["R@1@0.7"] == pytest.approx(50.0)
