@@ -89,9 +89,10 @@ def mirror(spec: HubSpec | str, out: str | Path, *, workers: int = DEFAULT_WORKE
     patterns = [spec.subfolder, f"{spec.subfolder}/*"] if spec.subfolder else None
     kwargs = {} if progress else {"tqdm_class": hub._silent_bar()}
     try:
-        snapshot_download(spec.repo_id, repo_type="dataset", revision=commit, local_dir=str(out),
-                          allow_patterns=patterns, max_workers=max(1, workers), endpoint=hub.endpoint(),
-                          cache_dir=str(hub.cache_dir()), **kwargs)
+        with hub.quiet_retries(all_threads=True):
+            snapshot_download(spec.repo_id, repo_type="dataset", revision=commit, local_dir=str(out),
+                              allow_patterns=patterns, max_workers=max(1, workers), endpoint=hub.endpoint(),
+                              cache_dir=str(hub.cache_dir()), **kwargs)
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         raise hub.explain(exc, spec, commit=commit) from None
     pinned = str(spec.at(revision=commit))

@@ -13,8 +13,11 @@ connection cut in the middle of one).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from components.common.errors import UserError
@@ -29,6 +32,48 @@ SIBLINGS_CAP = 100_000
 
 class DataSourceError(UserError):
     """A repository could not be opened or a file of it fetched; the message says what to do."""
+
+
+#: huggingface_hub's loggers that narrate each retry ("Error while downloading from ...", "Trying
+#: to resume download...", "Retrying in 1s [Retry 1/5]"): 12 to 108 lines before a cut download's
+#: one line. Inside this module's calls they are dropped: a retry that succeeds needs no word, one
+#: that fails is said once, by `explain`.
+_RETRY_LOGGERS = ("huggingface_hub.file_download", "huggingface_hub.utils._http")
+_quiet = threading.local()
+
+
+_everywhere = [0]         # blocks that silence every thread (a mirror's download pool)
+_everywhere_lock = threading.Lock()
+
+
+class _InsideOurCall(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (getattr(_quiet, "depth", 0) or _everywhere[0])
+
+
+_FILTER = _InsideOurCall()
+
+
+@contextmanager
+def quiet_retries(*, all_threads: bool = False):
+    """The library's retry narration silenced while the block runs: in this thread (other callers
+    of huggingface_hub keep their logging), or in every thread for a call that downloads in a pool
+    of its own (`all_threads`: snapshot_download)."""
+    for name in _RETRY_LOGGERS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)
+    _quiet.depth = getattr(_quiet, "depth", 0) + 1
+    if all_threads:
+        with _everywhere_lock:
+            _everywhere[0] += 1
+    try:
+        yield
+    finally:
+        _quiet.depth -= 1
+        if all_threads:
+            with _everywhere_lock:
+                _everywhere[0] -= 1
 
 
 def endpoint() -> str:
@@ -165,7 +210,8 @@ def resolve_commit(spec: HubSpec) -> str:
     revision = spec.revision or "main"
     if not offline():
         try:
-            commit = str(_info(spec, spec.revision, {"expand": "sha"})["sha"])
+            with quiet_retries():
+                commit = str(_info(spec, spec.revision, {"expand": "sha"})["sha"])
         except Exception as exc:  # noqa: BLE001 - every failure becomes one line
             if not _unreachable(exc):
                 raise explain(exc, spec) from None
@@ -236,13 +282,14 @@ def list_folder(spec: HubSpec, commit: str, folder: str) -> dict[str, int]:
             from huggingface_hub.errors import OfflineModeIsEnabled
             raise OfflineModeIsEnabled("offline")
         cut = len(folder) + 1 if folder else 0
-        everything = _info_files(spec, commit)
-        if everything is not None:
-            files = {p[cut:]: size for p, size in everything.items() if not folder or p.startswith(folder + "/")}
-        else:
-            tree = HfApi(endpoint=endpoint()).list_repo_tree(
-                spec.repo_id, path_in_repo=folder or None, recursive=True, revision=commit, repo_type="dataset")
-            files = {entry.path[cut:]: int(entry.size) for entry in tree if isinstance(entry, RepoFile)}
+        with quiet_retries():
+            everything = _info_files(spec, commit)
+            if everything is not None:
+                files = {p[cut:]: size for p, size in everything.items() if not folder or p.startswith(folder + "/")}
+            else:
+                tree = HfApi(endpoint=endpoint()).list_repo_tree(
+                    spec.repo_id, path_in_repo=folder or None, recursive=True, revision=commit, repo_type="dataset")
+                files = {entry.path[cut:]: int(entry.size) for entry in tree if isinstance(entry, RepoFile)}
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         raise explain(exc, spec, commit=commit) from None
     _write_listing(cached_at, files)
@@ -265,7 +312,8 @@ def download(spec: HubSpec, commit: str, repo_path: str) -> str:
     from huggingface_hub import hf_hub_download
 
     try:
-        return hf_hub_download(spec.repo_id, repo_path, repo_type="dataset", revision=commit,
-                               cache_dir=str(cache_dir()), endpoint=endpoint(), tqdm_class=_silent_bar())
+        with quiet_retries():
+            return hf_hub_download(spec.repo_id, repo_path, repo_type="dataset", revision=commit,
+                                   cache_dir=str(cache_dir()), endpoint=endpoint(), tqdm_class=_silent_bar())
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         raise explain(exc, spec, file=repo_path, commit=commit) from None
