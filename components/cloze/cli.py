@@ -28,7 +28,8 @@ from components.cloze.metrics import PAPER_KEYS, check_results, human_results, q
     score_results, unit_scores
 from components.cloze.solvers import SolverSettings, solvers_for
 from components.common import compare, stats
-from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
+from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
+    stop_after_failures
 from components.common.errors import UserError
 from components.common.io import load_json
 from components.common.shards import describe_selection, input_files, merge_keyed
@@ -282,7 +283,8 @@ def run_handler(args: argparse.Namespace) -> int:
     settings = SolverSettings(edge_variant=args.edge, strict=args.strict, retry_sleep=args.retry_sleep,
                               max_tokens=args.max_tokens, prompt_style=args.prompt_style)
     out = run_set(solvers_for(backend, settings).solver, ds, questions, args.out,
-                  concurrency=args.concurrency, progress=not args.no_progress)
+                  concurrency=args.concurrency, progress=not args.no_progress,
+                  stop_after_failures=stop_after_failures(args))
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
     print(format_table(score_results(out["results"])))
