@@ -24,7 +24,7 @@ from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set, question_files
 from components.cloze.runner import run_set
-from components.cloze.metrics import PAPER_KEYS, check_results, human_results, question_outcomes, \
+from components.cloze.metrics import PAPER_KEYS, as_released, check_results, human_results, question_outcomes, \
     score_results, unit_scores
 from components.cloze.solvers import SolverSettings, solvers_for
 from components.common import compare, stats
@@ -218,6 +218,9 @@ def format_table(m: dict) -> str:
     if missing:
         lines.append("missing entries (stems lacking a dimension other stems have; left out of the "
                      "released scores, wrong in strict): " + ", ".join(f"{k} {n}" for k, n in missing.items()))
+    if m.get("nothing_valid"):
+        lines.append("no valid entry to score (written 0, as the released analysis does): "
+                     + ", ".join(m["nothing_valid"]))
     cis = m.get("intervals") or {}
     shown = [k for k in ("S", "A", "P", "acc", ">=1", ">=2", "3/3") if (cis.get(k) or {}).get("low") is not None]
     if shown:
@@ -256,7 +259,7 @@ def eval_handler(args: argparse.Namespace) -> int:
         results = human_results(records)
     else:
         results = load_result_files(args.results)
-    metrics = score_results(results)
+    metrics = as_released(score_results(results))
     print(json.dumps(metrics) if args.json else format_table(metrics))
     missing = {k: n for k, n in metrics["missing_entries"].items() if n}
     if missing:
@@ -287,5 +290,5 @@ def run_handler(args: argparse.Namespace) -> int:
                   stop_after_failures=stop_after_failures(args))
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
-    print(format_table(score_results(out["results"])))
+    print(format_table(as_released(score_results(out["results"]))))
     return 0 if not c["failed"] else 1
