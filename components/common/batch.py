@@ -126,6 +126,16 @@ def repair_output(path: str | Path, key_field: str) -> None:
               file=sys.stderr)
 
 
+def checked_output(out_path: str | Path, stamp: dict[str, str | None] | None, key_field: str) -> list[dict]:
+    """The records of an output about to be resumed, once repaired (`repair_output`) and checked
+    against this run's stamp (`check_stamp`); a run may call it early, before costly preparation,
+    to be refused at once."""
+    repair_output(out_path, key_field)
+    existing = read_jsonl(out_path)
+    check_stamp(existing, stamp, out_path)
+    return existing
+
+
 def duplicates_path(path: str | Path) -> Path:
     """Where `repair_output` keeps the later lines of a key given twice (beside the file)."""
     path = Path(path)
@@ -150,9 +160,7 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
     already there made with another stamp, or another run writing `out_path`: UserError.
     """
     with output_lock(out_path):
-        repair_output(out_path, key_field)
-        existing = read_jsonl(out_path)
-        check_stamp(existing, stamp, out_path)
+        existing = checked_output(out_path, stamp, key_field)
         return _run(items, key=key, work=work, out_path=out_path, concurrency=concurrency, desc=desc,
                     key_field=key_field, progress=progress, on_result=on_result, stamp=stamp,
                     stop=stop, stop_after_failures=stop_after_failures,

@@ -23,7 +23,7 @@ from pathlib import Path
 from backends.errors import BackendError
 from backends.base import VLMBackend
 from backends.registry import resolve
-from components.common.batch import run_resumable
+from components.common.batch import checked_output, run_resumable
 from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, \
     api_settings_from_args, backend_from_args, backend_spec, stop_after_failures
@@ -196,6 +196,7 @@ def run_grounding(args: argparse.Namespace) -> int:
     stamp = {"data_revision": revision, "backend": backend.backend_id,
              "localizer": localizer.backend_id, "method": args.method, "thinking": args.thinking}
     with output_lock(args.out):
+        checked_output(args.out, stamp, "qid")   # refused before the movies are prepared
         if args.traces:
             moved = repair_torn_tail(args.traces)
             if moved:
