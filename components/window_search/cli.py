@@ -216,7 +216,7 @@ def run_grounding(args: argparse.Namespace) -> int:
                 # a transport failure is not an answer: leave the query for the next (resumed) run
                 raise BackendError("; ".join(trace.errors) or "stopped")
             if args.traces:
-                append_jsonl(args.traces, {**trace.to_dict(), **stamped}, lock=trace_lock)
+                append_jsonl(args.traces, {**stamped, **trace.to_dict()}, lock=trace_lock)  # its own values win
             return prediction_record(trace)
 
         counts = run_resumable(queries, key=lambda q: q.qid, work=work, out_path=args.out,
