@@ -29,8 +29,11 @@ class ApiSettings:
     base_url: str | None = None
     api_key: str | None = None
     max_images: int | None = None
-    timeout_s: float = 120.0
-    max_retries: int = 3
+    #: seconds one HTTP request may take; None: $APP_API_TIMEOUT_S, else DEFAULT_TIMEOUT_S
+    timeout_s: float | None = None
+    #: transport retries after the first try, as the openai client the released eval.py uses
+    #: (its default 2: a persistent 5xx is sent 3 times per call)
+    max_retries: int = 2
     #: one of THINKING_CONTROLS; None: $APP_THINKING_CONTROL, else "auto"
     thinking_control: str | None = None
 
@@ -42,7 +45,9 @@ class ApiSettings:
             api_key=self.api_key or os.environ.get("OPENAI_API_KEY") or None,
             max_images=self.max_images if self.max_images is not None
             else _int_env("APP_MAX_IMAGES_PER_REQUEST"),
-            timeout_s=self.timeout_s, max_retries=self.max_retries,
+            timeout_s=check_timeout(self.timeout_s, "the request timeout (--timeout)")
+            if self.timeout_s is not None else timeout_from_env(),
+            max_retries=self.max_retries,
             thinking_control=check_thinking_control(
                 self.thinking_control or os.environ.get("APP_THINKING_CONTROL", "")))
 
@@ -50,6 +55,31 @@ class ApiSettings:
         return (f"ApiSettings(base_url={self.base_url!r}, api_key={'***' if self.api_key else None}, "
                 f"max_images={self.max_images}, timeout_s={self.timeout_s}, max_retries={self.max_retries}, "
                 f"thinking_control={self.thinking_control!r})")
+
+
+#: seconds one request may take when neither --timeout nor APP_API_TIMEOUT_S says otherwise
+DEFAULT_TIMEOUT_S = 120.0
+TIMEOUT_ENV = "APP_API_TIMEOUT_S"
+
+
+def check_timeout(value: float, where: str) -> float:
+    """`value` if it is a usable request timeout, else a BackendError naming `where`."""
+    if not (value > 0) or value == float("inf"):
+        raise BackendError(f"{where} must be a number of seconds above 0 (got {value}).")
+    return float(value)
+
+
+def timeout_from_env() -> float:
+    """$APP_API_TIMEOUT_S (a BackendError naming it when it is not a positive number), else
+    DEFAULT_TIMEOUT_S."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        raise BackendError(f"{TIMEOUT_ENV} must be a number of seconds above 0 (got {text!r}).") from None
+    return check_timeout(value, TIMEOUT_ENV)
 
 
 def _int_env(name: str) -> int | None:

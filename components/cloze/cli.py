@@ -24,11 +24,13 @@ from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set, question_files
 from components.cloze.runner import run_set
-from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, human_results, question_outcomes, \
+from components.cloze.metrics import DIMS, PAPER_KEYS, as_released, check_results, human_results, \
+    question_outcomes, \
     score_results, unit_scores
 from components.cloze.solvers import SolverSettings, solvers_for
 from components.common import compare, stats
-from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
+from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
+    stop_after_failures
 from components.common.errors import UserError
 from components.common.io import load_json
 from components.common.shards import describe_selection, input_files, merge_keyed
@@ -220,6 +222,9 @@ def format_table(m: dict) -> str:
     if missing:
         lines.append("missing entries (stems lacking a dimension other stems have; left out of the "
                      "released scores, wrong in strict): " + ", ".join(f"{k} {n}" for k, n in missing.items()))
+    if m.get("nothing_valid"):
+        lines.append("no valid entry to score (written 0, as the released analysis does): "
+                     + ", ".join(m["nothing_valid"]))
     cis = m.get("intervals") or {}
     shown = [k for k in ("S", "A", "P", "acc", ">=1", ">=2", "3/3") if (cis.get(k) or {}).get("low") is not None]
     if shown:
@@ -262,7 +267,7 @@ def eval_handler(args: argparse.Namespace) -> int:
     if not any(dim in DIMS or dim == "Mixed" for dims in results.values() for dim in dims):
         raise UserError(f"{names}: no S, A, C or Mixed entry to score (an empty result file such as "
                         "{}); pass the result file of a run.")
-    metrics = score_results(results)
+    metrics = as_released(score_results(results))
     metrics["notes"] = result_notes(metrics)
     print(json.dumps(metrics) if args.json else format_table(metrics))
     for note in metrics["notes"]:
@@ -310,8 +315,9 @@ def run_handler(args: argparse.Namespace) -> int:
     settings = SolverSettings(edge_variant=args.edge, strict=args.strict, retry_sleep=args.retry_sleep,
                               max_tokens=args.max_tokens, prompt_style=args.prompt_style)
     out = run_set(solvers_for(backend, settings).solver, ds, questions, args.out,
-                  concurrency=args.concurrency, progress=not args.no_progress)
+                  concurrency=args.concurrency, progress=not args.no_progress,
+                  stop_after_failures=stop_after_failures(args))
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
-    print(format_table(score_results(out["results"])))
+    print(format_table(as_released(score_results(out["results"]))))
     return 0 if not c["failed"] else 1

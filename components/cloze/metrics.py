@@ -196,6 +196,32 @@ def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     return out
 
 
+#: the released analysis' own numbers (its `x / y if y else 0`)
+RELEASED_KEYS = ("S", "A", "P", "acc", "3/3", "2/3", "1/3", "0/3", ">=1", ">=2")
+
+
+def as_released(metrics: dict) -> dict:
+    """`score_results` as the released analysis writes it: a score over no valid entry is 0, not
+    None (S, A, P, acc, k/3, >=k, the error sources), and `nothing_valid` names each such score
+    (empty when there is none), so a 0 that means "nothing to score" is not taken for a 0 %."""
+    out = dict(metrics)
+    empty: list[str] = []
+    for key in RELEASED_KEYS:
+        if out.get(key) is None:
+            out[key] = 0.0
+            empty.append(key)
+    sources = {}
+    for dim, shares in (metrics.get("error_source") or {}).items():
+        sources[dim] = dict(shares)
+        for name, value in shares.items():
+            if value is None:
+                sources[dim][name] = 0.0
+                empty.append(f"error source {dim} {name}")
+    out["error_source"] = sources
+    out["nothing_valid"] = empty
+    return out
+
+
 def missing_entries(results: Mapping[str, Mapping[str, Mapping]]) -> Counter:
     """Per dimension (S, A, C): how many stems lack it while another stem of the file has it."""
     present = {d for dims in results.values() for d in dims if d in DIMS}

@@ -231,15 +231,19 @@ def _rel(clip: str) -> str:
 
 
 def stem_edges(inst: Instance, embedder: EmbeddingBackend, *, seed: int = 42,
-               num_frames: int = NUM_FRAMES, dims: Sequence[str] = VALID_DIMS) -> StemEdges:
+               num_frames: int = NUM_FRAMES, dims: Sequence[str] = VALID_DIMS,
+               asked: Sequence[Question] | None = None) -> StemEdges:
     """The released `process_stem`: every clip of the stem's questions encoded in one batch,
-    then each question scored."""
+    then each question scored. The questions are the released ones (`make_question(stem, dim,
+    seed)`, the eval order) unless `asked` gives them (the Cloze tab's question as shown, in
+    its own option order: the record's indices then refer to its letters)."""
     import numpy as np
 
     skipped: list[dict] = []
     questions: dict[str, Question] = {}
-    for dim in dims:
-        q = make_question(inst.stem, dim, seed)
+    given = {q.dim: q for q in asked or ()}
+    for dim in (list(given) if asked is not None else dims):
+        q = given.get(dim) or make_question(inst.stem, dim, seed)
         needed = ["before.mp4", "after.mp4"] + [_rel(c) for c in q.options]
         missing = [rel for rel in needed if not (inst.folder / rel).exists()]
         if missing:
@@ -307,11 +311,24 @@ def load_existing(path: Path) -> tuple[dict[str, dict], list[dict]]:
     return results, skipped if isinstance(skipped, list) else []
 
 
+def edge_stems(ds: ClozeDataset) -> dict[str, Instance]:
+    """The stems the released script runs on: every folder of choices/ that holds GT.mp4, a
+    hidden one too (the data set's own list leaves hidden folders out and keeps a folder
+    without GT.mp4, which would add three skipped entries the released file does not have)."""
+    from components import datasource
+
+    found: dict[str, Instance] = {}
+    for folder in datasource.subfolders(ds.root / "choices"):
+        if datasource.is_file(folder / "GT.mp4"):
+            found[folder.name] = ds.instances.get(folder.name) or Instance(folder.name, folder)
+    return found
+
+
 def run_edge_baseline(ds: ClozeDataset, out: Path, embedder: EmbeddingBackend, *, seed: int = 42,
                       limit: int | None = None, stems: Sequence[str] | None = None,
                       save_every: int = 25, overwrite: bool = False,
                       progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """The released `main`: every stem (sorted; `stems` to choose, `limit` to cut), resuming a
+    """The released `main`: every stem (`edge_stems`, sorted; `stems` to choose, `limit` to cut), resuming a
     file where every dimension of a stem is done, written atomically every `save_every` stems
     and at the end. Returns the payload written."""
     import json
@@ -320,7 +337,8 @@ def run_edge_baseline(ds: ClozeDataset, out: Path, embedder: EmbeddingBackend, *
     if overwrite and out.exists():
         out.unlink()
     results, skipped = load_existing(out)
-    names = sorted(ds.instances)
+    found = edge_stems(ds)
+    names = sorted(found)
     if stems:
         wanted = set(stems)
         names = [s for s in names if s in wanted]
@@ -337,7 +355,7 @@ def run_edge_baseline(ds: ClozeDataset, out: Path, embedder: EmbeddingBackend, *
         done = results.get(stem)
         if isinstance(done, dict) and all(is_question_record(done.get(d)) for d in VALID_DIMS):
             continue
-        edges = stem_edges(ds.instance(stem), embedder, seed=seed)
+        edges = stem_edges(found[stem], embedder, seed=seed)
         if edges.results:
             results[stem] = edges.results
         skipped.extend(edges.skipped)
@@ -350,8 +368,9 @@ def run_edge_baseline(ds: ClozeDataset, out: Path, embedder: EmbeddingBackend, *
 
 
 def answer_question(inst: Instance, q: Question, embedder: EmbeddingBackend) -> dict[str, Any]:
-    """One question as the released baseline scores it (the Cloze tab's DINOv2 baseline)."""
-    edges = stem_edges(inst, embedder, seed=q.seed, dims=[q.dim])
+    """One question as the released baseline scores it (the Cloze tab's DINOv2 baseline): the
+    question as asked, in its own option order, so `predicted_index` is a letter of `q`."""
+    edges = stem_edges(inst, embedder, seed=q.seed, asked=[q])
     if q.dim not in edges.results:
         why = edges.skipped[-1] if edges.skipped else {"reason": "no result"}
         raise MediaError(f"The released edge baseline skipped {q.stem} {q.dim}: "

@@ -12,10 +12,10 @@ from components import datasource
 from components.cloze.data import ClozeDataset
 from components.cloze.questions import Question, question_with_order
 from components.cloze.metrics import check_results, order_sensitivity
-from components.cloze.solvers import ClozeSolver
-from components.common.batch import run_resumable
+from components.cloze.solvers import ClozeSolver, released_params
+from components.common.batch import repair_output, run_resumable
 from components.common.errors import DataFormatError, MediaError
-from components.common.io import append_jsonl, atomic_write_json, load_json, read_jsonl
+from components.common.io import append_jsonl, atomic_write_json, load_json, output_lock, read_jsonl
 
 
 def sidecar_path(out_path: str | Path) -> Path:
@@ -61,17 +61,41 @@ def _seed_sidecar(out_path: Path, side: Path) -> None:
             append_jsonl(side, {"key": f"{stem}:{dim}", "stem": stem, "dim": dim, **entry})
 
 
+def run_stamp(solver: ClozeSolver) -> dict[str, str]:
+    """What makes two runs' answers comparable, kept in every record; a resume that differs is
+    refused (components/common/batch.py): the backend and model, the prompt style, the sampling."""
+    stamp = {"backend": solver.name}
+    style = getattr(solver, "prompt_style", None)
+    if style:
+        stamp["prompt_style"] = str(style)
+    max_tokens = getattr(solver, "max_tokens", None)
+    if max_tokens is not None:
+        params = released_params(max_tokens)
+        stamp["sampling"] = f"temperature {params.temperature:g}, max_tokens {params.max_tokens}"
+    return stamp
+
+
 def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], out_path: str | Path,
             *, concurrency: int = 1, progress: bool = True,
             on_result: Callable[[dict], None] | None = None,
-            stop: threading.Event | None = None) -> dict:
+            stop: threading.Event | None = None, stop_after_failures: int | None = None) -> dict:
     """Answer every question not yet answered in the sidecar; rewrite `out_path` after each
     answer. A backend failure is not saved (the next run asks again); a set `stop` leaves every
     question not yet started for the next run. Returns counts and the results."""
-    out_path = Path(out_path)
     side = sidecar_path(out_path)
+    with output_lock(side):   # one run writes R.json and its sidecar at a time
+        return _run_set(solver, ds, questions, Path(out_path), side, concurrency=concurrency,
+                        progress=progress, on_result=on_result, stop=stop,
+                        stop_after_failures=stop_after_failures)
+
+
+def _run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], out_path: Path,
+             side: Path, *, concurrency: int, progress: bool,
+             on_result: Callable[[dict], None] | None, stop: threading.Event | None,
+             stop_after_failures: int | None) -> dict:
     if out_path.exists() and not side.exists():
         _seed_sidecar(out_path, side)
+    repair_output(side, "key")
     lock = threading.Lock()
     results = records_to_results(read_jsonl(side))
 
@@ -99,7 +123,8 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
     counts = run_resumable(questions, key=lambda q: q.key, work=work,
                            out_path=side, concurrency=concurrency, desc="cloze questions",
                            key_field="key", progress=progress, on_result=done,
-                           stamp={"data_revision": datasource.data_revision(ds.root)}, stop=stop)
+                           stamp={"data_revision": datasource.data_revision(ds.root), **run_stamp(solver)},
+                           stop=stop, stop_after_failures=stop_after_failures)
     with lock:
         write_json_atomic(out_path, results)
     return {"counts": counts, "results": results}

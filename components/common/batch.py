@@ -1,17 +1,23 @@
 """Resumable, concurrent batch runs shared by the `run` subcommands (pure; no gradio).
 
 Results are appended to a JSONL file as each item finishes (flushed and fsynced), so a killed run
-loses at most the items in flight; a rerun first repairs a torn last line (its bytes kept in
-`<file>.torn`, components.common.io.repair_torn_tail) and then skips every key already in the file.
-A failed item is left for the next run; the first item to fail for each distinct reason is named
-on stderr with that reason, with or without a progress bar.
+loses at most the items in flight. One run writes an output at a time (`<file>.lock`,
+components.common.io.output_lock; a second is refused, naming the first's process). A rerun first
+repairs the file (`repair_output`: a torn last line or an unreadable line moved to `<file>.torn`,
+a key given twice keeps its first line, the rest moved to `<file>.duplicates`, each said on
+stderr) and then skips every key already in the file. A failed item is left for the next run; the
+first item to fail for each distinct reason is named on stderr with that reason, with or without
+a progress bar; `stop_after_failures` items failed in a row stop the run (a dead or hung server).
 
-A run's `stamp` (e.g. {"data_revision": "hf://datasets/o/n@<commit>"}) is written into every
-record, and a rerun whose stamp differs from the records already in the file is refused: one
-output never mixes two revisions of its data.
+A run's `stamp` (e.g. {"data_revision": "hf://datasets/o/n@<commit>", "backend": "openai:m",
+"prompt_style": "api", "sampling": "..."}) is written into every record, and a rerun whose stamp
+differs from the records already in the file is refused, naming both values: one output never
+mixes two revisions of its data, two models, two prompts or two samplings.
 """
 from __future__ import annotations
 
+import json
+import os
 import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -20,7 +26,8 @@ from typing import TypeVar
 from collections.abc import Callable, Iterable
 
 from components.common.errors import UserError
-from components.common.io import append_jsonl, read_jsonl, repair_torn_tail, torn_path
+from components.common.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
+    repair_torn_tail, torn_path
 
 T = TypeVar("T")
 
@@ -31,17 +38,108 @@ def failure_reason(key: str, exc: BaseException) -> str:
     if text.startswith(key):
         text = text[len(key):].lstrip(" :") or type(exc).__name__
     return text
+#: stamp keys whose absence from a record is a value of its own (no revision: a local folder);
+#: any other key missing from an older record is not known, so it is not compared
+_ABSENT_IS_A_VALUE = {"data_revision"}
+
+
 def check_stamp(records: Iterable[dict], stamp: dict[str, str | None] | None, source: str | Path) -> None:
-    """Refuse to add records made with `stamp` to `records` made with another (a key missing from a
-    record counts as None: data from a local folder)."""
+    """Refuse to add records made with `stamp` to `records` made with another: another revision
+    of the data (a record without one counts as a local folder), or another backend, model,
+    prompt style, sampling... (any other stamp key; a record without it is not compared)."""
+    records = list(records)
     for name, value in (stamp or {}).items():
-        found = {r.get(name) for r in records} - {value}
-        if found:
-            other = sorted(map(str, found))[0]
+        if name in _ABSENT_IS_A_VALUE:
+            found = {r.get(name) for r in records} - {value}
+        else:
+            found = {r[name] for r in records if name in r} - {value}
+        if not found:
+            continue
+        other = sorted(map(str, found))[0]
+        if name == "data_revision":
             now = value or "a local folder (no revision)"
             raise UserError(f"{source} holds results made from {other if other != 'None' else 'a local folder'} "
                             f"({name}), but this run reads {now}: one output never mixes two revisions; "
                             f"write to another output file, or rerun on the same data (pin it with @<commit>).")
+        raise UserError(f"{source} holds results made with {name} {other}, but this run uses {name} "
+                        f"{value}: one output never mixes two; write to another output file (--out), "
+                        f"or rerun with {name} {other}.")
+
+
+def repair_output(path: str | Path, key_field: str) -> None:
+    """Make an output safe to resume and to score, saying on stderr what was done: a torn last
+    line is moved to `<file>.torn` (io.repair_torn_tail); a line in the middle that is not a
+    JSON object (a disk error, a hand edit) is moved there too; a key given on two lines (two runs
+    that once wrote one file at the same time) keeps its first line, the later ones go to
+    `<file>.duplicates`. Every item moved aside is asked again only if no line of it remains."""
+    path = Path(path)
+    moved = repair_torn_tail(path)
+    if moved:
+        print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
+              f"{torn_path(path)}, that item is done again.", file=sys.stderr)
+    if not path.exists():
+        return
+    kept: list[bytes] = []
+    bad: list[int] = []
+    dups: dict[str, list[int]] = {}
+    seen: set[str] = set()
+    corrupt, repeated = bytearray(), bytearray()
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                record = None
+            if not isinstance(record, dict):
+                bad.append(number)
+                corrupt += line + b"\n"
+                continue
+            key = str(record.get(key_field))
+            if key in seen:
+                dups.setdefault(key, []).append(number)
+                repeated += line + b"\n"
+                continue
+            seen.add(key)
+            kept.append(line + b"\n")
+    if not bad and not dups:
+        return
+    with path_lock(path):
+        for aside, data in ((torn_path(path), corrupt), (duplicates_path(path), repeated)):
+            if data:
+                with open(aside, "ab") as fh:
+                    fh.write(bytes(data))
+                    fh.flush()
+                    os.fsync(fh.fileno())
+        atomic_write_bytes(path, b"".join(kept))
+    if bad:
+        lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+        print(f"{path}: line(s) {lines} were not readable JSON records; moved to {torn_path(path)}, "
+              "their items are done again.", file=sys.stderr)
+    if dups:
+        first = next(iter(dups))
+        print(f"{path}: {sum(map(len, dups.values()))} line(s) repeated a {key_field} already in the "
+              f"file (e.g. {first!r} again on line {dups[first][0]}; two runs wrote it at once?); "
+              f"the first line of each is kept, the others moved to {duplicates_path(path)}.",
+              file=sys.stderr)
+
+
+def checked_output(out_path: str | Path, stamp: dict[str, str | None] | None, key_field: str) -> list[dict]:
+    """The records of an output about to be resumed, once repaired (`repair_output`) and checked
+    against this run's stamp (`check_stamp`); a run may call it early, before costly preparation,
+    to be refused at once."""
+    repair_output(out_path, key_field)
+    existing = read_jsonl(out_path)
+    check_stamp(existing, stamp, out_path)
+    return existing
+
+
+def duplicates_path(path: str | Path) -> Path:
+    """Where `repair_output` keeps the later lines of a key given twice (beside the file)."""
+    path = Path(path)
+    return path.with_name(path.name + ".duplicates")
 
 
 def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dict],
@@ -49,42 +147,55 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
                   key_field: str = "qid", progress: bool = True,
                   on_result: Callable[[dict], None] | None = None,
                   stamp: dict[str, str | None] | None = None,
-                  stop: threading.Event | None = None) -> dict[str, int]:
+                  stop: threading.Event | None = None,
+                  stop_after_failures: int | None = None) -> dict[str, int]:
     """Run `work` on every item whose key is not yet in `out_path`; append each result there.
 
     `work` returns a dict record; `key_field` is set to the item's key if missing, and each
     non-None value of `stamp` is added. Once `stop` is set no item is started: those in flight
-    finish, the rest are left for the next run. Returns counts {"done": new results, "skipped":
-    already present, "failed": work raised, "stopped": not started because of `stop`}. Records
-    already there made with another stamp: UserError.
+    finish, the rest are left for the next run. Once `stop_after_failures` items in a row failed
+    (a dead or hung server) no item is started either, a line says so, and the counts hold
+    "gave_up": that number. Returns counts {"done": new results, "skipped": already present,
+    "failed": work raised, "stopped": not started because of `stop` or the failures}. Records
+    already there made with another stamp, or another run writing `out_path`: UserError.
     """
-    moved = repair_torn_tail(out_path)
-    if moved:
-        print(f"{out_path}: its last line was cut off mid-write ({moved} bytes); moved to "
-              f"{torn_path(out_path)}, that item is done again.", file=sys.stderr)
-    existing = read_jsonl(out_path)
-    check_stamp(existing, stamp, out_path)
+    with output_lock(out_path):
+        existing = checked_output(out_path, stamp, key_field)
+        return _run(items, key=key, work=work, out_path=out_path, concurrency=concurrency, desc=desc,
+                    key_field=key_field, progress=progress, on_result=on_result, stamp=stamp,
+                    stop=stop, stop_after_failures=stop_after_failures,
+                    done_keys={str(r.get(key_field)) for r in existing})
+
+
+def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dict],
+         out_path: str | Path, concurrency: int, desc: str, key_field: str, progress: bool,
+         on_result: Callable[[dict], None] | None, stamp: dict[str, str | None] | None,
+         stop: threading.Event | None, stop_after_failures: int | None,
+         done_keys: set[str]) -> dict[str, int]:
     extra = {k: v for k, v in (stamp or {}).items() if v is not None}
-    done_keys = {str(r.get(key_field)) for r in existing}
     todo = [item for item in items if key(item) not in done_keys]
     counts = {"done": 0, "skipped": 0, "failed": 0, "stopped": 0}
     counts["skipped"] = len(done_keys)
     lock = threading.Lock()
     reasons: set[str] = set()
+    in_a_row = [0, ""]   # failures since the last success, the last one's reason
+    gave_up = threading.Event()
     bar = None
     if progress:
         from tqdm import tqdm
         bar = tqdm(total=len(todo), desc=desc, unit="item")
 
-    def report(item_key: str, reason: str) -> None:
-        if reason in reasons:
-            return
-        reasons.add(reason)
-        line = f"{item_key} failed: {reason}"
+    def say(line: str) -> None:
         if bar is not None:
             bar.write(line, file=sys.stderr)
         else:
             print(line, file=sys.stderr, flush=True)
+
+    def report(item_key: str, reason: str) -> None:
+        if reason in reasons:
+            return
+        reasons.add(reason)
+        say(f"{item_key} failed: {reason}")
 
     def finish(item: T, fut: Future) -> None:
         try:
@@ -94,8 +205,14 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
                 counts["stopped"] += 1
             else:
                 counts["failed"] += 1
-                report(key(item), failure_reason(key(item), exc))
+                reason = failure_reason(key(item), exc)
+                report(key(item), reason)
+                in_a_row[0] += 1
+                in_a_row[1] = reason
+                if stop_after_failures and in_a_row[0] >= stop_after_failures:
+                    gave_up.set()
         else:
+            in_a_row[0] = 0
             record.setdefault(key_field, key(item))
             record.update(extra)
             append_jsonl(out_path, record, lock=lock)
@@ -105,11 +222,14 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
         if bar is not None:
             bar.update(1)
 
+    def halted() -> bool:
+        return gave_up.is_set() or (stop is not None and stop.is_set())
+
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         pending: dict[Future, T] = {}
         queue = list(todo)
         while queue or pending:
-            if stop is not None and stop.is_set() and queue:
+            if halted() and queue:
                 counts["stopped"] += len(queue)
                 queue.clear()
                 if not pending:
@@ -122,6 +242,11 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
                 finish(pending.pop(fut), fut)
     if bar is not None:
         bar.close()
+    if gave_up.is_set():
+        counts["gave_up"] = in_a_row[0]
+        say(f"stopped: {in_a_row[0]} {desc} in a row failed (the last: {in_a_row[1]}); the server "
+            f"looks down or hung, so {counts['stopped']} more were not asked. Check the server, then "
+            f"rerun the same command to resume ({out_path}).")
     if counts["failed"] > len(reasons):
         print(f"{counts['failed']} item(s) failed for {len(reasons)} distinct reason(s) (each named "
               "once above); they are left for the next run.", file=sys.stderr)

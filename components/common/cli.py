@@ -10,9 +10,13 @@ import os
 from pathlib import Path
 
 from backends.base import VLMBackend
-from backends.config import ApiSettings
+from backends.config import DEFAULT_TIMEOUT_S, TIMEOUT_ENV, ApiSettings
 from backends.registry import resolve
+from components.common.errors import UserError
 from components.common.shards import SHARD_HELP, Shard, parse_shard
+
+#: `--stop-after-failures`: items failed in a row that stop a run
+DEFAULT_STOP_AFTER = 5
 
 BACKEND_HELP = "baseline | openai:<model> | hf:<hub id or folder> | replay:<trace.jsonl>"
 
@@ -32,6 +36,13 @@ def add_backend_options(parser: argparse.ArgumentParser, *, items: str = "items"
     group.add_argument("--concurrency", type=int, default=1,
                        help=f"{items} in flight at once (API backends; a local model serialises on its device)")
     group.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    group.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                       help=f"seconds one request to an API server may take (each of its "
+                            f"{ApiSettings().max_retries + 1} tries); unset: ${TIMEOUT_ENV}, else "
+                            f"{DEFAULT_TIMEOUT_S:g}")
+    group.add_argument("--stop-after-failures", type=int, default=DEFAULT_STOP_AFTER, metavar="N",
+                       help=f"stop the run once N {items} in a row failed to reach the model (a dead "
+                            "or hung server); 0: never stop")
 
 
 def backend_spec(args: argparse.Namespace) -> str:
@@ -40,11 +51,27 @@ def backend_spec(args: argparse.Namespace) -> str:
             or os.environ.get("APP_BACKEND") or "baseline")
 
 
+def api_settings_from_args(args: argparse.Namespace, *, max_images: int | None = None) -> ApiSettings:
+    """--base-url and --timeout (the rest from the environment when resolved)."""
+    return ApiSettings(base_url=getattr(args, "base_url", None), max_images=max_images,
+                       timeout_s=getattr(args, "timeout", None))
+
+
 def backend_from_args(args: argparse.Namespace, *, max_images: int | None = None) -> VLMBackend:
     """The backend the options name (a readable BackendError when the spec is wrong)."""
-    api = ApiSettings(base_url=getattr(args, "base_url", None), max_images=max_images)
     record = getattr(args, "record", None)
-    return resolve(backend_spec(args), api=api, record_to=record)
+    return resolve(backend_spec(args), api=api_settings_from_args(args, max_images=max_images),
+                   record_to=record)
+
+
+def stop_after_failures(args: argparse.Namespace) -> int | None:
+    """--stop-after-failures as run_resumable takes it (None: never stop); UserError below 0."""
+    value = getattr(args, "stop_after_failures", DEFAULT_STOP_AFTER)
+    if value is None or value == 0:
+        return None
+    if value < 0:
+        raise UserError(f"--stop-after-failures must be 0 (never stop) or more (got {value}).")
+    return value
 
 
 def shard_arg(text: str) -> Shard:

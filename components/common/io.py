@@ -9,13 +9,18 @@
 - `repair_torn_tail`: before a resume, a torn last line is moved to `<file>.torn` and cut, so the
   item is redone and the file stays readable by the strict loaders of `eval`.
 - `path_lock(path)`: one in-process lock per resolved path, for read-modify-write sequences.
+- `output_lock(path)`: one writer of an output at a time across processes (`<file>.lock`, an
+  advisory lock that the system drops when its holder exits, however it exits); a second writer
+  is refused, naming the process that holds it.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 from collections.abc import Callable
@@ -34,6 +39,63 @@ def path_lock(path: str | Path) -> threading.Lock:
     key = os.path.realpath(path)
     with _locks_guard:
         return _locks.setdefault(key, threading.Lock())
+
+
+#: (lock file, thread) -> how many times output_lock is held there (re-entrant per thread)
+_held: dict[tuple[str, int], int] = {}
+
+
+def lock_path(path: str | Path) -> Path:
+    """The file `output_lock` locks for `path` (beside it, kept: removing it would let two
+    writers lock two different files)."""
+    path = Path(path)
+    return path.with_name(path.name + ".lock")
+
+
+@contextlib.contextmanager
+def output_lock(path: str | Path) -> Iterator[None]:
+    """Hold `<path>.lock` for the block, or raise UserError naming the process holding it. The
+    same thread may nest it; another thread or process is refused."""
+    import fcntl
+
+    from components.common.errors import UserError
+
+    target = lock_path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    key = (os.path.realpath(target), threading.get_ident())
+    with _locks_guard:
+        if _held.get(key):
+            _held[key] += 1
+            nested = True
+        else:
+            nested = False
+    if nested:
+        try:
+            yield
+        finally:
+            with _locks_guard:
+                _held[key] -= 1
+        return
+    fd = os.open(target, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            raise UserError(f"{path} is being written by another run (process {holder}, lock "
+                            f"{target}); wait for it to finish, or write to another output "
+                            "file.") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with _locks_guard:
+            _held[key] = 1
+        try:
+            yield
+        finally:
+            with _locks_guard:
+                _held.pop(key, None)
+    finally:
+        os.close(fd)  # drops the lock
 
 
 def fsync_dir(folder: str | Path) -> None:

@@ -19,7 +19,8 @@ from backends.base import VLMBackend
 from backends.errors import BackendError
 from components.common import compare, stats
 from components.common.batch import run_resumable
-from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args
+from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
+    stop_after_failures
 from components.common.errors import UserError
 from components.common.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
@@ -333,8 +334,11 @@ def spatial_work(region_solver: RegionSolver, frames: ClipFrames | None = None):
 def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                split: str | None = None, tasks: Iterable[str] = TASKS, concurrency: int = 1,
                max_frames: int = 192, prompt_style: str = "auto", max_retries: int = 2,
-               progress: bool = True, shard: Shard | None = None) -> dict:
-    """The `run impact` work, usable without argparse. Returns counts and the output paths."""
+               progress: bool = True, shard: Shard | None = None,
+               stop_after_failures: int | None = None) -> dict:
+    """The `run impact` work, usable without argparse. Returns counts and the output paths.
+    Every line holds the backend (and the temporal ones the prompt style and the frame budget);
+    a resume that differs from the lines already there is refused (components/common/batch.py)."""
     tasks = [t.strip() for t in tasks if t.strip()]
     unknown = [t for t in tasks if t not in TASKS]
     if unknown:
@@ -352,6 +356,9 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
     out_dir = Path(out_dir)
     gt_path = atomic_write_jsonl(out_dir / "temporal_gt.jsonl",  # derived: rewritten each run
                                  [item.gt_record() for item in items])
+    stamp["backend"] = backend.backend_id
+    style = getattr(solvers.temporal, "style", None)
+    temporal_stamp = {**stamp, **({"prompt_style": style, "max_frames": str(max_frames)} if style else {})}
     summary: dict[str, Any] = {"backend": backend.backend_id, "items": len(items),
                                "shard": str(shard) if shard else None,
                                "data_revision": stamp["data_revision"],
@@ -361,11 +368,14 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
         summary["temporal"] = run_resumable(items, key=lambda it: it.qid,
                                             work=temporal_work(solvers.temporal), out_path=pred_path,
                                             concurrency=concurrency, desc="impact temporal",
-                                            progress=progress, stamp=stamp)
+                                            progress=progress, stamp=temporal_stamp,
+                                            stop_after_failures=stop_after_failures)
         summary["temporal_pred"] = str(pred_path)
         summary["temporal_method"] = solvers.temporal.method
         summary["temporal_answers"] = _status_counts(pred_path, "temporal")
-    if "spatial" in tasks:
+    if "spatial" in tasks and (summary.get("temporal") or {}).get("gave_up"):
+        print("spatial: not started (the temporal task stopped on failures in a row).", file=sys.stderr)
+    elif "spatial" in tasks:
         units = [(item, frame) for item in items for frame in annotated_frames(item)]
         spatial_path = out_dir / "spatial_pred.jsonl"
         done = {str(r.get("key")) for r in read_jsonl(spatial_path)}
@@ -375,7 +385,8 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                 units, key=lambda u: f"{u[0].qid}#{u[1]}",
                 work=spatial_work(solvers.regions, frames),
                 out_path=spatial_path, concurrency=concurrency, desc="impact spatial",
-                key_field="key", progress=progress, stamp=stamp)
+                key_field="key", progress=progress, stamp=stamp,
+                stop_after_failures=stop_after_failures)
         summary["spatial_pred"] = str(spatial_path)
         summary["spatial_method"] = solvers.regions.name
         summary["spatial_answers"] = _status_counts(spatial_path, "spatial")
@@ -413,7 +424,7 @@ def run_impact_command(args: argparse.Namespace) -> int:
                          tasks=args.tasks.split(","), concurrency=args.concurrency,
                          max_frames=args.max_frames, prompt_style=args.prompt_style,
                          max_retries=args.max_retries, progress=not args.no_progress,
-                         shard=args.shard)
+                         shard=args.shard, stop_after_failures=stop_after_failures(args))
     print(json.dumps(summary, indent=1))
     _report_invalid(summary)
     if summary.get("temporal_pred") and Path(summary["temporal_pred"]).exists():

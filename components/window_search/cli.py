@@ -22,14 +22,13 @@ from pathlib import Path
 
 from backends.errors import BackendError
 from backends.base import VLMBackend
-from backends.config import ApiSettings
 from backends.registry import resolve
-from components.common.batch import run_resumable
+from components.common.batch import checked_output, run_resumable
 from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, \
-    backend_from_args, backend_spec
+    api_settings_from_args, backend_from_args, backend_spec, stop_after_failures
 from components.common.errors import UserError
-from components.common.io import append_jsonl, read_jsonl
+from components.common.io import append_jsonl, output_lock, read_jsonl, repair_torn_tail, torn_path
 from components.common.shards import describe_selection, input_files, merged_files
 from components.datasource import as_source, data_revision, fetch_all
 from components.window_search.data import GroundingAnnotations, GroundingQuery, \
@@ -201,26 +200,37 @@ def run_grounding(args: argparse.Namespace) -> int:
     fetch_all(movie_files(ann, [q.movie_id for q in queries], memory_dir), progress=not args.no_progress,
               desc="fetching movies")
     revision = data_revision(ann.path)
-    captions = _prepare_movies(ann, queries, lib, solvers, embedder, captions=args.captions,
-                               chunk_seconds=args.chunk_seconds)
-    trace_lock = threading.Lock()
-
-    def work(q: GroundingQuery) -> dict:
-        movie = lib.movie(ann.movie(q.movie_id))
-        trace = ground_query(q.query, movie, backend, embedder=embedder, memory=lib.memory(q.movie_id),
-                             method=args.method, settings=settings, ground_truth=q.interval, qid=q.qid,
-                             captions=captions.get(q.movie_id), solvers=solvers)
-        if trace.prediction is None and (trace.errors or trace.stopped):
-            # a transport failure is not an answer: leave the query for the next (resumed) run
-            raise BackendError("; ".join(trace.errors) or "stopped")
+    # what makes two runs' predictions comparable, on every line; a resume that differs is refused
+    stamp = {"data_revision": revision, "backend": backend.backend_id,
+             "localizer": localizer.backend_id, "method": args.method, "thinking": args.thinking}
+    with output_lock(args.out):
+        checked_output(args.out, stamp, "qid")   # refused before the movies are prepared
         if args.traces:
-            append_jsonl(args.traces, {**trace.to_dict(), **({"data_revision": revision} if revision else {})},
-                         lock=trace_lock)
-        return prediction_record(trace)
+            moved = repair_torn_tail(args.traces)
+            if moved:
+                print(f"{args.traces}: its last line was cut off mid-write ({moved} bytes); moved to "
+                      f"{torn_path(args.traces)}.", file=sys.stderr)
+        captions = _prepare_movies(ann, queries, lib, solvers, embedder, captions=args.captions,
+                                   chunk_seconds=args.chunk_seconds)
+        trace_lock = threading.Lock()
+        stamped = {k: v for k, v in stamp.items() if v is not None}
 
-    counts = run_resumable(queries, key=lambda q: q.qid, work=work, out_path=args.out,
-                           concurrency=max(1, args.concurrency), desc=f"grounding ({args.method})",
-                           progress=not args.no_progress, stamp={"data_revision": revision})
+        def work(q: GroundingQuery) -> dict:
+            movie = lib.movie(ann.movie(q.movie_id))
+            trace = ground_query(q.query, movie, backend, embedder=embedder, memory=lib.memory(q.movie_id),
+                                 method=args.method, settings=settings, ground_truth=q.interval, qid=q.qid,
+                                 captions=captions.get(q.movie_id), solvers=solvers)
+            if trace.prediction is None and (trace.errors or trace.stopped):
+                # a transport failure is not an answer: leave the query for the next (resumed) run
+                raise BackendError("; ".join(trace.errors) or "stopped")
+            if args.traces:
+                append_jsonl(args.traces, {**stamped, **trace.to_dict()}, lock=trace_lock)  # its own values win
+            return prediction_record(trace)
+
+        counts = run_resumable(queries, key=lambda q: q.qid, work=work, out_path=args.out,
+                               concurrency=max(1, args.concurrency), desc=f"grounding ({args.method})",
+                               progress=not args.no_progress, stamp=stamp,
+                               stop_after_failures=stop_after_failures(args))
     print(f"done: {counts['done']} new, {counts['skipped']} already in {args.out}, "
           f"{counts['failed']} failed", file=sys.stderr)
     print(source_summary(read_jsonl(args.out)), file=sys.stderr)
@@ -232,8 +242,7 @@ def localizer_from_args(args: argparse.Namespace, backend: VLMBackend) -> VLMBac
     spec = getattr(args, "localizer", None)
     if not spec or spec.strip() == backend_spec(args):
         return backend
-    api = ApiSettings(base_url=getattr(args, "base_url", None))
-    return resolve(spec.strip(), api=api, record_to=getattr(args, "record", None))
+    return resolve(spec.strip(), api=api_settings_from_args(args), record_to=getattr(args, "record", None))
 
 
 def source_summary(records: list[dict]) -> str:

@@ -295,3 +295,37 @@ def test_encoded_images_count_against_the_image_cap(serve):
             api_backend(server, max_images=1).generate(
                 GenerationRequest([Message("user", [encoded, encoded, "?"])]))
     assert server.requests == []
+
+
+def test_a_backend_with_default_settings_tries_a_5xx_3_times_as_the_openai_client(serve, monkeypatch):
+    # issue 28: the released eval.py goes through the openai client (1 try + 2 retries); the app
+    # sent 4. Retry-After: 0 keeps the test quick without changing the policy under test.
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with serve([{"status": 500, "headers": {"Retry-After": "0"}}]) as server:
+        backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url))
+        result = backend.generate(interleaved_request(1))
+    assert not result.ok and len(server.requests) == 3 and "3 attempt(s)" in result.error
+
+
+def test_the_request_timeout_comes_from_the_settings_else_app_api_timeout_s(monkeypatch):
+    from backends.config import DEFAULT_TIMEOUT_S
+    from backends.errors import BackendError
+
+    monkeypatch.delenv("APP_API_TIMEOUT_S", raising=False)
+    assert ApiSettings().resolved().timeout_s == DEFAULT_TIMEOUT_S == 120.0
+    monkeypatch.setenv("APP_API_TIMEOUT_S", "7.5")
+    assert ApiSettings().resolved().timeout_s == 7.5
+    assert ApiSettings(timeout_s=2).resolved().timeout_s == 2        # the flag wins
+    for bad in ("0", "-1", "soon", "inf"):
+        monkeypatch.setenv("APP_API_TIMEOUT_S", bad)
+        with pytest.raises(BackendError, match="APP_API_TIMEOUT_S must be a number of seconds above 0"):
+            ApiSettings().resolved()
+    with pytest.raises(BackendError, match="--timeout"):
+        ApiSettings(timeout_s=0).resolved()
+
+
+def test_a_hung_server_is_given_up_after_the_timeout(serve):
+    with serve([{"content": "late", "delay": 3}]) as server:
+        backend = api_backend(server, timeout_s=0.2, policy=RetryPolicy(max_retries=0))
+        result = backend.generate(interleaved_request(1))
+    assert not result.ok and "timed out" in result.error and len(server.requests) == 1

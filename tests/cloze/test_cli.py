@@ -120,7 +120,7 @@ def test_run_records_truncated_replies_and_eval_counts_them(cloze_examples, tmp_
     capsys.readouterr()
     assert _run(["eval", "cloze", "--results", str(out), "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
-    assert m["invalid_kinds"]["truncated"] == 2 and m["A"] is None
+    assert m["invalid_kinds"]["truncated"] == 2 and m["A"] == 0.0 and "A" in m["nothing_valid"]
 
 
 def test_the_interval_does_not_depend_on_the_order_of_the_shards(tmp_path, capsys):
@@ -145,3 +145,108 @@ def test_the_interval_does_not_depend_on_the_order_of_the_shards(tmp_path, capsy
         assert _run(["eval", "cloze", "--json", "--results", *(str(tmp_path / f) for f in order)]) == 0
         cis.append(json.loads(capsys.readouterr().out)["intervals"])
     assert cis[0] == cis[1] and cis[0]["acc"]["low"] == round(forward.low, 2)
+
+
+# -- issue 28: run outputs -------------------------------------------------------------------------
+
+ANSWER = '{"answer": "B", "reason": "r"}'
+
+
+def _api_run(cloze_examples, url, out, *extra):
+    from app import main
+
+    return main(["run", "cloze", "--data", str(cloze_examples), "--backend", "openai:model-a",
+                 "--base-url", url, "--out", str(out), "--retry-sleep", "0", "--no-progress", *extra])
+
+
+def test_a_resume_with_another_model_is_refused_naming_both(cloze_examples, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "c.json"
+    with ScriptedOpenAIServer([ANSWER]) as server:
+        assert _api_run(cloze_examples, server.url, out, "--limit", "2", "--dims", "S") == 0
+        capsys.readouterr()
+        rc = _api_run(cloze_examples, server.url, out, "--dims", "S", "--backend", "openai:model-b")
+        err = capsys.readouterr().err
+        assert rc == 2 and len(server.requests) == 2              # nothing asked of model B
+        assert "openai:model-a" in err and "openai:model-b" in err and "c.json" in err
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+        rc = _api_run(cloze_examples, server.url, out, "--dims", "S", "--prompt-style", "open")
+        err = capsys.readouterr().err
+        assert rc == 2 and "prompt_style api" in err and "prompt_style open" in err
+        rc = _api_run(cloze_examples, server.url, out, "--dims", "S", "--max-tokens", "100")
+        err = capsys.readouterr().err
+        assert rc == 2 and "max_tokens 8192" in err and "max_tokens 100" in err
+        assert _api_run(cloze_examples, server.url, out, "--dims", "S", "--limit", "3") == 0  # same: resumes
+    entries = [d["S"] for d in json.loads(out.read_text()).values()]
+    assert len(entries) == 3 and {e["backend"] for e in entries} == {"openai:model-a"}
+    side = [json.loads(line) for line in (tmp_path / "c.json.progress.jsonl").read_text().splitlines()]
+    assert all(r["backend"] == "openai:model-a" and r["prompt_style"] == "api" for r in side)
+
+
+HOLD_THE_RUN = """
+import sys
+from app import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_second_run_on_the_same_output_is_refused_naming_the_first(cloze_examples, tmp_path, monkeypatch,
+                                                                       capsys):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out = tmp_path / "c.json"
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    with ScriptedOpenAIServer([{"content": ANSWER, "delay": 0.5}]) as server:
+        first = subprocess.Popen(
+            [sys.executable, "-c", HOLD_THE_RUN, "run", "cloze", "--data", str(cloze_examples),
+             "--backend", "openai:model-a", "--base-url", server.url, "--out", str(out), "--dims", "S",
+             "--limit", "4", "--retry-sleep", "0", "--no-progress"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=os.getcwd())
+        try:
+            deadline = time.monotonic() + 120
+            while not server.requests and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)   # the first run holds the output once it asks its first question
+            assert first.poll() is None, first.communicate()
+            rc = _api_run(cloze_examples, server.url, out, "--dims", "S", "--limit", "4")
+            err = capsys.readouterr().err
+        finally:
+            first.communicate(timeout=120)
+    assert rc == 2 and f"process {first.pid}" in err and "c.json" in err and "Traceback" not in err
+    assert first.returncode == 0
+    side = (tmp_path / "c.json.progress.jsonl").read_text().splitlines()
+    assert len(side) == 4 and len(json.loads(out.read_text())) == 4
+
+
+def test_a_persistent_http_500_is_sent_9_times_as_released(cloze_examples, tmp_path, monkeypatch, capsys):
+    # released eval.py: 3 attempts, each through the openai client's 1 try + 2 retries
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with ScriptedOpenAIServer([{"status": 500, "headers": {"Retry-After": "0"}}]) as server:
+        rc = _api_run(cloze_examples, server.url, tmp_path / "c.json", "--dims", "S", "--limit", "1")
+    assert rc == 1 and len(server.requests) == 9
+    assert "3 attempt(s)" in capsys.readouterr().err
+
+
+def test_a_hung_server_times_out_as_asked_and_stops_the_run(cloze_examples, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("APP_API_TIMEOUT_S", "0.2")     # the variable, overridden by the flag below
+    out = tmp_path / "c.json"
+    with ScriptedOpenAIServer([{"content": ANSWER, "delay": 3}]) as server:
+        rc = _api_run(cloze_examples, server.url, out, "--dims", "S", "--limit", "6",
+                      "--stop-after-failures", "1")
+        err = capsys.readouterr().err
+        assert len(server.requests) == 9                          # one question, then it stopped
+    assert rc == 1 and "timed out" in err
+    assert "stopped: 1 cloze questions in a row failed" in err and "5 more were not asked" in err
+    assert "rerun the same command" in err
+    with ScriptedOpenAIServer([{"content": ANSWER, "delay": 0.6}]) as server:
+        assert _api_run(cloze_examples, server.url, out, "--dims", "S", "--limit", "1",
+                        "--timeout", "5") == 0                    # the flag wins over the variable
+    monkeypatch.setenv("APP_API_TIMEOUT_S", "soon")
+    from app import main
+    assert main(["run", "cloze", "--data", str(cloze_examples), "--backend", "openai:model-a",
+                 "--out", str(tmp_path / "d.json"), "--no-progress"]) == 2
+    assert "APP_API_TIMEOUT_S must be a number of seconds" in capsys.readouterr().err

@@ -199,3 +199,41 @@ def test_run_cloze_edge_on_the_command_line(cloze_examples, tiny_dinov2, tmp_pat
     printed = capsys.readouterr().out
     assert "EDGE4_LINEAR_PROBABILITY" in printed and "Overall: Mean GT Prob=" in printed
     assert len(json.loads(out.read_text())["results"]) == 1
+
+
+def test_the_cloze_tab_scores_the_question_on_screen_in_its_own_option_order(cloze_examples, tiny_dinov2):
+    # issue 28: the answer was read against the eval order whatever order the question showed;
+    # under the human-study order most picks named another clip and `correct` was wrong
+    from components.cloze.questions import ORDER_HUMAN
+
+    ds = load_dataset(cloze_examples)
+    solver = EdgeSolver("dinov2", features=f"hf-image:{tiny_dinov2}")
+    differ = 0
+    for stem in sorted(ds.instances)[:3]:
+        for dim in ("S", "A", "C"):
+            shown = make_question(stem, dim, 42, ORDER_HUMAN)
+            released = make_question(stem, dim, 42)
+            differ += shown.options != released.options
+            a = solver.answer(ds.instance(stem), shown)
+            b = solver.answer(ds.instance(stem), released)
+            assert shown.option_map[a["answer"]] == released.option_map[b["answer"]]  # the same clip
+            assert a["correct"] == (shown.option_map[a["answer"]] == "GT") == b["correct"]
+            assert a["p_gt"] == pytest.approx(b["p_gt"])
+            assert a["probabilities"][a["answer"]] == pytest.approx(max(a["probabilities"].values()))
+    assert differ >= 5     # the two orders differ on most questions, so the check bites
+
+
+def test_run_cloze_edge_finds_stems_as_released_by_their_gt_clip(cloze_copy, features, tmp_path):
+    # issue 28: the released script keeps a folder of choices/ when it holds GT.mp4, hidden ones
+    # too; a folder without GT.mp4 is not a stem (the app listed three skipped entries for it)
+    choices = cloze_copy / "choices"
+    first = sorted(p.name for p in choices.iterdir())[0]
+    shutil.copytree(choices / first, choices / ".hidden-stem")
+    (choices / "notes").mkdir()
+    (choices / "notes" / "before.mp4").write_bytes((choices / first / "before.mp4").read_bytes())
+    payload = edge.run_edge_baseline(load_dataset(cloze_copy), tmp_path / "e.json", features,
+                                     stems=[".hidden-stem", "notes", first])
+    assert sorted(payload["results"]) == sorted([".hidden-stem", first])
+    assert payload["skipped"] == []
+    assert payload["results"][".hidden-stem"]["S"]["p_gt"] == pytest.approx(
+        payload["results"][first]["S"]["p_gt"])

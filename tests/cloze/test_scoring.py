@@ -138,3 +138,25 @@ def test_order_sensitivity_counts_unparsed_as_its_own_choice():
     assert m["FR"] == 0.0 and m["CFR"] == 100.0
     with pytest.raises(DataFormatError):
         order_sensitivity({"a": [(True, "GT")], "b": [(True, "GT"), (True, "GT")]})
+
+
+def test_eval_cloze_writes_0_where_nothing_was_valid_as_released_and_names_it(tmp_path, capsys):
+    # issue 28: the released analysis writes `x / y if y else 0`; a file whose A answers are all
+    # unreadable scored A as null here. Now 0, and `nothing_valid` says why it is 0.
+    from app import main
+
+    results = {"s1": {"S": e("A", OM_S), "A": e("maybe", OM_A, correct=False), "C": e("C", OM_C)},
+               "s2": {"S": e("B", OM_S), "A": e("?", OM_A, correct=False), "C": e("C", OM_C)}}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(results))
+    assert main(["eval", "cloze", "--results", str(path), "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)
+    assert m["A"] == 0.0 and m["S"] == 50.0 and m["P"] == 100.0
+    assert m["3/3"] == 0.0 and m[">=1"] == 0.0                 # no stem with all three valid
+    assert m["error_source"]["A"] == {"Early": 0.0, "Late": 0.0, "Wide": 0.0}
+    assert {"A", "3/3", "2/3", "1/3", "0/3", ">=1", ">=2", "error source A Early"} <= set(m["nothing_valid"])
+    assert "S" not in m["nothing_valid"] and "P" not in m["nothing_valid"]
+    assert main(["eval", "cloze", "--results", str(path)]) == 0
+    table = capsys.readouterr().out
+    assert "no valid entry to score (written 0, as the released analysis does): A, 3/3" in table
+    assert "  -  " not in table.splitlines()[1]                  # the score row holds numbers only

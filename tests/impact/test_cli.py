@@ -168,3 +168,33 @@ def test_run_impact_with_a_table7_row_chosen_by_prompt_style(impact_data, tmp_pa
     preds = read_jsonl(tmp_path / "temporal_pred.jsonl")
     assert all(p["prompt_style"] == "timelens" and "timelens prompt" in p["method"] for p in preds)
     assert preds[0]["pred_relevant_windows"] == [[3.417, 3.583, 1.0]]
+
+
+def test_a_resume_with_another_backend_or_prompt_style_is_refused_naming_both(impact_data, tmp_path, capsys,
+                                                                               monkeypatch):
+    # issue 28: a resume with another model appended its answers to the first model's file
+    from app import main
+    from tests.helpers.openai_server import ScriptedOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    argv = ["run", "impact", "--annotations", str(impact_data), "--out", str(tmp_path), "--split", "test",
+            "--no-progress"]
+    assert main(argv + ["--backend", "baseline"]) == 0
+    assert {s["backend"] for s in read_jsonl(tmp_path / "spatial_pred.jsonl")} == {"baseline"}
+    assert {p["backend"] for p in read_jsonl(tmp_path / "temporal_pred.jsonl")} == {"baseline"}
+    capsys.readouterr()
+    with ScriptedOpenAIServer(["[[3.4, 3.6]]"]) as server:
+        assert main(argv + ["--backend", "openai:gpt-4o", "--base-url", server.url]) == 2
+        assert server.requests == []
+    err = capsys.readouterr().err
+    assert "temporal_pred.jsonl" in err and "backend baseline" in err and "backend openai:gpt-4o" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    out = tmp_path / "api"
+    api = ["run", "impact", "--annotations", str(impact_data), "--out", str(out), "--tasks", "temporal",
+           "--backend", "openai:gpt-4o", "--max-frames", "8", "--no-progress"]
+    with ScriptedOpenAIServer(["The event happens in 3.417 - 3.583 seconds."]) as server:
+        assert main(api + ["--base-url", server.url, "--split", "test"]) == 0
+        capsys.readouterr()
+        assert main(api + ["--base-url", server.url, "--prompt-style", "timelens"]) == 2
+    err = capsys.readouterr().err
+    assert "prompt_style gpt" in err and "prompt_style timelens" in err

@@ -114,6 +114,20 @@ def test_queries_without_a_prediction_line_score_zero_and_are_counted():
     assert r["empty_predictions"] == 1 and r["queries_without_prediction"] == 1
 
 
+def test_a_query_without_a_prediction_is_a_miss_in_r1_and_in_mr_alike():
+    # issue 28: R1@0.3 counted a missing prediction as a miss (1/3) while mR@1 left the query out
+    # (1/1): one rule for both, the query is a miss in each
+    gts = [gt("a", [0, 1]), gt("b", [2, 3]), gt("c", [4, 5])]
+    for preds in ([pred("a", [0, 1, 1.0])],                                  # no line for b, c
+                  [pred("a", [0, 1, 1.0]), pred("b"), pred("c")],             # b, c answered "None"
+                  [pred("a", [0, 1, 1.0]), {**pred("b", [2, 3, 1.0]), "status": "unparsed"},
+                   pred("c")]):                                              # b unparsed
+        r = evaluate_temporal(gts, preds)
+        assert r["R1@0.3"] == pytest.approx(100 / 3)
+        assert r["mR@1"] == pytest.approx(100 / 3) and r["mR@1_queries"] == 3
+        assert r["intervals"]["mR@1"]["value"] == pytest.approx(round(100 / 3, 2))   # the interval's too
+
+
 def test_a_ground_truth_line_without_windows_is_left_out_and_counted():
     # nothing to find: its AP is undefined (recall divides by the GT count), so it leaves every
     # average, and the output says how many such lines there were
@@ -196,7 +210,8 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
     assert result["mAP@0.3"] == pytest.approx(100 * np.mean([ap03(g, p) for g, p in pairs]), abs=1e-9)
     assert result["G-mAP"] == pytest.approx(100 * np.mean([ap_mean(g, p) for g, p in pairs]), abs=1e-9)
     for k in (1, 2, 3):
-        eligible = [(g, p) for g, p in pairs if len(g) >= k and len(p) >= k]
+        # a query with no prediction is a miss (docs/decisions.md); one with 1..k-1 stays out
+        eligible = [(g, p) for g, p in pairs if len(g) >= k and (len(p) >= k or not p)]
         denom = sum(min(len(g), k) for g, _ in eligible)
         recall = [sum(recall_matches_at_k(g, p, k, t) for g, p in eligible) / denom for t in THR]
         assert result[f"mR@{k}"] == pytest.approx(100 * np.mean(recall), abs=1e-9)

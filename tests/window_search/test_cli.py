@@ -106,3 +106,46 @@ def test_a_failing_api_leaves_queries_for_the_next_run(grounding_examples, tmp_p
     with ScriptedOpenAIServer(['{"start": 1, "end": 2}']) as server:
         assert _run(argv + ["--base-url", server.url]) == 0
     assert len(read_jsonl(out)) == 2
+
+
+def test_every_line_names_its_backend_and_a_resume_with_another_is_refused(grounding_examples, tmp_path,
+                                                                           monkeypatch, capsys):
+    # issue 28: grounding lines carried no backend, so two models in one file could not be seen
+    from app import main
+
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    out, traces = tmp_path / "p.jsonl", tmp_path / "t.jsonl"
+    argv = ["run", "grounding", "--annotations", str(grounding_examples / "annotations.json"),
+            "--method", "rag", "--out", str(out), "--traces", str(traces), "--no-progress"]
+    with ScriptedOpenAIServer(['{"start": 1, "end": 2}']) as server:
+        assert main(argv + ["--backend", "openai:model-a", "--base-url", server.url, "--limit", "2"]) == 0
+        asked = len(server.requests)
+        capsys.readouterr()
+        assert main(argv + ["--backend", "openai:model-b", "--base-url", server.url, "--limit", "4"]) == 2
+        assert len(server.requests) == asked
+    err = capsys.readouterr().err
+    assert "openai:model-a" in err and "openai:model-b" in err and "p.jsonl" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert [r["backend"] for r in read_jsonl(out)] == ["openai:model-a"] * 2
+    assert [r["backend"] for r in read_jsonl(traces)] == ["openai:model-a"] * 2
+
+
+def test_a_torn_last_trace_line_is_moved_aside_before_new_lines(grounding_examples, tmp_path, monkeypatch,
+                                                                capsys):
+    # issue 28: new trace lines were appended after the fragment of a killed run's last line
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))
+    ann = grounding_examples / "annotations.json"
+    out, traces = tmp_path / "p.jsonl", tmp_path / "t.jsonl"
+    base = ["run", "grounding", "--annotations", str(ann), "--backend", "baseline", "--out", str(out),
+            "--traces", str(traces), "--method", "rag", "--k", "2", "--no-progress"]
+    assert _run(base + ["--limit", "1"]) == 0
+    whole = traces.read_bytes()
+    traces.write_bytes(whole + whole[: len(whole) // 2])          # a second line cut mid-write
+    capsys.readouterr()
+    assert _run(base + ["--limit", "2"]) == 0
+    err = capsys.readouterr().err
+    assert "t.jsonl: its last line was cut off mid-write" in err and "t.jsonl.torn" in err
+    lines = traces.read_text().splitlines()
+    assert len(lines) == 2 and all(json.loads(line)["qid"] for line in lines)   # every line reads
+    assert (tmp_path / "t.jsonl.torn").read_bytes() == whole[: len(whole) // 2] + b"\n"

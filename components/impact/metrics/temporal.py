@@ -13,6 +13,9 @@ Which queries count:
   by the GT count), so it is left out of every average and counted in `gt_without_windows`;
 - a prediction line with an empty window list (the model answered "None") stays in: AP 0, top-1 miss
   (the reference code cannot score such a line at all; counting it as a miss never flatters a model);
+- a query with no prediction (no line, "None", an invalid answer) is a miss in R1@0.3 and in
+  mR@k (its min(#GT, k) in the denominator, where it has >= k GT windows); a query with fewer
+  than k predictions listed stays out of mR@k, as in the reference;
 - @3+tgt is 0.0 when no query has 3 or more GT windows, as the reference reports (the count of
   such queries is `@3+tgt_queries`), like mR@k;
 - prediction lines whose qid is not in the GT are ignored and counted in `unknown_pred_qids`;
@@ -332,6 +335,13 @@ def _pairs(gt: Iterable[dict], pred: Iterable[dict]) -> tuple[list[tuple[str, li
     return pairs, unknown, missing
 
 
+def _in_mr(gt: list, pred: list, k: int) -> bool:
+    """Whether a query counts in mR@k: >= k GT windows and >= k predictions listed (the
+    reference), or no prediction at all (a missing line, "None", an invalid answer): a miss, as
+    R1@0.3 counts it, so that skipping a query never raises either score."""
+    return len(gt) >= k and (len(pred) >= k or not pred)
+
+
 def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
           table: _APTable | None = None) -> dict:
     """mAP@0.3, R1@0.3, G-mAP and its groups, mR@1..3 over already-paired queries."""
@@ -370,7 +380,7 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
         top_ious[qid] = [[temporal_iou(pred, w) for w in g] for pred in p[:3]]
     for k in (1, 2, 3):
         # as the reference: 0 where no query has >= k GT (and predicted) windows; the count shows it
-        eligible = [(qid, g, p) for qid, g, p in pairs if len(g) >= k and len(p) >= k]
+        eligible = [(qid, g, p) for qid, g, p in pairs if _in_mr(g, p, k)]
         denom = sum(min(len(g), k) for _, g, _ in eligible)
         per_thr = []
         for thr in thresholds:
@@ -407,7 +417,7 @@ def unit_scores(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]
     for k in (1, 2, 3):
         num, den = [], []
         for _, g, p in pairs:
-            eligible = len(g) >= k and len(p) >= k
+            eligible = _in_mr(g, p, k)
             rows = [[temporal_iou(pred, w) for w in g] for pred in p[:k]] if eligible else []
             num.append(float(np.mean([_matches_in_rank_order(rows, t) for t in thresholds]))
                        if eligible and thresholds else 0.0)
