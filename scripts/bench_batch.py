@@ -184,9 +184,10 @@ def cloze_data(examples: Path, stems: int, out: Path) -> Path:
 def cloze_run(url: str, data: Path, items: int, concurrency: int, out: Path) -> tuple[float, float]:
     from components.cloze import frames
 
-    with frames._lock:  # the in-memory clip cache of an earlier level: every level decodes
-        frames._cache.clear()
-        frames._pil_cache.clear()
+    # every level decodes: no clip cache of an earlier level, in memory or on disk
+    frames._cache.clear()
+    frames._pil_cache.clear()
+    os.environ["APP_CACHE_DIR"] = str(out.parent / f"cache-{out.stem}")
     argv = ["run", "cloze", "--data", str(data), "--backend", "openai:bench", "--base-url", url,
             "--out", str(out), "--limit", str(items), "--retry-sleep", "0",
             "--concurrency", str(concurrency), "--no-progress"]
