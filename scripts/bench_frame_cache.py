@@ -41,7 +41,6 @@ def make_data(examples: Path, stems: int, out: Path) -> Path:
     marker = out / "made.json"
     if marker.is_file() and json.loads(marker.read_text()).get("stems") == stems:
         return out
-    shutil.rmtree(out, ignore_errors=True)
     meta = json.loads((examples / "meta.json").read_text())
     bases = sorted(p.name for p in (examples / "choices").iterdir() if p.is_dir())
     new_meta, names, seed = {}, [], 0
@@ -53,10 +52,14 @@ def make_data(examples: Path, stems: int, out: Path) -> Path:
             dest = out / "choices" / stem / clip.relative_to(examples / "choices" / base)
             dest.parent.mkdir(parents=True, exist_ok=True)
             seed += 1
+            if dest.is_file():  # made by an earlier, interrupted call (written under a temp name)
+                continue
+            tmp = dest.with_name(f".tmp-{dest.name}")
             subprocess.run(["ffmpeg", "-v", "error", "-y", "-i", str(clip), "-vf",
                             f"scale={WIDTH}:{HEIGHT}:flags=bicubic,noise=alls=10:allf=t:all_seed={seed}",
-                            "-t", "3", "-c:v", "libx264", "-preset", "veryfast", "-crf", "23",
-                            "-pix_fmt", "yuv420p", "-threads", "2", str(dest)], check=True)
+                            "-t", "3", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "23",
+                            "-pix_fmt", "yuv420p", "-threads", "2", "-f", "mp4", str(tmp)], check=True)
+            os.replace(tmp, dest)
         if f"{base}.mp4" in meta:
             new_meta[f"{stem}.mp4"] = meta[f"{base}.mp4"]
     (out / "meta.json").write_text(json.dumps(new_meta) + "\n")
