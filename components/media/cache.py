@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -37,6 +38,7 @@ CACHE_VERSION = 1
 JPEG_QUALITY = 92
 #: permissions of a stored frames folder (mkdtemp alone would leave 0700)
 DIR_MODE = 0o755
+log = logging.getLogger(__name__)
 
 
 def default_cache_dir() -> Path:
@@ -117,8 +119,12 @@ class DiskCache:
             return found
         final = self.root / "frames" / self.key(video_path, kind="encoded", **params)
         items = [(bytes(data), dict(meta)) for data, meta in compute()]
-        size = _store_entry(final, [(data, meta) for data, meta in items])
-        bound_for(final.parent).stored(final, size)
+        try:
+            size = _store_entry(final, items)
+            bound_for(final.parent).stored(final, size)
+        except OSError as exc:  # a full disk, a read-only or misnamed cache: served, not kept
+            _warn_once(f"The frames cache {self.root} cannot be written ({exc.strerror or exc}); "
+                       "frames are made again by every run. Point APP_CACHE_DIR at a writable folder.")
         return [(data, {**meta, "file": f"{i:06d}.bin", "bytes": len(data)})
                 for i, (data, meta) in enumerate(items)]
 
@@ -161,6 +167,15 @@ class DiskCache:
         data = json.dumps({"value": value}).encode()
         atomic_write(final, lambda fh: fh.write(data))
         return json.loads(data)["value"]
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
 
 
 def _store_frames(final: Path, frames: Iterable[Frame]) -> int:

@@ -138,3 +138,15 @@ def test_the_bound_comes_from_app_frame_cache_mb(monkeypatch):
         assert frame_cache_limit() == DEFAULT_FRAME_CACHE_MB * 1024 * 1024
     monkeypatch.delenv("APP_FRAME_CACHE_MB")
     assert frame_cache_limit() == DEFAULT_FRAME_CACHE_MB * 1024 * 1024
+
+
+def test_a_cache_that_cannot_be_written_still_serves_what_was_made(tmp_path, caplog):
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"x")
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("a file where the cache folder should be")
+    cache, compute = DiskCache(blocked), Counted()
+    first = cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
+    again = cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
+    assert [d for d, _ in first] == [d for d, _ in again] and compute.calls == ["a", "a"]
+    assert "cannot be written" in caplog.text and "APP_CACHE_DIR" in caplog.text
