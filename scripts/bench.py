@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
 
-    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,batch,memory,ui,hub]
+    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,batch,framecache,memory,ui,hub]
                             [--minutes 30] [--data-dir data] [--realsize data/realsize]
                             [--cache-dir test-artifacts/bench-cache]
 
@@ -19,6 +19,9 @@
            (goal < 100 ms each; bench_parsers.py)
   batch    the three run commands at concurrency 1/4/16/64 against a 200 ms server, and
            `run impact --tasks spatial` over 433 clips at 16 (goal >= 0.8 x c; bench_batch.py)
+  framecache  a second model's `run cloze` vs the first's on 24 questions of distinct 720p clips:
+           client CPU side by side, the disk frames cache between them (goal <= 0.10;
+           bench_frame_cache.py; --quick: 6 questions)
   memory   peak RSS of Movie.prepare, 30 vs 10 min (goal ~1.0, flat; bench_memory.py)
   ui       server time of the UI's actions on the real-size data, handlers called in process:
            window search (open the 46-movie file, prepare a movie, AWS with the baseline and a
@@ -47,7 +50,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
 
-ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "batch", "memory", "ui", "hub")
+ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "batch", "framecache", "memory", "ui",
+       "hub")
 
 
 def _stream(cmd: list[str]) -> tuple[int, str]:
@@ -150,6 +154,11 @@ def bench_batch(args) -> list[Row]:
     return module.run(quick=args.quick, examples=Path(args.data_dir))
 
 
+def bench_frame_cache(args) -> list[Row]:
+    import bench_frame_cache as module
+    return module.run(stems=2 if args.quick else 8, examples=Path(args.data_dir))
+
+
 def bench_memory(args) -> list[Row]:
     import bench_memory as module
     return module.run(quick=args.quick, cache=args.cache_dir)
@@ -199,11 +208,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(ALL)}")
     args.cache_dir = cache_dir(args.cache_dir)
     args.realsize = args.realsize or ROOT / "data" / ("realsize-small" if args.quick else "realsize")
-    if any(b in chosen for b in ("realsize", "start", "idle", "batch")):
+    if any(b in chosen for b in ("realsize", "start", "idle", "batch", "framecache")):
         ensure_data(args.data_dir)
     runners = {"realsize": bench_realsize, "media": bench_media, "start": bench_start,
                "idle": bench_idle, "render": bench_render, "metrics": bench_metrics,
-               "parsers": bench_parsers, "batch": bench_batch, "memory": bench_memory, "ui": bench_ui,
+               "parsers": bench_parsers, "batch": bench_batch, "framecache": bench_frame_cache,
+               "memory": bench_memory, "ui": bench_ui,
                "hub": bench_hub}
     rows: list[Row] = []
     started = time.perf_counter()

@@ -140,6 +140,57 @@ def core_run(url: str, items: int, concurrency: int, out: Path) -> tuple[float, 
     return elapsed, cpu
 
 
+def profile_core(url: str, items: int, concurrency: int, out: Path, top: int = 30,
+                 dump: Path | None = None) -> None:
+    """`core_run` under cProfile (timer: each thread's own CPU time) in every thread (the batch's own and each worker's: cProfile sees
+    one thread only), merged; prints the functions with the most own CPU time and the total CPU per
+    item, so where the client's milliseconds an item go can be named."""
+    import cProfile
+    import pstats
+    import threading
+
+    from components.common import batch
+
+    profiles, lock = [], threading.Lock()
+    local = threading.local()
+    real_pool = batch.ThreadPoolExecutor
+
+    def start_profiling() -> None:
+        prof = cProfile.Profile(time.thread_time)
+        with lock:
+            profiles.append(prof)
+        local.prof = prof
+        prof.enable()
+
+    class ProfiledPool(real_pool):  # each worker thread profiled from its start to its end
+        def __init__(self, *args, **kwargs):
+            kwargs.setdefault("initializer", start_profiling)
+            super().__init__(*args, **kwargs)
+
+    main = cProfile.Profile(time.thread_time)
+    batch.ThreadPoolExecutor = ProfiledPool
+    try:
+        c0 = time.process_time()
+        main.enable()
+        wall, _ = core_run(url, items, concurrency, out)
+        main.disable()
+        cpu = time.process_time() - c0
+    finally:
+        batch.ThreadPoolExecutor = real_pool
+    stream = io.StringIO()
+    stats = pstats.Stats(main, stream=stream)
+    for prof in profiles:
+        stats.add(prof)
+    print(f"core c={concurrency}: {items} items, {items / wall:.1f} items/s, client CPU "
+          f"{1000 * cpu / items:.2f} ms/item (profiled: the profiler adds its own)")
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    print(stream.getvalue())
+    if dump is not None:
+        stats.dump_stats(dump)
+        print(f"profile written to {dump} (python -m pstats {dump})")
+
+
 def grounding_annotations(source: Path, queries: int, out: Path) -> None:
     """The example pairs repeated under new ids until there are `queries` queries."""
     raw = json.loads(source.read_text())
@@ -184,9 +235,10 @@ def cloze_data(examples: Path, stems: int, out: Path) -> Path:
 def cloze_run(url: str, data: Path, items: int, concurrency: int, out: Path) -> tuple[float, float]:
     from components.cloze import frames
 
-    with frames._lock:  # the in-memory clip cache of an earlier level: every level decodes
-        frames._cache.clear()
-        frames._pil_cache.clear()
+    # every level decodes: no clip cache of an earlier level, in memory or on disk
+    frames._cache.clear()
+    frames._pil_cache.clear()
+    os.environ["APP_CACHE_DIR"] = str(out.parent / f"cache-{out.stem}")
     argv = ["run", "cloze", "--data", str(data), "--backend", "openai:bench", "--base-url", url,
             "--out", str(out), "--limit", str(items), "--retry-sleep", "0",
             "--concurrency", str(concurrency), "--no-progress"]
@@ -384,7 +436,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--examples", type=Path, default=ROOT / "data", help="example data directory")
     ap.add_argument("--only", default=",".join(PATHS), help=f"comma list of {', '.join(PATHS)}")
     ap.add_argument("--levels", default=None, help="comma list of concurrency levels (default 1,4,16,64)")
+    ap.add_argument("--profile-core", type=int, metavar="C", default=None,
+                    help="only profile the batch core at concurrency C (cProfile, every thread)")
+    ap.add_argument("--profile-out", type=Path, default=None, help="with --profile-core: write the stats here")
     args = ap.parse_args(argv)
+    if args.profile_core:
+        os.environ.setdefault("OPENAI_API_KEY", "x")
+        with tempfile.TemporaryDirectory() as tmp, bench_server() as url:
+            n = items_for(args.profile_core, args.quick)
+            core_run(url, 8, 4, Path(tmp) / "warm.jsonl")  # imports and the first connection
+            profile_core(url, n, args.profile_core, Path(tmp) / "core.jsonl", dump=args.profile_out)
+        return 0
     only = tuple(p.strip() for p in args.only.split(",") if p.strip())
     levels = tuple(int(x) for x in args.levels.split(",")) if args.levels else None
     if levels and 1 not in levels:

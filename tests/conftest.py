@@ -4,6 +4,7 @@ browser tests (`make test-fast` leaves them out)."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,9 +16,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
+# the disk cache (frames, timelines) of this test session, not the user's ~/.cache: a test that
+# counts decodes is never answered by an earlier session's entries
+if "APP_CACHE_DIR" not in os.environ:
+    _SESSION_CACHE = tempfile.mkdtemp(prefix="vbe-test-cache-")
+    os.environ["APP_CACHE_DIR"] = _SESSION_CACHE
+else:
+    _SESSION_CACHE = None
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW_FOLDERS = ("system", "browser")
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    if _SESSION_CACHE:
+        import shutil
+
+        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -1,7 +1,13 @@
 """Frames of one clip as the model sees them: 16 bin-centred frames, height <= 360 px (the "api"
 prompt style; "open" keeps the original size), encoded ONCE as JPEG quality 85 like the released
 evaluators. The JPEG bytes travel to the backend as `backends.base.EncodedImage` parts, which API
-backends send as they are (no second encode) and a local model decodes."""
+backends send as they are (no second encode) and a local model decodes.
+
+Those JPEGs are kept twice: in memory (an LRU of this process) and on disk
+(components.media.DiskCache, frames/, keyed by the clip's content identity and `_disk_params`:
+the sampling, size and quality that made them; bounded by APP_FRAME_CACHE_MB). So a second model's
+run, a rerun after a crash and the Cloze tab on the same question decode no video: a request reads
+16 small files a clip, and a grid is drawn from them when the decoded frames are not in memory."""
 from __future__ import annotations
 
 import logging
@@ -15,7 +21,7 @@ from components import datasource
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.common.errors import MediaError
 from components.common.lru import SingleFlightLRU
-from components.media import open_video, resize_max_height, to_jpeg_bytes
+from components.media import DiskCache, open_video, resize_max_height, to_jpeg_bytes
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -69,16 +75,35 @@ def _sampled(path: Path, n: int, max_height: int | None, *, in_decoder: bool = F
     return [resize_max_height(img, max_height) for img in images] if max_height and not in_decoder else images
 
 
+def _disk_params(n: int, max_height: int | None) -> dict:
+    """What makes a clip's model JPEGs besides its content: the disk cache key's parameters."""
+    return {"use": "cloze-model-frames", "sampling": "bin_centred", "n": n, "max_height": max_height,
+            "resize": "pil-bicubic", "format": "jpeg", "quality": JPEG_QUALITY}
+
+
+def _as_encoded(stored: list[tuple[bytes, dict]]) -> list[EncodedImage]:
+    return [EncodedImage(data, meta["mime"], int(meta["width"]), int(meta["height"])) for data, meta in stored]
+
+
+def _on_disk(path: Path, n: int, max_height: int | None) -> list[EncodedImage] | None:
+    """The clip's model JPEGs when the disk cache holds them (nothing decoded), else None."""
+    found = DiskCache().lookup_encoded(datasource.local(path), _disk_params(n, max_height))
+    return None if found is None else _as_encoded(found)
+
+
 def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[EncodedImage]:
     """The clip's frames as the released evaluation sends them: bin-centred, at most `max_height`
-    high (360; None for the open-model style), JPEG quality 85, encoded once."""
+    high (360; None for the open-model style), JPEG quality 85, encoded once and kept on disk."""
     path = Path(path)
 
-    def make() -> list[EncodedImage]:  # from the display's frames: one decode serves both
-        out = []
+    def encode():  # from the display's frames: one decode serves both
         for img in clip_frames(path, n, jpeg=False, max_height=max_height):
-            out.append(EncodedImage(to_jpeg_bytes(img, JPEG_QUALITY), "image/jpeg", img.width, img.height))
-        return out
+            yield to_jpeg_bytes(img, JPEG_QUALITY), {"mime": "image/jpeg", "width": img.width,
+                                                     "height": img.height}
+
+    def make() -> list[EncodedImage]:
+        stored = DiskCache().get_or_compute_encoded(datasource.local(path), _disk_params(n, max_height), encode)
+        return _as_encoded(stored)
 
     return _cached(path, "jpeg", n, max_height, make)
 
@@ -95,16 +120,32 @@ def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True,
 
 def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> Image.Image:
     """The clip's display frames drawn as one `frame_grid`, kept. Drawn from the frames a model is
-    sent when they are decoded already; else decoded straight at the grid's tile height by the
-    decoder's scaler (no full-size RGB frames made and resized): the grid is only looked at."""
+    sent when they are decoded already, or from their JPEGs in the disk cache; else decoded
+    straight at the grid's tile height by the decoder's scaler (no full-size RGB frames made and
+    resized): the grid is only looked at."""
     path = Path(path)
 
     def make() -> list[Image.Image]:
         images = _kept(path, n, max_height)
         if images is None:
+            stored = _on_disk(path, n, max_height)
+            if stored is not None:
+                images = [_small(e, GRID_TILE_HEIGHT) for e in stored]
+        if images is None:
             images = _sampled(path, n, min(max_height or GRID_TILE_HEIGHT, GRID_TILE_HEIGHT), in_decoder=True)
         return [frame_grid(images, tile_height=GRID_TILE_HEIGHT)]
     return _cached(path, "grid", n, max_height, make)[0]
+
+
+def _small(image: EncodedImage, height: int) -> Image.Image:
+    """A JPEG decoded at the smallest scale (1/2, 1/4, 1/8) still at least `height` high."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(image.data)) as im:
+        im.draft("RGB", (max(1, image.width * height // max(1, image.height)), height))
+        return im.convert("RGB")
 
 
 def clip_grids(paths: list[Path], n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[Image.Image]:

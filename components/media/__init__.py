@@ -1,7 +1,7 @@
 """Shared media layer: the only place decord / PyAV / pysubs2 are imported (lazily).
 
 Public API (import from here):
-    Frame, VideoInfo, VideoSource, open_video, VideoIndex, build_index (the PTS timeline)
+    Frame, VideoInfo, VideoSource, open_video, frames_decoded, VideoIndex, build_index (the PTS timeline)
     bin_centred_indices, endpoint_indices, fps_times, time_to_index, index_to_time
     resize_max_side, resize_max_height, resize_max_height_opencv, to_jpeg_bytes
     cut_clip, reverse_clip, reorder_thirds, loop_segment, write_frames, write_video_from_arrays
@@ -12,14 +12,14 @@ from components.media.frames import Frame, bin_centred_indices, endpoint_indices
     index_to_time, resize_max_height, resize_max_height_opencv, resize_max_side, time_to_index, \
     to_jpeg_bytes
 from components.media.index import VideoIndex, build_index
-from components.media.video import VideoInfo, VideoSource, open_video
+from components.media.video import VideoInfo, VideoSource, frames_decoded, open_video
 from components.media.clips import cut_clip, loop_segment, reorder_thirds, reverse_clip, \
     write_frames, write_video_from_arrays
 from components.media.subtitles import Cue, cues_in_window, load_subtitles
 from components.media.cache import DiskCache, default_cache_dir, file_identity
 
 __all__ = [
-    "Frame", "VideoInfo", "VideoSource", "open_video", "VideoIndex", "build_index",
+    "Frame", "VideoInfo", "VideoSource", "open_video", "frames_decoded", "VideoIndex", "build_index",
     "bin_centred_indices", "endpoint_indices", "fps_times", "time_to_index", "index_to_time",
     "resize_max_side", "resize_max_height", "resize_max_height_opencv", "to_jpeg_bytes",
     "cut_clip", "reverse_clip", "reorder_thirds", "loop_segment", "write_frames",

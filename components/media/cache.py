@@ -1,7 +1,10 @@
 """Disk cache keyed by file identity + parameters.
 
 Layout under the root (default: $APP_CACHE_DIR or ~/.cache/video-bench-explorer):
-    frames/<key>/index.json + 000000.jpg ...   (get_or_compute_frames; JPEG q=92)
+    frames/<key>/index.json + 000000.jpg ...   (get_or_compute_frames: pictures stored as JPEG
+                                                q=92; get_or_compute_encoded: bytes already
+                                                encoded, e.g. the JPEGs a model is sent, kept as
+                                                they are)
     arrays/<key>.npy                           (get_or_compute_array)
     json/<key>.json                            (get_or_compute_json)
 Keys are built over the video's identity (`file_identity`: size, mtime and a hash of its first
@@ -10,12 +13,15 @@ and last MiB). Every method taking a path also takes an opened source (anything 
 asks many times does not hash the file many times.
 Every entry is written to a temporary name in the same directory and renamed into place, so a
 crash never leaves a half-written entry under the final name; an entry that fails to load
-(corrupt, partial, missing files) is recomputed and replaced.
+(corrupt, partial, missing files, a file shorter than its index says) is recomputed and replaced.
+frames/ is bounded (APP_FRAME_CACHE_MB, least recently used entries evicted: cache_bound.py); a
+read marks the entry used.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import tempfile
@@ -24,6 +30,7 @@ from typing import Any
 from collections.abc import Callable, Iterable
 
 from components.common.io import atomic_write, fsync_dir
+from components.media.cache_bound import TEMP_PREFIX, bound_for, touch
 from components.media.frames import Frame
 
 _MIB = 1024 * 1024
@@ -31,6 +38,7 @@ CACHE_VERSION = 1
 JPEG_QUALITY = 92
 #: permissions of a stored frames folder (mkdtemp alone would leave 0700)
 DIR_MODE = 0o755
+log = logging.getLogger(__name__)
 
 
 def default_cache_dir() -> Path:
@@ -81,14 +89,44 @@ class DiskCache:
         final = self.root / "frames" / self.key(video_path, kind="frames", **params)
         cached = _load_frames(final)
         if cached is not None:
+            touch(final)
             return cached
-        _store_frames(final, compute())
+        size = _store_frames(final, compute())
+        bound_for(final.parent).stored(final, size)
         # Return what a later cache hit returns (decoded JPEGs), so hits and misses agree; the
         # computed frames are not kept meanwhile, so peak memory is one copy of the frames.
         loaded = _load_frames(final)
         if loaded is None:
             raise OSError(f"frame cache entry {final} could not be read back after writing it")
         return loaded
+
+    def lookup_encoded(self, video_path: str | Path | Any, params: dict) -> list[tuple[bytes, dict]] | None:
+        """The stored encoded pictures ([(bytes, their index entry)]), or None when absent or
+        damaged. Nothing is decoded."""
+        final = self.root / "frames" / self.key(video_path, kind="encoded", **params)
+        found = _load_encoded(final)
+        if found is not None:
+            touch(final)
+        return found
+
+    def get_or_compute_encoded(self, video_path: str | Path | Any, params: dict,
+                               compute: Callable[[], Iterable[tuple[bytes, dict]]]) -> list[tuple[bytes, dict]]:
+        """Pictures already encoded (e.g. the JPEGs a model is sent) from the cache, or
+        `compute()` stored byte for byte. Each item is (bytes, a JSON-able dict describing them:
+        mime, width, height, ...); the dict comes back with "file" and "bytes" added."""
+        found = self.lookup_encoded(video_path, params)
+        if found is not None:
+            return found
+        final = self.root / "frames" / self.key(video_path, kind="encoded", **params)
+        items = [(bytes(data), dict(meta)) for data, meta in compute()]
+        try:
+            size = _store_entry(final, items)
+            bound_for(final.parent).stored(final, size)
+        except OSError as exc:  # a full disk, a read-only or misnamed cache: served, not kept
+            _warn_once(f"The frames cache {self.root} cannot be written ({exc.strerror or exc}); "
+                       "frames are made again by every run. Point APP_CACHE_DIR at a writable folder.")
+        return [(data, {**meta, "file": f"{i:06d}.bin", "bytes": len(data)})
+                for i, (data, meta) in enumerate(items)]
 
     # -- arrays ----------------------------------------------------------------------------------
     def get_or_compute_array(self, path: str | Path | Any, params: dict,
@@ -131,18 +169,44 @@ class DiskCache:
         return json.loads(data)["value"]
 
 
-def _store_frames(final: Path, frames: Iterable[Frame]) -> None:
-    """Write `frames` as JPEGs + index.json into a temp folder beside `final`, then rename it into
-    place (and fsync the parent), so `final` is complete or absent, never partial."""
+_warned: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _warned:
+        _warned.add(message)
+        log.warning(message)
+
+
+def _store_frames(final: Path, frames: Iterable[Frame]) -> int:
+    """Write `frames` as JPEGs (q=92) + index.json (see `_store_entry`); returns the bytes
+    written."""
+    import io
+
+    def encoded():
+        for frame in frames:
+            buf = io.BytesIO()
+            frame.image.convert("RGB").save(buf, format="JPEG", quality=JPEG_QUALITY)
+            yield buf.getvalue(), {"time": frame.time, "index": frame.index}
+    return _store_entry(final, encoded(), suffix=".jpg")
+
+
+def _store_entry(final: Path, items: Iterable[tuple[bytes, dict]], suffix: str = ".bin") -> int:
+    """Write each item's bytes to a file and an index.json listing them (each with its size) into
+    a temp folder beside `final`, then rename it into place (and fsync the parent), so `final` is
+    complete or absent, never partial. Returns the bytes written."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=final.parent))
     try:
-        entries = []
-        for i, frame in enumerate(frames):
-            name = f"{i:06d}.jpg"
-            frame.image.convert("RGB").save(tmp / name, format="JPEG", quality=JPEG_QUALITY)
-            entries.append({"file": name, "time": frame.time, "index": frame.index})
-        (tmp / "index.json").write_text(json.dumps({"frames": entries}))
+        entries, total = [], 0
+        for i, (data, meta) in enumerate(items):
+            name = f"{i:06d}{suffix}"
+            (tmp / name).write_bytes(data)
+            entries.append({**meta, "file": name, "bytes": len(data)})
+            total += len(data)
+        index = json.dumps({"frames": entries}).encode()
+        (tmp / "index.json").write_bytes(index)
+        total += len(index)
         os.chmod(tmp, DIR_MODE)
         if final.exists():
             shutil.rmtree(final, ignore_errors=True)
@@ -154,18 +218,49 @@ def _store_frames(final: Path, frames: Iterable[Frame]) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     fsync_dir(final.parent)
+    return total
 
 
-def _load_frames(entry: Path) -> list[Frame] | None:
-    from PIL import Image
-
+def _index_items(entry: Path) -> list[dict] | None:
     index = entry / "index.json"
     if not index.is_file():
         return None
     try:
         items = json.loads(index.read_text())["frames"]
+        return items if isinstance(items, list) else None
+    except Exception:  # noqa: BLE001 - corrupt / partial entry: caller recomputes
+        return None
+
+
+def _load_encoded(entry: Path) -> list[tuple[bytes, dict]] | None:
+    """Every file of the entry as stored, or None when one is missing or not the size its index
+    says (a truncated write)."""
+    items = _index_items(entry)
+    if items is None:
+        return None
+    try:
+        out = []
+        for item in items:
+            data = (entry / item["file"]).read_bytes()
+            if len(data) != int(item["bytes"]):
+                return None
+            out.append((data, item))
+        return out
+    except Exception:  # noqa: BLE001 - corrupt / partial entry: caller recomputes
+        return None
+
+
+def _load_frames(entry: Path) -> list[Frame] | None:
+    from PIL import Image
+
+    items = _index_items(entry)
+    if items is None:
+        return None
+    try:
         frames = []
         for item in items:
+            if "bytes" in item and os.path.getsize(entry / item["file"]) != int(item["bytes"]):
+                return None  # truncated (a JPEG decoder may pad a short file silently)
             with Image.open(entry / item["file"]) as im:
                 im.load()
                 image = im.convert("RGB")

@@ -57,7 +57,8 @@ from components.media.index import REENCODE_HINT, INDEX_VERSION, VideoIndex, bui
 from components.media.gop_pool import PIECES_IN_FLIGHT, DecoderShelf, read_sorted
 from components.media.readers import DecordReader, PyAVReader, ReadFailed
 
-__all__ = ["REENCODE_HINT", "VideoInfo", "VideoSource", "check_file", "format_hms", "open_video"]
+__all__ = ["REENCODE_HINT", "VideoInfo", "VideoSource", "check_file", "format_hms", "frames_decoded",
+           "open_video"]
 
 _BATCH_BYTES = 256 * 1024 * 1024
 _MAX_READERS = 2
@@ -70,6 +71,22 @@ POOL_MIN_FRAMES = 8
 _POOL_BYTES = 192 * 1024 * 1024  # RGB frames finished by the pool's workers, all together
 #: decoder threads of the pool (one codec thread each); None: one per usable core, at most 8
 MAX_WORKERS = 8
+
+
+_decoded_lock = threading.Lock()
+_decoded = [0]
+
+
+def frames_decoded() -> int:
+    """Frames this process has asked the video decoders for so far, every source together (tests
+    and benchmarks read it to tell a cache hit from a decode)."""
+    with _decoded_lock:
+        return _decoded[0]
+
+
+def _count_decoded(n: int) -> None:
+    with _decoded_lock:
+        _decoded[0] += n
 
 
 def default_workers() -> int:
@@ -331,6 +348,7 @@ class VideoSource:
                 step: int) -> Iterator[Frame]:
         """Time-ordered requests of POOL_MIN_FRAMES or more go to the group-of-pictures pool
         (gop_pool.py: linear, parallel); others to the backend reader in batches of `step`."""
+        _count_decoded(len(indices))
         if len(indices) >= POOL_MIN_FRAMES and all(a <= b for a, b in zip(indices, indices[1:])):
             yield from self._pooled(indices, size, in_decoder, step)
             return

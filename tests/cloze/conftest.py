@@ -8,12 +8,14 @@ import pytest
 
 
 @pytest.fixture
-def decodes(monkeypatch):
+def decodes(monkeypatch, tmp_path):
     """Each real decode of a clip from here on, as (thread name, path): the real decoder, counted,
-    with an empty frames cache. Background drawing left by earlier tests is waited for first."""
+    with empty frames caches (in memory, and a disk cache of the test's own). Background drawing
+    left by earlier tests is waited for first."""
     from components.cloze import frames
 
     frames._prefetcher.submit(lambda: None).result(120)
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "decodes-cache"))
     calls = []
     real = frames._sampled
 
