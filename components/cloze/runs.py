@@ -204,12 +204,13 @@ class ClozeRuns:
     def question(self, stem: str, dim: str, option_map: Mapping[str, str] | None = None) -> QuestionRuns:
         """Every run's answer on (stem, paper dimension S/A/P/Mixed); `option_map` (letter -> clip)
         of the question on screen puts every run's pick on its letters. A run whose file holds the
-        stem's other dimensions but not this one shows as "missing"."""
+        stem's other dimensions but not this one shows as "missing"; a stem with no entry at all
+        is no answer of that run (as `eval cloze`, which never sees such a stem)."""
         letters = {clip: letter for letter, clip in option_map.items()} if option_map else None
         answers = []
         for name, q in self._runs.items():
             answer = self._answer(name, q, stem, dim, letters)
-            if answer is None and stem in q and dim in self._expected[name]:
+            if answer is None and q.get(stem) and dim in self._expected[name]:
                 answer = RunAnswer(name, None, None, None, None, "", "missing")
             if answer is not None:
                 answers.append(answer)
@@ -279,7 +280,7 @@ class ClozeRuns:
 
     def item_rows(self) -> list[ItemRow]:
         """`eval cloze --items`: one row per (run, question) in the file, plus one per missing
-        entry. `score` 1/0 for a valid answer (mean x 100 over a run's "correct" rows = `acc`),
+        entry (a stem with no entry at all has none, as eval leaves it out). `score` 1/0 for a valid answer (mean x 100 over a run's "correct" rows = `acc`),
         None for an invalid answer or a missing entry (`source` says which; the released scores
         leave them out); Mixed rows have the metric "Mixed correct"."""
         rows = []
@@ -287,6 +288,8 @@ class ClozeRuns:
             q = self._runs[name]
             for stem in sorted(q):
                 dims = q[stem]
+                if not dims:
+                    continue
                 for dim in [*(PAPER_KEYS[d] for d in DIMS), "Mixed"]:
                     entry = dims.get(dim)
                     metric = "Mixed correct" if dim == "Mixed" else "correct"

@@ -29,6 +29,8 @@ from components.impact.data import ImpactItem, load_annotations, load_qv_gt, loa
 from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
     select_regions, spatial_frame_rows
 from components.impact.prompts.regions import RegionSolver
+from components.impact.runs import write_eval_items
+from components.common.runs import add_items_option
 from components.impact.solvers import solvers_for
 from components.impact.metrics import spatial as spatial_metrics
 from components.impact.metrics.temporal import disagreements as temporal_disagreements, \
@@ -60,6 +62,7 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=float, default=24.0,
                    help="frame rate for the moment-length breakdown (HAPACT: 24)")
     p.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
+    add_items_option(p, "query")
     p.set_defaults(func=eval_temporal_command)
 
     s = eval_sub.add_parser("impact-spatial", formatter_class=HelpFormatter,
@@ -71,6 +74,7 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
                    "files or folders (every spatial_pred.jsonl under them) are merged")
     s.add_argument("--split", default=None, help="score only this split (e.g. test); unset: all items")
     s.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
+    add_items_option(s, "frame")
     s.set_defaults(func=eval_spatial_command)
 
 
@@ -234,7 +238,9 @@ def _warn_temporal(result: dict) -> None:
 
 
 def eval_temporal_command(args: argparse.Namespace) -> int:
-    result = evaluate_temporal_files(args.gt, args.pred, args.fps)
+    gt, pred = load_temporal_files(args.gt, gt=True), load_temporal_files(args.pred, gt=False)
+    result = evaluate_temporal(gt, pred, fps=args.fps)
+    write_eval_items(args, "temporal", pred, gt=gt)
     _warn_temporal(result)
     if args.json:
         print(json.dumps(result))
@@ -257,8 +263,9 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
 
 
 def eval_spatial_command(args: argparse.Namespace) -> int:
-    result = evaluate_spatial(load_annotations(args.annotations), load_spatial_files(args.pred),
-                              split=args.split)
+    annotations, pred = load_annotations(args.annotations), load_spatial_files(args.pred)
+    result = evaluate_spatial(annotations, pred, split=args.split)
+    write_eval_items(args, "spatial", pred, annotations=annotations)
     if args.json:
         print(json.dumps(result, default=float))
         return 0
