@@ -42,23 +42,41 @@ Entry = list
 
 def compact_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     """{"q": {stem: {paper dim: Entry}}} of an upstream result dict (dimensions other than S, A,
-    C and Mixed are left out, as the released analysis does); a stem without entries is kept."""
+    C and Mixed are left out, as the released analysis does); a stem without entries is kept.
+    The common case (a bare letter, a boolean `correct`) is read inline; anything else goes
+    through the released analysis' own functions."""
     out: dict[str, dict[str, Entry]] = {}
     for stem, dims in results.items():
         row = out.setdefault(str(stem), {})
         for dim, entry in dims.items():
-            if dim not in QUESTION_DIMS:
+            if dim not in _DIM_NAMES:
                 continue
-            letter = normalise_recorded_answer(entry.get("answer"))
-            option_map = entry.get("option_map") if isinstance(entry.get("option_map"), dict) else {}
-            pick = option_map.get(letter) if letter else None
+            answer = entry.get("answer")
+            letter = answer if answer in _LETTER_SET else normalise_recorded_answer(answer)
+            option_map = entry.get("option_map")
+            pick = option_map.get(letter) if letter and isinstance(option_map, dict) else None
+            if letter is None:
+                correct = None
+            else:
+                flag = entry.get("correct")
+                correct = int(flag) if flag is True or flag is False else int(entry_correct(entry, letter))
             reason = entry.get("reason")
-            row[PAPER_KEYS.get(dim, dim)] = [
-                letter, pick if isinstance(pick, str) else None,
-                (1 if entry_correct(entry, letter) else 0) if letter else None,
+            row[_DIM_NAMES[dim]] = [
+                letter, pick if isinstance(pick, str) else None, correct,
                 reason if isinstance(reason, str) else ("" if reason is None else json.dumps(reason)),
                 "answer" if letter else invalid_kind(entry)]
     return {"q": out}
+
+
+_DIM_NAMES = {d: PAPER_KEYS.get(d, d) for d in QUESTION_DIMS}
+_LETTER_SET = frozenset(LETTERS)
+
+
+def _is_results_shape(data: Any) -> bool:
+    """The upstream shape (stem -> dimension -> record object), checked fast; `check_results`
+    names the first problem when it is not."""
+    return isinstance(data, dict) and all(
+        isinstance(dims, dict) and all(isinstance(e, dict) for e in dims.values()) for dims in data.values())
 
 
 def read_cloze_run(path: Path) -> dict:
@@ -67,7 +85,7 @@ def read_cloze_run(path: Path) -> dict:
         data = json.loads(Path(path).read_bytes())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataFormatError(f"not valid JSON ({exc})") from None
-    return compact_results(check_results(data, str(path)))
+    return compact_results(data if _is_results_shape(data) else check_results(data, str(path)))
 
 
 CLOZE_READER = RunReader(kind="cloze", version=1, patterns=("*.json",), read=read_cloze_run,
@@ -218,24 +236,26 @@ class ClozeRuns:
         return QuestionRuns(stem, dim, answers, human)
 
     def stats(self) -> list[QuestionStats]:
-        """Every question's figures (computed once)."""
+        """Every question's figures (computed once, in one pass over the runs)."""
         if self._stats is None:
-            self._stats = [self._question_stats(stem, dim) for stem, dim in self.question_keys()]
+            tallies: dict[tuple[str, str], list] = {}
+            for q in self._runs.values():
+                for stem, dims in q.items():
+                    for dim, entry in dims.items():
+                        t = tallies.get((stem, dim))
+                        if t is None:
+                            t = tallies[(stem, dim)] = [0, 0, 0, Counter()]
+                        t[0] += 1
+                        if entry[2] is not None:
+                            t[1] += 1
+                            t[2] += entry[2]
+                            t[3][entry[1]] += 1
+            self._stats = [self._question_stats(stem, dim, *tallies[(stem, dim)])
+                           for stem, dim in self.question_keys()]
         return self._stats
 
-    def _question_stats(self, stem: str, dim: str) -> QuestionStats:
-        picks = Counter()
-        runs = answered = right = 0
-        for q in self._runs.values():
-            entry = (q.get(stem) or {}).get(dim)
-            if entry is None:
-                continue
-            runs += 1
-            if entry[2] is None:
-                continue
-            answered += 1
-            right += entry[2]
-            picks[entry[1]] += 1
+    def _question_stats(self, stem: str, dim: str, runs: int, answered: int, right: int,
+                        picks: Counter) -> QuestionStats:
         entropy = -sum(n / answered * math.log2(n / answered) for n in picks.values()) if answered else 0.0
         disagreement = 1.0 - max(picks.values()) / answered if answered else 0.0
         human = (self._human.get(stem) or {}).get(dim) if self._human else None

@@ -14,6 +14,7 @@ import csv
 import hashlib
 import io
 import json
+import marshal
 import os
 import sys
 import threading
@@ -142,33 +143,34 @@ def default_runs_cache() -> Path:
 
 
 class ContentCache:
-    """JSON values on disk under `<root>/<kind>/<sha256>.json`, keyed by the bytes of the file
-    they were read from (and the reader's version): a changed file has another key, so it is read
-    again; an entry that cannot be read is treated as absent."""
+    """Values on disk under `<root>/<kind>/<sha256>.bin`, keyed by the bytes of the file they
+    were read from, the reader's version and the Python version: a changed file has another key,
+    so it is read again; an entry that cannot be read is treated as absent. Entries are `marshal`
+    data (several times quicker to read than JSON; written and read only by this app, in its own
+    cache folder)."""
 
     def __init__(self, root: str | Path | None = None):
         self.root = Path(root) if root is not None else default_runs_cache()
 
     def key(self, reader: RunReader, data: bytes) -> str:
-        h = hashlib.sha256(f"{reader.kind}:{reader.version}:".encode())
+        h = hashlib.sha256(f"{reader.kind}:{reader.version}:{sys.version_info[:2]}:".encode())
         h.update(data)
         return h.hexdigest()
 
     def path(self, reader: RunReader, key: str) -> Path:
-        return self.root / reader.kind / f"{key}.json"
+        return self.root / reader.kind / f"{key}.bin"
 
     def get(self, reader: RunReader, key: str) -> dict | None:
         try:
-            value = json.loads(self.path(reader, key).read_bytes())
-        except (OSError, ValueError):
+            value = marshal.loads(self.path(reader, key).read_bytes())
+        except (OSError, ValueError, EOFError, TypeError):
             return None
         return value if isinstance(value, dict) and ("value" in value or "refused" in value) else None
 
     def put(self, reader: RunReader, key: str, entry: dict) -> None:
         try:
-            atomic_write_bytes(self.path(reader, key), json.dumps(entry, separators=(",", ":")).encode(),
-                               durable=False)
-        except OSError:  # a read-only cache costs a re-read next time, nothing else
+            atomic_write_bytes(self.path(reader, key), marshal.dumps(entry), durable=False)
+        except (OSError, ValueError):  # a read-only cache costs a re-read next time, nothing else
             pass
 
 

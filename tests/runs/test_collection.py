@@ -92,8 +92,8 @@ def test_the_disk_cache_is_keyed_by_content(data_dir, tmp_path):
     again = collect_cloze_runs(data_dir, cache=cache)
     assert again.from_cache == 4 and [Path(r.path).name for r in again.refusals] == ["bad.json"]
     # a damaged cache entry is no entry: the file is read again
-    for entry_file in (tmp_path / "cache" / "cloze").glob("*.json"):
-        entry_file.write_text("{")
+    for entry_file in (tmp_path / "cache" / "cloze").glob("*.bin"):
+        entry_file.write_bytes(entry_file.read_bytes()[:10])
     assert collect_cloze_runs(data_dir, cache=cache).from_cache == 0
 
 

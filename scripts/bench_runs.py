@@ -1,0 +1,165 @@
+#!/usr/bin/env python
+"""Benchmark: the Cloze tab's run collection at TempCloze's released size (components/common/runs.py,
+components/cloze/runs.py). 30 run files in the released result format (quirks included) for the
+stems of the real-size data (`scripts/make_realsize.py`: 1,521 stems; read from `--data` when it
+holds them, else the same names made without any media), about 137k records.
+
+Measured, each also as a ratio to `json.load` of the same 30 files in the same run (a slower or
+busier machine shows the same ratios):
+- cold load: find, read, validate and compact every file, write the disk cache (goal: < 3 s, in
+  the background);
+- warm load: the same from the disk cache;
+- one question's panel: every run's answer on the shown option map, the letter counts, the
+  summary (goal: < 50 ms of server time), median and worst over random questions;
+- the question list: every question's figures, then a sort;
+- page work while the background load runs: a page-sized task's time during the load vs idle.
+Prints; asserts nothing.
+
+    python scripts/bench_runs.py [--data data/realsize] [--runs 30] [--questions 300]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_common import ROOT, Row, loadavg, print_rows  # noqa: E402
+
+LOAD_GOAL_S = 3.0
+PANEL_GOAL_MS = 50.0
+REALSIZE_STEMS = 1521
+EXAMPLE_KINDS = ("ball_roll", "bar_fill", "block_stack", "clock_hand", "colour_path", "growing_disc")
+
+
+def realsize_stems(data: Path | None) -> list[str]:
+    """The real-size data's stems: from its choices/ when there, else make_realsize's names."""
+    choices = data / "cloze" / "choices" if data else None
+    if choices and choices.is_dir():
+        return sorted(p.name for p in choices.iterdir() if p.is_dir())
+    return [f"{EXAMPLE_KINDS[n % len(EXAMPLE_KINDS)]}_{n:04d}" for n in range(REALSIZE_STEMS)]
+
+
+def _page_task() -> float:
+    """A page-sized piece of server work (~ a few ms): JSON of a small table, many times."""
+    t = time.perf_counter()
+    table = [{"run": f"model{i:02d}", "letter": "ABCD"[i % 4], "reason": "x" * 80} for i in range(30)]
+    for _ in range(60):
+        json.dumps(table)
+    return time.perf_counter() - t
+
+
+def _page_times(seconds: float, stop=None) -> list[float]:
+    times = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end and not (stop and stop()):
+        times.append(_page_task())
+        time.sleep(0.005)
+    return times
+
+
+def run(data: Path | None, runs: int, questions: int) -> list[Row]:
+    from components.cloze.runs import CLOZE_READER, ClozeRuns
+    from components.common.runs import BackgroundRuns, ContentCache, collect
+    from tests.runs.released_runs import write_released_runs
+
+    rows = []
+    stems = realsize_stems(data)
+    with tempfile.TemporaryDirectory(prefix="bench-runs-") as tmp:
+        folder = Path(tmp) / "eval_results_all"
+        paths = write_released_runs(stems, folder, runs)
+        records = sum(len(d) for p in paths for d in json.loads(p.read_text()).values())
+        size_mb = sum(p.stat().st_size for p in paths) / 1e6
+
+        t = time.perf_counter()
+        for p in paths:
+            with open(p, encoding="utf-8") as fh:
+                json.load(fh)
+        ref = time.perf_counter() - t
+        rows.append(Row("runs", f"reference: json.load of {runs} files ({size_mb:.0f} MB, {len(stems)} stems, "
+                                f"{records} records)", f"{ref:.3f} s"))
+
+        cache = ContentCache(Path(tmp) / "cache")
+        t = time.perf_counter()
+        loaded = collect(CLOZE_READER, [folder], (), cache)
+        cold = time.perf_counter() - t
+        assert len(loaded.runs) == runs and not loaded.refusals, loaded.status_line()
+        rows.append(Row("runs", "cold load (read, validate, compact, write the cache)",
+                        f"{cold:.3f} s ({cold / ref:.1f}x ref)", f"< {LOAD_GOAL_S:g} s", cold < LOAD_GOAL_S))
+        t = time.perf_counter()
+        warm_loaded = collect(CLOZE_READER, [folder], (), cache)
+        warm = time.perf_counter() - t
+        assert warm_loaded.from_cache == runs
+        rows.append(Row("runs", "warm load (from the disk cache)", f"{warm:.3f} s ({warm / ref:.2f}x ref)",
+                        f"< {LOAD_GOAL_S:g} s", warm < LOAD_GOAL_S))
+
+        t = time.perf_counter()
+        table = ClozeRuns(loaded.runs)
+        build = time.perf_counter() - t
+        keys = table.question_keys()
+        rng = random.Random(0)
+        shown = {"A": "GT", "B": "Wide", "C": "Early", "D": "Late"}
+        panel = []
+        for stem, dim in rng.sample(keys, min(questions, len(keys))):
+            t = time.perf_counter()
+            q = table.question(stem, dim, option_map=shown)
+            q.letter_counts()
+            q.summary()
+            [a.distractor for a in q.answers]
+            panel.append(time.perf_counter() - t)
+        worst = max(panel) * 1000
+        rows.append(Row("runs", f"table built from the loaded runs ({len(keys)} questions)",
+                        f"{build * 1000:.1f} ms ({build / ref:.2f}x ref)"))
+        rows.append(Row("runs", f"one question's panel, median / worst of {len(panel)}",
+                        f"{statistics.median(panel) * 1000:.3f} / {worst:.3f} ms", f"< {PANEL_GOAL_MS:g} ms",
+                        worst < PANEL_GOAL_MS))
+        t = time.perf_counter()
+        table.stats()
+        first = time.perf_counter() - t
+        t = time.perf_counter()
+        table.questions("disagreement", descending=True)
+        table.questions("share_right", dim="A")
+        sort = (time.perf_counter() - t) / 2
+        rows.append(Row("runs", "question list: every question's figures (once), then a sort",
+                        f"{first * 1000:.0f} ms ({first / ref:.2f}x ref), {sort * 1000:.1f} ms"))
+        t = time.perf_counter()
+        table.matrix()
+        rows.append(Row("runs", "runs-by-questions matrix", f"{(time.perf_counter() - t) * 1000:.0f} ms"))
+
+        idle = _page_times(1.0)
+        bg = BackgroundRuns(lambda: collect(CLOZE_READER, [folder], (), ContentCache(Path(tmp) / "cache2")))
+        t = time.perf_counter()
+        bg.start()
+        busy = _page_times(30.0, stop=bg.ready)
+        bg.wait()
+        background = time.perf_counter() - t
+        rows.append(Row("runs", "cold load on the background thread, beside page work",
+                        f"{background:.3f} s ({background / ref:.1f}x ref)", f"< {LOAD_GOAL_S:g} s",
+                        background < LOAD_GOAL_S))
+        rows.append(Row("runs", "page task during the load vs idle, median (worst)",
+                        f"{statistics.median(busy) * 1000:.2f} ({max(busy) * 1000:.1f}) vs "
+                        f"{statistics.median(idle) * 1000:.2f} ({max(idle) * 1000:.1f}) ms; "
+                        f"{statistics.median(busy) / statistics.median(idle):.2f}x"))
+    for row in rows:
+        row.load = loadavg()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "realsize",
+                    help="real-size data (its cloze/choices stems); absent: make_realsize's stem names")
+    ap.add_argument("--runs", type=int, default=30, help="run files (TempCloze released 30)")
+    ap.add_argument("--questions", type=int, default=300, help="questions timed")
+    args = ap.parse_args(argv)
+    print_rows(run(args.data, args.runs, args.questions))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
