@@ -238,24 +238,28 @@ class ClozeRuns:
     def stats(self) -> list[QuestionStats]:
         """Every question's figures (computed once, in one pass over the runs)."""
         if self._stats is None:
-            tallies: dict[tuple[str, str], list] = {}
+            tallies: dict[str, dict[str, list]] = {}
             for q in self._runs.values():
                 for stem, dims in q.items():
+                    per = tallies.get(stem)
+                    if per is None:
+                        per = tallies[stem] = {}
                     for dim, entry in dims.items():
-                        t = tallies.get((stem, dim))
+                        t = per.get(dim)
                         if t is None:
-                            t = tallies[(stem, dim)] = [0, 0, 0, Counter()]
+                            t = per[dim] = [0, 0, 0, {}]
                         t[0] += 1
                         if entry[2] is not None:
                             t[1] += 1
                             t[2] += entry[2]
-                            t[3][entry[1]] += 1
-            self._stats = [self._question_stats(stem, dim, *tallies[(stem, dim)])
+                            picks = t[3]
+                            picks[entry[1]] = picks.get(entry[1], 0) + 1
+            self._stats = [self._question_stats(stem, dim, *tallies[stem][dim])
                            for stem, dim in self.question_keys()]
         return self._stats
 
     def _question_stats(self, stem: str, dim: str, runs: int, answered: int, right: int,
-                        picks: Counter) -> QuestionStats:
+                        picks: dict) -> QuestionStats:
         entropy = -sum(n / answered * math.log2(n / answered) for n in picks.values()) if answered else 0.0
         disagreement = 1.0 - max(picks.values()) / answered if answered else 0.0
         human = (self._human.get(stem) or {}).get(dim) if self._human else None
