@@ -27,8 +27,9 @@ from typing import Any
 from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind
 from components.cloze.prompts import normalise_recorded_answer
 from components.cloze.questions import distractor_type
-from components.common.errors import DataFormatError
-from components.common.runs import ContentCache, ItemRow, LoadedRuns, RunReader, collect
+from components.cloze.study.results_file import load_human_files
+from components.common.errors import DataFormatError, UserError
+from components.common.runs import ContentCache, ItemRow, LoadedRuns, Refusal, RunReader, collect
 
 LETTERS = ("A", "B", "C", "D")
 QUESTION_DIMS = (*DIMS, "Mixed")
@@ -116,6 +117,23 @@ def human_run(records: Iterable[Mapping]) -> dict:
     Human row)."""
     from components.cloze.metrics import human_results
     return compact_results(human_results(list(records)))
+
+
+def study_run(folder: str | Path | None) -> tuple[dict | None, list[Refusal]]:
+    """The Human row from a study folder's answer files (`<annotator>.jsonl`, as the explorer's
+    playthrough (components/cloze/human.py `study_dir`) and the study page write them; the
+    `.catch` / `.practice` files are no answers): (None, []) without answers; a folder whose
+    files cannot be read gives a refusal line instead."""
+    if folder is None or not Path(folder).is_dir():
+        return None, []
+    files = sorted(p for p in Path(folder).glob("*.jsonl") if p.name.count(".") == 1)
+    if not files:
+        return None, []
+    try:
+        records = load_human_files(files)
+        return (human_run(records) if records else None), []
+    except (UserError, ValueError) as exc:
+        return None, [Refusal(str(folder), f"human-study answers not read: {exc}")]
 
 
 # -- per question ---------------------------------------------------------------------------------

@@ -166,3 +166,23 @@ def test_run_files_without_items_are_refused(data_dir, capsys):
     files = sorted((data_dir / "cloze" / "results").glob("*.json"))
     with pytest.raises(UserError, match="--items"):
         run_cli(["eval", "cloze", str(files[1]), "--results", str(files[0])], capsys)
+
+
+def test_a_study_folder_is_the_human_row(tmp_path, stems):
+    from components.cloze.runs import study_run
+    folder = tmp_path / "human_study"
+    folder.mkdir()
+    gt = {"A": "Wide", "B": "GT", "C": "Early", "D": "Late"}
+    for who, answer in (("ann1", "B"), ("ann2", "A")):
+        (folder / f"{who}.jsonl").write_text(json.dumps({"stem": stems[0], "dim": "A", "answer": answer,
+                                                         "option_map": gt}) + "\n")
+    (folder / "ann1.catch.jsonl").write_text(json.dumps({"catch": True, "answer": "A"}) + "\n")
+    human, refusals = study_run(folder)
+    assert refusals == []
+    table = ClozeRuns({}, human=human)
+    row = table.question(stems[0], "A", option_map=gt).human
+    assert row.correct is False   # one annotator missed: the paper's Human row counts it wrong
+    (folder / "ann3.jsonl").write_text(json.dumps({"stem": stems[0], "answer": "A"}) + "\n")
+    human, refusals = study_run(folder)
+    assert human is None and "lacks key 'dim'" in refusals[0].line() and str(folder) in refusals[0].line()
+    assert study_run(tmp_path / "none") == (None, [])
