@@ -93,8 +93,23 @@ def named_runs_folders(extra: Iterable[str | Path] | None = None) -> list[str]:
 
 
 def _open_folder(spec: str | Path) -> Path:
-    from components.datasource import is_hub_spec, open_data_dir
-    return open_data_dir(spec) if is_hub_spec(spec) else Path(spec)
+    """A local folder as it is; a repository spec opened as a data folder, else (a plain folder of
+    run files, such as TempCloze's `eval_results/overall/eval_results_all`) mounted through one of
+    its files, so its listing answers the patterns and each file is fetched when read."""
+    from components.datasource import is_hub_spec, open_data_dir, parse_spec
+    if not is_hub_spec(spec):
+        return Path(spec)
+    try:
+        return open_data_dir(spec)
+    except UserError:
+        from components.datasource.repos import listed, open_file
+        hub_spec = parse_spec(str(spec))
+        _, files = listed(hub_spec)
+        prefix = f"{hub_spec.subfolder}/" if hub_spec.subfolder else ""
+        inside = sorted(p for p in files if p.startswith(prefix) and "/" not in p[len(prefix):])
+        if not inside:
+            raise
+        return open_file(hub_spec.at(subfolder=inside[0])).parent
 
 
 def find_run_files(reader: RunReader, defaults: Iterable[str | Path] = (),
@@ -120,7 +135,7 @@ def find_run_files(reader: RunReader, defaults: Iterable[str | Path] = (),
             continue
         here = [p for base in [root, *(root / s for s in reader.subfolders if required)]
                 for pattern in reader.patterns for p in glob(base, pattern)]
-        here = [p for p in here if not reader.skip(p)]
+        here = [p for p in here if not p.name.startswith(".") and not reader.skip(p)]  # no temp/marker files
         if required and not here:
             refusals.append(Refusal(str(spec), f"no {reader.kind} run file in it (looked for "
                                                f"{', '.join(reader.patterns)})"))
