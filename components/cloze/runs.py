@@ -253,6 +253,12 @@ class ClozeRuns:
         human = self._answer(HUMAN, self._human, stem, dim, letters) if self._human else None
         return QuestionRuns(stem, dim, answers, human)
 
+    def prepare(self) -> ClozeRuns:
+        """Compute every question's figures now (call it on the loading thread: the question
+        list then costs a page no more than a sort)."""
+        self.stats()
+        return self
+
     def stats(self) -> list[QuestionStats]:
         """Every question's figures (computed once, in one pass over the runs)."""
         if self._stats is None:
