@@ -29,7 +29,8 @@ from components.cloze.prompts import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
 from components.common.errors import DataFormatError, UserError
-from components.common.runs import ContentCache, ItemRow, LoadedRuns, Refusal, RunReader, collect
+from components.common.runs import ContentCache, ItemRow, LoadedRuns, Refusal, RunReader, collect, \
+    with_scored
 
 LETTERS = ("A", "B", "C", "D")
 QUESTION_DIMS = (*DIMS, "Mixed")
@@ -354,7 +355,7 @@ class ClozeRuns:
 def eval_item_rows(name: str, results: Mapping[str, Mapping[str, Mapping]],
                    others: LoadedRuns) -> list[ItemRow]:
     """The rows of `eval cloze --items`: the run it scored (`results`) and the RUN files."""
-    return ClozeRuns({name: compact_results(results), **others.runs}).item_rows()
+    return ClozeRuns(with_scored(name, compact_results(results), others.runs, others.files)).item_rows()
 
 
 def write_eval_items(args: Any, results: Mapping[str, Mapping[str, Mapping]]) -> None:

@@ -205,7 +205,7 @@ def read_run(reader: RunReader, path: Path, cache: ContentCache | None) -> tuple
             return hit.get("value"), hit.get("refused"), True
     try:
         value, reason = reader.read(local_path), None
-    except (UserError, ValueError, KeyError, TypeError) as exc:
+    except Exception as exc:  # noqa: BLE001 - one bad file is refused with its line, never the whole set
         value, reason = None, _reason(exc, path)
     if cache is not None:
         cache.put(reader, key, {"refused": reason} if reason else {"value": value})
@@ -213,8 +213,11 @@ def read_run(reader: RunReader, path: Path, cache: ContentCache | None) -> tuple
 
 
 def _reason(exc: BaseException, path: Path) -> str:
-    """The error's text without the file name the line already starts with."""
+    """The error's text without the file name the line already starts with (an unexpected
+    error also names its type)."""
     text = str(exc).strip() or type(exc).__name__
+    if not isinstance(exc, (UserError, ValueError)):
+        text = f"{type(exc).__name__}: {text}"
     for prefix in (str(path), str(Path(path).name)):
         if text.startswith(prefix):
             text = text[len(prefix):].lstrip(":, ")
@@ -380,6 +383,20 @@ def extra_runs(reader: RunReader, paths: Sequence[Path], items: Path | None) -> 
     for refusal in loaded.refusals:
         print(refusal.line(), file=sys.stderr)
     return loaded
+
+
+def with_scored(name: str, value: Any, others: Mapping[str, Any], files: Mapping[str, str]) -> dict[str, Any]:
+    """{name: value} and the other runs; another run of the same name is told apart by its
+    folder (then a number), so no run's rows replace another's."""
+    runs = {name: value}
+    for other, v in others.items():
+        key, n = other, 2
+        if key in runs:
+            key = f"{other} ({Path(files.get(other, '')).parent.name or 'RUN'})"
+        while key in runs:
+            key, n = f"{other} ({n})", n + 1
+        runs[key] = v
+    return runs
 
 
 def run_name(paths: Sequence[Path], reader: RunReader | None = None) -> str:

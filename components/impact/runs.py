@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from components.common.errors import DataFormatError
-from components.common.runs import ContentCache, ItemRow, LoadedRuns, RunReader, collect
+from components.common.runs import ContentCache, ItemRow, LoadedRuns, RunReader, collect, with_scored
 from components.impact.data import ImpactAnnotations, is_invalid_region_record, load_qv_pred, \
     load_spatial_pred
 from components.impact.metrics.temporal import MAP_THRESHOLD, average_precision, is_invalid, scored_pairs
@@ -89,6 +89,17 @@ def display_name(name: str, kind: str) -> str:
     return name[: -len(suffix)] if name.endswith(suffix) else name
 
 
+def _by_display_name(runs: Mapping[str, dict], kind: str) -> dict[str, Any]:
+    """The `kind` runs' lines by display name (a name another run already shows keeps its full
+    name, so two files never merge into one run)."""
+    out: dict[str, Any] = {}
+    for name, value in sorted(runs.items()):
+        if value["kind"] == kind:
+            shown = display_name(name, kind)
+            out[shown if shown not in out else name] = value["lines"]
+    return out
+
+
 @dataclass(frozen=True)
 class RunMoments:
     run: str
@@ -140,10 +151,8 @@ class ImpactRuns:
 
     def __init__(self, runs: Mapping[str, dict], annotations: ImpactAnnotations | None = None):
         self.annotations = annotations
-        self.temporal = {display_name(n, "temporal"): v["lines"] for n, v in sorted(runs.items())
-                         if v["kind"] == "temporal"}
-        self.spatial = {display_name(n, "spatial"): v["lines"] for n, v in sorted(runs.items())
-                        if v["kind"] == "spatial"}
+        self.temporal = _by_display_name(runs, "temporal")
+        self.spatial = _by_display_name(runs, "spatial")
         self._temporal_by_qid = {name: {str(line["qid"]): line for line in lines}
                                  for name, lines in self.temporal.items()}
 
@@ -219,11 +228,11 @@ def write_eval_items(args: Any, task: str, scored: Any, *, gt: Sequence[Mapping]
     others = extra_runs(IMPACT_READER, args.runs, args.items)
     if args.items is None:
         return
-    name = run_name(args.pred, IMPACT_READER)
-    name = display_name(name, task)
+    name = display_name(run_name(args.pred, IMPACT_READER), task)
     lines = scored if task == "temporal" else {f"{q}#{f}": v for (q, f), v in scored.items()}
-    runs = {name: {"kind": task, "lines": lines}}
-    runs.update({n: v for n, v in others.runs.items() if v["kind"] == task})
+    same_task = {display_name(n, task): v for n, v in others.runs.items() if v["kind"] == task}
+    files = {display_name(n, task): others.files[n] for n in others.runs}
+    runs = with_scored(name, {"kind": task, "lines": lines}, same_task, files)
     for other, value in others.runs.items():
         if value["kind"] != task:
             print(f"note: {others.files[other]} holds {value['kind']} answers; left out of the "

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from components.common.errors import DataFormatError
-from components.common.runs import ContentCache, ItemRow, LoadedRuns, RunReader, collect
+from components.common.runs import ContentCache, ItemRow, LoadedRuns, RunReader, collect, with_scored
 from components.window_search.data import GroundingAnnotations, Prediction, load_predictions
 from components.window_search.metrics import scored_interval, temporal_iou
 
@@ -159,7 +159,7 @@ def eval_item_rows(name: str, predictions: Mapping[str, Prediction], annotations
     scored = {"p": {qid: [list(p.interval) if p.interval else None,
                           list(p.fallback_interval) if p.fallback_interval else None, p.source]
                     for qid, p in predictions.items()}}
-    return GroundingRuns({name: scored, **others.runs}, annotations).item_rows()
+    return GroundingRuns(with_scored(name, scored, others.runs, others.files), annotations).item_rows()
 
 
 def write_eval_items(args: Any, annotations: GroundingAnnotations, predictions: Mapping[str, Prediction]) -> None:

@@ -186,3 +186,17 @@ def test_a_study_folder_is_the_human_row(tmp_path, stems):
     human, refusals = study_run(folder)
     assert human is None and "lacks key 'dim'" in refusals[0].line() and str(folder) in refusals[0].line()
     assert study_run(tmp_path / "none") == (None, [])
+
+
+def test_a_run_named_like_the_scored_one_keeps_its_own_rows(data_dir, tmp_path, capsys):
+    files = sorted((data_dir / "cloze" / "results").glob("*.json"))
+    twin = tmp_path / "other" / files[0].name
+    twin.parent.mkdir()
+    twin.write_bytes(files[1].read_bytes())
+    out = tmp_path / "items.csv"
+    run_cli(["eval", "cloze", "--results", str(files[0]), "--json", "--items", str(out), str(twin)], capsys)
+    rows = read_item_rows(out)
+    assert {r["run"] for r in rows} == {files[0].stem, f"{files[0].stem} (other)"}
+    _, one, _ = run_cli(["eval", "cloze", "--results", str(files[1]), "--json"], capsys)
+    good = [r for r in rows if r["metric"] == "correct"]
+    assert mean_score(good, f"{files[0].stem} (other)") == pytest.approx(json.loads(one)["acc"])
