@@ -29,8 +29,8 @@ from components.cloze.prompts import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
 from components.common.errors import DataFormatError, UserError
-from components.common.runs import ContentCache, ItemRow, LoadedRuns, Refusal, RunReader, collect, \
-    with_scored
+from components.common.runs import BackgroundRuns, ContentCache, ItemRow, LoadedRuns, Refusal, \
+    RunReader, collect, named_runs_folders, with_scored
 
 LETTERS = ("A", "B", "C", "D")
 QUESTION_DIMS = (*DIMS, "Mixed")
@@ -109,7 +109,25 @@ def cloze_runs_folders(data_dir: str | Path | None) -> list[Path]:
 
 def collect_cloze_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
                        cache: ContentCache | None = None) -> LoadedRuns:
-    return collect(CLOZE_READER, cloze_runs_folders(data_dir), named, cache)
+    """The tab's runs folders, the `named` ones and APP_RUNS_DIR's, read (`cache`: none by default;
+    the tabs pass ContentCache()); a named folder without this tab's runs is no error here."""
+    return collect(CLOZE_READER, cloze_runs_folders(data_dir), named_runs_folders(named), cache,
+                   empty_ok=True)
+
+
+def background_cloze_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
+                          study_folder: str | Path | None = None,
+                          cache: ContentCache | None = None) -> BackgroundRuns:
+    """The tab's loader, started: every run file read (disk cache under APP_CACHE_DIR), the study
+    folder's answers as the Human row, and the `ClozeRuns` table with every question's figures
+    computed, as `result().table`; the page asks `ready()` and never waits."""
+    def load() -> LoadedRuns:
+        loaded = collect_cloze_runs(data_dir, named, cache if cache is not None else ContentCache())
+        human, refusals = study_run(study_folder)
+        loaded.refusals += refusals
+        loaded.table = ClozeRuns(loaded.runs, human).prepare()
+        return loaded
+    return BackgroundRuns(load).start()
 
 
 def human_run(records: Iterable[Mapping]) -> dict:

@@ -75,6 +75,7 @@ class LoadedRuns:
     files: dict[str, str] = field(default_factory=dict)   # name -> path
     refusals: list[Refusal] = field(default_factory=list)
     from_cache: int = 0
+    table: Any = None   # the benchmark's table, when the loader built it (e.g. ClozeRuns)
 
     def status_line(self) -> str:
         text = f"{len(self.runs)} run(s)"
@@ -113,10 +114,12 @@ def _open_folder(spec: str | Path) -> Path:
 
 
 def find_run_files(reader: RunReader, defaults: Iterable[str | Path] = (),
-                   named: Iterable[str | Path] = ()) -> tuple[list[RunFile], list[Refusal]]:
+                   named: Iterable[str | Path] = (), *, empty_ok: bool = False
+                   ) -> tuple[list[RunFile], list[Refusal]]:
     """Every run file in the `defaults` folders (absent ones are skipped: a data folder need not
     have runs) and the `named` folders or files (an absent one is refused, as is a folder holding
-    no run). Two files with one name are told apart by their folder."""
+    no run unless `empty_ok`: an app-wide folder may hold another tab's runs only). Two files with
+    one name are told apart by their folder."""
     from components.datasource import glob, is_dir, is_file
     found: list[Path] = []
     refusals: list[Refusal] = []
@@ -136,7 +139,7 @@ def find_run_files(reader: RunReader, defaults: Iterable[str | Path] = (),
         here = [p for base in [root, *(root / s for s in reader.subfolders if required)]
                 for pattern in reader.patterns for p in glob(base, pattern)]
         here = [p for p in here if not p.name.startswith(".") and not reader.skip(p)]  # no temp/marker files
-        if required and not here:
+        if required and not here and not empty_ok:
             refusals.append(Refusal(str(spec), f"no {reader.kind} run file in it (looked for "
                                                f"{', '.join(reader.patterns)})"))
         found += here
@@ -254,8 +257,8 @@ def load_runs(reader: RunReader, files: Sequence[RunFile], cache: ContentCache |
 
 
 def collect(reader: RunReader, defaults: Iterable[str | Path] = (), named: Iterable[str | Path] = (),
-            cache: ContentCache | None = None) -> LoadedRuns:
-    files, refusals = find_run_files(reader, defaults, named)
+            cache: ContentCache | None = None, *, empty_ok: bool = False) -> LoadedRuns:
+    files, refusals = find_run_files(reader, defaults, named, empty_ok=empty_ok)
     return load_runs(reader, files, cache, refusals)
 
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from components.common.errors import DataFormatError
-from components.common.runs import ContentCache, ItemRow, LoadedRuns, RunReader, collect, with_scored
+from components.common.runs import BackgroundRuns, ContentCache, ItemRow, LoadedRuns, RunReader, \
+    collect, named_runs_folders, with_scored
 from components.impact.data import ImpactAnnotations, is_invalid_region_record, load_qv_pred, \
     load_spatial_pred
 from components.impact.metrics.temporal import MAP_THRESHOLD, average_precision, is_invalid, scored_pairs
@@ -80,7 +81,17 @@ def impact_runs_folders(data_dir: str | Path | None) -> list[Path]:
 
 def collect_impact_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
                         cache: ContentCache | None = None) -> LoadedRuns:
-    return collect(IMPACT_READER, impact_runs_folders(data_dir), named, cache)
+    """The tab's runs folders, the `named` ones and APP_RUNS_DIR's, read (`cache`: none by default;
+    the tabs pass ContentCache()); a named folder without this tab's runs is no error here."""
+    return collect(IMPACT_READER, impact_runs_folders(data_dir), named_runs_folders(named), cache,
+                   empty_ok=True)
+
+
+def background_impact_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
+                           cache: ContentCache | None = None) -> BackgroundRuns:
+    """The tab's loader, started (disk cache under APP_CACHE_DIR); the table is built from
+    `result().runs` with the annotations on screen."""
+    return BackgroundRuns(lambda: collect_impact_runs(data_dir, named, cache if cache is not None else ContentCache())).start()
 
 
 def display_name(name: str, kind: str) -> str:

@@ -112,3 +112,25 @@ def test_background_loading_never_blocks_the_caller(data_dir, tmp_path):
     assert ClozeRuns(loaded.runs).question("stem3", "S").answers
     failing = BackgroundRuns(lambda: 1 / 0).start()
     assert failing.wait(10).runs == {} and "could not be listed" in failing.status_line()
+
+
+def test_the_tab_loaders_run_in_the_background(data_dir, tmp_path, monkeypatch):
+    from components.impact.runs import background_impact_runs
+    from components.window_search.runs import background_grounding_runs
+    from components.cloze.runs import background_cloze_runs
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "appcache"))
+    study = tmp_path / "study"
+    study.mkdir()
+    (study / "ann1.jsonl").write_text(json.dumps({"stem": "stem2", "dim": "S", "answer": "A",
+                                                 "option_map": {"A": "GT", "B": "Rand1"}}) + "\n")
+    extra = tmp_path / "extra"
+    write_released_runs(STEMS, extra, 1)
+    (extra / "model00_results.json").rename(extra / "from_env.json")
+    monkeypatch.setenv("APP_RUNS_DIR", str(extra))
+    loaded = background_cloze_runs(data_dir, study_folder=study).wait(30)
+    assert sorted(loaded.runs) == ["from_env", "model00_results", "model01_results", "model02_results"]
+    assert loaded.table.question("stem2", "S").human.correct is True
+    assert list((tmp_path / "appcache" / "runs" / "cloze").glob("*.bin"))   # the default cache
+    # APP_RUNS_DIR holds Cloze runs only: nothing for the other tabs, and no error either
+    for other in (background_grounding_runs(data_dir).wait(30), background_impact_runs(data_dir).wait(30)):
+        assert other.runs == {} and other.refusals == []
