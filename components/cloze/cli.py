@@ -33,6 +33,8 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
     stop_after_failures
 from components.common.errors import UserError
 from components.common.io import load_json
+from components.common.runs import add_items_option
+from components.cloze.runs import write_eval_items
 from components.common.shards import describe_selection, input_files, merge_keyed
 from components.datasource import as_source, fetch_all
 
@@ -52,6 +54,7 @@ def add_eval_parsers(eval_subparsers) -> None:
                    help="inputs are human-study JSONL files; a question is correct only if every "
                         "annotator chose GT (the paper's Human row)")
     p.add_argument("--json", action="store_true", help="print one JSON object (unrounded percentages)")
+    add_items_option(p, "question")
     p.set_defaults(func=eval_handler)
 
 
@@ -269,6 +272,7 @@ def eval_handler(args: argparse.Namespace) -> int:
                         "{}); pass the result file of a run.")
     metrics = as_released(score_results(results))
     metrics["notes"] = result_notes(metrics)
+    write_eval_items(args, results)
     print(json.dumps(metrics) if args.json else format_table(metrics))
     for note in metrics["notes"]:
         print(f"note: {note}", file=sys.stderr)

@@ -26,11 +26,13 @@ from components.common.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
 from components.datasource import as_source, data_revision, fetch_all
 from components.impact.eval_inputs import spatial_input_report, temporal_input_report
-from components.impact.data import ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
+from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
 from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
     select_regions, spatial_frame_rows
 from components.impact.prompts.regions import RegionSolver
+from components.impact.runs import write_eval_items
+from components.common.runs import add_items_option
 from components.impact.solvers import solvers_for
 from components.impact.metrics import spatial as spatial_metrics
 from components.impact.metrics.temporal import disagreements as temporal_disagreements, \
@@ -62,6 +64,7 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
     p.add_argument("--fps", type=float, default=24.0,
                    help="frame rate for the moment-length breakdown (HAPACT: 24)")
     p.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
+    add_items_option(p, "query")
     p.set_defaults(func=eval_temporal_command)
 
     s = eval_sub.add_parser("impact-spatial", formatter_class=HelpFormatter,
@@ -73,6 +76,7 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
                    "files or folders (every spatial_pred.jsonl under them) are merged")
     s.add_argument("--split", default=None, help="score only this split (e.g. test); unset: all items")
     s.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
+    add_items_option(s, "frame")
     s.set_defaults(func=eval_spatial_command)
 
 
@@ -208,15 +212,15 @@ def _names(paths: Path | Iterable[Path]) -> str:
 
 
 def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | Iterable[Path],
-                            fps: float = 24.0) -> dict:
+                            fps: float = 24.0) -> tuple[dict, list[dict], list[dict]]:
     """The temporal scores and what the inputs held beyond them (eval_inputs.py: lines ignored,
-    windows past the clip, `notes`); a prediction file none of whose qids is in the ground truth
-    is refused."""
+    windows past the clip, `notes`), with the ground truth and predictions read; a prediction file
+    none of whose qids is in the ground truth is refused."""
     where: dict[str, str] = {}
     gt = load_temporal_files(gt_path, gt=True)
     pred = load_temporal_files(pred_path, gt=False, lines=where)
     report = temporal_input_report(gt, pred, where, _names(pred_path))
-    return {**evaluate_temporal(gt, pred, fps=fps), **report}
+    return {**evaluate_temporal(gt, pred, fps=fps), **report}, gt, pred
 
 
 def with_interval(key: str, result: dict) -> str:
@@ -253,7 +257,8 @@ def _warn_temporal(result: dict) -> None:
 
 
 def eval_temporal_command(args: argparse.Namespace) -> int:
-    result = evaluate_temporal_files(args.gt, args.pred, args.fps)
+    result, gt, pred = evaluate_temporal_files(args.gt, args.pred, args.fps)
+    write_eval_items(args, "temporal", pred, gt=gt)
     _warn_temporal(result)
     if args.json:
         print(json.dumps(result))
@@ -278,18 +283,20 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
 
 
 def evaluate_spatial_files(annotations_path: Path | str, pred_path: Path | Iterable[Path],
-                           split: str | None = None) -> dict:
-    """The spatial scores and what the prediction lines held beyond them (eval_inputs.py)."""
+                           split: str | None = None) -> tuple[dict, ImpactAnnotations, dict]:
+    """The spatial scores and what the prediction lines held beyond them (eval_inputs.py), with
+    the annotations and predictions read."""
     annotations = load_annotations(annotations_path)
     where: dict[tuple[str, int], str] = {}
     pred = load_spatial_files(pred_path, where)
     scored = [(item.qid, frame) for item, frame in scored_frames(annotations, split)]
     report = spatial_input_report(annotations, pred, where, _names(pred_path), split, scored)
-    return {**evaluate_spatial(annotations, pred, split=split), **report}
+    return {**evaluate_spatial(annotations, pred, split=split), **report}, annotations, pred
 
 
 def eval_spatial_command(args: argparse.Namespace) -> int:
-    result = evaluate_spatial_files(args.annotations, args.pred, split=args.split)
+    result, annotations, pred = evaluate_spatial_files(args.annotations, args.pred, split=args.split)
+    write_eval_items(args, "spatial", pred, annotations=annotations)
     _notes(result)
     if args.json:
         print(json.dumps(result, default=float))
@@ -428,7 +435,7 @@ def run_impact_command(args: argparse.Namespace) -> int:
     print(json.dumps(summary, indent=1))
     _report_invalid(summary)
     if summary.get("temporal_pred") and Path(summary["temporal_pred"]).exists():
-        result = evaluate_temporal_files(Path(summary["temporal_gt"]), Path(summary["temporal_pred"]))
+        result = evaluate_temporal_files(Path(summary["temporal_gt"]), Path(summary["temporal_pred"]))[0]
         print(format_table([(k, result[k]) for k in TEMPORAL_KEYS]
                            + [("invalid answers (scored as empty)", result["invalid"])]))
     failed = {task: summary.get(task, {}).get("failed", 0) for task in TASKS}

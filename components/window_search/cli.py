@@ -29,6 +29,7 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
     api_settings_from_args, backend_from_args, backend_spec, stop_after_failures
 from components.common.errors import UserError
 from components.common.io import append_jsonl, output_lock, read_jsonl, repair_torn_tail, torn_path
+from components.common.runs import add_items_option
 from components.common.shards import describe_selection, input_files, merged_files
 from components.datasource import as_source, data_revision, fetch_all
 from components.window_search.data import GroundingAnnotations, GroundingQuery, \
@@ -38,6 +39,7 @@ from components.window_search.eval_inputs import grounding_input_report
 from components.window_search.metrics import disagreements, evaluate, format_table, unit_scores
 from components.window_search.pipeline import METHODS, MovieLibrary, SearchSettings, ground_query, \
     prediction_record
+from components.window_search.runs import write_eval_items
 from components.window_search.retrieval import caption_chunks, chunk_embeddings
 from components.window_search.solvers import WindowSearchSolvers, solvers_for
 from components.window_search.types import UNPARSED
@@ -62,6 +64,7 @@ def add_eval_parsers(eval_subparsers) -> None:
     p.add_argument("--score-fallbacks", action="store_true",
                    help="DIAGNOSTIC: also score fallback predictions (the whole window after an "
                         "unreadable reply, ...) as if they were answers; the output says so")
+    add_items_option(p, "query")
     p.set_defaults(func=eval_grounding)
 
 
@@ -147,6 +150,7 @@ def eval_grounding(args: argparse.Namespace) -> int:
     metrics = {**evaluate(ann, preds, score_fallbacks=fallbacks), **report}
     for note in report["notes"]:
         print(f"note: {note}", file=sys.stderr)
+    write_eval_items(args, ann, preds)
     if args.json:
         print(json.dumps(metrics))
     else:
