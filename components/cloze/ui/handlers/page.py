@@ -119,7 +119,7 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
     problems += missing
     session, view = render(replace(session, index=index, file="", annotator=""), display)
-    feedback = ("Opened from a link. To answer it, press Start / resume." if session.human else "")
+    feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under your id)." if session.human else "")
     note = " ".join(problems)
     return LinkView(session, view, feedback, req.mode, shown_root(session.root, session.data_dir),
                     gr.update(choices=set_names(ds), value=session.set_name), req.dims_choice, session.seed,
