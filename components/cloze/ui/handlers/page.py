@@ -99,8 +99,9 @@ def _link_root(session: ClozeSession, req: links.LinkRequest, problems: list[str
 
 
 def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
-    """The question a link names, shown and ready (in the practice playthrough it is answered
-    after Start / resume); one line on the message line for each value that was not understood."""
+    """The question a link names, shown and ready (in the practice playthrough a letter answers it:
+    the first answer starts a playthrough under a made-up id, as Start / resume with an empty id
+    would); one line on the message line for each value that was not understood."""
     if not links.is_for_this_tab(params):
         return LinkView.unchanged(session)
     req = links.read_link(params)
