@@ -181,7 +181,7 @@ body.present .gradio-container button, body.present .gradio-container .contain b
 body.present .gradio-container [data-testid="block-info"], body.present .gradio-container span.time,
 body.present .gradio-container .min_value, body.present .gradio-container .max_value {font-size: 20px !important;}
 body.present #app-tabs > .tab-wrapper button {font-size: 20px;}
-body.present .gradio-container .contain #app-tabs > .tab-wrapper {padding-left: 290px !important;}
+body.present .gradio-container .contain #app-tabs > .tab-wrapper {padding-left: 304px !important;}
 body.present .gradio-container .contain #app-tabs > .tab-wrapper::before {font-size: 20px;}
 body.present #app-present label {font-size: 20px;}
 body.present .gradio-container .contain .tab-caption, body.present .gradio-container .contain .tab-caption p,
