@@ -5,7 +5,8 @@ Layout rules the CSS keeps (tests/browser/test_face.py measures them):
 - one header line: the app's name, the tabs, the model badge and the presentation switch;
 - each tab's stage (its media) fills the first screen of a laptop;
 - presentation mode (`body.present`, components/common/page.py): media at least 55 % of the
-  viewport's height, body text 20 px and more, labels 16 px and more, configuration hidden.
+  viewport's height, 90 % of the characters on screen 20 px and more and none under 16 px,
+  configuration hidden, buttons as wide as their labels (tests/browser/test_presentation.py).
 """
 from __future__ import annotations
 
@@ -99,7 +100,7 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 #ws-side > * {flex: 0 0 auto;}
 #ws-scrub {padding-top: 0; padding-bottom: 0;}
 #ws-timeline .html-container, #impact-timeline .html-container {padding: 0 !important;}
-#ws-timeline .ws-legend {white-space: nowrap; overflow: hidden; text-overflow: ellipsis;}
+#ws-timeline .ws-legend span, #impact-timeline .impact-timeline-legend span {white-space: nowrap;}
 #ws-cast:not(:has(img)) {display: none !important;}
 
 /* cloze: BEGINNING and END on the left, the four candidates A B / C D beside them */
@@ -122,6 +123,7 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 .cloze-clip > label svg {display: none;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
+#cloze-keys {display: none !important;}
 #cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
 #cloze-letters {flex: 1 1 auto !important; min-width: 0 !important;}
 #cloze-letters > button {flex: 1 1 0 !important; min-width: 56px !important;}
@@ -160,26 +162,60 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 }
 
 /* ---- presentation mode (components/common/page.py): media large, type large, config hidden --
-   gradio repeats every rule under ".gradio-container.gradio-container-<v> .contain"; the present
-   rules name ".gradio-container .contain" too, so they win over those copies of the normal ones */
+   Read from the back of a room: every visible text 20 px or more (tests/browser/test_presentation.py
+   counts the characters), what a presenter does not need hidden rather than shrunk.
+   gradio's own parts take their sizes from the theme's variables (declared on :root): the body
+   gives them new values. gradio repeats every rule under ".gradio-container.gradio-container-<v>
+   .contain"; the present rules name ".gradio-container .contain" too, so they win over those
+   copies of the normal ones */
+body.present {--text-xxs: 20px; --text-xs: 20px; --text-sm: 20px; --text-md: 20px; --text-lg: 20px;
+  --block-title-text-size: 20px; --block-label-text-size: 20px; --block-info-text-size: 20px;
+  --checkbox-label-text-size: 20px; --input-text-size: 20px; --prose-text-size: 20px;
+  --section-header-text-size: 20px; --body-text-size: 20px; --button-large-text-size: 20px;
+  --button-medium-text-size: 20px; --button-small-text-size: 20px;}
 body.present .gradio-container {font-size: 20px;}
 body.present .gradio-container .prose, body.present .gradio-container .prose p,
 body.present .gradio-container .prose li {font-size: 20px !important;}
 body.present .gradio-container label, body.present .gradio-container label span,
-body.present .gradio-container button {font-size: 18px !important;}
+body.present .gradio-container button, body.present .gradio-container .contain button,
+body.present .gradio-container [data-testid="block-info"], body.present .gradio-container span.time,
+body.present .gradio-container .min_value, body.present .gradio-container .max_value {font-size: 20px !important;}
+body.present #app-tabs > .tab-wrapper button {font-size: 20px;}
+body.present .gradio-container .contain #app-tabs > .tab-wrapper {padding-left: 304px !important;}
+body.present .gradio-container .contain #app-tabs > .tab-wrapper::before {font-size: 20px;}
+body.present #app-present label {font-size: 20px;}
 body.present .gradio-container .contain .tab-caption, body.present .gradio-container .contain .tab-caption p,
 body.present .gradio-container .contain .prose, body.present .gradio-container .contain .prose * {font-size: 20px !important;}
+body.present .gradio-container .info-text {display: none !important;}
+/* the control row's choices say what they are: their titles go */
+body.present .gradio-container .contain .tab-controls [data-testid="block-info"] {display: none !important;}
+/* a button is as wide as its label */
+body.present .gradio-container .contain button {white-space: nowrap; min-width: max-content !important;
+  flex-shrink: 0 !important;}
 body.present #app-sidebar, body.present #backend-badge, body.present .tab-config,
 body.present .gradio-container .contain .tab-config {display: none !important;}
+body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
+/* window search: the movie, the timeline, the checklist; the slider's seconds are the timeline's */
 body.present .gradio-container .contain #ws-movie {height: 58vh; min-height: 58vh;}
 body.present .gradio-container .contain #ws-scrub {display: none !important;}
 body.present .gradio-container .contain #ws-intro, body.present .gradio-container .contain #ws-baseline-label {display: none !important;}
 body.present .gradio-container .contain #ws-side {max-height: 80vh;}
-body.present .gradio-container .contain #ws-checklist, body.present .gradio-container .contain #ws-checklist * {font-size: 17px !important;}
-body.present .gradio-container .contain #ws-timeline {--ws-k: 1.45; --ws-font: 16px; --ws-chunk-font: 18px; --ws-gutter: 72px;}
-body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
+body.present .gradio-container .contain #ws-checklist, body.present .gradio-container .contain #ws-checklist * {font-size: 20px !important;}
+body.present .gradio-container .contain #ws-checklist th {white-space: nowrap; overflow-wrap: normal;}
+body.present .gradio-container .contain #ws-checklist col:nth-child(2) {width: 130px !important;}
+body.present .gradio-container .contain #ws-timeline .ws-legend {line-height: 1.5 !important; margin-top: 4px;}
+body.present .gradio-container .contain #ws-timeline {--ws-k: 1.45; --ws-font: 20px; --ws-chunk-font: 20px; --ws-gutter: 92px;}
+/* impact: the clip and the body; the timeline's names column widens with its type */
 body.present .gradio-container .contain #impact-video, body.present .gradio-container .contain #impact-body3d, body.present .gradio-container .contain #impact-turntable {height: 58vh; min-height: 58vh;}
-body.present .gradio-container .contain #impact-timeline, body.present .gradio-container .contain #impact-timeline * {font-size: 16px !important;}
-body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 340px) / 2);}
+body.present .gradio-container .contain #impact-timeline, body.present .gradio-container .contain #impact-timeline * {font-size: 20px !important;}
+body.present .gradio-container .contain #impact-timeline .impact-row-name {width: 112px !important;}
+body.present .gradio-container .contain #impact-timeline .impact-label {line-height: 22px !important;}
+body.present .gradio-container .contain #impact-timeline .impact-labels {min-height: 22px;}
+body.present .gradio-container .contain #impact-body3d .body3d-label {font-size: 20px !important;}
+body.present .gradio-container .contain #impact-steps {flex-wrap: nowrap;}
+body.present .gradio-container .contain #impact-intro {display: none !important;}
+/* cloze: the question's clips, the letters and the navigator; the keys step the questions */
+body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 300px) / 2); padding-top: 32px !important;}
 body.present .gradio-container .contain .cloze-clip > label {font-size: 20px !important;}
+body.present .gradio-container .contain #cloze-answer > #cloze-navigator {flex: 0 0 170px !important; width: 170px !important;}
 """

@@ -161,7 +161,7 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
         inner = "".join(bars) or f'<span style="font-size:11px;opacity:.7;padding-left:4px">{html.escape(empty)}</span>'
         data = f' data-row="{kind}"' if kind else ""
         return (f'<div class="impact-row"{data} style="display:flex;align-items:flex-end;margin:4px 0">'
-                f'<div style="width:{name_px}px;flex:none;font-size:12px;padding-bottom:3px">{name}</div>'
+                f'<div class="impact-row-name" style="width:{name_px}px;flex:none;font-size:12px;padding-bottom:3px">{name}</div>'
                 f'<div style="flex:1;min-width:0"><div class="impact-labels" style="position:relative;'
                 f'height:{lanes * LANE_PX}px">{"".join(labels)}</div>'
                 f'<div class="impact-bar" style="position:relative;height:20px;background:rgba(127,127,127,.15)">'
@@ -177,14 +177,14 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
                      f'<div class="impact-tick-label" data-frame="{frame}" style="position:absolute;'
                      f'left:{at:.4f}%;top:5px;transform:translateX({shift});font-size:10px;'
                      f'white-space:nowrap;cursor:pointer">{_seconds(seconds)}</div>')
-    axis = (f'<div class="impact-axis" style="display:flex"><div style="width:{name_px}px;flex:none;font-size:10px;'
+    axis = (f'<div class="impact-axis" style="display:flex"><div class="impact-row-name" style="width:{name_px}px;flex:none;font-size:10px;'
             f'opacity:.7">time</div><div style="position:relative;flex:1;min-width:0;height:20px;'
             f'border-top:1px solid rgba(127,127,127,.5)">{"".join(ticks)}</div></div>')
     pred_note = ("no prediction yet: press Run temporal" if pred_windows is None
                  else "no interval predicted")
     at_frame = (f' · frame {current_frame} = {(current_frame - 1) / fps:.2f} s' if current_frame else "")
     if not compared:
-        legend = (f'<div style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
+        legend = (f'<div class="impact-timeline-legend" style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
                   f'· predicted <span style="color:{PRED_COLOR}">&#9632;</span> (rank #1 darkest) '
                   f'· current frame <span style="color:{CURSOR_COLOR}">&#9632;</span>{at_frame} '
                   f'· {n} frames at {fps:g} fps · click a moment to seek'
@@ -193,7 +193,7 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
                 f'{row("predicted", predicted, pred_note)}{axis}{legend}</div>')
     seconds = [list(w) for w in second_windows]
     second = _predicted(seconds, moment_ious(gt_s, seconds)[1], n, fps, SECOND_COLOR, "② ")
-    legend = (f'<div style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
+    legend = (f'<div class="impact-timeline-legend" style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
               f'· ① {html.escape(method or "the session model")} <span style="color:{PRED_COLOR}">&#9632;</span> '
               f'· ② {html.escape(second_method or "the compared model")} <span style="color:{SECOND_COLOR}">'
               f'&#9632;</span> · <span style="border:2px dashed {ONLY_COLOR};padding:0 3px">only this model</span>'

@@ -9,6 +9,7 @@ import gradio as gr
 
 from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
+from components.cloze.ui.keys import KEYS_JS
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
 from components.common.ui import TabContext, TabEvents, message_line
 
@@ -39,6 +40,11 @@ names the true middle after each answer unless *Blind* is on. A real human-basel
 the study page (`python -m components.cloze.study`): invitation links, nothing that names an
 answer. **Model** runs the chosen backend (the Model panel, top right) on the question or the set;
 **Compare** puts runs, imported result files, the study's humans and the paper's rows side by side.
+
+Keys (when no text box has the focus): **→** or **n** next question, **←** or **p** previous
+question. A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&present=1` for a
+projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
+a made-up id starts with the first answer) and the keys step the questions.
 """
 SLOTS = (("BEGINNING", "beginning"), ("END", "end"), *[(f"Candidate {x}", f"cand-{x}") for x in LETTERS])
 
@@ -62,7 +68,8 @@ def build_tab(ctx: TabContext) -> None:
 
 def _controls(ui: SimpleNamespace) -> None:
     """One row: the mode, who plays, Start, how clips are shown; then the progress and message lines."""
-    with gr.Row(elem_classes=["tab-controls"], equal_height=True):
+    # the configuration: presentation mode hides the row (the presenter steps with the keys)
+    with gr.Row(elem_classes=["tab-controls", "tab-config"], equal_height=True):
         ui.mode = gr.Radio(MODE_CHOICES, value=PRACTICE, label="Mode", show_label=False, container=False,
                            elem_id="cloze-mode", scale=3, min_width=300, info=PRACTICE_NOTE)
         with gr.Row(elem_id="cloze-practice", equal_height=True, scale=3) as ui.practice_row:
@@ -108,6 +115,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
             ui.navigator = gr.Dropdown([], show_label=False, container=False, elem_id="cloze-navigator",
                                        min_width=120, elem_classes=["cloze-nav"], allow_custom_value=True)
         ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
+        gr.HTML("", elem_id="cloze-keys", js_on_load=KEYS_JS, container=False)
         with gr.Row(elem_classes=["tab-config"], equal_height=True) as ui.export_row:
             ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select, then Submit", "confirm")],
                                value="immediate", label="Answer flow", elem_id="cloze-flow", scale=2)

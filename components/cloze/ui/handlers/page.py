@@ -99,8 +99,9 @@ def _link_root(session: ClozeSession, req: links.LinkRequest, problems: list[str
 
 
 def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
-    """The question a link names, shown and ready (in the practice playthrough it is answered
-    after Start / resume); one line on the message line for each value that was not understood."""
+    """The question a link names, shown and ready (in the practice playthrough a letter answers it:
+    the first answer starts a playthrough under a made-up id, as Start / resume with an empty id
+    would); one line on the message line for each value that was not understood."""
     if not links.is_for_this_tab(params):
         return LinkView.unchanged(session)
     req = links.read_link(params)
@@ -119,7 +120,7 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
     problems += missing
     session, view = render(replace(session, index=index, file="", annotator=""), display)
-    feedback = ("Opened from a link. To answer it, press Start / resume." if session.human else "")
+    feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under your id)." if session.human else "")
     note = " ".join(problems)
     return LinkView(session, view, feedback, req.mode, shown_root(session.root, session.data_dir),
                     gr.update(choices=set_names(ds), value=session.set_name), req.dims_choice, session.seed,

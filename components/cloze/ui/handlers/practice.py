@@ -97,6 +97,11 @@ def redisplay(tab: ClozeTab, res: Resources, session: ClozeSession, display: str
 
 def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, blind: bool) -> AnswerView:
     """Append the answer durably (fsynced before this returns), then show the next unanswered one."""
+    if not session.file and session.human and session.loaded:
+        # a question opened from a link (a presenter's, the configuration hidden): the first answer
+        # starts a playthrough under a made-up id, on the question shown
+        session = replace(session, annotator=anonymous_id(), session_id=new_session_id())
+        session = replace(session, file=str(annotator_file(practice_dir(session.data_dir), session.annotator)))
     if not session.file:
         raise UserError("Press Start / resume first.")
     _, qs = questions_for(session)
