@@ -20,6 +20,10 @@ CSS = """
 #study-practice-frames img {max-height: 40vh; width: 100%; object-fit: contain;}
 #study-practice-letters button {min-height: 42px; font-size: 1.15em; font-weight: 600;}
 #study-progress p {margin: 0;}
+/* the one message line (app.py): red, held at the top of the screen while it says something */
+#study-message {position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary);}
+#study-message p {color: #b42318; font-weight: 600; margin: 0; font-size: 1.05em;}
+#study-message:not(:has(p)), #study-message:has(p:empty) {display: none !important;}
 .study-nav-grid {display: flex; flex-wrap: wrap; gap: 3px; max-height: 5.2em; overflow-y: auto;}
 .study-q {min-width: 2.2em; padding: 2px 4px; border: 1px solid var(--border-color-primary);
   border-radius: 4px; background: var(--background-fill-primary); cursor: pointer; font-size: 0.85em;}
