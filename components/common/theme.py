@@ -64,9 +64,14 @@ footer {display: none !important;}
 .app-name {font-weight: 700;}
 #app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 400px !important; position: relative;
   min-height: 44px;}
-/* the Model sidebar open narrows the page: the name gives its room to the tabs */
-body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
-body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
+/* the Model sidebar open narrows the page: below 1280 px the name gives its room to the tabs;
+   the control row wraps, the pickers keeping their width on a row of their own */
+@media (max-width: 1279px) {
+  body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
+  body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
+}
+body:has(#app-sidebar.open) .tab-controls {flex-wrap: wrap !important;}
+body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
   top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
 #app-tabs > .tab-wrapper button {font-size: 16px;}
