@@ -2,11 +2,14 @@
 records, and the recorded traces it can replay."""
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
@@ -290,18 +293,37 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
               compare_key, state]
     recording = [record_note, download, timer, seen]
     applied = apply.click(apply_panel, inputs, [state, badge_md, message], api_name="set_backend")
-    applied.success(recording_view, [state], recording, api_name=False, show_progress="hidden")
+    # the panel's other events say a failure on its line too (a success leaves the line as it is)
+    noted = [*recording, message]
+    applied.success(on_line(recording_view, 4), [state], noted, api_name=False, show_progress="hidden")
     # Clear the password boxes after applying so the keys never sit in the page.
     apply.click(lambda: ("", ""), None, [api_key, compare_key], api_name=False)
-    timer.tick(lambda s, shown: recording_view(s, shown, force=False), [state, seen], recording,
-               api_name=False, show_progress="hidden")
-    refresh.click(recording_view, [state], recording, api_name=False, show_progress="hidden")
+
+    def tick(s: dict | None, shown: dict | None):
+        return recording_view(s, shown, force=False)
+
+    timer.tick(on_line(tick, 4), [state, seen], noted, api_name=False, show_progress="hidden")
+    refresh.click(on_line(recording_view, 4), [state], noted, api_name=False, show_progress="hidden")
     for event in (refresh.click, panel.expand):
-        event(refresh_replay_list, None, replay, api_name=False, show_progress="hidden")
+        event(on_line(refresh_replay_list, 1), None, [replay, message], api_name=False, show_progress="hidden")
     # a recorded pair opens "Compare with", showing both sides it set
-    replay.input(pick_panel_replay, replay, [spec, compare, compare_panel], api_name=False,
+    replay.input(on_line(pick_panel_replay, 3), replay, [spec, compare, compare_panel, message], api_name=False,
                  show_progress="hidden")
     return state
+
+
+def on_line(fn: Callable[..., Any], n_out: int) -> Callable[..., Any]:
+    """`fn` (its `n_out` outputs) with the panel's message line as one more output: a failure is
+    said there and changes nothing else; a success leaves the line as it is. The wrapper keeps
+    `fn`'s signature, which gradio reads (a gr.Request parameter)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - shown on the panel's message line
+            return (*[gr.skip()] * n_out, error_line(exc))
+        return (*(out if isinstance(out, tuple) else (out,)), gr.skip())
+    return call
 
 
 def compare_choices_for(default: SessionSettings, choices: list[str]) -> list[str]:
