@@ -33,6 +33,12 @@ WIDER = """(root) => { const out = [];
     if (!clipped) out.push((e.id ? '#' + e.id : e.tagName.toLowerCase() + '.' + e.className) + ' right=' + Math.round(r.right));
   } return out; }"""
 
+# every box of one tab's panel that scrolls its content sideways (more than a border's width)
+SIDEWAYS = """(root) => [...document.querySelector(root).querySelectorAll('*')].filter(e => {
+  const o = getComputedStyle(e).overflowX;
+  return (o === 'auto' || o === 'scroll') && e.getBoundingClientRect().width > 0 && e.scrollWidth > e.clientWidth + 4;
+}).map(e => (e.id ? '#' + e.id : e.tagName.toLowerCase() + '.' + e.className) + ' ' + e.scrollWidth + '/' + e.clientWidth)"""
+
 
 @pytest.fixture
 def visit(browser, app_url):
@@ -67,6 +73,7 @@ def overlap(a: dict, b: dict) -> bool:
 def test_window_search_on_a_phone_stacks_its_pickers_and_nothing_is_wider_than_the_screen(visit):
     page = visit("window-search", PHONE)
     assert page.evaluate(WIDER, "#tab-window-search") == []
+    assert page.evaluate(SIDEWAYS, "#tab-window-search") == []
     assert page.evaluate("() => document.documentElement.scrollWidth") <= PHONE[0]
     pickers = [box(page, s) for s in ("#ws-movie-pick", "#ws-query-pick", "#ws-query")]
     for upper, lower in zip(pickers, pickers[1:]):
@@ -95,6 +102,7 @@ def test_cloze_on_a_phone_shows_each_16_frame_grid_at_the_screens_width_clear_of
     bar, last = box(page, "#cloze-answer"), box(page, "#cloze-cand-D-img img")
     assert 0 <= bar["y"] and bar["y"] + bar["height"] <= PHONE[1] and not overlap(bar, last)
     assert page.evaluate(WIDER, "#tab-cloze") == []
+    assert page.evaluate(SIDEWAYS, "#tab-cloze") == []
 
 
 def test_impact_on_a_phone_keeps_the_frame_label_on_two_lines_and_its_reset_icon_whole(visit):
