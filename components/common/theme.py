@@ -64,12 +64,12 @@ footer {display: none !important;}
 .app-name {font-weight: 700;}
 #app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 400px !important; position: relative;
   min-height: 44px;}
-/* the Model sidebar open narrows the page: below 1280 px the name gives its room to the tabs;
+/* the Model sidebar open narrows the page by 420 px: the name gives its room to the tabs (else
+   gradio folds Cloze and Impact into its overflow menu below ~1440 px; a media query cannot say
+   "only then": gradio prefixes the rules inside one, and a prefixed body:has() matches nothing);
    the control row wraps, the pickers keeping their width on a row of their own */
-@media (max-width: 1279px) {
-  body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
-  body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
-}
+body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
+body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 body:has(#app-sidebar.open) .tab-controls {flex-wrap: wrap !important;}
 body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
