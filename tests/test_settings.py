@@ -147,8 +147,6 @@ def _recorded_trace(folder, name: str = "loc.jsonl"):
 
 
 def test_apply_validates_the_localizer_and_the_thinking_control(tmp_path, monkeypatch):
-    import gradio as gr
-
     from components.settings.ui import SAME_AS_MODEL, apply_settings
 
     monkeypatch.setenv("APP_TRACE_DIR", str(tmp_path))
@@ -159,9 +157,9 @@ def test_apply_validates_the_localizer_and_the_thinking_control(tmp_path, monkey
     assert localizer_backend_for(state).generate(request).text == "10 - 20 seconds"
     state, text = apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "auto", state)
     assert state["localizer"] == "" and "localizer" not in text
-    with pytest.raises(gr.Error, match="Did you mean 'openai'"):
+    with pytest.raises(BackendError, match="Did you mean 'openai'"):
         apply_settings("baseline", "", "", 16, False, "opneai:timelens", "auto", {})
-    with pytest.raises(gr.Error, match="Unknown thinking control"):
+    with pytest.raises(BackendError, match="Unknown thinking control"):
         apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "loud", {})
 
 
@@ -183,11 +181,12 @@ def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments(t
     _, url, _ = demo.launch(prevent_thread_lock=True, quiet=True)
     try:
         client = Client(url, verbose=False)
-        badge_text = client.predict("baseline", "", "", 16, False, "replay:loc.jsonl", "none",
-                                    api_name="/set_backend")
+        badge_text, message = client.predict("baseline", "", "", 16, False, "replay:loc.jsonl", "none",
+                                             api_name="/set_backend")
+        assert message == ""
         assert "localizer: replay:loc.jsonl" in badge_text
         assert "Model: baseline" in client.predict("baseline", "", "", 16, False,
-                                                   api_name="/set_backend")  # the old five
+                                                   api_name="/set_backend")[0]  # the old five
     finally:
         demo.close()
 

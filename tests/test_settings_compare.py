@@ -12,6 +12,7 @@ import pytest
 
 from backends.ask import ask
 from backends.base import GenerationRequest, Message
+from backends.errors import BackendError
 from backends.pair import PairedBackend
 from backends.record import RecordingBackend
 from components.settings import traces
@@ -69,13 +70,13 @@ def test_nothing_compared_is_one_model_as_before():
 
 
 def test_compare_with_the_model_itself_or_the_baseline_is_one_line_at_apply():
-    with pytest.raises(gr.Error, match="names the model itself"):
+    with pytest.raises(BackendError, match="names the model itself"):
         _apply("openai:model-a", "openai:model-a")
-    with pytest.raises(gr.Error, match="needs two model backends"):
+    with pytest.raises(BackendError, match="needs two model backends"):
         _apply("openai:model-a", "baseline")
-    with pytest.raises(gr.Error, match="needs two model backends"):
+    with pytest.raises(BackendError, match="needs two model backends"):
         _apply("baseline", "openai:model-b")
-    with pytest.raises(gr.Error, match="Did you mean 'openai'"):
+    with pytest.raises(BackendError, match="Did you mean 'openai'"):
         _apply("openai:model-a", "opneai:model-b")
 
 
@@ -116,7 +117,7 @@ def test_a_trace_of_one_backend_sets_the_backend_only(folder):
 
 
 def test_a_compared_replay_that_is_not_a_listed_trace_is_refused_at_apply(folder):
-    with pytest.raises(gr.Error, match="not one of the recorded traces"):
+    with pytest.raises(BackendError, match="not one of the recorded traces"):
         _apply("openai:model-a", "replay:/etc/passwd")
 
 

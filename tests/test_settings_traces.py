@@ -9,6 +9,7 @@ import gradio as gr
 import pytest
 
 from backends.base import GenerationRequest, Message
+from backends.errors import BackendError
 from backends.record import RecordingBackend
 from components.settings import traces
 from components.settings.session import SessionSettings, backend_for
@@ -71,7 +72,7 @@ def test_a_public_space_lists_the_operators_traces_and_the_visitors_own_only(fol
     monkeypatch.setenv("SPACE_ID", "user/space")
     assert {e.name for e in traces.list_traces("alice")} == {"talk.jsonl", "session-alice.jsonl"}
     assert traces.listed_trace("session-bob.jsonl", "alice") is None
-    with pytest.raises(gr.Error, match="not one of the recorded traces"):
+    with pytest.raises(BackendError, match="not one of the recorded traces"):
         _apply("replay:session-bob.jsonl", session="alice")
     monkeypatch.setenv("APP_ADMIN", "1")
     assert len(traces.list_traces("alice")) == 3
@@ -89,12 +90,12 @@ def test_a_picked_trace_replays_from_the_trace_folder(folder):
                                   "replay:elsewhere.jsonl"])
 def test_typed_server_paths_are_refused_at_apply(folder, spec):
     _record(folder / "talk.jsonl", ["B"])
-    with pytest.raises(gr.Error) as info:
+    with pytest.raises(BackendError) as info:
         _apply(spec)
-    message = info.value.message
+    message = str(info.value)
     assert "not one of the recorded traces" in message and "Replay a recorded trace" in message
     assert "/etc" not in message and str(folder) not in message
-    with pytest.raises(gr.Error, match="not one of the recorded traces"):
+    with pytest.raises(BackendError, match="not one of the recorded traces"):
         _apply("baseline", localizer=spec)  # the localizer is checked the same way
 
 
@@ -106,9 +107,9 @@ def test_typed_server_paths_are_refused_at_apply(folder, spec):
 def test_a_listed_file_that_is_not_a_trace_is_refused_at_apply(folder, content, expected):
     (folder / "bad.jsonl").write_text(content, encoding="utf-8")
     assert "bad.jsonl" in dict((v, k) for k, v in replay_choices("visitor1"))
-    with pytest.raises(gr.Error) as info:
+    with pytest.raises(BackendError) as info:
         _apply("replay:bad.jsonl")
-    assert expected in info.value.message and str(folder) not in info.value.message
+    assert expected in str(info.value) and str(folder) not in str(info.value)
 
 
 def test_the_servers_own_replay_spec_is_accepted_and_checked(folder, tmp_path):
@@ -118,7 +119,7 @@ def test_the_servers_own_replay_spec_is_accepted_and_checked(folder, tmp_path):
     assert backend_for(state).generate(request).text == "D"
     broken = tmp_path / "cli-broken.jsonl"
     broken.write_text('{"hello": 1}\n', encoding="utf-8")
-    with pytest.raises(gr.Error, match="'cli-broken.jsonl', line 1"):
+    with pytest.raises(BackendError, match="'cli-broken.jsonl', line 1"):
         _apply(f"replay:{broken}", server_specs={f"replay:{broken}"})
 
 

@@ -1,4 +1,5 @@
-"""User-facing errors. The UI turns them into `gr.Error`, the CLI prints them and exits 2."""
+"""User-facing errors. The UI shows them on the message line (components/common/ui.py), the CLI prints
+them and exits 2."""
 
 
 class UserError(Exception):

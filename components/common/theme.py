@@ -65,9 +65,14 @@ footer {display: none !important;}
 .app-name {font-weight: 700;}
 #app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 400px !important; position: relative;
   min-height: 44px;}
-/* the Model sidebar open narrows the page: the name gives its room to the tabs */
+/* the Model sidebar open narrows the page by 420 px: the name gives its room to the tabs (else
+   gradio folds Cloze and Impact into its overflow menu below ~1440 px; a media query cannot say
+   "only then": gradio prefixes the rules inside one, and a prefixed body:has() matches nothing);
+   the control row wraps, the pickers keeping their width on a row of their own */
 body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
 body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
+body:has(#app-sidebar.open) .tab-controls {flex-wrap: wrap !important;}
+body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
   top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
 #app-tabs > .tab-wrapper button {font-size: 16px;}
@@ -132,19 +137,25 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 #cloze-answer button {min-height: 48px;}
 #cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
 #cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}
+/* a phone: each clip the screen's width, one under another (a 16-frame grid's frames ~85 px
+   wide), the letters after D in the page's flow: a bar held over the clips would cover C and D */
 @media (max-width: 640px) {
-  #cloze-grid {grid-template-columns: repeat(2, minmax(0, 1fr)); grid-template-areas: "b e" "a1 a2" "a3 a4";}
-  .cloze-clip {height: auto; aspect-ratio: 4 / 3; min-height: 0;}
-  #cloze-answer {position: sticky; bottom: 0; z-index: 20; background: var(--background-fill-primary);
-    padding: 4px 0; gap: 4px;}
+  #cloze-grid {grid-template-columns: minmax(0, 1fr); grid-template-areas: "b" "e" "a1" "a2" "a3" "a4";}
+  .cloze-clip {height: auto; min-height: 0;}
+  .cloze-clip:has(video) {aspect-ratio: 4 / 3;}
+  .cloze-clip:has(img) .image-container, .cloze-clip:has(img) .image-frame,
+  .cloze-clip:has(img) > div:not(.block-label) {height: auto;}
+  .cloze-clip img {height: auto; display: block;}
+  #cloze-answer {padding: 4px 0; gap: 4px;}
   #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
   #cloze-answer .cloze-nav {display: none !important;}
-  #cloze-question {padding-bottom: 56px;}
 }
 
 /* impact: clip | body, then the moment timeline and the frame slider */
 #impact-main {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
-#impact-video, #impact-body3d, #impact-turntable {height: calc(100vh - 480px); min-height: 240px;}
+/* 520: room for the timeline's lanes after a run (predicted, #1 IoU) with the frame row still on
+   the first screen of a laptop (tests/browser/test_phone.py) */
+#impact-video, #impact-body3d, #impact-turntable {height: calc(100vh - 520px); min-height: 240px;}
 #impact-turntable-col:not(:has(video)) {display: none !important;}
 #impact-body3d > .html-container, #impact-body3d > .html-container > div {height: 100%; padding: 0 !important;}
 #impact-steps button {white-space: nowrap;}
@@ -156,7 +167,13 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
   #app-tabs > .tab-wrapper {padding-left: 0 !important; padding-right: 0 !important;}
   #app-tabs > .tab-wrapper::before {display: none;}
   #ws-stage, #impact-main, .tab-controls, #cloze-practice, #impact-steps, #impact-readout {flex-wrap: wrap !important;}
-  #impact-steps > .block {flex: 1 1 100% !important;}
+  /* the pickers one under another, each the screen's width (never a row scrolled sideways) */
+  .tab-controls > .form {flex-wrap: wrap !important; flex: 1 1 100% !important; min-width: 0 !important;}
+  .tab-controls > .form > * {flex: 1 1 100% !important; min-width: 0 !important;}
+  #impact-steps > .block, #impact-steps > .form {flex: 1 1 100% !important; min-width: 0 !important;}
+  /* the frame box's reset icon is not one of the row's tall buttons (impact/ui/page.py) */
+  #impact-steps #impact-frame .reset-button {min-height: 0 !important; min-width: 0 !important; height: auto;
+    padding: 0 6px; font-size: 16px; line-height: 1.2;}
   #cloze-practice > * {flex: 1 1 100% !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }

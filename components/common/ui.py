@@ -7,13 +7,15 @@ state (a gr.State value) and the event's inputs. `TabEvents.on` wires one to a g
 it fills in the first two, turns the returned view into the outputs in order and puts the view's
 `message` on the tab's one message line, the last output of every event. One error policy: a
 UserError / BackendError is one readable line there (the outputs are left as they were); anything
-else is logged with a short id and the line says "something went wrong (id)". Nothing raises into
-gradio, so its red "Error" badges and toasts never cover a control.
+else is logged with a short id and the line says "something went wrong (id)". A success worth
+saying ("3 new names found") is a `note` on the same line. Nothing raises into gradio and no
+handler calls gr.Error / gr.Warning / gr.Info, so no badge or toast ever covers a control; the
+Model panel (components/settings/ui.py) and the study page (components/cloze/study/app.py) have
+message lines of their own, fed by the same `error_line`.
 """
 from __future__ import annotations
 
 import dataclasses
-import functools
 import html
 import inspect
 import logging
@@ -108,6 +110,12 @@ def markdown_safe(text: str) -> str:
     return "`".join(part if i % 2 else html.escape(part, quote=False) for i, part in enumerate(parts))
 
 
+def note(text: str) -> str:
+    """A note for the message line (a success said where the eye is, in the line's quieter
+    colour: theme.py `.tab-note`), never a toast. `text` is plain text (escaped here)."""
+    return f"<span class='tab-note'>{html.escape(text, quote=False)}</span>"
+
+
 def preparing_note(part: str) -> str | None:
     """While the part's data is still being made (a Space's first start builds the example data
     behind the page; components/common/preparing.py): the note for the tab's message line, with
@@ -116,7 +124,7 @@ def preparing_note(part: str) -> str | None:
     if not status.waiting:
         return None
     done = f" ({status.fraction:.0%})" if 0 < status.fraction < 1 else ""
-    return f"<span class='tab-note'>⏳ {html.escape(status.message, quote=False)}{done}</span>"
+    return note(f"⏳ {status.message}{done}")
 
 
 def poll(active: bool) -> Any:
@@ -270,22 +278,3 @@ def _named(fn: Callable[..., Any], handler: Callable[..., Any]) -> Callable[...,
     # not functools.wraps: gradio reads the signature (gr.Request, gr.Progress) through __wrapped__
     fn.__name__ = fn.__qualname__ = getattr(handler, "__name__", "handler")
     return fn
-
-
-def shown_error(exc: BaseException) -> gr.Error:
-    """The message as a page's error toast shows it (escaped: the toast renders HTML). Only the
-    study page, which has no message line of its own yet, still raises these."""
-    return gr.Error(html.escape(str(exc), quote=False), print_exception=False)
-
-
-def user_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn UserError / BackendError raised in a handler into one readable gr.Error (study page)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (UserError, BackendError) as exc:
-            raise shown_error(exc) from None
-
-    return wrapper

@@ -2,17 +2,21 @@
 records, and the recorded traces it can replay."""
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
 from backends.config import THINKING_CONTROLS, check_thinking_control
 from backends.errors import BackendError
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
+from components.common.ui import error_line, message_line
 from components.settings.session import (MAX_FRAMES_PER_REQUEST, SessionSettings, backend_for, badge,
                                          check_compare, localizer_backend_for)
 from components.settings.traces import (check_panel_spec, list_traces, recorded_backends, recording_note,
@@ -43,10 +47,7 @@ NO_COMPARE = "nothing (one model)"
 
 
 def _check_spec(spec: str) -> None:
-    try:
-        split_spec(spec, VLM_BACKENDS)
-    except BackendError as exc:
-        raise gr.Error(str(exc), print_exception=False) from None
+    split_spec(spec, VLM_BACKENDS)
 
 
 def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
@@ -59,7 +60,7 @@ def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, re
     must name a listed trace (or one the server was started with) and a readable trace: a bad one
     is refused here, not at the first model call. A "compare with" backend must be a model other
     than the session's (`check_compare`); it uses the model's server and key unless given its
-    own."""
+    own. A refused choice raises BackendError (the panel shows it on its message line)."""
     spec = (spec or "baseline").strip()
     _check_spec(spec)
     localizer = (localizer or "").strip()
@@ -70,10 +71,7 @@ def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, re
     compare = "" if compare in ("", NO_COMPARE) else compare
     if compare:
         _check_spec(compare)
-    try:
-        control = check_thinking_control(thinking_control) if (thinking_control or "").strip() else ""
-    except BackendError as exc:
-        raise gr.Error(str(exc), print_exception=False) from None
+    control = check_thinking_control(thinking_control) if (thinking_control or "").strip() else ""
     previous = SessionSettings.from_state(state)
     session = getattr(request, "session_hash", None) or "cli"
     settings = SessionSettings(
@@ -85,16 +83,13 @@ def apply_settings(spec: str, base_url: str, api_key: str, max_frames: float, re
         compare_base_url=(compare_base_url or "").strip() if compare else "",
         compare_api_key=((compare_api_key or "").strip() or previous.compare_api_key) if compare else "")
     allowed = set(configured_choices()) | (server_specs or set())
-    try:
-        for chosen in (spec, localizer, compare):
-            check_panel_spec(chosen, allowed, session)
-        check_compare(settings)  # a second model, not the model itself nor the baseline
-        if _is_replay(spec) or _is_replay(compare):
-            backend_for(settings)  # reads the traces now (and keeps them for the session's clicks)
-        if _is_replay(localizer):
-            localizer_backend_for(settings)
-    except BackendError as exc:
-        raise gr.Error(str(exc), print_exception=False) from None
+    for chosen in (spec, localizer, compare):
+        check_panel_spec(chosen, allowed, session)
+    check_compare(settings)  # a second model, not the model itself nor the baseline
+    if _is_replay(spec) or _is_replay(compare):
+        backend_for(settings)  # reads the traces now (and keeps them for the session's clicks)
+    if _is_replay(localizer):
+        localizer_backend_for(settings)
     return settings.to_state(), badge(settings.to_state())
 
 
@@ -249,6 +244,7 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
         record = gr.Checkbox(value=default.record, label="Record this session's model calls",
                              elem_id="settings-record")
         apply = gr.Button("Apply", variant="primary", elem_id="settings-apply")
+        message = message_line("settings-message")   # the panel's own line, just under Apply
         record_note = gr.Markdown(elem_id="settings-record-note")
         download = gr.DownloadButton("Download the trace (JSONL)", visible=False, size="sm",
                                      elem_id="settings-trace-download")
@@ -276,11 +272,17 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
                     localizer: str | None = None, thinking_control: str | None = None,
                     compare_with: str | None = None, compare_base_url: str | None = None,
                     compare_api_key: str | None = None,
-                    state: dict | None = None, request: gr.Request | None = None) -> tuple[dict, str]:
-        return apply_settings(spec, base_url, api_key, max_frames, record, localizer,
-                              thinking_control, state, request, compare=compare_with,
-                              compare_base_url=compare_base_url, compare_api_key=compare_api_key,
-                              server_specs=server_specs)
+                    state: dict | None = None, request: gr.Request | None = None) -> tuple:
+        """(state, badge, message): a refused choice leaves the session as it was and says why on
+        the panel's message line (never a toast)."""
+        try:
+            applied = apply_settings(spec, base_url, api_key, max_frames, record, localizer,
+                                     thinking_control, state, request, compare=compare_with,
+                                     compare_base_url=compare_base_url, compare_api_key=compare_api_key,
+                                     server_specs=server_specs)
+        except Exception as exc:  # noqa: BLE001 - shown on the panel's message line
+            return gr.skip(), gr.skip(), error_line(exc)
+        return (*applied, "")
 
     def pick_panel_replay(name: str | None, request: gr.Request | None = None):
         spec_update, compare_update = pick_replay(name, compare_choices, request)
@@ -290,19 +292,38 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     inputs = [spec, base_url, api_key, max_frames, record, localizer, thinking, compare, compare_url,
               compare_key, state]
     recording = [record_note, download, timer, seen]
-    applied = apply.click(apply_panel, inputs, [state, badge_md], api_name="set_backend")
-    applied.success(recording_view, [state], recording, api_name=False, show_progress="hidden")
+    applied = apply.click(apply_panel, inputs, [state, badge_md, message], api_name="set_backend")
+    # the panel's other events say a failure on its line too (a success leaves the line as it is)
+    noted = [*recording, message]
+    applied.success(on_line(recording_view, 4), [state], noted, api_name=False, show_progress="hidden")
     # Clear the password boxes after applying so the keys never sit in the page.
     apply.click(lambda: ("", ""), None, [api_key, compare_key], api_name=False)
-    timer.tick(lambda s, shown: recording_view(s, shown, force=False), [state, seen], recording,
-               api_name=False, show_progress="hidden")
-    refresh.click(recording_view, [state], recording, api_name=False, show_progress="hidden")
+
+    def tick(s: dict | None, shown: dict | None):
+        return recording_view(s, shown, force=False)
+
+    timer.tick(on_line(tick, 4), [state, seen], noted, api_name=False, show_progress="hidden")
+    refresh.click(on_line(recording_view, 4), [state], noted, api_name=False, show_progress="hidden")
     for event in (refresh.click, panel.expand):
-        event(refresh_replay_list, None, replay, api_name=False, show_progress="hidden")
+        event(on_line(refresh_replay_list, 1), None, [replay, message], api_name=False, show_progress="hidden")
     # a recorded pair opens "Compare with", showing both sides it set
-    replay.input(pick_panel_replay, replay, [spec, compare, compare_panel], api_name=False,
+    replay.input(on_line(pick_panel_replay, 3), replay, [spec, compare, compare_panel, message], api_name=False,
                  show_progress="hidden")
     return state
+
+
+def on_line(fn: Callable[..., Any], n_out: int) -> Callable[..., Any]:
+    """`fn` (its `n_out` outputs) with the panel's message line as one more output: a failure is
+    said there and changes nothing else; a success leaves the line as it is. The wrapper keeps
+    `fn`'s signature, which gradio reads (a gr.Request parameter)."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            out = fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - shown on the panel's message line
+            return (*[gr.skip()] * n_out, error_line(exc))
+        return (*(out if isinstance(out, tuple) else (out,)), gr.skip())
+    return call
 
 
 def compare_choices_for(default: SessionSettings, choices: list[str]) -> list[str]:

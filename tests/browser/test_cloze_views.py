@@ -203,8 +203,9 @@ def test_on_a_phone_the_letters_stay_tappable_and_nothing_runs_off_the_edge(brow
         widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
         assert widths[0] <= widths[1], f"horizontal overflow: {widths}"
         assert page.locator("#cloze-question .icon-button-wrapper button").count() == 0  # no media toolbars
-        page.evaluate("() => window.scrollTo(0, document.querySelector('#cloze-progress')"
-                      ".getBoundingClientRect().top + window.scrollY - 8)")   # reading the clips from the top
+        # the letters follow the last clip in the page (issue 27: a bar held over the screen's
+        # bottom covered C and D); scrolled to, they are whole and nothing covers them
+        page.locator("#cloze-answer").scroll_into_view_if_needed()
         page.wait_for_timeout(300)
         _letters_usable(page, 390, 844)
 
@@ -212,8 +213,8 @@ def test_on_a_phone_the_letters_stay_tappable_and_nothing_runs_off_the_edge(brow
         page.wait_for_function("() => !!document.querySelector('#cloze-cand-D-video video')")
         video = page.locator("#cloze-cand-D-video video").first
         video.scroll_into_view_if_needed()
-        # the sticky letters sit over the screen's bottom: the page scrolls the last clip clear of them
-        page.evaluate("() => window.scrollBy(0, document.querySelector('#cloze-answer').getBoundingClientRect().height + 8)")
+        page.locator("#cloze-answer").scroll_into_view_if_needed()          # the letters, after the last clip
+        page.wait_for_timeout(300)
         clip, bar = page.locator("#cloze-cand-D-video").bounding_box(), page.locator("#cloze-answer").bounding_box()
         assert clip["y"] + clip["height"] <= bar["y"] + 1, (clip, bar)       # the bar covers no clip
         page.mouse.move(clip["x"] + clip["width"] / 2, clip["y"] + clip["height"] / 2)   # controls show on hover

@@ -122,7 +122,7 @@ def _through_intro(page, annotator: str) -> None:
     """The instruction and the practice question, then Begin."""
     page.wait_for_function(
         f"() => (document.querySelector('#study-progress')?.innerText || '').includes('{annotator} · before you start')")
-    page.wait_for_selector("#study-practice-frames img", state="visible")
+    page.wait_for_selector("#study-practice-frames img", state="attached")   # a phone shows its strips
     assert page.locator("#study-instruction").is_visible()
     assert not page.locator("#study-choice-A").is_visible()                 # no study letter yet
     page.locator(f"#study-practice-{ANSWER}").click()
@@ -205,6 +205,68 @@ def test_on_a_phone_the_frames_are_six_strips_at_full_width(browser, study_url):
     page.wait_for_function("() => document.querySelector('#study-frames .study-split')?.dataset.src === "
                            "document.querySelector('#study-frames img')?.src")
     assert page.locator("#study-frames img").first.get_attribute("src") != src
+    page.close()
+
+
+# the height on screen of a strip's drawn label ("A  (first 2 | last 2)", "C"): its ink in the
+# picture (first dark row to the row before the frames begin) times the strip's scale on screen
+LABEL_ON_SCREEN = """async ([host, k]) => {
+  const img = document.querySelector(host + ' img'), piece = document.querySelectorAll(host + ' .study-piece')[k];
+  const c = document.createElement('canvas'); c.width = img.naturalWidth; c.height = img.naturalHeight;
+  const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+  const w = Math.floor(img.naturalWidth / 2), top = Math.floor(img.naturalHeight / 3) * Math.floor(k / 2);
+  const x0 = (k % 2) * w, rows = g.getImageData(x0, top, w, Math.floor(img.naturalHeight / 3)).data;
+  let first = -1, last = -1;
+  for (let y = 0; y < img.naturalHeight / 3; y++) {
+    let dark = 0, filled = 0;
+    for (let x = 0; x < w; x++) { const i = (y * w + x) * 4, v = (rows[i] + rows[i + 1] + rows[i + 2]) / 3;
+      if (v < 110) dark++; if (v < 235) filled++; }
+    if (filled > 0.4 * w) break;            // the frames begin
+    if (dark > 0) { if (first < 0) first = y; last = y; }
+  }
+  return [(last - first + 1) * piece.getBoundingClientRect().width / w, last - first + 1];
+}"""
+
+
+def test_on_a_phone_the_labels_drawn_in_the_pictures_are_12_px_and_more(browser, study_url):
+    url, data = study_url
+    _set_display(data, "frames")
+    page = _fresh(browser, _link(url, data, "anon-labels"), (390, 844))
+    page.wait_for_function("() => !!document.querySelector('#study-practice-frames .study-split[data-src]')")
+    for k in (2, 5):                                                      # A and D of the practice
+        shown, drawn = page.evaluate(LABEL_ON_SCREEN, ["#study-practice-frames", k])
+        assert shown >= 12, (k, shown, drawn)
+    _through_intro(page, "anon-labels")
+    _wait_question(page, "anon-labels")
+    page.wait_for_selector("#study-frames .study-split[data-src]")
+    page.wait_for_function("() => document.querySelector('#study-frames img')?.complete")
+    for k in range(6):                                                    # BEGINNING, END, A-D
+        shown, drawn = page.evaluate(LABEL_ON_SCREEN, ["#study-frames", k])
+        assert shown >= 12, (k, shown, drawn)
+    page.locator("#study-choice-B").click()                              # one answered, one current
+    page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('saved')")
+    page.wait_for_function("() => !!document.querySelector('#study-navigator .study-q.answered')")
+    heights = page.evaluate("() => [...document.querySelectorAll('#study-navigator .study-nav-grid .study-q')]"
+                            ".map(b => b.getBoundingClientRect().height)")
+    assert len(heights) >= 3 and max(heights) - min(heights) < 0.5, heights   # one height, answered or not
+    page.close()
+
+
+def test_a_refused_action_is_said_on_the_pages_message_line_never_a_toast(browser, study_url):
+    url, data = study_url
+    _set_display(data, "frames")
+    page = _fresh(browser, _link(url, data, "anon-refused"), (390, 844))
+    page.wait_for_function(
+        "() => (document.querySelector('#study-progress')?.innerText || '').includes('anon-refused · before you start')")
+    page.locator("#study-begin").click()                                 # the practice question not tried
+    page.wait_for_function("() => (document.querySelector('#study-message')?.innerText || '').includes('practice')")
+    assert page.locator("#study-message").inner_text().startswith("⚠")
+    line = page.locator("#study-message").first.bounding_box()
+    assert 0 <= line["y"] and line["y"] + line["height"] <= 844               # on the screen, where Begin was
+    page.wait_for_timeout(300)
+    assert page.locator(".toast-body").count() == 0
+    page.locator(f"#study-practice-{ANSWER}").click()                    # the next action that works clears it
+    page.wait_for_function("() => !(document.querySelector('#study-message')?.innerText || '').trim()")
     page.close()
 
 

@@ -135,3 +135,25 @@ def test_with_app_admin_the_shared_memory_is_edited(shared_memory, monkeypatch):
     memory_handlers.confirm_remove(tab, res, session)
     data = json.loads(shared.read_text())
     assert sum(len(c["references"]) for c in data["characters"]) == n_before - 1
+
+
+def test_find_names_says_what_it_found_as_a_note_on_the_message_line(shared_memory, monkeypatch):
+    monkeypatch.delenv("APP_ADMIN", raising=False)
+    tab, _ = shared_memory
+    res = SessionResources()
+    session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 180).session
+    found = memory_handlers.find_names(tab, res, session)
+    assert found.message.startswith("<span class='tab-note'>")          # a note, not a toast
+    assert "new name(s) found in the subtitles" in found.message
+    res.release()
+
+
+def test_a_movie_the_browser_cannot_play_is_one_line_not_a_toast(tmp_path, monkeypatch):
+    movie = tmp_path / "film.avi"
+    movie.write_bytes(b"not a video")
+    monkeypatch.setattr(handlers.processing_utils, "ffmpeg_installed", lambda: True)
+    monkeypatch.setattr(handlers.players, "playable", lambda path: False)
+    shown, line = handlers.player_value(str(movie))
+    assert shown is None and line.startswith("⚠ film.avi is not browser-playable")
+    assert str(tmp_path) not in line
+    assert handlers.player_value(None) == (None, "")

@@ -10,6 +10,7 @@ cannot reach the explorer's Cloze tab (which shows every option by name) from th
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import logging
@@ -34,7 +35,7 @@ from components.common.page import LAUNCH_OPTIONS
 from components.common.players import trusting_own_media
 from components.common.progress import BUSY_CLASS, busy_on_one_component
 from components.common.theme import THEME
-from components.common.ui import user_errors
+from components.common.ui import SKIP, error_line
 from components.common.warm import warm_in_background
 from components.datasource import open_data_dir
 
@@ -149,6 +150,9 @@ def build_study_app(data_dir: str | Path) -> gr.Blocks:
                 ui.login = gr.LoginButton(elem_id="study-login") if _sign_in_ready(cfg) else None
             ui.progress = gr.HTML(h.progress_html(h.StudySession(), None), elem_id="study-progress",
                                   padding=False, elem_classes=[BUSY_CLASS])
+            # the page's one message line: under the progress, and held at the top of the screen
+            # while it has something to say (page.py), so it is seen wherever the annotator clicked
+            ui.message = gr.Markdown("", elem_id="study-message", elem_classes=["study-message-line"])
             _intro(ui)
             with gr.Column(visible=False, elem_id="study-question") as ui.question_box:
                 _question(ui)
@@ -168,13 +172,26 @@ def _values(view: Any) -> list[Any]:
     return out
 
 
-def _bound(study: h.Study, fn: Callable[..., h.QuestionView]) -> Callable[..., list[Any]]:
-    """`fn(study, *inputs)` as gradio calls it (UserError -> one readable message)."""
-    @user_errors
+def _with_message(fn: Callable[..., list[Any]], n_out: int, data_dir: str) -> Callable[..., list[Any]]:
+    """`fn` with the page's message line as its last output: cleared when it works; a refusal
+    (UserError) or anything unexpected is one line there and the other outputs stay as they were
+    (never a toast). The wrapper keeps `fn`'s signature: gradio reads it for what to pass (a
+    gr.OAuthProfile parameter, start's)."""
+    @functools.wraps(fn)
     def call(*args):
-        return _values(fn(study, *args))
-    call.__name__ = getattr(fn, "__name__", "study_event")
+        try:
+            return [*fn(*args), ""]
+        except Exception as exc:  # noqa: BLE001 - shown on the message line
+            return [*[SKIP] * n_out, error_line(exc, data_dir)]
     return call
+
+
+def _bound(study: h.Study, fn: Callable[..., h.QuestionView], n_out: int) -> Callable[..., list[Any]]:
+    """`fn(study, *inputs)` as gradio calls it, its outputs then the message line."""
+    def values(*args):
+        return _values(fn(study, *args))
+    values.__name__ = getattr(fn, "__name__", "study_event")
+    return _with_message(values, n_out, study.data_dir)
 
 
 def _username(profile: Any) -> str | None:
@@ -184,12 +201,12 @@ def _username(profile: Any) -> str | None:
 def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
     question = [ui.state, ui.image, *ui.videos, ui.progress, ui.marks, ui.navigator, ui.feedback]
     layout = [ui.head, ui.intro, ui.question_box, ui.image, ui.video_box, ui.submit]
+    data_dir = study.data_dir
 
     def started(found: tuple[h.Layout, h.QuestionView, dict | None]) -> list[Any]:
         lay, view, stored = found
         return [*_values(lay), *_values(view), gr.skip() if stored is None else stored]
 
-    @user_errors
     def start(session: h.StudySession, credential: str, profile: gr.OAuthProfile | None) -> list[Any]:
         return started(h.start(study, session, credential, _username(profile)))
 
@@ -212,54 +229,64 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
                 name = _username(profile)
                 if credential or name:
                     shown = gr.update(value=credential) if cfg.access == "open" else gr.skip()
-                    return [research, shown, *started(h.start(study, session, credential, name))]
+                    return [research, shown, *started(h.start(study, session, credential, name)), ""]
                 if cfg.hf_sign_in and not cfg.invites and not _sign_in_ready(cfg):
                     message = HF_OFF_SPACE
         except UserError as exc:
             message = f"The study file has a problem: {exc}"
+        except Exception as exc:  # noqa: BLE001 - shown on the message line
+            return [research, gr.skip(), *[gr.skip()] * (len(layout) + len(question) + 1),
+                    error_line(exc, data_dir)]
         nothing: list[Any] = [gr.skip()] * (len(layout) + len(question) + 1)
         if message is not None:
             nothing[len(layout) + question.index(ui.progress)] = f"<p>{html.escape(message)}</p>"
-        return [research, gr.skip(), *nothing]
+        return [research, gr.skip(), *nothing, gr.skip()]
 
     def then_top(event) -> None:
         event.then(None, None, None, js=TOP)
 
-    then_top(ui.start.click(start, [ui.state, ui.annotator], [*layout, *question, ui.browser],
-                            api_name="study_start"))
-    ui.annotator.submit(start, [ui.state, ui.annotator], [*layout, *question, ui.browser])
+    n_start = len(layout) + len(question) + 1
+    start_outputs = [*layout, *question, ui.browser, ui.message]
+    shown_start = _with_message(start, n_start, data_dir)
+    then_top(ui.start.click(shown_start, [ui.state, ui.annotator], start_outputs, api_name="study_start"))
+    ui.annotator.submit(shown_start, [ui.state, ui.annotator], start_outputs)
+    asked = [*question, ui.message]
+    n_q = len(question)
     for i, btn in enumerate(ui.letters):
-        then_top(btn.click(_bound(study, h.choose), [ui.state, gr.State(LETTERS[i]), ui.timing], question,
+        then_top(btn.click(_bound(study, h.choose, n_q), [ui.state, gr.State(LETTERS[i]), ui.timing], asked,
                            js=STAMP.format(args="s, l, t", keep="s, l"),
                            api_name="study_choice" + (f"_{i}" if i else "")))
-    then_top(ui.submit.click(_bound(study, h.submit), [ui.state, ui.timing], question,
+    then_top(ui.submit.click(_bound(study, h.submit, n_q), [ui.state, ui.timing], asked,
                              js=STAMP.format(args="s, t", keep="s"), api_name="study_submit"))
-    ui.change.click(_bound(study, h.change), [ui.state], question, api_name="study_change")
-    then_top(ui.prev.click(_bound(study, lambda s, st: h.step(s, st, -1)), [ui.state], question,
+    ui.change.click(_bound(study, h.change, n_q), [ui.state], asked, api_name="study_change")
+    then_top(ui.prev.click(_bound(study, lambda s, st: h.step(s, st, -1), n_q), [ui.state], asked,
                            api_name="study_prev"))
-    then_top(ui.next.click(_bound(study, lambda s, st: h.step(s, st, 1)), [ui.state], question,
+    then_top(ui.next.click(_bound(study, lambda s, st: h.step(s, st, 1), n_q), [ui.state], asked,
                            api_name="study_next"))
+    jump = _bound(study, h.jump, n_q)
 
     def on_jump(session: h.StudySession, event: gr.EventData) -> list[Any]:
         picked = (getattr(event, "_data", None) or {}).get("q")
-        return _bound(study, h.jump)(session, int(picked) if isinstance(picked, (int, float)) else None)
+        return jump(session, int(picked) if isinstance(picked, (int, float)) else None)
 
-    then_top(ui.navigator.click(on_jump, [ui.state], question, api_name="study_jump"))
+    then_top(ui.navigator.click(on_jump, [ui.state], asked, api_name="study_jump"))
     ui.play_all.click(None, None, None, js=PLAY_ALL)
 
     for i, btn in enumerate(ui.practice_letters):
-        btn.click(user_errors(lambda s, x: h.practice(study, s, x)), [ui.state, gr.State(LETTERS[i])],
-                  [ui.state, ui.practice_feedback], api_name=f"study_practice_{i}")
+        practice = _with_message(lambda s, x: list(h.practice(study, s, x)), 2, data_dir)
+        btn.click(practice, [ui.state, gr.State(LETTERS[i])], [ui.state, ui.practice_feedback, ui.message],
+                  api_name=f"study_practice_{i}")
 
-    @user_errors
     def begin(session: h.StudySession) -> list[Any]:
         lay, view = h.begin(study, session)
         return [*_values(lay), *_values(view)]
 
-    then_top(ui.begin.click(begin, [ui.state], [*layout, *question], api_name="study_begin"))
-    ui.show.click(lambda token: _values(h.researcher(study, token)), [ui.token],
-                  [ui.summary, ui.coverage, ui.table], api_name="study_results")
-    demo.load(on_load, [ui.state, ui.browser], [ui.research, ui.annotator, *layout, *question, ui.browser]
+    then_top(ui.begin.click(_with_message(begin, len(layout) + len(question), data_dir), [ui.state],
+                            [*layout, *question, ui.message], api_name="study_begin"))
+    ui.show.click(_with_message(lambda token: _values(h.researcher(study, token)), 3, data_dir), [ui.token],
+                  [ui.summary, ui.coverage, ui.table, ui.message], api_name="study_results")
+    demo.load(on_load, [ui.state, ui.browser],
+              [ui.research, ui.annotator, *layout, *question, ui.browser, ui.message]
               ).then(None, None, None, js=STRIP_INVITE)
 
 

@@ -228,6 +228,19 @@ def grid16_view(clips: list[Path]) -> Image.Image:
 
 
 GRID_TILE_HEIGHT = 54
+#: the drawn labels' font sizes (px of the image). A phone shows each strip of the picture at the
+#: screen's width (page.py), ~0.7 of its size for the edge view, ~1.2 for the grids: these keep a
+#: strip's label at 12 px or more on a 390 px screen (tests/browser/test_phone.py measures it)
+EDGE_LABEL_PX = 22
+GRID_LABEL_PX = 16
+GRID_NUMBER_PX = 12
+
+
+def label_font(size: int):
+    """The font the pictures' labels are drawn in (Pillow's own, at `size` px: nothing to install)."""
+    from PIL import ImageFont
+
+    return ImageFont.load_default(size=size)
 
 
 def _grid_frames(path: Path) -> list:
@@ -245,7 +258,8 @@ def _grid_frames(path: Path) -> list:
 def _draw_grid16(clips: list[Path]) -> Image.Image:
     from PIL import Image, ImageDraw
 
-    th, cap, gap, label = GRID_TILE_HEIGHT, 12, 10, 18
+    th, cap, gap, label = GRID_TILE_HEIGHT, GRID_NUMBER_PX + 3, 10, GRID_LABEL_PX + 6
+    name_font, number_font = label_font(GRID_LABEL_PX), label_font(GRID_NUMBER_PX)
     grids = [[_tile(f, th) for f in _grid_frames(p)] for p in fetched(clips)]
     tw = grids[0][0].size[0]
     gw, gh = 4 * (tw + 2), 4 * (th + cap) + label
@@ -254,11 +268,11 @@ def _draw_grid16(clips: list[Path]) -> Image.Image:
     for slot, (name, frames) in enumerate(zip(("BEGINNING", "END", *LETTERS), grids)):
         r, c = divmod(slot, 2)
         x0, y0 = gap + c * (gw + gap), gap + r * (gh + gap)
-        draw.text((x0, y0), name, fill="black")
+        draw.text((x0, y0), name, fill="black", font=name_font)
         for k, img in enumerate(frames):
             x, y = x0 + (k % 4) * (tw + 2), y0 + label + (k // 4) * (th + cap)
             canvas.paste(img, (x, y))
-            draw.text((x + 2, y + th), str(k + 1), fill="#444")
+            draw.text((x + 2, y + th), str(k + 1), fill="#444", font=number_font)
     return canvas
 
 
@@ -295,13 +309,14 @@ def edge_layout(before: list, after: list, cands: list[list], tw: int, th: int) 
     first 2 | last 2 frames each, every strip captioned (the study's practice question too)."""
     from PIL import Image, ImageDraw
 
-    gap, cap = 6, 20
+    gap, cap = 6, EDGE_LABEL_PX + 8
     width = 8 * tw + 7 * 2 + 3 * gap + 24
     canvas = Image.new("RGB", (width, 3 * (th + cap) + 4 * gap), "white")
     draw = ImageDraw.Draw(canvas)
+    font = label_font(EDGE_LABEL_PX)
 
     def strip(images, x: int, y: int, label: str) -> None:
-        draw.text((x, y), label, fill="black")
+        draw.text((x, y), label, fill="black", font=font)
         for k, img in enumerate(images):
             canvas.paste(img, (x + k * (tw + 2), y + cap))
 

@@ -2,7 +2,8 @@
 per second); the letters' state, applied from the marks the server sends (so an answer sends
 values only, never component properties, which gradio would rebuild per request); the timing
 stamp (when the question's media are all shown, and when it is answered: timing.py); and, on a
-phone, the frames image shown as its six strips one under another at twice the size."""
+phone, the frames image (and the practice question's) shown as its six strips one under another
+at twice the size, so the labels drawn in it (media.py) stay 12 px and more on the screen."""
 from __future__ import annotations
 
 CSS = """
@@ -20,8 +21,13 @@ CSS = """
 #study-practice-frames img {max-height: 40vh; width: 100%; object-fit: contain;}
 #study-practice-letters button {min-height: 42px; font-size: 1.15em; font-weight: 600;}
 #study-progress p {margin: 0;}
+/* the one message line (app.py): red, held at the top of the screen while it says something */
+#study-message {position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary);}
+#study-message p {color: #b42318; font-weight: 600; margin: 0; font-size: 1.05em;}
+#study-message:not(:has(p)), #study-message:has(p:empty) {display: none !important;}
 .study-nav-grid {display: flex; flex-wrap: wrap; gap: 3px; max-height: 5.2em; overflow-y: auto;}
-.study-q {min-width: 2.2em; padding: 2px 4px; border: 1px solid var(--border-color-primary);
+.study-q {min-width: 2.2em; height: 1.9em; box-sizing: border-box; display: inline-flex; align-items: center;
+  justify-content: center; line-height: 1; padding: 0 4px; border: 1px solid var(--border-color-primary);
   border-radius: 4px; background: var(--background-fill-primary); cursor: pointer; font-size: 0.85em;}
 .study-q.answered {background: var(--neutral-300); color: var(--neutral-900);}
 .study-q[aria-current="true"] {outline: 2px solid var(--color-accent);}
@@ -31,7 +37,8 @@ footer {display: none !important;}
 .study-split {display: none;}
 @media (max-width: 600px) {
   #study-frames img {max-height: 44vh;}
-  #study-frames:has(> .study-split[data-src]) .image-container {display: none !important;}
+  #study-frames:has(> .study-split[data-src]) .image-container,
+  #study-practice-frames:has(> .study-split[data-src]) .image-container {display: none !important;}
   .study-split[data-src] {display: grid; gap: 3px; width: 100%;}
   .study-piece {width: 100%; background-size: 200% 300%; background-repeat: no-repeat;}
   #study-videos video {max-height: 15vh;}
@@ -78,8 +85,9 @@ HEAD = """
   // The frames image is two columns of three strips (BEGINNING | END, A | B, C | D, media.py). On a
   // phone its six strips are shown one under another, each the full width: the same image,
   // cropped by CSS, so nothing more is fetched.
-  function splitFrames() {
-    const host = document.querySelector('#study-frames'), img = host?.querySelector('img');
+  function splitFrames() { for (const id of ['#study-frames', '#study-practice-frames']) splitOne(id); }
+  function splitOne(id) {
+    const host = document.querySelector(id), img = host?.querySelector('img');
     if (!img) return;
     let split = host.querySelector(':scope > .study-split');
     if (!split) {

@@ -27,7 +27,7 @@ from components.common.fields import number, whole
 from components.common.io import atomic_write_text
 from components.common.limits import check_video_duration
 from components.common import players
-from components.common.ui import SKIP, View, poll, preparing_note
+from components.common.ui import SKIP, View, markdown_safe, poll, preparing_note
 from components.common.watched import WatchedFile
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
@@ -188,21 +188,21 @@ class LinkView(View):
 
 
 # -- helpers ----------------------------------------------------------------------------------------
-def player_value(video: str | None) -> str | None:
-    """The path for gr.Video, or None when gradio would re-encode it (not browser-playable): a
-    two-hour re-encode must never block the tab. The search itself reads any format."""
+def player_value(video: str | None) -> tuple[str | None, str]:
+    """(the path for gr.Video, a line for the message line): no path, and a line saying why, when
+    gradio would re-encode the file (not browser-playable): a two-hour re-encode must never block
+    the tab. The search itself reads any format."""
     if not video:
-        return None
+        return None, ""
     video = str(datasource.local(video))   # a dataset repository's movie: fetched first
     try:
         if processing_utils.ffmpeg_installed() and not players.playable(video):
-            gr.Warning(f"{Path(video).name} is not browser-playable (container/codec), so the player stays "
-                       "empty; the search still works. To watch it, re-encode: ffmpeg -i in -c:v libx264 "
-                       "-pix_fmt yuv420p -c:a aac out.mp4")
-            return None
+            return None, (f"⚠ {markdown_safe(Path(video).name)} is not browser-playable (container/codec), so the "
+                          "player stays empty; the search still works. To watch it, re-encode: "
+                          "`ffmpeg -i in -c:v libx264 -pix_fmt yuv420p -c:a aac out.mp4`")
     except Exception:  # noqa: BLE001 - probing failed: let the player try the file as it is
         pass
-    return video
+    return video, ""
 
 
 def memory_of(info: MovieInfo) -> CharacterMemory:
@@ -327,14 +327,15 @@ def _movie_view(tab: TabData, session: WindowSearchSession, qid: str | None = No
     if qid is None and queries:
         qid = queries[0].qid
     text, partner = _picked(tab, session, qid)
-    video = gr.update(value=player_value(mv.video) if mv else None, playback_position=session.playhead,
+    shown, unplayable = player_value(mv.video if mv else None)
+    video = gr.update(value=shown, playback_position=session.playhead,
                       subtitles=mv.subtitles if mv else None,
                       label=f"Movie · {mv.movie_id}" if mv else "Movie")
     names, refs, chars = memory_listing(session)
     return MovieView(session, video, _timeline(session, seek=True),
                      gr.update(choices=view.query_choices(queries), value=qid), text, partner, _scrub(session),
                      view.checklist_html(None, None), "", gr.update(choices=[], value=None, visible=False), names, refs,
-                     chars, "")
+                     chars, "", message=unplayable)
 
 
 def _opened(res: SessionResources, info: MovieInfo, chunk: float | None,
@@ -395,9 +396,9 @@ def open_page(tab: TabData, res: SessionResources, session: WindowSearchSession,
     t, problem = links.read_time(req.t, opened.movie.duration)
     opened.playhead = t or 0.0
     problems = req.problems + ([problem] if problem else [])
-    return PageView(*_fields(_movie_view(tab, opened, req.qid)),
-                    movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie), poll=poll(False),
-                    message=" ".join(problems))
+    movie_view = _movie_view(tab, opened, req.qid)
+    return PageView(*_fields(movie_view), movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie),
+                    poll=poll(False), message=" ".join([*problems, movie_view.message]).strip())
 
 
 def _fields(v: Any) -> list:
@@ -678,10 +679,11 @@ def load(tab: TabData, res: SessionResources, session: WindowSearchSession, file
     cand = view.candidate(trace, sel)
     session.playhead = float((trace.window or (cand.span if cand else (0.0, 0.0)))[0])
     vid = session.movie.video
-    video = gr.update(value=player_value(vid), playback_position=session.playhead) if vid else SKIP
+    shown, unplayable = player_value(vid)
+    video = gr.update(value=shown, playback_position=session.playhead) if vid else SKIP
     return LoadView(session, video, _timeline(session, seek=True), pair_view.checklist(trace, sel),
                     _result(session, trace), _window_pick(trace, sel), _cast_gallery(trace), trace.query,
-                    _scrub(session), query_pick, partner, pair_view.calls_html(trace))
+                    _scrub(session), query_pick, partner, pair_view.calls_html(trace), message=unplayable)
 
 
 def _trace_query(tab: TabData, session: WindowSearchSession, trace: SearchTrace) -> tuple[Any, str]:

@@ -2,6 +2,7 @@
 (private_memory.py) unless the app runs with APP_ADMIN=1; removing a reference asks first."""
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ import gradio as gr
 
 from components.common.admin import admin_mode
 from components.common.errors import UserError
-from components.common.ui import View
+from components.common.ui import View, note
 from components.settings.session import backend_for
 from components.window_search import view
 from components.window_search.memory import CharacterMemory, build_names_only
@@ -133,8 +134,7 @@ def find_names(tab: TabData, res: SessionResources, session: WindowSearchSession
             added += 1
     if added == 0 and mem.path is not None and not mem.path.exists():
         mem.save()
-    gr.Info(f"{added} new name(s) found in the subtitles.")
-    return _view(session)
+    return dataclasses.replace(_view(session), message=note(f"{added} new name(s) found in the subtitles."))
 
 
 def build_refs(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
@@ -163,6 +163,6 @@ def build_refs(tab: TabData, res: SessionResources, session: WindowSearchSession
             img = built.load_reference_image(r)
             if img is not None:
                 mem.add_reference(new.char_id, img, time=r.time)
-    gr.Info(f"{stats['kept']} character(s) kept, {stats['dropped']} dropped, {stats['calls']} model calls, "
-            f"{stats['unparsed']} unparsed.")
-    return _view(session)
+    return dataclasses.replace(_view(session), message=note(
+        f"{stats['kept']} character(s) kept, {stats['dropped']} dropped, {stats['calls']} model calls, "
+        f"{stats['unparsed']} unparsed."))
