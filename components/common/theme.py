@@ -130,6 +130,8 @@ body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
 #cloze-answer button {min-height: 48px;}
 #cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
 #cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}
+#cloze-leaderboard .cell-wrap, #cloze-leaderboard .cell-wrap span {font-family: var(--font) !important;
+  font-variant-numeric: tabular-nums;}
 @media (max-width: 640px) {
   #cloze-grid {grid-template-columns: repeat(2, minmax(0, 1fr)); grid-template-areas: "b e" "a1 a2" "a3 a4";}
   .cloze-clip {height: auto; aspect-ratio: 4 / 3; min-height: 0;}

@@ -174,3 +174,28 @@ def test_a_set_runs_summary_says_which_entries_are_missing():
     assert "missing entries A 1 (left out, as released)" in line and "S 50.00" in line
     complete = {"s1": {"S": results["s1"]["S"]}}
     assert "missing" not in _run_summary("m", "set", {"results": complete, "counts": {"done": 1, "skipped": 0}})
+
+
+def test_a_run_file_that_cannot_be_read_is_named_with_what_is_wrong(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(runs))
+    (runs / "good.json").write_text(json.dumps(_results([1] * 4 + [0] * 2)), encoding="utf-8")
+    (runs / "torn.json").write_text('{"s0": {"S": {"answer": "A"', encoding="utf-8")   # half-written
+    (runs / "wrong.json").write_text('["not", "a", "result", "file"]', encoding="utf-8")
+    board = handlers.refresh(TAB, RES, ClozeSession(data_dir=str(tmp_path)), [], [])
+    names = [row[0] for row in board.leaderboard["value"]["data"]]
+    assert "★ good" in names and not any("torn" in n or "wrong" in n for n in names)
+    line = board.message
+    assert "torn.json" in line and "wrong.json" in line and "good.json" not in line
+    assert "Left out of the leaderboard" in line and str(runs) not in line   # no server path
+    # what is wrong is said for each, not just that it is
+    torn, wrong = line.split("torn.json (")[1], line.split("wrong.json (")[1]
+    assert "not valid JSON" in torn.split(";")[0] and len(wrong.split(". Remove")[0].strip()) > 10
+    # opening Compare says it too
+    picked = handlers.pick_mode(TAB, RES, ClozeSession(data_dir=str(tmp_path)), "compare", [], "")
+    assert picked.message == line
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(clean))
+    assert handlers.refresh(TAB, RES, ClozeSession(data_dir=str(tmp_path)), [], []).message == ""
