@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 
 from components.cloze import view
 from components.cloze.leaderboard import row_from_results
@@ -199,3 +201,30 @@ def test_a_run_file_that_cannot_be_read_is_named_with_what_is_wrong(tmp_path, mo
     clean.mkdir()
     monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(clean))
     assert handlers.refresh(TAB, RES, ClozeSession(data_dir=str(tmp_path)), [], []).message == ""
+
+
+def test_two_no_model_methods_side_by_side_offline(cloze_examples, tmp_path, monkeypatch):
+    """Edge-1 and Edge-4 (pixel) on the same question, no model and no server: both sides shown,
+    each labelled as a method; each one's record is what it gives alone."""
+    from components.cloze.data import load_dataset
+    from components.cloze.solvers import EdgeSolver
+
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
+    settings = SessionSettings(backend="baseline:edge1", compare="baseline:edge4").to_state()
+    out = _run_one(cloze_examples, settings)
+    beside = out.question.answer.beside
+    sides = re.findall(r"data-side='(\d)' data-letter='(\w)'", beside)
+    assert [s for s, _ in sides] == ["1", "2"]
+    assert "method</span> baseline:edge1" in beside and "method</span> baseline:edge4" in beside
+    assert "model" not in re.sub(r"<[^>]+>", "", beside).split("·")[0]   # the line names no model
+    # each side's letter is that method's own answer to the question on screen
+    ds = load_dataset(cloze_examples)
+    stem, dim = out.summary.split(" · ")[:2]
+    q = next(q for q in handlers.questions_for(out.session)[1].questions if q.stem == stem and q.dim == dim)
+    alone = [EdgeSolver(v).answer(ds.instance(stem), q)["answer"] for v in ("edge1", "edge4")]
+    assert [letter for _, letter in sides] == alone
+    assert out.question.answer.letter == alone[0]                     # the first method steers the boxes
+    # the same method on both sides: one line saying so
+    same = SessionSettings(backend="baseline", compare="baseline:edge1").to_state()
+    with pytest.raises(Exception, match="same method here .*baseline:edge1"):
+        _run_one(cloze_examples, same)
