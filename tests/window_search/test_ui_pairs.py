@@ -138,6 +138,7 @@ def test_two_no_model_methods_side_by_side_offline(tab):
     checklist = done.checklist
     assert "ws-pair-checklist" in checklist and "ws-pair-summary" in done.calls
     assert "method</span> baseline:text" in checklist and "method</span> baseline:rag" in checklist
+    assert "checks the same windows" in checklist and "is sent the same requests" not in checklist
     # the second side's verdicts are the RAG method's own on the same window and checklist
     first = trace.candidates[0]
     step = first.steps[0]
