@@ -172,6 +172,7 @@ def _serve_and_check(command: str, work: Path) -> None:
         proc.wait(timeout=30)
 
 
+@pytest.mark.slow   # about two minutes on 2 cores: `make test` runs it, `make test-fast` does not
 @pytest.mark.parametrize("block", BLOCKS, ids=[f"README-line-{b.line}" for b in BLOCKS])
 def test_each_readme_block_runs_as_written(block: Block, workdir: Path):
     if block.skip:

@@ -192,8 +192,8 @@ def test_a_run_file_that_cannot_be_read_is_named_with_what_is_wrong(tmp_path, mo
     assert "torn.json" in line and "wrong.json" in line and "good.json" not in line
     assert "Left out of the leaderboard" in line and str(runs) not in line   # no server path
     # what is wrong is said for each, not just that it is
-    torn, wrong = line.split("torn.json (")[1], line.split("wrong.json (")[1]
-    assert "not valid JSON" in torn.split(";")[0] and len(wrong.split(". Remove")[0].strip()) > 10
+    torn, wrong = line.split("torn.json: ")[1], line.split("wrong.json: ")[1]
+    assert torn.startswith("not valid JSON") and len(wrong.split(". Remove")[0].strip()) > 10
     # opening Compare says it too
     picked = handlers.pick_mode(TAB, RES, ClozeSession(data_dir=str(tmp_path)), "compare", [], "")
     assert picked.message == line

@@ -37,7 +37,7 @@ def run_files(res: Resources, data_dir: str) -> tuple[dict[str, dict], list[str]
             runs[path.stem] = check_results(load_json(path, "result file"), str(path))
         except UserError as exc:
             why = _first_line(str(exc)).replace(str(path), path.name).removeprefix(path.name).lstrip(": ")
-            set_aside.append(f"{path.name} ({why.rstrip('.')})")
+            set_aside.append(f"{path.name}: {why.removeprefix('is ').rstrip('.')}")
     return runs, set_aside
 
 
@@ -50,7 +50,7 @@ def set_aside_note(set_aside: list[str]) -> str:
     if not set_aside:
         return ""
     files = "; ".join(set_aside)
-    return markdown_safe(f"⚠ Left out of the leaderboard (not a readable result file): {files}. "
+    return markdown_safe(f"⚠ Left out of the leaderboard, not a readable result file: {files}. "
                          "Remove the file or run the set again to rewrite it.")
 
 
