@@ -138,7 +138,8 @@ def _model_panel(ui: SimpleNamespace) -> None:
                 ui.edge = gr.Radio([("Edge-1 (pixel approximation)", "edge1"),
                                     ("Edge-4 (pixel approximation)", "edge4"),
                                     ("Edge-4 DINOv2 (released)", "dinov2")], value="edge1",
-                                   label="Baseline (when the backend is 'baseline')", elem_id="cloze-edge",
+                                   label="Baseline (when the backend is plain 'baseline'; baseline:edge4 etc. name their own)",
+                                   elem_id="cloze-edge",
                                    info="the released baseline needs DINOv2 weights (APP_EDGE_MODEL or "
                                         "facebook/dinov2-base); the pixel ones run offline")
                 ui.strict = gr.Checkbox(False, label="Strict parsing", elem_id="cloze-strict")
