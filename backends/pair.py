@@ -13,6 +13,10 @@ says the two requests differed (`same_request`).
 
 A recorded pair replays offline: record with both backends, then pair `replay:<trace>#<id A>` with
 `replay:<trace>#<id B>` (backends.replay answers each side only with its own recorded calls).
+
+Two no-model methods pair too (`baseline:<method>` on each side, backends.baseline): no request is
+sent; the pair `is_baseline`, and each tab's solvers_for runs both methods on the same item
+(`method_pair`). A model paired with a method is refused: they share no request.
 """
 from __future__ import annotations
 
@@ -24,10 +28,12 @@ class PairedBackend(VLMBackend):
     """The primary backend, with a partner that is asked the same requests (backends.ask)."""
 
     def __init__(self, primary: VLMBackend, partner: VLMBackend):
-        if primary.is_baseline or partner.is_baseline:
-            raise BackendError("\"Compare with\" needs two model backends: the baseline asks no "
-                               "model, so there is no request to send to both. Choose a model "
-                               "backend (openai:..., hf:..., replay:...) on each side.")
+        if primary.is_baseline != partner.is_baseline:
+            method, model = (primary, partner) if primary.is_baseline else (partner, primary)
+            raise BackendError(f"\"Compare with\" puts two models or two no-model methods side by "
+                               f"side: {method.backend_id} is a method (it asks no model), "
+                               f"{model.backend_id} a model, so there is no request to send to both. "
+                               "Choose a model on each side, or a method (baseline:...) on each.")
         self.primary = primary
         self.partner = partner
         self.kind = primary.kind
@@ -37,6 +43,11 @@ class PairedBackend(VLMBackend):
     @property
     def backend_id(self) -> str:
         return self.primary.backend_id
+
+    @property
+    def is_baseline(self) -> bool:
+        """Two no-model methods: tabs run their no-model solvers (both, `method_pair`)."""
+        return self.primary.is_baseline
 
     @property
     def model(self) -> str:
@@ -64,6 +75,13 @@ def partner_id(backend: VLMBackend) -> str:
     """The partner's backend id ('' when `backend` is not paired)."""
     partner = getattr(backend, "partner", None)
     return partner.backend_id if partner is not None else ""
+
+
+def method_pair(backend: VLMBackend) -> tuple[VLMBackend, VLMBackend] | None:
+    """(first, second) when `backend` pairs two no-model methods, else None."""
+    if isinstance(backend, PairedBackend) and backend.is_baseline:
+        return backend.primary, backend.partner
+    return None
 
 
 def same_request(first: GenerationRequest | None, second: GenerationRequest | None) -> bool:

@@ -2,7 +2,9 @@
 the released `choices/` layout by the app's own gap and distractor code (components/cloze/build.py).
 
     generate(out_dir, seed=0) writes out_dir/sources/*.mp4, out_dir/choices/<stem>/...,
-    out_dir/meta.json, out_dir/sets.json ("examples", "mixed") and out_dir/results/edge1.json.
+    out_dir/meta.json, out_dir/sets.json ("examples", "mixed"), out_dir/results/edge1.json and a
+    small human-study set, out_dir/choices_human/set_1/ and set_2/ (3 stems each: README "Running a
+    human study" works on it as written).
 
 Every video pans a smooth textured background (so the Farneback check passes), drifts its colours
 from "morning" to "evening", and moves one object steadily (ball, bar, clock hand, ...), so the
@@ -21,12 +23,15 @@ from pathlib import Path
 from components.cloze.build import build_instance
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
+from components.cloze.study.design import assign, materialise
 from components.cloze.runner import answer_safely, records_to_results, write_json_atomic
 from components.cloze.solvers import EdgeSolver
 from components.media import write_video_from_arrays
 
 W, H, FPS = 192, 144, 24
 KINDS = ("ball_roll", "bar_fill", "clock_hand", "colour_path", "growing_disc", "block_stack")
+#: human-study sets in choices_human/ (each stem in exactly one)
+STUDY_SETS = 2
 
 
 def _panorama(rng, height: int, width: int):
@@ -125,6 +130,15 @@ def generate(out_dir: Path, seed: int = 0, progress: Callable[[float], None] | N
                       "P": f"C/{r.choice(['Reverse', 'Shuffle', 'Loop'])}.mp4"})
     (out_dir / "sets.json").write_text(json.dumps({"examples": stems, "mixed": mixed}, indent=1))
     _baseline_results(out_dir)
+    _study_sets(out_dir)
+
+
+def _study_sets(out_dir: Path) -> None:
+    """choices_human/set_1, set_2: the released study layout (the study page's `data`), each stem
+    in one set, so `python -m components.cloze.study check | invite | serve` run on the example
+    data. Hard links to the instances' clips (copies across file systems)."""
+    ds = load_dataset(out_dir)
+    materialise(ds, assign(sorted(ds.instances), k=STUDY_SETS, r=1, seed=0), out_dir)
 
 
 def _baseline_results(out_dir: Path) -> None:

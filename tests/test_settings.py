@@ -224,6 +224,6 @@ def test_compare_with_pairs_the_sessions_backend_and_keeps_both_reused(tmp_path)
     check_compare(compared)
     with pytest.raises(BackendError, match="names the model itself"):
         check_compare({**state, "compare": "openai:model-a"})
-    with pytest.raises(BackendError, match="two model backends"):
+    with pytest.raises(BackendError, match="baseline is a method"):
         check_compare({**state, "compare": "baseline"})
     assert SessionSettings.from_state(compared).compare == "openai:model-b"

@@ -63,19 +63,37 @@ def test_compare_with_its_own_server_and_key_kept_in_the_session_only():
     assert compare_backend_for(same).settings.api_key == "sk-model-1"
 
 
+def test_two_no_model_methods_pair_offline_and_the_panel_offers_them_as_methods():
+    from backends.pair import method_pair
+    from components.settings.ui import compare_choices_for
+
+    state, badge = _apply("baseline:text", "baseline:rag")
+    first, second = method_pair(backend_for(state))
+    assert (first.backend_id, second.backend_id) == ("baseline:text", "baseline:rag")
+    assert badge.startswith("Method: baseline:text") and "compare with: baseline:rag" in badge
+    assert SessionSettings.from_state(state).baseline_only   # nothing to record
+    offered = compare_choices_for(SessionSettings(), ["baseline"])
+    methods = [c for c in offered if isinstance(c, tuple)]
+    assert {v for _, v in methods} == {"baseline:text", "baseline:rag", "baseline:edge1", "baseline:edge4"}
+    assert all("method" in label and "model" not in label for label, _ in methods)
+    assert "baseline" not in offered   # the default baseline is no second side of its own
+
+
 def test_nothing_compared_is_one_model_as_before():
     state, badge = _apply("openai:model-a", NO_COMPARE, url="http://127.0.0.1:10/v1", key="sk-x")
     assert state["compare"] == "" and state["compare_base_url"] == "" and state["compare_api_key"] == ""
     assert "compare" not in badge and not isinstance(backend_for(state), PairedBackend)
 
 
-def test_compare_with_the_model_itself_or_the_baseline_is_one_line_at_apply():
+def test_compare_with_the_model_itself_or_a_method_beside_a_model_is_one_line_at_apply():
     with pytest.raises(BackendError, match="names the model itself"):
         _apply("openai:model-a", "openai:model-a")
-    with pytest.raises(BackendError, match="needs two model backends"):
+    with pytest.raises(BackendError, match="baseline is a method .* openai:model-a a model"):
         _apply("openai:model-a", "baseline")
-    with pytest.raises(BackendError, match="needs two model backends"):
-        _apply("baseline", "openai:model-b")
+    with pytest.raises(BackendError, match="baseline:edge4 is a method .* openai:model-b a model"):
+        _apply("baseline:edge4", "openai:model-b")
+    with pytest.raises(BackendError, match="names the model itself"):
+        _apply("baseline:text", "baseline:text")
     with pytest.raises(BackendError, match="Did you mean 'openai'"):
         _apply("openai:model-a", "opneai:model-b")
 

@@ -23,6 +23,9 @@ from components.common import stats
 ROWS_PATH = Path(__file__).resolve().parents[2] / "assets" / "cloze_reference_rows.json"
 COLUMNS = ("S", "A", "P", "acc", ">=1", ">=2", "3/3")
 PAPER_DATA = "TempCloze (paper)"
+#: the columns after "Model", in the table's order (`table`)
+HEADERS = ("acc", "acc 95 % CI", *(k for k in COLUMNS if k != "acc"), "Stems", "acc vs next row",
+           "Data (size)", "Source")
 
 
 @lru_cache(maxsize=1)
@@ -132,20 +135,29 @@ def _acc_interval(row: Mapping, ndigits: int) -> str:
 
 
 def _group(row: Mapping) -> tuple:
-    """This app's runs first, then imported files and the study's humans, the paper's rows last."""
+    """This app's runs first, then imported files and the study's humans, the paper's rows last.
+    The paper's rows are one group (its Human row, on the 100-video study subset, and Random
+    included), so its Human row heads them, as the paper's ceiling, and shows without scrolling."""
     source = row.get("source")
-    return (0 if source == "this app" else 2 if source == "paper" else 1, str(row.get("data", "")))
+    if source == "paper":
+        return (2, PAPER_DATA)
+    return (0 if source == "this app" else 1, str(row.get("data", "")))
 
 
 def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]:
     """Headers and display rows (rounded only here): this app's runs first, then the other rows
     of other data sets, the paper's rows last, each group sorted by acc, best first; every row
     shows its data set and size, the accuracy's 95 % interval over stems and its test against the
-    next row (`significance`)."""
-    headers = ["Model", "Source", "Data (size)", *COLUMNS, "Stems", "acc 95 % CI", "acc vs next row"]
+    next row (`significance`). The score and its interval come first, where a narrow window shows
+    them; what only tells rows apart (data, source) comes last."""
+    headers = ["Model", *HEADERS]
     order = ordered(rows)
-    body = [[r["name"], r.get("source", ""), f"{r.get('data', '?')} ({r.get('size', '?')})",
-             *[None if r.get(k) is None else round(r[k], ndigits) for k in COLUMNS],
-             r.get("stems", ""), _acc_interval(r, ndigits), _mark(test)]
+    body = [[r["name"], _value(r, "acc", ndigits), _acc_interval(r, ndigits),
+             *[_value(r, k, ndigits) for k in COLUMNS if k != "acc"],
+             r.get("stems", ""), _mark(test), f"{r.get('data', '?')} ({r.get('size', '?')})", r.get("source", "")]
             for r, test in zip(order, significance(rows))]
     return headers, body
+
+
+def _value(row: Mapping, key: str, ndigits: int) -> float | None:
+    return None if row.get(key) is None else round(row[key], ndigits)

@@ -49,7 +49,17 @@ class ClozePair:
 
 
 def answer_pair(solvers: ClozeSolvers, inst: Instance, q: Question) -> ClozePair:
-    """Both records for question `q` (the solvers' backend must be paired)."""
+    """Both records for question `q` (the solvers' backend must be paired): two models from one
+    request, or two no-model methods each on the question (no request: `same_request`)."""
+    methods = getattr(solvers.solver, "answer_methods", None)
+    if methods is not None:
+        first_name, second_name = solvers.solver.first.name, solvers.solver.second.name
+        if first_name == second_name:
+            raise UserError(f"Both sides run the same method here ({first_name}; plain 'baseline' runs "
+                            "the Baseline chosen under Model settings): choose two different methods "
+                            "(baseline:edge1, baseline:edge4) in the Model panel.")
+        first, second = methods(inst, q)
+        return ClozePair(first, second, "", True)
     answer_pair_of = getattr(solvers.solver, "answer_pair", None)
     if answer_pair_of is None:
         raise UserError("\"Compare with\" needs two model backends: the edge baseline asks no "

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 from backends.ask import Asked, Unparsed, ask, reasoning_usage, step_down
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
+from backends.methods import method_for
+from backends.pair import method_pair
 from backends.registry import resolve_embedder
 from components.cloze.edge import VARIANTS, edge_answer
 from components.cloze.released_edge import answer_question, default_spec
@@ -259,12 +261,41 @@ class ClozeSolvers:
         return self.solver.name
 
 
+@dataclass(frozen=True)
+class MethodPairSolver:
+    """Two no-model methods on the same question ("compare with" between `baseline:<method>`
+    backends): the first answers as the solver, both answer for the side-by-side view."""
+
+    first: EdgeSolver
+    second: EdgeSolver
+
+    @property
+    def name(self) -> str:
+        return self.first.name
+
+    def answer(self, inst: Instance, q: Question) -> dict:
+        return self.first.answer(inst, q)
+
+    def answer_methods(self, inst: Instance, q: Question) -> tuple[dict, dict]:
+        return self.first.answer(inst, q), self.second.answer(inst, q)
+
+
+def edge_variant_for(backend: VLMBackend, settings: SolverSettings) -> str:
+    """The edge method a baseline backend runs: its named one (`baseline:edge4`), else the tab's
+    Baseline choice."""
+    return method_for(backend, EDGE_VARIANTS, settings.edge_variant)
+
+
 def solvers_for(backend: VLMBackend, settings: SolverSettings | None = None) -> ClozeSolvers:
-    """The edge baseline for the 'baseline' backend, else the model solver (the only place that
-    asks `is_baseline`)."""
+    """The edge baseline for the 'baseline' backend (the method it names, else the tab's Baseline
+    choice; two methods side by side for a pair of them), else the model solver (the only place
+    that asks `is_baseline`)."""
     settings = settings or SolverSettings()
     if backend.is_baseline:
-        return ClozeSolvers(EdgeSolver(settings.edge_variant))
+        methods = method_pair(backend)
+        if methods is not None:
+            return ClozeSolvers(MethodPairSolver(*(EdgeSolver(edge_variant_for(b, settings)) for b in methods)))
+        return ClozeSolvers(EdgeSolver(edge_variant_for(backend, settings)))
     return ClozeSolvers(ModelSolver(backend, strict=settings.strict, max_attempts=settings.max_attempts,
                                     retry_sleep=settings.retry_sleep, max_frames=settings.max_frames,
                                     cancel=settings.cancel, max_tokens=settings.max_tokens,

@@ -20,8 +20,10 @@ _E = html.escape
 
 
 def side_label(side: int, backend: str) -> str:
-    """'① openai:model-a' (side 0: the session's model, 1: the compared one), HTML-escaped."""
-    return f"<span class='vb-side vb-side-{side + 1}'>{SIDE_MARKS[side]}</span> {_E(backend or '?')}"
+    """'① openai:model-a' (side 0: the session's model, 1: the compared one), HTML-escaped; a
+    no-model method says so: '① method baseline:edge1'."""
+    kind = "<span class='vb-kind'>method</span> " if (backend or "").startswith("baseline") else ""
+    return f"<span class='vb-side vb-side-{side + 1}'>{SIDE_MARKS[side]}</span> {kind}{_E(backend or '?')}"
 
 
 def _count(usage: Mapping, key: str) -> int | None:

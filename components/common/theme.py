@@ -137,6 +137,8 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #cloze-answer button {min-height: 48px;}
 #cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
 #cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}
+#cloze-leaderboard .cell-wrap, #cloze-leaderboard .cell-wrap span {font-family: var(--font) !important;
+  font-variant-numeric: tabular-nums;}
 /* a phone: each clip the screen's width, one under another (a 16-frame grid's frames ~85 px
    wide), the letters after D in the page's flow: a bar held over the clips would cover C and D */
 @media (max-width: 640px) {

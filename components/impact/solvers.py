@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backends.base import VLMBackend
+from backends.pair import method_pair
 from components.impact.region_baseline import BaselineRegionSolver
 from components.impact.prompts.regions import ModelRegionSolver, RegionSolver
 from components.impact.temporal_solvers import ModelTemporalSolver, MotionEnergyBaseline, TemporalSolver
@@ -33,3 +34,14 @@ def solvers_for(backend: VLMBackend, settings: SessionSettings | None = None, *,
         temporal=ModelTemporalSolver(backend, style=style, max_frames=max_frames,
                                      max_retries=max_retries),
         regions=ModelRegionSolver(backend))
+
+
+def single_method_note(backend: VLMBackend) -> str:
+    """With two no-model methods compared (`baseline:<method>` on each side): why this tab shows
+    one side ('' otherwise). Impact has one no-model method per task, so there is no second one."""
+    methods = method_pair(backend)
+    if methods is None:
+        return ""
+    return (f"Impact has one no-model method per task (motion energy for when, the query's body-part "
+            f"words for where), so {methods[1].backend_id} adds no second side here; comparing "
+            "methods side by side is for Window search and Cloze.")

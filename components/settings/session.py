@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from backends.base import VLMBackend
+from backends.methods import is_method_spec
 from backends.config import ApiSettings, check_thinking_control
 from backends.errors import BackendError
 from backends.pair import pair_backends
@@ -57,8 +58,7 @@ class SessionSettings:
     def baseline_only(self) -> bool:
         """The model, the localizer and any compared backend are the no-model baseline: nothing
         to record."""
-        return all((s or "baseline").strip() == "baseline"
-                   for s in (self.backend, self.localizer, self.compare))
+        return all(is_method_spec(s or "baseline") for s in (self.backend, self.localizer, self.compare))
 
     @classmethod
     def from_state(cls, state: dict | None) -> SessionSettings:
@@ -175,8 +175,8 @@ def localizer_backend_for(state: dict | SessionSettings | None) -> VLMBackend:
 
 
 def check_compare(state: dict | SessionSettings | None) -> None:
-    """Raise BackendError (one readable line) when the "compare with" choice cannot be used:
-    either side is the baseline, or it names the model itself."""
+    """Raise BackendError (one readable line) when the "compare with" choice cannot be used: a
+    model on one side and a no-model method on the other, or it names the model itself."""
     settings = _settings(state)
     spec = settings.compare.strip()
     if not spec:
@@ -184,7 +184,7 @@ def check_compare(state: dict | SessionSettings | None) -> None:
     if spec == settings.backend.strip():
         raise BackendError(f"\"Compare with\" names the model itself ({spec}); choose another "
                            "backend to compare with, or leave it empty.")
-    backend_for(settings)  # builds the pair: refuses a baseline on either side
+    backend_for(settings)  # builds the pair: refuses a model beside a no-model method
 
 
 def _public_url(url: str) -> str:
@@ -202,4 +202,5 @@ def badge(state: dict | None) -> str:
     rec = " · recording" if s.record and not s.baseline_only and not s.backend.startswith("replay:") else ""
     localizer = f" · localizer: {s.localizer}" if s.localizer.strip() else ""
     compare = f" · compare with: {s.compare}" if s.compare.strip() else ""  # its server: in the panel
-    return f"Model: {s.backend}{where}{localizer}{compare}{rec}"
+    kind = "Method" if is_method_spec(s.backend) and s.backend.strip() != "baseline" else "Model"
+    return f"{kind}: {s.backend}{where}{localizer}{compare}{rec}"

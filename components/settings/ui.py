@@ -15,6 +15,7 @@ import gradio as gr
 
 from backends.config import THINKING_CONTROLS, check_thinking_control
 from backends.errors import BackendError
+from backends.methods import OFFLINE_METHODS, is_method_spec, method_label, method_spec
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
 from components.common.ui import error_line, message_line
 from components.settings.session import (MAX_FRAMES_PER_REQUEST, SessionSettings, backend_for, badge,
@@ -43,7 +44,7 @@ _HELP = ("`baseline` needs no model (each tab's no-model method). `openai:<model
 #: the localizer choice meaning "the model's own backend"
 SAME_AS_MODEL = "same as the model"
 #: the "compare with" choice meaning "one model, nothing compared"
-NO_COMPARE = "nothing (one model)"
+NO_COMPARE = "nothing (one side)"
 
 
 def _check_spec(spec: str) -> None:
@@ -221,7 +222,7 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     compare_choices = compare_choices_for(default, choices)
     with gr.Sidebar(label="Model", open=False, position="right", elem_id="app-sidebar", width=420) as panel, \
             gr.Column(elem_id="settings-panel"):
-        spec = gr.Dropdown(choices, value=default.backend, allow_custom_value=True,
+        spec = gr.Dropdown(choices + method_choices(), value=default.backend, allow_custom_value=True,
                            label="Backend", elem_id="settings-backend",
                            info="pick or type a spec, e.g. openai:gpt-4o")
         base_url = gr.Textbox(label="API base URL (this session only)", elem_id="settings-base-url",
@@ -326,10 +327,18 @@ def on_line(fn: Callable[..., Any], n_out: int) -> Callable[..., Any]:
     return call
 
 
-def compare_choices_for(default: SessionSettings, choices: list[str]) -> list[str]:
-    """What "Compare with" offers: nothing, then every model backend (the baseline asks no model,
-    so there is nothing to compare it with), then the server's own choice."""
-    offered = [NO_COMPARE] + [c for c in choices if c.strip() != "baseline"]
-    if default.compare and default.compare not in offered:
+def method_choices() -> list[tuple[str, str]]:
+    """The named no-model methods that run offline, as (label, spec): labelled as methods."""
+    return [(f"{method_label(method_spec(m))} ({method_spec(m)})", method_spec(m)) for m in OFFLINE_METHODS]
+
+
+def compare_choices_for(default: SessionSettings, choices: list[str]) -> list[str | tuple[str, str]]:
+    """What "Compare with" offers: nothing, every model backend, then each tab's no-model methods
+    (`baseline:<method>`, labelled as methods: with a method as the Backend they run side by side
+    offline), then the server's own choice."""
+    offered: list[str | tuple[str, str]] = [NO_COMPARE] + [c for c in choices if not is_method_spec(c)]
+    offered += method_choices()
+    values = {c[1] if isinstance(c, tuple) else c for c in offered}
+    if default.compare and default.compare not in values:
         offered.append(default.compare)
     return offered

@@ -108,8 +108,11 @@ def pair_checklist_html(trace: SearchTrace, pair: SearchPair, cand: CandidateTra
     expansion), each statement's verdict by each model, the differing ones marked."""
     texts = {s.sid: s.text for s in trace.statements}
     by_call = {(p.rank, p.n): p for p in pair.steps}
+    # a no-model method is sent no request: it checks the same windows and checklist
+    second_does = ("checks the same windows" if pair.second_backend.startswith("baseline")
+                   else "is sent the same requests")
     legend = (f"<div class='ws-pair-legend' style='font-size:12px;color:#57606a'>{side_label(0, pair.first_backend)}"
-              f" steers the search · {side_label(1, pair.second_backend)} is sent the same requests</div>")
+              f" steers the search · {side_label(1, pair.second_backend)} {second_does}</div>")
     blocks = [_step_block(trace, k, st, by_call.get((cand.rank, st.n)), texts) for k, st in enumerate(cand.steps)]
     return view._header(trace, cand) + legend + "".join(blocks)
 

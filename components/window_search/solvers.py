@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 
 from backends.ask import Asked, ask, trim
 from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, Message, VLMBackend
-from backends.pair import same_request
+from backends.methods import method_for
+from backends.pair import method_pair, same_request
 from backends.errors import BackendError, GenerationStopped
 from components.window_search import prompts
 from components.window_search.localizer import Localizer, ModelLocalizer, SubtitleLocalizer
@@ -378,6 +379,62 @@ def _baseline_decision(n_false: int, n: int, sides: list[str], mean: float,
     return "EMIT", min(1.0, max(0.0, mean)), None, None
 
 
+class MethodPairSolver(WindowSolver):
+    """Two no-model methods side by side ("compare with" between `baseline:text` and
+    `baseline:rag`): the first steers the search; the second answers every call on the same
+    checklist and window, its answers kept as the compared side's (`PartnerReply`), as a compared
+    model's are."""
+
+    is_text_only = True
+
+    def __init__(self, first: WindowSolver, second: WindowSolver, second_label: str = ""):
+        self.first, self.second = first, second
+        self.second_label = second_label or second.backend_id
+
+    @property
+    def backend_id(self) -> str:
+        return self.first.backend_id
+
+    def _partner(self, value: Any, raw: str) -> PartnerReply:
+        return PartnerReply(backend=self.second_label, value=value, raw=raw, attempts=1)
+
+    def decompose(self, query, options, *, stop=None, ref=""):
+        mine = self.first.decompose(query, options, stop=stop, ref=ref)
+        theirs = self.second.decompose(query, options, stop=stop, ref=ref)
+        cast = json.loads(theirs.raw).get("cast", []) if theirs.raw else []
+        mine.partner = self._partner({"statements": [asdict(x) for x in theirs.statements], "cast": cast},
+                                     theirs.raw)
+        return mine
+
+    def inspect(self, ctx, *, allow_expand, stop=None, ref=""):
+        # the second answers the same context; the conversation goes on with the first's reply
+        theirs, _ = self.second.inspect(dataclasses.replace(ctx, replies=list(ctx.replies)),
+                                        allow_expand=allow_expand, stop=stop, ref=ref)
+        mine, ctx = self.first.inspect(ctx, allow_expand=allow_expand, stop=stop, ref=ref)
+        mine.partner = self._partner(asdict(theirs.reply) if theirs.reply else None, theirs.raw)
+        return mine, ctx
+
+    def select(self, query, statements, rejected, *, stop=None, ref=""):
+        mine = self.first.select(query, statements, rejected, stop=stop, ref=ref)
+        theirs = self.second.select(query, statements, rejected, stop=stop, ref=ref)
+        mine.partner = self._partner({"selected_index": theirs.index}, theirs.raw)
+        return mine
+
+
+#: window search's no-model methods (backends.methods): text = word overlap, rag = MiniLM
+#: embeddings of the subtitles; plain `baseline` keeps MiniLM where it loads (else word overlap)
+METHODS = ("text", "rag")
+
+
+def _method_embedder(backend: VLMBackend, embedder: EmbeddingBackend | str | None) -> EmbeddingBackend | str | None:
+    method = method_for(backend, METHODS, "")
+    if method == "text":
+        return "lexical"
+    if method == "rag":
+        return embedder if embedder not in (None, "lexical") else "minilm"
+    return embedder
+
+
 # -- the one factory --------------------------------------------------------------------------------
 #: (movie, path, progress=..., stop=...) -> (memory, stats); see memory.build_with_vlm
 MemoryBuilder = Callable[..., tuple[CharacterMemory, dict]]
@@ -411,12 +468,19 @@ def solvers_for(backend: VLMBackend, settings: SearchSettings | None = None, *,
     raises them)."""
     settings = settings or SearchSettings()
     loc_backend = localizer_backend or backend
-    localizer: Localizer = (SubtitleLocalizer(embedder) if loc_backend.is_baseline else
-                            ModelLocalizer(loc_backend, fps=settings.localize_fps,
-                                           cap=settings.capped(settings.localize_cap),
-                                           thinking=settings.thinking))
+    if loc_backend.is_baseline:
+        first = (method_pair(loc_backend) or (loc_backend,))[0]
+        localizer: Localizer = SubtitleLocalizer(_method_embedder(first, embedder))
+    else:
+        localizer = ModelLocalizer(loc_backend, fps=settings.localize_fps,
+                                   cap=settings.capped(settings.localize_cap), thinking=settings.thinking)
     if backend.is_baseline:
-        return WindowSearchSolvers(verifier=TextOnlyBaselineSolver(embedder=embedder),
+        methods = method_pair(backend)
+        if methods is not None:
+            first, second = (TextOnlyBaselineSolver(embedder=_method_embedder(b, embedder)) for b in methods)
+            label = f"{methods[1].backend_id} ({second.similarity.method})"
+            return WindowSearchSolvers(verifier=MethodPairSolver(first, second, label), localizer=localizer)
+        return WindowSearchSolvers(verifier=TextOnlyBaselineSolver(embedder=_method_embedder(backend, embedder)),
                                    localizer=localizer)
     max_frames = settings.max_frames
     # the character memory and chunk captions are the session model's own (a compared backend

@@ -108,7 +108,23 @@ def test_the_pairs_image_cap_is_the_smaller_so_one_request_fits_both():
     assert asked.request.pair == asked.pair_id  # the fitted request keeps its pair id
 
 
-def test_a_baseline_on_either_side_is_refused_with_one_line():
+def test_a_method_beside_a_model_is_refused_with_one_line():
     with ScriptedOpenAIServer(["A"]) as a:
-        with pytest.raises(BackendError, match="needs two model backends"):
+        with pytest.raises(BackendError, match="baseline is a method .* openai:model-a a model"):
             PairedBackend(_backend(a, "model-a"), resolve("baseline"))
+        with pytest.raises(BackendError, match="baseline:edge4 is a method"):
+            PairedBackend(resolve("baseline:edge4"), _backend(a, "model-a"))
+
+
+def test_two_no_model_methods_pair_and_say_which_is_which():
+    from backends.methods import method_label, method_of
+    from backends.pair import method_pair
+
+    pair = PairedBackend(resolve("baseline:text"), resolve("baseline:rag"))
+    assert pair.is_baseline and partner_id(pair) == "baseline:rag"
+    first, second = method_pair(pair)
+    assert (method_of(first), method_of(second)) == ("text", "rag")
+    assert "method" in method_label("baseline:rag") and "model" not in method_label("baseline:rag")
+    assert method_pair(resolve("baseline")) is None
+    with pytest.raises(BackendError, match="Unknown no-model method 'baseline:edge9'"):
+        resolve("baseline:edge9")

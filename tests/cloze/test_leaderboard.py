@@ -23,8 +23,10 @@ def test_every_row_names_its_data_and_size_and_the_table_says_they_differ(cloze_
     assert all(row[col] and "?" not in row[col] for row in body)
     # this app's runs come first, the paper's rows after them (not ranked together)
     assert body[0][col] == f"data folder '{cloze_examples.name}' (2 stems)"
-    assert body[1][col].startswith("TempCloze (paper)")
+    assert body[1][col].startswith("TempCloze (paper)") and body[2][col].startswith("TempCloze (paper)")
     names = [row[0] for row in body]
+    # the paper's rows are one group, its Human row (the ceiling, on the 100-video study) first
+    assert names[1] == "Human" and names[-1] != "Human"
     assert "Seed1.8 (thinking on)" in names and "Seed1.8 (thinking off)" in names   # what differs is said
     assert "not comparable" in comparability_note()
 
@@ -55,15 +57,18 @@ def test_rows_carry_intervals_and_a_test_against_the_next_row():
     assert ci["low"] <= strong["acc"] <= ci["high"]
     rows = reference_rows() + [weak, twin, strong]
     headers, body = table(rows)
-    assert headers[-2:] == ["acc 95 % CI", "acc vs next row"]
-    ours = [r for r in body if r[1] == "this app"]
+    # the score and its interval first (on screen in a narrow window), what tells rows apart last
+    assert headers[:3] == ["Model", "acc", "acc 95 % CI"] and headers[-2:] == ["Data (size)", "Source"]
+    vs_next = headers.index("acc vs next row")
+    body = [[*r[:-1][:vs_next], r[vs_next], r[-1]] for r in body]   # ... vs next, Source
+    ours = [r for r in body if r[-1] == "this app"]
     assert [r[0] for r in ours] == ["twin", "strong", "weak"]  # best first, ties as given
     # the two equal runs: not significant (paired over the same stems, difference 0, p = 1)
-    assert ours[0][-1].startswith("n.s. vs next (p 1.00, paired, 40 stems")
+    assert ours[0][-2].startswith("n.s. vs next (p 1.00, paired, 40 stems")
     # the second against the weak run: a clear gap
-    assert ours[1][-1].startswith("above next (p 0.000, paired, 40 stems")
-    assert ours[2][-1] == ""  # the last row of its data set
-    assert all(r[-1] == "" and r[-2] == "" for r in body if r[1] == "paper")
+    assert ours[1][-2].startswith("above next (p 0.000, paired, 40 stems")
+    assert ours[2][-2] == ""  # the last row of its data set
+    assert all(r[-2] == "" and r[2] == "" for r in body if r[-1] == "paper")
     tests = significance(rows)
     assert sum(1 for t in tests if t is not None) == 2
 

@@ -9,6 +9,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 
 from components.cloze import view
 from components.cloze.leaderboard import row_from_results
@@ -174,3 +176,55 @@ def test_a_set_runs_summary_says_which_entries_are_missing():
     assert "missing entries A 1 (left out, as released)" in line and "S 50.00" in line
     complete = {"s1": {"S": results["s1"]["S"]}}
     assert "missing" not in _run_summary("m", "set", {"results": complete, "counts": {"done": 1, "skipped": 0}})
+
+
+def test_a_run_file_that_cannot_be_read_is_named_with_what_is_wrong(tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(runs))
+    (runs / "good.json").write_text(json.dumps(_results([1] * 4 + [0] * 2)), encoding="utf-8")
+    (runs / "torn.json").write_text('{"s0": {"S": {"answer": "A"', encoding="utf-8")   # half-written
+    (runs / "wrong.json").write_text('["not", "a", "result", "file"]', encoding="utf-8")
+    board = handlers.refresh(TAB, RES, ClozeSession(data_dir=str(tmp_path)), [], [])
+    names = [row[0] for row in board.leaderboard["value"]["data"]]
+    assert "★ good" in names and not any("torn" in n or "wrong" in n for n in names)
+    line = board.message
+    assert "torn.json" in line and "wrong.json" in line and "good.json" not in line
+    assert "Left out of the leaderboard" in line and str(runs) not in line   # no server path
+    # what is wrong is said for each, not just that it is
+    torn, wrong = line.split("torn.json: ")[1], line.split("wrong.json: ")[1]
+    assert torn.startswith("not valid JSON") and len(wrong.split(". Remove")[0].strip()) > 10
+    # opening Compare says it too
+    picked = handlers.pick_mode(TAB, RES, ClozeSession(data_dir=str(tmp_path)), "compare", [], "")
+    assert picked.message == line
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(clean))
+    assert handlers.refresh(TAB, RES, ClozeSession(data_dir=str(tmp_path)), [], []).message == ""
+
+
+def test_two_no_model_methods_side_by_side_offline(cloze_examples, tmp_path, monkeypatch):
+    """Edge-1 and Edge-4 (pixel) on the same question, no model and no server: both sides shown,
+    each labelled as a method; each one's record is what it gives alone."""
+    from components.cloze.data import load_dataset
+    from components.cloze.solvers import EdgeSolver
+
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
+    settings = SessionSettings(backend="baseline:edge1", compare="baseline:edge4").to_state()
+    out = _run_one(cloze_examples, settings)
+    beside = out.question.answer.beside
+    sides = re.findall(r"data-side='(\d)' data-letter='(\w)'", beside)
+    assert [s for s, _ in sides] == ["1", "2"]
+    assert "method</span> baseline:edge1" in beside and "method</span> baseline:edge4" in beside
+    assert "model" not in re.sub(r"<[^>]+>", "", beside).split("·")[0]   # the line names no model
+    # each side's letter is that method's own answer to the question on screen
+    ds = load_dataset(cloze_examples)
+    stem, dim = out.summary.split(" · ")[:2]
+    q = next(q for q in handlers.questions_for(out.session)[1].questions if q.stem == stem and q.dim == dim)
+    alone = [EdgeSolver(v).answer(ds.instance(stem), q)["answer"] for v in ("edge1", "edge4")]
+    assert [letter for _, letter in sides] == alone
+    assert out.question.answer.letter == alone[0]                     # the first method steers the boxes
+    # the same method on both sides: one line saying so
+    same = SessionSettings(backend="baseline", compare="baseline:edge1").to_state()
+    with pytest.raises(Exception, match="same method here .*baseline:edge1"):
+        _run_one(cloze_examples, same)

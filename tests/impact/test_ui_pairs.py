@@ -123,3 +123,17 @@ def test_the_sets_metrics_give_each_compared_model_its_row_and_interval(data):
     assert table.count("(this app) |") >= 4   # temporal and spatial rows of both models
     assert "**openai:model-b" in table and "↳ openai:model-b" in table.replace("\\", "")
     assert "queries without a prediction: 0" in table and "queries with 3+ moments (@3+tgt): 0" in table
+
+
+def test_two_no_model_methods_run_alone_and_say_why(data):
+    """Impact has one no-model method per task: comparing two methods runs it alone, and the status
+    says so instead of showing an empty second side."""
+    settings = SessionSettings(backend="baseline:edge1", compare="baseline:rag").to_state()
+    out = handlers.run_temporal(data, ImpactResources(), ImpactSession(), settings, "h0001", 84, "auto")
+    assert "②" not in out.timeline and "h0001" not in out.session.temporal_second
+    assert "one no-model method per task" in out.status and "baseline:rag adds no second side" in out.status
+    spatial = handlers.run_spatial(data, ImpactResources(), ImpactSession(), settings, "h0001", 84)
+    assert "one no-model method per task" in spatial.status and "②" not in spatial.status
+    plain = handlers.run_temporal(data, ImpactResources(), ImpactSession(),
+                                  SessionSettings(backend="baseline").to_state(), "h0001", 84, "auto")
+    assert "no-model method per task" not in plain.status

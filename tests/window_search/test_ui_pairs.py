@@ -122,3 +122,26 @@ def test_a_loaded_compared_trace_shows_both_sides(tab, tmp_path):
     assert "ws-pair-checklist" in loaded.checklist and loaded.calls == done.calls
     assert json.loads(open(exported).read())["trace"]["partner_backend"] == "openai:model-b"
     assert pair_view.checklist(None, None) == handlers.view.checklist_html(None, None)
+
+
+def test_two_no_model_methods_side_by_side_offline(tab):
+    """The text-only method (word overlap) beside the RAG method (MiniLM embeddings of the
+    subtitles), no model and no server: the search the first steers, every window's two checklists,
+    each side labelled as a method, the second's verdicts its own."""
+    from components.window_search.solvers import TextOnlyBaselineSolver
+
+    settings = SessionSettings(backend="baseline:text", compare="baseline:rag").to_state()
+    _, done = _run(tab, settings)
+    trace = done.session.trace
+    rag = TextOnlyBaselineSolver(embedder="minilm")
+    assert trace.backend == "baseline:text" and trace.partner_backend == f"baseline:rag ({rag.similarity.method})"
+    checklist = done.checklist
+    assert "ws-pair-checklist" in checklist and "ws-pair-summary" in done.calls
+    assert "method</span> baseline:text" in checklist and "method</span> baseline:rag" in checklist
+    assert "checks the same windows" in checklist and "is sent the same requests" not in checklist
+    # the second side's verdicts are the RAG method's own on the same window and checklist
+    first = trace.candidates[0]
+    step = first.steps[0]
+    ctx_checks = [c["status"] for c in step.partner["value"]["checks"]]
+    assert len(ctx_checks) == len(trace.statements) and step.partner["raw"].startswith("{")
+    assert json.loads(step.partner["raw"])["cooccurrence"].startswith("text-only:")

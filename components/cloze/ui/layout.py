@@ -146,7 +146,8 @@ def _model_panel(ui: SimpleNamespace) -> None:
                 ui.edge = gr.Radio([("Edge-1 (pixel approximation)", "edge1"),
                                     ("Edge-4 (pixel approximation)", "edge4"),
                                     ("Edge-4 DINOv2 (released)", "dinov2")], value="edge1",
-                                   label="Baseline (when the backend is 'baseline')", elem_id="cloze-edge",
+                                   label="Baseline (when the backend is plain 'baseline'; baseline:edge4 etc. name their own)",
+                                   elem_id="cloze-edge",
                                    info="the released baseline needs DINOv2 weights (APP_EDGE_MODEL or "
                                         "facebook/dinov2-base); the pixel ones run offline")
                 ui.strict = gr.Checkbox(False, label="Strict parsing", elem_id="cloze-strict")
@@ -156,9 +157,16 @@ def _model_panel(ui: SimpleNamespace) -> None:
                                            elem_id="cloze-prompt-style")
 
 
+#: the leaderboard's columns (Model, ≈, acc, its interval, S A P, >=1 >=2 3/3, Stems, vs next, Data,
+#: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen, every header and
+#: the paper's rows on one line (the table's text in the page's proportional font: theme.py)
+LEADERBOARD_WIDTHS = [180, 36, 60, 120, 56, 56, 56, 56, 56, 56, 68, 152, 340, 80]
+
+
 def _compare_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="cloze-compare") as ui.compare_group:
-        ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True)
+        ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True,
+                                      column_widths=LEADERBOARD_WIDTHS, max_height=560)
         ui.hvm = gr.Dataframe(label="Human vs model, per question (chosen clip)", interactive=False,
                               elem_id="cloze-hvm")
         with gr.Row(equal_height=True, elem_classes=["tab-config"]):

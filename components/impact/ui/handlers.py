@@ -25,7 +25,7 @@ from components.impact.body import load_body
 from components.impact.pairs import region_pair, temporal_pair
 from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, frame_images, select_regions
 from components.impact.render import RenderUnavailable
-from components.impact.solvers import solvers_for
+from components.impact.solvers import single_method_note, solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.temporal_solvers import TemporalPrediction
 from components.impact.ui.body_view import body_value, shown_key
@@ -350,7 +350,8 @@ def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession,
                  qid: str, frame: float, style: str, *, progress: gr.Progress | None = None) -> TemporalView:
     cancel = res.fresh_stop()
     item = data.item(qid)
-    solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings), style=style).temporal
+    backend = backend_for(settings)
+    solver = solvers_for(backend, SessionSettings.from_state(settings), style=style).temporal
     if progress is not None:
         progress(0.1, desc=f"{solver.method}: localizing")
     if partner_id(getattr(solver, "backend", None)):  # compared: one request, both models' moments
@@ -361,7 +362,7 @@ def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession,
     else:
         pred = solver.localize(item, cancel=cancel)
         session = session.with_temporal(qid, pred.to_record(), solver.method)
-        status = temporal_status(pred)
+        status = _with_note(temporal_status(pred), single_method_note(backend))
     cursor = None if view.frame_problem(frame, item) else int(float(frame))
     return TemporalView(session, timeline_for(item, session, cursor), status)
 
@@ -372,7 +373,8 @@ def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, 
     cancel = res.fresh_stop()
     item = data.item(qid)
     frame = checked_frame(item, frame)
-    solver = solvers_for(backend_for(settings), SessionSettings.from_state(settings)).regions
+    backend = backend_for(settings)
+    solver = solvers_for(backend, SessionSettings.from_state(settings)).regions
     frames = sorted({*(annotated_frames(item) or [frame]), frame})
     track = (lambda fs: progress.tqdm(fs, desc=f"{solver.name}: regions")) if progress is not None else None
     partner = partner_id(getattr(solver, "backend", None))
@@ -385,9 +387,14 @@ def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, 
     else:
         answers = select_regions(solver, item, frames, cancel=cancel, track=track)
         session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
-        status = f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}."
+        status = _with_note(f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.",
+                            single_method_note(backend))
     return SpatialView(session, frame_view(data, session, qid, frame, shown=shown), status,
                        gr.update(visible=bool(session.spatial_second), value=session.paint))
+
+
+def _with_note(status: str, note: str) -> str:
+    return f"{status}  \n{note}" if note else status
 
 
 def paired_regions(solver, item: ImpactItem, frames: list[int], *, cancel=None,

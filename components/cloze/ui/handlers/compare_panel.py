@@ -19,24 +19,39 @@ from components.common.admin import admin_mode
 from components.common.errors import UserError
 from components.common.io import load_json
 from components.common.sessions import Resources
+from components.common.ui import markdown_safe
 
 #: the leaderboard's first column marks this app's own runs
 OWN_MARK = "★ "
 
 
-def run_files(res: Resources, data_dir: str) -> dict[str, dict]:
-    """The shared run result files and this page's own, by name; a half-written or malformed
-    file is skipped."""
-    runs = {}
+def run_files(res: Resources, data_dir: str) -> tuple[dict[str, dict], list[str]]:
+    """The shared run result files and this page's own, by name, and one line for each file set
+    aside (half-written or malformed: its name and what is wrong with it)."""
+    runs, set_aside = {}, []
     folders = [runs_dir(data_dir)]
     if not admin_mode():
         folders += [f for f in res.folders if f.parent.name == "visitors"]
     for path in sorted(p for folder in folders for p in folder.glob("*.json")):
         try:
             runs[path.stem] = check_results(load_json(path, "result file"), str(path))
-        except UserError:
-            continue
-    return runs
+        except UserError as exc:
+            why = _first_line(str(exc)).replace(str(path), path.name).removeprefix(path.name).lstrip(": ")
+            set_aside.append(f"{path.name}: {why.removeprefix('is ').rstrip('.')}")
+    return runs, set_aside
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "unreadable"
+
+
+def set_aside_note(set_aside: list[str]) -> str:
+    """The message line for run files left out of the leaderboard ("" when none)."""
+    if not set_aside:
+        return ""
+    files = "; ".join(set_aside)
+    return markdown_safe(f"⚠ Left out of the leaderboard, not a readable result file: {files}. "
+                         "Remove the file or run the set again to rewrite it.")
 
 
 def _import_row(file) -> dict:
@@ -73,8 +88,8 @@ def refresh(tab: ClozeTab, res: Resources, session: ClozeSession, imported: list
             token: str | None = "") -> LeaderboardView:
     """This app's runs (marked ★, first), imported files, this study and the paper's rows, scored
     alike. The study's own answers (its row, the per-question human column) need the researcher
-    token."""
-    runs = run_files(res, session.data_dir)
+    token. A run file that cannot be read is named on the message line, with what is wrong."""
+    runs, set_aside = run_files(res, session.data_dir)
     rows = [row_from_results(f"{OWN_MARK}{name}", results, "this app") for name, results in runs.items()]
     rows += list(imported or []) + [_import_row(f) for f in files or []]
     human = _study_results(session.data_dir) if researcher_allowed(token) else {}
@@ -89,7 +104,7 @@ def refresh(tab: ClozeTab, res: Resources, session: ClozeSession, imported: list
              f"{view.TIE_HEADER} column (and shaded alike) cannot be told apart: their accuracies differ by "
              "less than chance would (paired bootstrap over stems, 95 %).")
     return LeaderboardView(gr.update(value=shaded(headers, body, ties), headers=headers, label=label),
-                           _human_vs_model(human, runs))
+                           _human_vs_model(human, runs), message=set_aside_note(set_aside))
 
 
 def shaded(headers: list[str], body: list[list], ties: list[str]) -> dict:

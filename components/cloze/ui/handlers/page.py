@@ -38,7 +38,7 @@ def pick_mode(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, i
     """The Mode radio: its panels; Compare opens on the leaderboard at once."""
     board = refresh(tab, res, session, imported, [], token) if mode == COMPARE else \
         LeaderboardView(SKIP, SKIP)
-    return ModePick(mode_view(mode), board)
+    return ModePick(mode_view(mode), board, message=board.message)
 
 
 def open_page(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, params: dict) -> LinkView:
