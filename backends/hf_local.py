@@ -32,13 +32,22 @@ def _stopped() -> GenerationStopped:
 
 def _image_only_processor_class(base: type) -> type:
     """`base` with its video-processor slot removed (video processors need torchvision, which we
-    do not install; we feed video as frames). ProcessorMixin reads its sub-processors from the
-    __init__ signature, so a subclass whose __init__ omits `video_processor` skips it."""
+    do not install; we feed video as frames). ProcessorMixin reads its sub-processors and the
+    settings it saves (e.g. `image_seq_length`) from the __init__ signature, so the subclass's
+    __init__ carries `base`'s signature without `video_processor`, and saves as `base`."""
+    import inspect
 
     def __init__(self, image_processor=None, tokenizer=None, chat_template=None, **kwargs):
         base.__init__(self, image_processor, tokenizer, None, chat_template=chat_template, **kwargs)
 
-    return type(f"ImageOnly{base.__name__}", (base,), {"__init__": __init__})
+    signature = inspect.signature(base.__init__)
+    __init__.__signature__ = signature.replace(parameters=[
+        p for name, p in signature.parameters.items() if name != "video_processor"])
+
+    def to_dict(self) -> dict:
+        return {**base.to_dict(self), "processor_class": base.__name__}
+
+    return type(f"ImageOnly{base.__name__}", (base,), {"__init__": __init__, "to_dict": to_dict})
 
 
 def load_processor(source: str, config: Any) -> Any:
@@ -55,8 +64,6 @@ def load_processor(source: str, config: Any) -> Any:
         pass
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
-    image_processor = AutoImageProcessor.from_pretrained(source)
-    tokenizer = AutoTokenizer.from_pretrained(source)
     class_name = PROCESSOR_MAPPING_NAMES.get(config.model_type)
     base = getattr(transformers, class_name, None) if isinstance(class_name, str) else None
     if base is None:
@@ -65,8 +72,22 @@ def load_processor(source: str, config: Any) -> Any:
 
     params = inspect.signature(base.__init__).parameters
     cls = _image_only_processor_class(base) if "video_processor" in params else base
+    image_processor = AutoImageProcessor.from_pretrained(source)
+    tokenizer = AutoTokenizer.from_pretrained(source)
     return cls(image_processor=image_processor, tokenizer=tokenizer,
-               chat_template=getattr(tokenizer, "chat_template", None))
+               chat_template=getattr(tokenizer, "chat_template", None),
+               **_processor_settings(base, source, params))
+
+
+def _processor_settings(base: type, source: str, params: Any) -> dict[str, Any]:
+    """The processor's own saved settings (processor_config.json: e.g. InternVL's
+    `image_seq_length`) that `base.__init__` takes; sub-processors and the template excluded."""
+    try:
+        saved, _ = base.get_processor_dict(source)
+    except Exception:  # noqa: BLE001 - a checkpoint without processor settings uses defaults
+        return {}
+    skip = {"self", "image_processor", "tokenizer", "video_processor", "chat_template"}
+    return {k: v for k, v in saved.items() if k in params and k not in skip}
 
 
 #: loaded backends by source, so the ZeroGPU worker (a fork of this process) finds the model
