@@ -18,8 +18,10 @@ from typing import Any
 
 from tests.helpers.tiny_model import _byte_vocab, build_tiny_qwen25vl
 
-#: the context every tiny family is given (small: the tabs' image-heavy requests hit it)
-CONTEXT = 4096
+#: the context every tiny family is given: the tabs' prompts are long in a byte-level tokenizer
+#: (an Inspect is ~5,000 tokens), and 16 frames of 6 cloze clips (96 images) must not fit
+CONTEXT = 8192
+#: ~100 image tokens per frame in every family (90 at least; InternVL: per 280 px tile)
 
 CHATML_IMAGES_INLINE = (  # Qwen2.5-VL / Qwen3-VL: images where they stand, in vision brackets
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
@@ -133,8 +135,8 @@ def _write_qwen3vl(path: Path) -> None:
         vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
     torch.manual_seed(0)
     model = Qwen3VLForConditionalGeneration(config).eval()
-    images = Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, min_pixels=32 * 32,
-                                      max_pixels=128 * 128)
+    images = Qwen2VLImageProcessorPil(patch_size=16, merge_size=2, min_pixels=90 * 32 * 32,
+                                      max_pixels=100 * 32 * 32)  # 90-100 tokens of 32x32 px
     processor = _image_only_processor_class(Qwen3VLProcessor)(images, tok, chat_template=tok.chat_template)
     _save(path, model, processor, ids["<|im_end|>"], ids["<|endoftext|>"])
 
@@ -153,15 +155,15 @@ def _write_internvl(path: Path) -> None:
                                 "context_image_token": "<IMG_CONTEXT>", "video_token": "<video>"})
     ids = _ids(tok, specials)
     config = InternVLConfig(
-        vision_config={**_SMALL_VISION, "image_size": [28, 28], "patch_size": [14, 14]},
+        vision_config={**_SMALL_VISION, "image_size": [280, 280], "patch_size": [14, 14]},
         text_config={"model_type": "qwen2", **_text(tok, ids, "<|im_end|>", "<|endoftext|>")},
         image_token_id=ids["<IMG_CONTEXT>"], downsample_ratio=0.5)
     torch.manual_seed(0)
     model = InternVLForConditionalGeneration(config).eval()
-    images = GotOcr2ImageProcessorPil(size={"height": 28, "width": 28}, max_patches=4)
-    # image_seq_length = (28 / 14)^2 * 0.5^2 = 1 token per 28 px tile (a thumbnail + up to 4 tiles)
+    images = GotOcr2ImageProcessorPil(size={"height": 280, "width": 280}, max_patches=2)
+    # image_seq_length = (280 / 14)^2 * 0.5^2 = 100 tokens per tile (a 16:9 frame: 2 + thumbnail)
     processor = _image_only_processor_class(InternVLProcessor)(
-        images, tok, chat_template=tok.chat_template, image_seq_length=1)
+        images, tok, chat_template=tok.chat_template, image_seq_length=100)
     _save(path, model, processor, ids["<|im_end|>"], ids["<|endoftext|>"])
 
 
@@ -178,19 +180,19 @@ def _write_llava_onevision(path: Path) -> None:
     tok = tokenizer_with(specials, eos="<|im_end|>", pad="<|endoftext|>",
                          template=LLAVA_ONEVISION_TEMPLATE)
     ids = _ids(tok, specials)
-    grid = [[28, 28], [28, 56], [56, 28]]
+    grid = [[140, 140], [140, 280], [280, 140]]
     config = LlavaOnevisionConfig(
-        vision_config={"model_type": "siglip_vision_model", **_SMALL_VISION, "image_size": 28,
+        vision_config={"model_type": "siglip_vision_model", **_SMALL_VISION, "image_size": 140,
                        "patch_size": 14},
         text_config={"model_type": "qwen2", **_text(tok, ids, "<|im_end|>", "<|endoftext|>")},
         image_token_id=ids["<image>"], video_token_id=ids["<video>"], image_grid_pinpoints=grid,
         vision_feature_layer=-1, vision_feature_select_strategy="full")
     torch.manual_seed(0)
     model = LlavaOnevisionForConditionalGeneration(config).eval()
-    images = LlavaOnevisionImageProcessorPil(size={"height": 28, "width": 28},
+    images = LlavaOnevisionImageProcessorPil(size={"height": 140, "width": 140},
                                              image_grid_pinpoints=grid)
     processor = _image_only_processor_class(LlavaOnevisionProcessor)(
-        images, tok, chat_template=tok.chat_template, num_image_tokens=4,
+        images, tok, chat_template=tok.chat_template, num_image_tokens=100,
         vision_feature_select_strategy="full")
     _save(path, model, processor, ids["<|im_end|>"], ids["<|endoftext|>"])
 
@@ -210,13 +212,13 @@ def _write_gemma3(path: Path) -> None:
     config = Gemma3Config(
         text_config=_text(tok, ids, "<end_of_turn>", "<pad>", head_dim=16, sliding_window=256,
                           bos_token_id=ids["<bos>"]),
-        vision_config={**_SMALL_VISION, "image_size": 28, "patch_size": 14},
-        mm_tokens_per_image=4, boi_token_index=ids["<start_of_image>"],
+        vision_config={**_SMALL_VISION, "image_size": 140, "patch_size": 14},
+        mm_tokens_per_image=100, boi_token_index=ids["<start_of_image>"],
         eoi_token_index=ids["<end_of_image>"], image_token_index=ids["<image_soft_token>"])
     torch.manual_seed(0)
     model = Gemma3ForConditionalGeneration(config).eval()
-    images = Gemma3ImageProcessorPil(size={"height": 28, "width": 28})
-    processor = Gemma3Processor(images, tok, chat_template=tok.chat_template, image_seq_length=4)
+    images = Gemma3ImageProcessorPil(size={"height": 140, "width": 140})
+    processor = Gemma3Processor(images, tok, chat_template=tok.chat_template, image_seq_length=100)
     _save(path, model, processor, ids["<end_of_turn>"], ids["<pad>"])
 
 
@@ -232,15 +234,15 @@ def _write_idefics3(path: Path) -> None:
                          bos="<|begin_of_text|>", template=IDEFICS3_TEMPLATE)
     ids = _ids(tok, specials)
     config = Idefics3Config(
-        vision_config={**_SMALL_VISION, "image_size": 28, "patch_size": 14},
+        vision_config={**_SMALL_VISION, "image_size": 280, "patch_size": 14},
         text_config={"model_type": "llama", **_text(tok, ids, "<end_of_utterance>", "<|end_of_text|>")},
         image_token_id=ids["<image>"], scale_factor=2)
     torch.manual_seed(0)
     model = Idefics3ForConditionalGeneration(config).eval()
-    images = Idefics3ImageProcessorPil(do_image_splitting=False, size={"longest_edge": 28},
-                                       max_image_size={"longest_edge": 28})
-    # image_seq_len = (28 / 14)^2 / 2^2 = 1 token per image
-    processor = Idefics3Processor(images, tok, chat_template=tok.chat_template, image_seq_len=1)
+    images = Idefics3ImageProcessorPil(do_image_splitting=False, size={"longest_edge": 280},
+                                       max_image_size={"longest_edge": 280})
+    # image_seq_len = (280 / 14)^2 / 2^2 = 100 tokens per image
+    processor = Idefics3Processor(images, tok, chat_template=tok.chat_template, image_seq_len=100)
     _save(path, model, processor, ids["<end_of_utterance>"], ids["<|end_of_text|>"])
 
 
@@ -260,8 +262,9 @@ def build_tiny_family(family: str, path: Path) -> Path:
     """The folder of `family`'s tiny model at `path`, built once (written to a temporary folder
     and renamed, so a reader never sees half a model)."""
     path = Path(path)
-    if family == "qwen2_5_vl":
-        return build_tiny_qwen25vl(path)
+    if family == "qwen2_5_vl":  # 28x28 px per token: 90 to 100 tokens per image
+        return build_tiny_qwen25vl(path, context=CONTEXT, min_pixels=90 * 28 * 28,
+                                   max_pixels=100 * 28 * 28)
     if (path / "config.json").exists():
         return path
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
