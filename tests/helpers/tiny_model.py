@@ -52,7 +52,7 @@ def build_tiny_tokenizer():
     return tokenizer
 
 
-def build_tiny_qwen25vl(path: Path, *, context: int = 4096, min_pixels: int = 28 * 28,
+def build_tiny_qwen25vl(path: Path, *, context: int = 8192, min_pixels: int = 28 * 28,
                         max_pixels: int = 128 * 128) -> Path:
     """Build, save and return a folder holding a ~0.2 M-parameter Qwen2.5-VL (random weights).
 
@@ -73,7 +73,7 @@ def build_tiny_qwen25vl(path: Path, *, context: int = 4096, min_pixels: int = 28
     return path
 
 
-def _write_tiny_qwen25vl(path: Path, context: int = 4096, min_pixels: int = 28 * 28,
+def _write_tiny_qwen25vl(path: Path, context: int = 8192, min_pixels: int = 28 * 28,
                          max_pixels: int = 128 * 128) -> Path:
     import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
