@@ -1,5 +1,8 @@
 """A local transformers vision-language model (Qwen2.5-VL and other image-text-to-text models).
 
+Before the weights load, a request the model cannot take (images past APP_MAX_IMAGES_PER_REQUEST
+or its family's limit, image tokens past its context) is refused in one line: `check_fits`.
+
 Weights load lazily on the first `generate`, once per process (`from_spec` shares one instance
 per model), and a lock serialises generation so sessions can share the model. The Stop button sets
 `request.cancel`; a StoppingCriteria checks it between tokens. `GenerationParams.thinking` reaches
