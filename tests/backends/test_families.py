@@ -181,6 +181,21 @@ def test_text_longer_than_the_context_is_refused_before_loading():
     assert backend_unloaded(backend)
 
 
+def test_a_processor_missing_its_package_is_one_line_before_loading(tmp_path):
+    """SmolVLM's processor needs `num2words`, not installed here: the message names it, and no
+    weights are read."""
+    import importlib.util
+
+    from tests.helpers.tiny_families import write_tiny_smolvlm
+
+    if importlib.util.find_spec("num2words") is not None:
+        pytest.skip("num2words is installed: SmolVLM's processor builds")
+    backend = HFBackend(str(write_tiny_smolvlm(tmp_path / "smolvlm")))
+    with pytest.raises(BackendError, match=r"^Could not load model folder .*smolvlm.*num2words") as e:
+        backend.generate(frames_request(1))
+    assert "\n" not in str(e.value) and backend_unloaded(backend)
+
+
 def backend_unloaded(backend: HFBackend) -> bool:
     return not backend.loaded and WEIGHT_LOADS[backend.source] == 0
 

@@ -246,6 +246,38 @@ def _write_idefics3(path: Path) -> None:
     _save(path, model, processor, ids["<end_of_utterance>"], ids["<|end_of_text|>"])
 
 
+def write_tiny_smolvlm(path: Path) -> Path:
+    """A SmolVLM folder as the Hub ships one. Its processor needs the `num2words` package, which
+    is not installed here, so processor_config.json is written by hand (the test checks that
+    `hf:` says so before loading weights)."""
+    import json
+
+    import torch
+    from transformers import SmolVLMConfig, SmolVLMForConditionalGeneration
+    from transformers.models.smolvlm.image_processing_pil_smolvlm import SmolVLMImageProcessorPil
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    specials = ["<|begin_of_text|>", "<|end_of_text|>", "<end_of_utterance>",
+                "<fake_token_around_image>", "<image>", "<global-img>"]
+    tok = tokenizer_with(specials, eos="<end_of_utterance>", pad="<|end_of_text|>",
+                         bos="<|begin_of_text|>", template=IDEFICS3_TEMPLATE)
+    ids = _ids(tok, specials)
+    config = SmolVLMConfig(
+        vision_config={**_SMALL_VISION, "image_size": 28, "patch_size": 14},
+        text_config={"model_type": "llama", **_text(tok, ids, "<end_of_utterance>", "<|end_of_text|>")},
+        image_token_id=ids["<image>"], scale_factor=2)
+    torch.manual_seed(0)
+    model = SmolVLMForConditionalGeneration(config).eval()
+    model.save_pretrained(path)
+    SmolVLMImageProcessorPil(do_image_splitting=False, size={"longest_edge": 28},
+                             max_image_size={"longest_edge": 28}).save_pretrained(path)
+    tok.save_pretrained(path)
+    (path / "processor_config.json").write_text(json.dumps(
+        {"processor_class": "SmolVLMProcessor", "image_seq_len": 1}))
+    return path
+
+
 #: family name -> writer of a model folder
 WRITERS: dict[str, Callable[[Path], Any]] = {
     "qwen2_5_vl": None,  # tests/helpers/tiny_model.py
