@@ -379,11 +379,13 @@ class HFBackend(VLMBackend):
         text_tokens = int(self._encode(text_only, [], request.params)["input_ids"].shape[1])
         per_image = max(1.0, (prompt - text_tokens) / sent)
         limit = max(0, int((room - text_tokens) // per_image))
+        todo = (f"Set APP_MAX_IMAGES_PER_REQUEST={limit} (or use fewer frames)" if limit
+                else "Not one image fits: shorten the text")
         raise TooManyImagesError(
             f"{self.backend_id} holds {context} tokens (max_position_embeddings); {sent} images "
             f"of about {round(per_image)} tokens each, {text_tokens} tokens of text and a "
-            f"{reply}-token reply do not fit: at most {limit} such image(s) fit. Set APP_MAX_IMAGES_PER_REQUEST={limit} (or fewer frames), or serve the model "
-            "with a longer context behind an API server (openai:<model>).",
+            f"{reply}-token reply do not fit: at most {limit} such image(s) fit. {todo}, or "
+            "serve the model with a longer context behind an API server (openai:<model>).",
             limit=limit, sent=sent)
 
     def _generate(self, messages: list[dict], images: list, params: GenerationParams,

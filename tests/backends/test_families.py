@@ -178,7 +178,11 @@ def test_text_longer_than_the_context_is_refused_before_loading():
     request = GenerationRequest([Message.text("user", "x" * (CONTEXT + 10))], GenerationParams())
     with pytest.raises(BackendError, match=f"holds {CONTEXT} tokens.*Shorten the prompt"):
         backend.generate(request)
-    assert backend_unloaded(backend)
+    image_and_long_text = GenerationRequest(
+        [Message("user", [Image.new("RGB", (640, 360)), "x" * (CONTEXT - 60)])], GenerationParams())
+    with pytest.raises(TooManyImagesError, match="at most 0 .*Not one image fits") as refused:
+        backend.generate(image_and_long_text)
+    assert refused.value.limit == 0 and backend_unloaded(backend)
 
 
 def test_a_processor_missing_its_package_is_one_line_before_loading(tmp_path):
