@@ -78,7 +78,7 @@ def tiny_vlm_dir() -> Path:
     """A random-weight Qwen2.5-VL saved to disk (built offline, ~0.2 M parameters)."""
     from tests.helpers.tiny_model import build_tiny_qwen25vl
 
-    path = CACHE / "tiny-qwen25vl"
+    path = CACHE / "tiny-qwen25vl-8k"  # 8k context: the tabs' prompts are ~5k byte tokens
     if not (path / "config.json").exists():
         build_tiny_qwen25vl(path)
     return path

@@ -52,7 +52,8 @@ def build_tiny_tokenizer():
     return tokenizer
 
 
-def build_tiny_qwen25vl(path: Path) -> Path:
+def build_tiny_qwen25vl(path: Path, *, context: int = 8192, min_pixels: int = 28 * 28,
+                        max_pixels: int = 128 * 128) -> Path:
     """Build, save and return a folder holding a ~0.2 M-parameter Qwen2.5-VL (random weights).
 
     Written to a temporary folder first and renamed, so a reader never sees half a model (test
@@ -62,7 +63,7 @@ def build_tiny_qwen25vl(path: Path) -> Path:
         return path
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    _write_tiny_qwen25vl(tmp)
+    _write_tiny_qwen25vl(tmp, context, min_pixels, max_pixels)
     try:
         if path.exists() and not (path / "config.json").exists():
             shutil.rmtree(path, ignore_errors=True)  # left over from an interrupted build
@@ -72,7 +73,8 @@ def build_tiny_qwen25vl(path: Path) -> Path:
     return path
 
 
-def _write_tiny_qwen25vl(path: Path) -> Path:
+def _write_tiny_qwen25vl(path: Path, context: int = 8192, min_pixels: int = 28 * 28,
+                         max_pixels: int = 128 * 128) -> Path:
     import torch
     from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
@@ -87,7 +89,7 @@ def _write_tiny_qwen25vl(path: Path) -> Path:
         text_config={
             "vocab_size": vocab_size, "hidden_size": 64, "intermediate_size": 128,
             "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-            "max_position_embeddings": 4096,
+            "max_position_embeddings": context,
             "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3],
                                 "rope_theta": 10000.0},
             "bos_token_id": ids["<|endoftext|>"], "eos_token_id": ids["<|im_end|>"],
@@ -106,8 +108,8 @@ def _write_tiny_qwen25vl(path: Path) -> Path:
     model.generation_config.pad_token_id = ids["<|endoftext|>"]
     model.save_pretrained(path)
 
-    # Small images stay small: at most 128x128 pixels worth of 28x28 patches per image.
-    image_processor = Qwen2VLImageProcessorPil(min_pixels=28 * 28, max_pixels=128 * 128)
+    # Small images stay small: by default at most 128x128 pixels worth of 28x28 patches per image.
+    image_processor = Qwen2VLImageProcessorPil(min_pixels=min_pixels, max_pixels=max_pixels)
     # Saved the way a Hub checkpoint ships them: preprocessor_config.json + tokenizer files
     # (the chat template travels with the tokenizer).
     image_processor.save_pretrained(path)
