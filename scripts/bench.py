@@ -15,8 +15,9 @@
   idle     CPU of an idle app after a browsing session, from /proc (goal < 1 %; bench_idle.py)
   render   36-frame 512x512 turntable vs 36 x one frame (goal <= 1.2x), the 3D view's bytes per painting vs a GLB (bench_render.py)
   metrics  temporal metrics 433 q x 10 preds, cloze scoring 1,521 stems x 3 (goal < 1 s; bench_metrics.py)
-  parsers  every reply parser on its worst 64 kB replies, against a regex scan of the same text
-           (goal < 100 ms each; bench_parsers.py)
+  parsers  every reply parser on its worst 64 kB replies and on every reply of its adversarial
+           corpus, against a regex scan of the same text, and Impact's interval merge against a
+           sort (goal < 100 ms each; bench_parsers.py)
   batch    the three run commands at concurrency 1/4/16/64 against a 200 ms server, and
            `run impact --tasks spatial` over 433 clips at 16 (goal >= 0.8 x c; bench_batch.py)
   framecache  a second model's `run cloze` vs the first's on 24 questions of distinct 720p clips:
@@ -146,7 +147,8 @@ def bench_metrics(args) -> list[Row]:
 
 def bench_parsers(args) -> list[Row]:
     import bench_parsers as module
-    return module.run(repeats=1 if args.quick else 3)
+    repeats = 1 if args.quick else 3
+    return module.run(repeats=repeats) + module.run_corpus(repeats=repeats) + module.run_merge(repeats=repeats)
 
 
 def bench_batch(args) -> list[Row]:
