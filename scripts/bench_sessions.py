@@ -3,7 +3,7 @@
 The app runs in its own process on the example data; every session is a gradio_client of its own.
 Two loads, each timed against the probe's own action alone, measured in the same run:
 
-  - heavy: six sessions at once run baseline work (two Cloze question sets, an Impact temporal
+  - heavy: four sessions at once run baseline work (two Cloze question sets, an Impact temporal
     run with its metrics, a window search), while a probe session loads the Cloze data folder
     (`/on_root`) again and again (was tests/system/test_concurrent_sessions.py's LOAD_RATIO);
   - retrying: one session's model call is refused with HTTP 429 and Retry-After 1 s (three
