@@ -195,9 +195,6 @@ class VLMBackend(ABC):
         """Answer one request. Transport failures after bounded retries come back as
         `GenerationResult(error=...)`; a request with too many images raises `TooManyImagesError`."""
 
-    def generate_batch(self, requests: Sequence[GenerationRequest]) -> list[GenerationResult]:
-        return [self.generate(r) for r in requests]
-
     def close(self) -> None:  # pragma: no cover - optional
         pass
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
 
-    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,batch,framecache,memory,ui,hub]
+    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,faults,sessions,batch,framecache,memory,ui,hub]
                             [--minutes 30] [--data-dir data] [--realsize data/realsize]
                             [--cache-dir test-artifacts/bench-cache]
 
@@ -15,8 +15,13 @@
   idle     CPU of an idle app after a browsing session, from /proc (goal < 1 %; bench_idle.py)
   render   36-frame 512x512 turntable vs 36 x one frame (goal <= 1.2x), the 3D view's bytes per painting vs a GLB (bench_render.py)
   metrics  temporal metrics 433 q x 10 preds, cloze scoring 1,521 stems x 3 (goal < 1 s; bench_metrics.py)
-  parsers  every reply parser on its worst 64 kB replies, against a regex scan of the same text
-           (goal < 100 ms each; bench_parsers.py)
+  parsers  every reply parser on its worst 64 kB replies and on every reply of its adversarial
+           corpus, against a regex scan of the same text, and Impact's interval merge against a
+           sort (goal < 100 ms each; bench_parsers.py)
+  faults   the API backend past a timeout, a Stop during a Retry-After wait and a Retry-After,
+           against one plain call (bench_faults.py)
+  sessions one visitor's quick action while other sessions run baseline work or retry a model
+           call, against the action alone (goal <= 12x; bench_sessions.py)
   batch    the three run commands at concurrency 1/4/16/64 against a 200 ms server, and
            `run impact --tasks spatial` over 433 clips at 16 (goal >= 0.8 x c; bench_batch.py)
   framecache  a second model's `run cloze` vs the first's on 24 questions of distinct 720p clips:
@@ -50,8 +55,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
 
-ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "batch", "framecache", "memory", "ui",
-       "hub")
+ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "faults", "sessions", "batch",
+       "framecache", "memory", "ui", "hub")
 
 
 def _stream(cmd: list[str]) -> tuple[int, str]:
@@ -146,7 +151,18 @@ def bench_metrics(args) -> list[Row]:
 
 def bench_parsers(args) -> list[Row]:
     import bench_parsers as module
+    repeats = 1 if args.quick else 3
+    return module.run(repeats=repeats) + module.run_corpus(repeats=repeats) + module.run_merge(repeats=repeats)
+
+
+def bench_faults(args) -> list[Row]:
+    import bench_faults as module
     return module.run(repeats=1 if args.quick else 3)
+
+
+def bench_sessions(args) -> list[Row]:
+    import bench_sessions as module
+    return module.run(Path(args.data_dir), quick=args.quick)
 
 
 def bench_batch(args) -> list[Row]:
@@ -208,11 +224,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown benchmark(s) {', '.join(unknown)}; choose from {', '.join(ALL)}")
     args.cache_dir = cache_dir(args.cache_dir)
     args.realsize = args.realsize or ROOT / "data" / ("realsize-small" if args.quick else "realsize")
-    if any(b in chosen for b in ("realsize", "start", "idle", "batch", "framecache")):
+    if any(b in chosen for b in ("realsize", "start", "idle", "sessions", "batch", "framecache")):
         ensure_data(args.data_dir)
     runners = {"realsize": bench_realsize, "media": bench_media, "start": bench_start,
                "idle": bench_idle, "render": bench_render, "metrics": bench_metrics,
-               "parsers": bench_parsers, "batch": bench_batch, "framecache": bench_frame_cache,
+               "parsers": bench_parsers, "faults": bench_faults, "sessions": bench_sessions,
+               "batch": bench_batch, "framecache": bench_frame_cache,
                "memory": bench_memory, "ui": bench_ui,
                "hub": bench_hub}
     rows: list[Row] = []

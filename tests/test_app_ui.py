@@ -9,6 +9,8 @@ import pytest
 from tests.helpers.live_app import running_app
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
+pytestmark = pytest.mark.slow  # a live app (tests/test_slow_marks.py)
+
 
 @pytest.fixture(scope="module")
 def app_url(example_data_dir, tmp_path_factory):

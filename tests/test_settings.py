@@ -163,6 +163,7 @@ def test_apply_validates_the_localizer_and_the_thinking_control(tmp_path, monkey
         apply_settings("baseline", "", "", 16, False, SAME_AS_MODEL, "loud", {})
 
 
+@pytest.mark.slow  # a live app (tests/test_slow_marks.py)
 def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments(tmp_path, monkeypatch):
     import gradio as gr
     from gradio_client import Client

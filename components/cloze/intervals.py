@@ -66,15 +66,6 @@ def loop_source(gs: float, ge: float) -> Interval:
     return Interval(gs + d / 3, gs + 2 * d / 3)
 
 
-def shuffle_thirds(gs: float, ge: float) -> list[Interval]:
-    """The GT cut in thirds a, b, c and joined as b, c, a (source-time intervals, in play order)."""
-    d = ge - gs
-    a = Interval(gs, gs + d / 3)
-    b = Interval(gs + d / 3, gs + 2 * d / 3)
-    c = Interval(gs + 2 * d / 3, ge)
-    return [b, c, a]
-
-
 def rand_interval(gs: float, ge: float, duration: float, rng: random.Random) -> Interval:
     """One Semantic distractor, as released: a region ([0, gs] or [ge, T]) at random, a length
     uniform in [0.2 T, max_len] with max_len = the region's length, a start uniform inside it."""

@@ -38,6 +38,3 @@ def shows_first(slug: str, own_keys: Mapping[str, Sequence[str]], params: Mappin
     names, in order: the first one when the link names none)."""
     return (tab_in_link(params, tuple(own_keys), own_keys)[0] or next(iter(own_keys), None)) == slug
 
-
-def presenting(params: Mapping[str, str]) -> bool:
-    return (params.get("present") or "").strip().lower() in {"1", "true", "yes", "on"}

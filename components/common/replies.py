@@ -37,8 +37,3 @@ def answer_part(text: str | None, *, max_chars: int = MAX_REPLY_CHARS) -> str:
         raise ReplyRefused("the reply stops inside unfinished reasoning (<think> never closed)")
     return body.strip()
 
-
-def reasoning_part(text: str | None) -> str:
-    """The reasoning blocks of a reply, joined (kept in records beside the raw reply)."""
-    text = text or ""
-    return "\n".join(text[start:end] for start, _a, _b, end in reasoning_blocks(text)[0])

@@ -87,11 +87,6 @@ def moment_to_seconds(moment: Iterable[int], fps: float = DEFAULT_FPS) -> tuple[
     return ((fs - 1) / fps, fe / fps)
 
 
-def frame_at_time(t: float, fps: float = DEFAULT_FPS) -> int:
-    """The 1-based frame whose span [(f-1)/fps, f/fps) holds time t."""
-    return int(math.floor(t * fps + 1e-9)) + 1
-
-
 # -- loading and validating --------------------------------------------------------------------------
 
 def _is_int(value: Any) -> bool:

@@ -114,14 +114,17 @@ _DISTANCES: SingleFlightLRU[tuple[str, str], np.ndarray] = SingleFlightLRU(_MAX_
 _LOCK = threading.Lock()
 
 
-def body_graph(body: BodyModel, cache_dir: str | Path | None = None) -> csr_matrix:
-    """The body's edge graph, from memory, from disk, or built (and stored) once."""
+def body_graph(body: BodyModel, cache_dir: str | Path | None = None,
+               memory: dict[str, csr_matrix] | None = None) -> csr_matrix:
+    """The body's edge graph, from memory (`memory`: the process's graphs unless given), from
+    disk, or built (and stored) once."""
     from scipy.sparse import csr_matrix
 
+    memory = _GRAPHS if memory is None else memory
     key = body.fingerprint()
     with _LOCK:
-        if key in _GRAPHS:
-            return _GRAPHS[key]
+        if key in memory:
+            return memory[key]
     path = Path(cache_dir or default_cache_dir()) / "geodesic" / f"v{GRAPH_VERSION}-{key}.npz"
     graph = None
     if path.is_file():
@@ -140,7 +143,7 @@ def body_graph(body: BodyModel, cache_dir: str | Path | None = None) -> csr_matr
         except OSError:
             pass  # a read-only cache only costs speed
     with _LOCK:
-        _GRAPHS[key] = graph
+        memory[key] = graph
     return graph
 
 

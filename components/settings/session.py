@@ -7,7 +7,6 @@ is never logged, traced, exported or shown."""
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -73,10 +72,6 @@ class SessionSettings:
                 f"thinking_control={self.thinking_control!r}, compare={self.compare!r}, "
                 f"compare_base_url={self.compare_base_url!r}, "
                 f"compare_api_key={'***' if self.compare_api_key else ''!r})")
-
-
-def default_settings() -> SessionSettings:
-    return SessionSettings(backend=os.environ.get("APP_BACKEND", "baseline"))
 
 
 @dataclass(frozen=True)

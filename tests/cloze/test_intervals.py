@@ -21,11 +21,6 @@ def test_alignment_intervals_clamp_to_the_video():
     assert iv.wide(1, 9, 10) == iv.Interval(0.0, 10.0)
 
 
-def test_shuffle_thirds_play_b_c_a():
-    b, c, a = iv.shuffle_thirds(3, 6)
-    assert (b.start, b.end, c.start, c.end, a.start, a.end) == (4, 5, 5, 6, 3, 4)
-
-
 @pytest.mark.parametrize("duration", [12.0, 30.0, 90.0])
 def test_sampled_gaps_respect_length_and_middle_half(duration):
     rng = random.Random(7)

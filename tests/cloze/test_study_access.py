@@ -115,6 +115,7 @@ def test_the_invite_command_prints_links_once_and_lists_no_tokens(data):
     assert "Traceback" not in again.stderr
 
 
+@pytest.mark.slow  # a live app (tests/test_slow_marks.py)
 def test_over_http_a_stranger_can_neither_read_nor_change_an_annotators_answers(data):
     from gradio_client import Client
 

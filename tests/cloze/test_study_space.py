@@ -10,6 +10,8 @@ import pytest
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port
 
+pytestmark = pytest.mark.slow  # a live app (tests/test_slow_marks.py)
+
 
 def test_app_page_study_serves_the_study_page_alone(cloze_examples, tmp_path, monkeypatch):
     import app

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import gradio as gr
+import pytest
 
 from components.common import idle
 from tests.helpers.live_app import free_port
@@ -29,6 +30,7 @@ def test_the_queue_polls_fast_while_busy_and_slowly_once_quiet(monkeypatch):
     assert queue.sleep_when_free == idle.IDLE_POLL_S
 
 
+@pytest.mark.slow  # a live app (tests/test_slow_marks.py)
 def test_a_quiet_app_still_answers(monkeypatch):
     from gradio_client import Client
 

@@ -1,5 +1,5 @@
 """App-level links: which tab a link opens, presentation mode, the shared query-string writer."""
-from components.common.links import presenting, tab_in_link, view_link
+from components.common.links import tab_in_link, view_link
 
 SLUGS = ("window-search", "cloze", "impact")
 OWN = {"window-search": ("movie", "qid", "t"), "cloze": ("stem", "q"), "impact": ("clip", "frame")}
@@ -14,8 +14,6 @@ def test_the_tab_a_link_opens():
     assert tab is None and "`nope`" in note and "window-search" in note
 
 
-def test_presentation_mode_and_the_query_string():
-    assert presenting({"present": "1"}) and presenting({"present": "true"})
-    assert not presenting({"present": "0"}) and not presenting({})
+def test_the_query_string():
     assert view_link(tab="impact", frame=12, clip="h 1", t=None) == "clip=h+1&frame=12&tab=impact"
     assert view_link(t=400.0, qid="p5") == "qid=p5&t=400"

@@ -6,7 +6,9 @@
 
 Each script entry is consumed by one POST to /v1/chat/completions (or /v1/embeddings):
   - str: a normal completion whose message content is that string;
-  - {"content": str, "delay": s}: answer after sleeping s seconds (use for timeouts);
+  - {"content": str, "delay": s}: answer after waiting s seconds (use for timeouts); a client
+    that closes the connection during the wait is recorded in `server.abandoned` (the request's
+    index in `server.requests`) and gets no answer;
   - {"content": str, "finish_reason": "length"}: a completion with that finish_reason ("stop" else);
   - {"content": str, "reasoning_content": str} (or "reasoning"): the reasoning in that message
     field, as vLLM's / SGLang's reasoning parsers (or newer vLLM, OpenRouter) send it;
@@ -22,6 +24,8 @@ When a list script runs out, the last entry is repeated. `server.requests` holds
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +39,7 @@ class ScriptedOpenAIServer:
         self.embed_dim = embed_dim
         self.requests: list[dict] = []
         self.headers_seen: list[dict] = []
+        self.abandoned: list[int] = []
         self._lock = threading.Lock()
         self._index = 0
         self._httpd: ThreadingHTTPServer | None = None
@@ -72,6 +77,22 @@ class ScriptedOpenAIServer:
                 self.end_headers()
                 self.wfile.write(payload)
 
+            def _client_left_within(self, seconds: float) -> bool:
+                """Wait `seconds`; True as soon as the client closes the connection."""
+                end = time.monotonic() + seconds
+                while (left := end - time.monotonic()) > 0:
+                    readable, _, _ = select.select([self.connection], [], [], min(left, 0.05))
+                    if not readable:
+                        continue
+                    try:
+                        if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                            return True
+                    except OSError:
+                        return True
+                    time.sleep(max(0.0, end - time.monotonic()))  # bytes, not a close: wait on
+                    return False
+                return False
+
             def do_GET(self):
                 if self.path.rstrip("/").endswith("/models"):
                     self._send(200, json.dumps({"object": "list", "data": [
@@ -89,11 +110,15 @@ class ScriptedOpenAIServer:
                 with server._lock:
                     server.requests.append(body)
                     server.headers_seen.append(dict(self.headers))
+                    index = len(server.requests) - 1
                 entry = server._next(body)
                 if isinstance(entry, str):
                     entry = {"content": entry}
-                if entry.get("delay"):
-                    time.sleep(float(entry["delay"]))
+                if entry.get("delay") and self._client_left_within(float(entry["delay"])):
+                    with server._lock:
+                        server.abandoned.append(index)
+                    self.close_connection = True
+                    return
                 if entry.get("drop"):
                     self.close_connection = True
                     try:

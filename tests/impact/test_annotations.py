@@ -7,8 +7,8 @@ import json
 import pytest
 
 from components.common.errors import DataFormatError
-from components.impact.data import (frame_at_time, load_annotations, load_qv_gt, load_qv_pred,
-                                           load_spatial_pred, moment_to_seconds)
+from components.impact.data import (load_annotations, load_qv_gt, load_qv_pred, load_spatial_pred,
+                                    moment_to_seconds)
 
 GOOD = {"fps": 24, "items": [{
     "qid": "h0001", "video": "clips/h0001.mp4", "query": "A man is struck behind the knees by a staff.",
@@ -26,7 +26,6 @@ def write(tmp_path, data, name="annotations.json"):
 def test_conversion_is_1_based_inclusive():
     assert moment_to_seconds([83, 86], 24) == (82 / 24, 86 / 24)
     assert moment_to_seconds([1, 1], 24) == (0.0, 1 / 24)
-    assert frame_at_time(82 / 24) == 83 and frame_at_time(82.5 / 24) == 83
 
 
 def test_loads_the_documented_example(tmp_path):

@@ -13,9 +13,9 @@ The expectations were computed by running the released functions over each reply
 outside this repository) and spot-checked by hand. The replies are hand-written cases (fences,
 prose, non-string answers, look-alike letters, deep nesting, digit limits, HTML, reasoning tags,
 size), seeded mutations of valid answers and the shared adversarial list (tests/robustness/corpus.py).
+scripts/bench_parsers.py times every reply of it (goal: under 100 ms a call).
 """
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,6 @@ from components.cloze.solvers import read_reply
 
 CORPUS = Path(__file__).parent / "corpus" / "cloze_answer.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-BUDGET_S = 0.1
 
 
 def _reading(parsed) -> str:
@@ -47,18 +46,6 @@ def test_each_reply_reads_as_the_released_evaluation_reads_it(case):
     assert _reading(parse_answer(reply)) == case["upstream"]
     assert _reading(parse_answer(reply, strict=True)) == case["strict"]
     assert _reading(read_reply(reply)) == case["expect"]
-
-
-def test_no_reply_takes_more_than_100_ms():
-    slow = []
-    for case in CASES:
-        for call in (lambda r: parse_answer(r), lambda r: parse_answer(r, strict=True), read_reply):
-            t0 = time.perf_counter()
-            call(case["reply"])
-            took = time.perf_counter() - t0
-            if took > BUDGET_S:
-                slow.append((case["note"], round(took, 3)))
-    assert not slow, slow
 
 
 def test_a_reading_never_invents_a_letter():

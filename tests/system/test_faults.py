@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -20,7 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ANSWER_B = json.dumps({"answer": "B", "reason": "the motion continues"})
 MAX_RETRIES = 2  # ApiSettings.max_retries: the app's default for every OpenAI call (3 tries, as the openai client)
 CLOZE_ATTEMPTS = 3  # components.cloze.solvers.MAX_ATTEMPTS: answers asked per question at most
-LOAD_RATIO = 12.0
 
 
 def _cloze_args(root: str, seed: int = 42) -> tuple:
@@ -38,34 +36,43 @@ def _no_trace(text: str) -> None:
     assert "Traceback" not in text and 'File "' not in text, text
 
 
-def test_cloze_tab_bounded_retries_readable_error_and_other_session_stays_quick(system_app, example_data_dir):
+def test_cloze_tab_bounded_retries_readable_error_and_other_session_is_answered_meanwhile(
+        system_app, example_data_dir):
+    """One session's model call is retrying (HTTP 429, Retry-After 1 s); the server holds its first
+    request until another session has had two answers, so those answers provably came while the
+    call was in flight (an app that ran one event at a time would answer them only after it).
+    scripts/bench_sessions.py times the other session's answers against the same answers alone."""
     root = str(example_data_dir / "cloze")
     limited = {"status": 429, "headers": {"Retry-After": "1"},
                "body": {"error": {"message": "rate limit reached, slow down"}}}
-    with ScriptedOpenAIServer([limited]) as server:
+    others_answered = threading.Event()
+    held: list[bool] = []
+    sent_at: list[float] = []
+
+    def script(body):
+        sent_at.append(time.monotonic())
+        if not held:  # a wait for the other session, bounded so that a serialising app fails
+            held.append(others_answered.wait(timeout=120))
+        return limited
+
+    with ScriptedOpenAIServer(script) as server:
         api_user, baseline_user = client(system_app), client(system_app)
         api_user.predict("openai:test-model", server.url, "sk-fault-key-77", 16, False, api_name="/set_backend")
-        alone = []
-        for _ in range(2):
-            t = time.perf_counter()
-            baseline_user.predict(*_cloze_args(root), api_name="/on_run_one")
-            alone.append(time.perf_counter() - t)
         box: dict = {}
 
         def retrying():
-            t = time.perf_counter()
             box["out"] = api_user.predict(*_cloze_args(root), api_name="/on_run_one")
-            box["took"] = time.perf_counter() - t
-            box["end"] = time.perf_counter()
 
         th = threading.Thread(target=retrying)
         th.start()
-        quick = []
-        while th.is_alive():
-            t = time.perf_counter()
+        deadline = time.monotonic() + 120
+        while not sent_at:
+            assert time.monotonic() < deadline, "the model call never reached the server"
+            time.sleep(0.05)
+        for _ in range(2):
             raw, letter, *_ = _answer(baseline_user.predict(*_cloze_args(root), api_name="/on_run_one"))
-            quick.append((time.perf_counter(), time.perf_counter() - t))
             assert letter in "ABCD" and "Edge-1" in raw
+        others_answered.set()
         th.join()
     raw, letter, why, option_map, summary = _answer(box["out"])
     # a readable message, no traceback, no key; the answer is not guessed
@@ -77,12 +84,14 @@ def test_cloze_tab_bounded_retries_readable_error_and_other_session_stays_quick(
     # retries within bounds: each backend call sent 1 + max_retries requests, and, as released, the
     # question was asked again after a failed call, at most CLOZE_ATTEMPTS times (backends.ask)
     assert len(server.requests) == CLOZE_ATTEMPTS * (MAX_RETRIES + 1), len(server.requests)
-    # Retry-After was honoured between the requests of each call (1 s each)
-    assert box["took"] >= CLOZE_ATTEMPTS * MAX_RETRIES * 1.0
-    # the baseline session kept getting answers while the first one was retrying
-    during = [dt for end, dt in quick if end < box["end"]]
-    assert len(during) >= 2, quick
-    assert statistics.median(during) <= LOAD_RATIO * statistics.median(alone), (alone, during)
+    # Retry-After was honoured between the requests of each call (a lower bound: it cannot fail
+    # on a slow machine)
+    for call in range(CLOZE_ATTEMPTS):
+        first = call * (MAX_RETRIES + 1)
+        gaps = [b - a for a, b in zip(sent_at[first:first + MAX_RETRIES + 1], sent_at[first + 1:first + MAX_RETRIES + 1])]
+        assert all(gap >= 0.95 for gap in gaps), gaps
+    # the other session was answered while the call was held at the server
+    assert held == [True]
 
 
 def test_cloze_tab_recovers_from_mixed_transient_faults(system_app, example_data_dir):
@@ -162,12 +171,10 @@ def test_timeouts_are_retried_within_bounds_then_reported():
         backend = resolve("openai:test-model", api=ApiSettings(base_url=server.url, api_key="sk-t",
                                                              timeout_s=0.4, max_retries=1))
         req = GenerationRequest([Message("user", ["hello"])], GenerationParams(max_tokens=8))
-        t = time.perf_counter()
         result = backend.generate(req)
-        took = time.perf_counter() - t
     assert not result.ok and "timed out" in result.error and "2 attempt" in result.error, result.error
     assert len(server.requests) == 2
-    assert took < 5
+    assert server.abandoned == [0, 1]  # the client hung up on each slow answer, waited for neither
 
 
 # -- batch runs: an outage, then a rerun with a healthy server ---------------------------------------

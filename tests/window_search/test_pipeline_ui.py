@@ -8,6 +8,8 @@ from gradio_client import Client, handle_file
 
 from tests.helpers.live_app import running_app
 
+pytestmark = pytest.mark.slow  # a live app (tests/test_slow_marks.py)
+
 
 @pytest.fixture(scope="module")
 def app_url(grounding_examples, tmp_path_factory):

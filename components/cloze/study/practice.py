@@ -5,7 +5,6 @@ frames display lays out a question, and its answer is shown (it scores nothing).
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from components.cloze.questions import LETTERS
@@ -75,17 +74,6 @@ def practice_image() -> Image.Image:
              "D": [_scene(None, "bars")] * 4}
     cands = [right if x == ANSWER else wrong[x] for x in LETTERS]
     return edge_layout(before, after, cands, *TILE)
-
-
-def practice_file(folder: Path) -> str:
-    """The practice image as a PNG in `folder` (the study's media cache), written once."""
-    path = folder / "practice.png"
-    if not path.exists():
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(".practice.png.tmp")
-        practice_image().save(tmp, format="PNG")
-        tmp.replace(path)
-    return str(path)
 
 
 def feedback(letter: str) -> str:
