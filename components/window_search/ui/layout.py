@@ -154,7 +154,7 @@ def _bench_panel(c: SimpleNamespace) -> None:
 
 def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     """Every event; outputs in the order of each view's fields, then the message line."""
-    ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir)
+    ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address))
     on = ev.on
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
                   c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick, c.calls]
