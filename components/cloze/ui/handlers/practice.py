@@ -40,14 +40,13 @@ def _open_practice(session: ClozeSession, annotator: str | None, chosen: int | N
     total = len(qs.questions)
     progress = load_progress(session.file, qs.questions)
     done = progress.answered_count(qs.questions)
-    as_who = f"Practice as {name}" + (f" ({done} of {total} already answered)" if done else "")
+    message = (f"Resumed practice as {name}: {done} of {total} already answered." if done
+               else f"Practice playthrough as {name} (recorded under this id; type it again to resume).")
     if chosen is not None:
-        return replace(session, index=chosen), f"{as_who}: answer the question on screen."
+        return replace(session, index=chosen), message + " Answer the question on screen."
     if progress.next_index is None:
         return (replace(session, index=total - 1),
                 f"All {total} questions are answered; use the navigator to review or redo.")
-    message = (f"Resumed practice as {name}: {done} of {total} already answered." if done
-               else f"Practice playthrough as {name} (recorded under this id; type it again to resume).")
     return replace(session, index=progress.next_index), message
 
 
