@@ -239,15 +239,16 @@ class TabEvents:
         return _named(fn, handler)
 
     def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list, outs: list, *,
-           kind: str = "plain", drop_repeat: bool = False, **kw) -> Any:
+           kind: str = "plain", drop_repeat: bool = False, message: gr.Markdown | None = None, **kw) -> Any:
         """`listener(handler)` with the outputs `outs` and then the message line (drop_repeat:
-        see `fn`; for a Dropdown's `input`)."""
+        see `fn`; for a Dropdown's `input`). `message`: another line for this event's message,
+        beside the control that caused it (a button far below the tab's line)."""
         return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat, addressed=True), inputs,
-                        [*outs, *self._tail()], **kw)
+                        [*outs, *self._tail(message)], **kw)
 
-    def _tail(self) -> list:
+    def _tail(self, message: gr.Markdown | None = None) -> list:
         """The outputs every wired event ends with: the message line, then the address box."""
-        return [self.message, *([self.address[0]] if self.address is not None else [])]
+        return [message or self.message, *([self.address[0]] if self.address is not None else [])]
 
     def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list, *,
                 api_name: str, **kw) -> list[Any]:
