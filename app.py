@@ -115,7 +115,8 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
     from components.common.links import shows_first
-    from components.common.page import open_from_link, presentation_toggle, sync_presentation
+    from components.common.page import address_box, follow_view, open_from_link, presentation_toggle, \
+        sync_presentation
     from components.common.progress import busy_on_one_component
     from components.common.ui import TabContext, message_line
     from components.settings.ui import build_settings_panel, model_badge
@@ -132,13 +133,17 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
         settings = build_settings_panel(SessionSettings(backend=backend), badge)
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo)
         own_keys = {tab_slug(label): keys for label, _, _, keys in TABS}
+        # outside the tabs: a box in a tab not shown yet may not be in the page
+        addresses = {slug: address_box(slug) for slug in own_keys}
         with gr.Tabs(elem_id="app-tabs") as tabs:
             for i, (label, ui_module, _, _) in enumerate(TABS):
                 slug = tab_slug(label)
                 with gr.Tab(label, id=slug, elem_id=f"tab-{slug}") as tab:
                     shown_first = functools.partial(shows_first, slug, own_keys)
                     importlib.import_module(ui_module).build_tab(
-                        dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=i == 0))
+                        dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=i == 0,
+                                            address=addresses[slug]))
+                follow_view(slug, tab, addresses[slug])
         open_from_link(demo, tabs, link_note, own_keys)
         sync_presentation(demo, present)
     busy_on_one_component(demo)

@@ -1,5 +1,13 @@
 """What every page of the explorer shares: the one-line header (name, tabs, model badge,
-presentation switch), opening the tab a link names, and presentation mode.
+presentation switch), opening the tab a link names, the address that follows the view, and
+presentation mode.
+
+The address is the view: each tab writes the query string of what it shows (the same link its
+"Copy link" makes) into a hidden box of its own, from the server's answer to the event that
+changed the view (components/common/ui.py, TabEvents' `address`); the page puts the shown tab's
+one into the address bar with `history.replaceState` (no reload, no new history entry), and again
+when the visitor switches tab. A reload or a copied address so opens what was on screen. Each
+page keeps its own: nothing of it is shared between visitors.
 
 Presentation mode is a class on <body> (its CSS is in theme.py): large media and type, the
 configuration hidden. `?present=1` turns it on from a link (`present=0` off); the switch turns it
@@ -44,7 +52,45 @@ HEAD = """
     const apply = () => document.body && document.body.classList.toggle('present', on);
     apply();
     if (!document.body) document.addEventListener('DOMContentLoaded', apply, {once: true});
+    const params = new URLSearchParams(window.location.search);
+    if ((params.get('present') === '1') !== on) {
+      if (on) params.set('present', '1'); else params.delete('present');
+      put(params);
+    }
     return on;
+  };
+  // the address bar: the query string of each tab's view, the shown tab's one in the bar
+  const views = {};
+  const put = (params) => {
+    params.sort();
+    const search = params.toString();
+    const url = window.location.pathname + (search ? '?' + search : '') + window.location.hash;
+    if (url !== window.location.pathname + window.location.search + window.location.hash) {
+      try { history.replaceState(history.state, '', url); } catch (e) {}
+    }
+  };
+  const shown = (slug) => {
+    const el = document.getElementById('tab-' + slug);
+    return !!el && el.offsetParent !== null;
+  };
+  let last = 0, timer = null, queued = null;
+  const write = (query) => {   // at most one write per 200 ms (a playing clip moves its frame)
+    queued = query;
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = null; last = Date.now();
+      const params = new URLSearchParams(queued);
+      for (const [k, v] of new URLSearchParams(window.location.search)) {
+        if (k.startsWith('__')) params.set(k, v);   // gradio's own (__theme)
+      }
+      if (document.body && document.body.classList.contains('present')) params.set('present', '1');
+      put(params);
+    }, Math.max(0, last + 200 - Date.now()));
+  };
+  // (slug, query): the tab's view changed; (slug): the visitor switched to the tab
+  window.__viewAddress = (slug, query) => {
+    if (query) views[slug] = query;
+    if (views[slug] && (query === undefined || shown(slug))) write(views[slug]);
   };
   window.__setPresent(window.__presentWanted());
 })();
@@ -62,6 +108,20 @@ def presentation_toggle() -> gr.Checkbox:
 
 def sync_presentation(demo: gr.Blocks, box: gr.Checkbox) -> None:
     demo.load(None, None, [box], js="() => window.__setPresent(window.__presentWanted())")
+
+
+def address_box(slug: str) -> gr.Textbox:
+    """A tab's hidden address box: the query string of the view it shows, kept in the page (in
+    the DOM, so that its change reaches the page's script even while the tab is not shown)."""
+    return gr.Textbox("", visible="hidden", elem_id=f"address-{slug}", container=False,
+                      elem_classes=["view-address"])
+
+
+def follow_view(slug: str, tab: gr.Tab, box: gr.Textbox) -> None:
+    """The address bar shows the tab's view whenever its box changes while the tab is shown, and
+    when the visitor switches to the tab (both in the page alone: no request)."""
+    box.change(None, [box], None, js=f"(q) => {{ window.__viewAddress('{slug}', q); }}", queue=False)
+    tab.select(None, None, None, js=f"() => {{ window.__viewAddress('{slug}'); }}", queue=False)
 
 
 def open_from_link(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,

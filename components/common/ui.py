@@ -52,6 +52,9 @@ class TabContext:
     selected_at_mount: bool = False
     #: whether a page opened with these query parameters shows this tab first (None: it always does)
     shown_first: Callable[[Mapping[str, str]], bool] | None = None
+    #: a hidden box the tab writes the query string of its view into; the page puts it in the
+    #: address bar while the tab is shown (components/common/page.py, `view_address`)
+    address: gr.Textbox | None = None
 
 
 @dataclass
@@ -141,41 +144,61 @@ class TabEvents:
     """Wires a tab's handlers to gradio listeners with one adapter and one error policy.
 
     `tab` is the tab's shared data (or a function giving it at each call: a tab that reads its
-    data on page load), `registry` the per-visitor resources, `message` the message line."""
+    data on page load), `registry` the per-visitor resources, `message` the message line.
+    `address`: (the tab's hidden address box, `link(tab, session) -> query string`): every event
+    wired by `on` / `on_open` whose view carries a `session` also writes the link to the view that
+    session shows, so the page's address follows the view."""
 
     def __init__(self, tab: Any, registry: SessionRegistry, message: gr.Markdown, *,
-                 data_dir: str | Path | None = None) -> None:
+                 data_dir: str | Path | None = None,
+                 address: tuple[gr.Textbox, Callable[[Any, Any], str]] | None = None) -> None:
         self._tab = tab
         self.registry = registry
         self.message = message
         self.data_dir = data_dir
+        self.address = address if address is not None and address[0] is not None else None
 
     def tab(self) -> Any:
         return self._tab() if callable(self._tab) else self._tab
 
     def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain",
-           drop_repeat: bool = False) -> Callable[..., Any]:
+           drop_repeat: bool = False, addressed: bool = False) -> Callable[..., Any]:
         """`handler(tab, res, *inputs[, extra])` as a gradio function with `n_out` outputs plus the
         message line. kind: "plain"; "select" (extra: the selected index); "data" (extra: the data
         a gr.HTML trigger sent); "params" (extra: the page's query parameters); "progress"
         (keyword `progress`: a gr.Progress). drop_repeat: a copy of the visitor's last call (a
-        Dropdown's double `input`, Resources.repeated) changes nothing."""
+        Dropdown's double `input`, Resources.repeated) changes nothing. addressed: the outputs
+        end with the tab's address box (see the class)."""
         data_dir = self.data_dir
         event = getattr(handler, "__qualname__", repr(handler))
+        link = self.address[1] if addressed and self.address is not None else None
+        tail = [SKIP] if link is not None else []
 
         def single(values: list) -> Any:
             # gradio takes a list returned for ONE output as that output's value
-            return values[0] if n_out == 0 else values
+            return values[0] if len(values) == 1 else values
 
         def failed(exc: BaseException) -> Any:
-            return single([SKIP] * n_out + [error_line(exc, data_dir)])
+            return single([SKIP] * n_out + [error_line(exc, data_dir), *tail])
 
-        def shown(value: Any) -> Any:
+        def address_of(tab: Any, value: View) -> list:
+            if link is None:
+                return []
+            session = getattr(value, "session", SKIP)
+            if session is SKIP or session is None or isinstance(session, dict):
+                return [SKIP]
+            try:
+                return [link(tab, session)]
+            except Exception:  # noqa: BLE001 - the address is a courtesy; the view is shown anyway
+                log.exception("the view's address could not be made")
+                return [SKIP]
+
+        def shown(value: Any, tab: Any = None) -> Any:
             if isinstance(value, View):
-                return single([*outputs(value), message_value(value)])
-            if n_out == 0:
+                return single([*outputs(value), message_value(value), *address_of(tab, value)])
+            if n_out == 0 and not tail:
                 return ""
-            return [value, ""]
+            return single([*([value] if n_out else []), "", *tail])
 
         def bound(request: gr.Request | None) -> tuple:
             return self.tab(), self.registry.get(getattr(request, "session_hash", None))
@@ -197,11 +220,11 @@ class TabEvents:
             try:
                 tab, res = bound(request)
                 if drop_repeat and res.repeated(event, args):
-                    return single([SKIP] * (n_out + 1))
+                    return single([SKIP] * (n_out + 1 + len(tail)))
                 if kind != "progress":
-                    return shown(handler(tab, res, *args, **extra))
+                    return shown(handler(tab, res, *args, **extra), tab)
                 with res.working():
-                    return shown(handler(tab, res, *args, **extra))
+                    return shown(handler(tab, res, *args, **extra), tab)
             except Exception as exc:  # noqa: BLE001 - shown on the message line
                 return failed(exc)
 
@@ -224,11 +247,16 @@ class TabEvents:
         return _named(fn, handler)
 
     def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list, outs: list, *,
-           kind: str = "plain", drop_repeat: bool = False, **kw) -> Any:
+           kind: str = "plain", drop_repeat: bool = False, message: gr.Markdown | None = None, **kw) -> Any:
         """`listener(handler)` with the outputs `outs` and then the message line (drop_repeat:
-        see `fn`; for a Dropdown's `input`)."""
-        return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat), inputs,
-                        [*outs, self.message], **kw)
+        see `fn`; for a Dropdown's `input`). `message`: another line for this event's message,
+        beside the control that caused it (a button far below the tab's line)."""
+        return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat, addressed=True), inputs,
+                        [*outs, *self._tail(message)], **kw)
+
+    def _tail(self, message: gr.Markdown | None = None) -> list:
+        """The outputs every wired event ends with: the message line, then the address box."""
+        return [message or self.message, *([self.address[0]] if self.address is not None else [])]
 
     def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list, *,
                 api_name: str, **kw) -> list[Any]:
@@ -238,8 +266,8 @@ class TabEvents:
         0.1-0.3 s of server time beside the browser's own work). gradio sends the tab its Tabs
         show at mount a select event on every page, the visitor's or not; that one is left to the
         load. Returns the events (load, then the tab's select), to chain on."""
-        draw = self.fn(handler, len(outs), kind="params")
-        untouched = [SKIP] * (len(outs) + 1)
+        draw = self.fn(handler, len(outs), kind="params", addressed=True)
+        untouched = [SKIP] * (len(outs) + len(self._tail()))
 
         def params_of(request: gr.Request) -> dict:
             return dict(getattr(request, "query_params", None) or {})
@@ -263,7 +291,7 @@ class TabEvents:
             res.opened = True
             return draw(request, *args)
 
-        targets = [*outs, self.message]
+        targets = [*outs, *self._tail()]
         events = [ctx.demo.load(_named(on_load, handler), inputs, targets, api_name=api_name, **kw)]
         if ctx.tab is not None:
             events.append(ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=f"{api_name}_shown", **kw))

@@ -13,8 +13,10 @@ def _start(page, annotator: str) -> None:
     box = page.locator("#cloze-annotator textarea, #cloze-annotator input").first
     box.fill(annotator)
     page.locator("#cloze-start").click()
+    # Start's own answer: the tab shows a question before it (the page opens on the first one)
     page.wait_for_function(
-        "() => document.querySelector('#cloze-progress')?.innerText.includes('Question')", timeout=60_000)
+        "() => /practice (playthrough )?as /i.test(document.querySelector('#cloze-feedback')?.innerText || '')",
+        timeout=60_000)
 
 
 def _question_number(page) -> int:

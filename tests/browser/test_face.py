@@ -191,8 +191,8 @@ def test_on_a_phone_the_answer_bar_leaves_the_pictures_visible(visit):
 
 def test_an_error_is_one_line_where_the_eye_is_in_every_tab_never_a_toast(visit):
     page = visit("window-search", LAPTOP)
-    page.locator("#ws-export").click()                      # nothing to export before a run
-    page.wait_for_function("() => /nothing to export/.test(document.querySelector('#ws-message')?.innerText || '')")
+    page.locator("#ws-export").click()                      # nothing to export before a run: said under the button
+    page.wait_for_function("() => /nothing to export/.test(document.querySelector('#ws-tools-message')?.innerText || '')")
     page = visit("impact", LAPTOP)
     box = page.locator("#impact-frame input[type='number']").first
     box.fill("")                                            # an empty frame box: said as it is typed

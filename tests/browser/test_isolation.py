@@ -100,7 +100,7 @@ def _ws_has_no_run(page) -> None:
     timeline = page.locator("#ws-timeline").inner_html()
     assert "data-rank=" not in timeline and "data-verdict=\"accepted\"" not in timeline
     page.locator("#ws-export").click()
-    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('nothing to export')",
+    page.wait_for_function("() => document.querySelector('#ws-tools-message')?.innerText.includes('nothing to export')",
                            timeout=60_000)
 
 
@@ -152,6 +152,12 @@ def _impact_run(page) -> None:
 def _reload(page) -> None:
     page.reload(wait_until="load", timeout=120_000)
     page.wait_for_selector("#app-tabs", timeout=120_000)
+    # the address names the tab on screen (issue 27): wait until the reload has opened it, so a
+    # tab clicked next is not switched away by the page's own opening
+    page.wait_for_function("""() => { const want = new URLSearchParams(location.search).get('tab') || 'window-search';
+        return document.querySelector(`#app-tabs [role="tab"][data-tab-id="${want}"]`)
+            ?.getAttribute('aria-selected') === 'true'; }""", timeout=120_000)
+    page.wait_for_timeout(500)   # the page's load events answered
 
 
 def _memory_file_refs(data) -> set[str]:

@@ -196,14 +196,29 @@ def test_errors_are_one_message_line_that_never_covers_a_control(page, tmp_path)
     page.get_by_role("option", name=re.compile("p0002_t")).first.click()
     page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.trim() === ''", timeout=60_000)
 
+    # the trace buttons answer right under themselves, where the eye is when they are in view
+    page.locator("#ws-export").scroll_into_view_if_needed()
+    page.locator("#ws-export").click()
+    page.wait_for_function("() => document.querySelector('#ws-tools-message')?.innerText.includes('nothing to export')",
+                           timeout=60_000)
+    _next_to(page, "#ws-tools-message", "#ws-export")
     bad = tmp_path / "hello.json"
     bad.write_text(json.dumps({"hello": 1}))
     page.locator("input[type='file'][data-testid='Load trace-upload-button']").set_input_files(str(bad))
-    page.wait_for_function("() => document.querySelector('#ws-message')?.innerText.includes('hello.json')",
+    page.wait_for_function("() => document.querySelector('#ws-tools-message')?.innerText.includes('hello.json')",
                            timeout=60_000)
-    msg = page.locator("#ws-message").inner_text()
+    msg = page.locator("#ws-tools-message").inner_text()
     assert "hello.json is not a saved window-search trace" in msg and "/tmp" not in msg
+    _next_to(page, "#ws-tools-message", "#ws-load-trace")
     assert page.locator("#ws-query-pick input").first.is_visible()
+
+
+def _next_to(page, line: str, button: str) -> None:
+    """The message line is on screen with the button, just under it (not above the player)."""
+    page.wait_for_function("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
+        return r.top >= 0 && r.bottom <= window.innerHeight + 1; }""", arg=line, timeout=10_000)
+    b, m = page.locator(button).bounding_box(), page.locator(line).bounding_box()
+    assert 0 <= b["y"] and 0 <= m["y"] - (b["y"] + b["height"]) <= 40, (m, b)
 
 
 def test_the_tab_fits_a_phone(page):

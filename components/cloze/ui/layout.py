@@ -74,7 +74,7 @@ def _controls(ui: SimpleNamespace) -> None:
                            elem_id="cloze-mode", scale=3, min_width=300, info=PRACTICE_NOTE)
         with gr.Row(elem_id="cloze-practice", equal_height=True, scale=3) as ui.practice_row:
             ui.annotator = gr.Textbox("", label="Your id (a pseudonym)", show_label=False, container=False,
-                                      placeholder="your id (empty: one is made)", elem_id="cloze-annotator",
+                                      placeholder="your id (optional)", elem_id="cloze-annotator",
                                       min_width=150, max_lines=1)
             ui.blind = gr.Checkbox(False, label="Blind (never name the answer)", container=False,
                                    elem_id="cloze-blind", min_width=120)
@@ -84,9 +84,12 @@ def _controls(ui: SimpleNamespace) -> None:
         ui.copy_link = gr.Button("Copy link", elem_id="cloze-copy-link", scale=0, min_width=110)
     ui.link = gr.Textbox(label="link to this question", interactive=False, visible=False, elem_id="cloze-link",
                          buttons=["copy"])
-    # the tab's one-sentence explanation, until a question is shown (then its number and clock)
-    ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
-                              elem_classes=["tab-caption"])
+    # the tab's one-sentence explanation, until a question is shown (then its number and clock);
+    # beside it the verdict on the last answer: on the first screen, where the next question starts
+    with gr.Row(elem_id="cloze-status-line", equal_height=True):
+        ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
+                                  elem_classes=["tab-caption"], scale=2, min_width=280)
+        ui.feedback = gr.Markdown("", elem_id="cloze-feedback", scale=3, min_width=280)
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)
 
 
@@ -109,12 +112,16 @@ def _question_panel(ui: SimpleNamespace) -> None:
                 ui.choices = [gr.Button(letter, elem_id=f"cloze-choice-{letter}", elem_classes=["cloze-letter"],
                                         min_width=48) for letter in LETTERS]
                 ui.submit = gr.Button("Submit", variant="primary", elem_id="cloze-submit", min_width=90)
+            # Model mode's actions, where the letters are in the practice playthrough (first screen)
+            with gr.Row(elem_id="cloze-run-buttons", visible=False, equal_height=True) as ui.run_row:
+                ui.run_one = gr.Button("Run this question", variant="primary", elem_id="cloze-run-one")
+                ui.run_set = gr.Button("Run the set", elem_id="cloze-run-set")
+                ui.stop = gr.Button("Stop", variant="stop", elem_id="cloze-stop")
             ui.prev = gr.Button("◀", elem_id="cloze-prev", min_width=48, elem_classes=["cloze-nav"])
             ui.next = gr.Button("▶", elem_id="cloze-next", min_width=48, elem_classes=["cloze-nav"])
             # a large set lists the questions near the one shown; any number may be typed
             ui.navigator = gr.Dropdown([], show_label=False, container=False, elem_id="cloze-navigator",
                                        min_width=120, elem_classes=["cloze-nav"], allow_custom_value=True)
-        ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
         gr.HTML("", elem_id="cloze-keys", js_on_load=KEYS_JS, container=False)
         with gr.Row(elem_classes=["tab-config"], equal_height=True) as ui.export_row:
             ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select, then Submit", "confirm")],
@@ -126,10 +133,6 @@ def _question_panel(ui: SimpleNamespace) -> None:
 
 def _model_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="cloze-model-panel") as ui.model_group:
-        with gr.Row(equal_height=True):
-            ui.run_one = gr.Button("Run this question", variant="primary", elem_id="cloze-run-one")
-            ui.run_set = gr.Button("Run the set", elem_id="cloze-run-set")
-            ui.stop = gr.Button("Stop", variant="stop", elem_id="cloze-stop")
         with gr.Row():
             ui.raw = gr.Textbox(label="Raw answer", lines=4, elem_id="cloze-raw", scale=3)
             ui.parsed = gr.Textbox(label="Parsed letter", elem_id="cloze-parsed", scale=1)
@@ -211,14 +214,15 @@ KEEP_JS = """(kept, annotator, blind) => [{annotator: annotator || '', blind: !!
 def _wire(ui: SimpleNamespace) -> None:
     """Every event with its api_name; outputs in the order of the handler's view fields, then the
     tab's message line (TabEvents: cleared when the action works, one readable line when not)."""
-    ev = TabEvents(ClozeTab(str(ui.data_dir)), RESOURCES, ui.message, data_dir=ui.data_dir)
+    ev = TabEvents(ClozeTab(str(ui.data_dir)), RESOURCES, ui.message, data_dir=ui.data_dir,
+                   address=(ui.ctx.address, h.view_address))
     on = ev.on
     answer_boxes = [ui.raw, ui.parsed, ui.reason, ui.option_map, ui.beside]
     question = [ui.state, *ui.clips, ui.progress, ui.navigator, *answer_boxes]
     qargs = [ui.state, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed]
     model = [ui.state, ui.settings, ui.root, ui.set_name, ui.dims, ui.seed, ui.edge]
     mode_outs = [ui.question_group, ui.model_group, ui.compare_group, ui.practice_row, ui.answer_row,
-                 ui.export_row, ui.start]
+                 ui.export_row, ui.start, ui.run_row]
     board = [ui.leaderboard, ui.hvm]
     on(ui.build.click, h.build, [ui.state, ui.build_video, ui.gap_start, ui.gap_end, ui.build_seed],
        [ui.state, ui.build_out, ui.root], kind="progress", api_name="on_build")
@@ -247,8 +251,8 @@ def _wire(ui: SimpleNamespace) -> None:
     on(ui.upload.upload, h.upload, [ui.state, ui.upload], [ui.state, ui.root, ui.status], api_name="on_upload")
     on(ui.root.submit, h.load_root, [ui.state, ui.root], [ui.set_name, ui.status], api_name="on_root")
     # .input: the user's choice; a link sets the radio itself, with the mode's view
-    on(ui.mode.input, h.pick_mode, [ui.state, ui.mode, ui.imported, ui.study_token], [*mode_outs, *board],
-       api_name="on_mode")
+    on(ui.mode.input, h.pick_mode, [ui.state, ui.mode, ui.imported, ui.study_token, ui.display],
+       [*mode_outs, *board, *question, ui.feedback], api_name="on_mode")
     on(ui.run_one.click, h.run_one, [ui.state, ui.settings, *model[2:], ui.strict, ui.prompt_style, ui.display],
        [*question, ui.summary], api_name="on_run_one")
     on(ui.run_set.click, h.run_whole_set, [*model, ui.strict, ui.prompt_style], [ui.summary, ui.results_file],

@@ -48,6 +48,9 @@ class ClozeSession:
     own_roots: tuple[str, ...] = ()  # folders this session uploaded or built (only it may open them)
     navigator: str = ""         # what the page's navigator lists now (its choices are sent when it changes)
     players: str = ""           # the display whose players the page shows ("" before the first question)
+    #: the question on screen was asked for (a link, ◀ ▶, the navigator): Start / resume and Load
+    #: the question set play it, instead of the first unanswered one / the set's first
+    pinned: bool = False
 
     @property
     def loaded(self) -> bool:

@@ -185,6 +185,9 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
        api_name="on_reset_view", **raw)
     on(c.timeline.click, h.on_timeline_click, [c.state, c.clip], [c.video, c.frame], kind="data",
        api_name="on_timeline_click")
+    if ctx.address is not None:   # the address follows the clip and frame shown (in the page alone)
+        for changed in (c.clip.change, c.frame.change):
+            changed(None, [c.clip, c.frame], [ctx.address], js=page.ADDRESS_JS, queue=False)
     c.step_back.click(None, js=page.STEP_BACK_JS)
     c.step_on.click(None, js=page.STEP_ON_JS)
     on(c.copy_link.click, h.copy_link, [c.state, c.clip, c.frame], [c.link], api_name="on_copy_link", **raw).then(

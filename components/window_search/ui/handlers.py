@@ -611,11 +611,22 @@ def copy_link(tab: TabData, res: SessionResources, session: WindowSearchSession,
         now = float(t) if t is not None else session.playhead
     except (TypeError, ValueError):
         now = session.playhead
+    return LinkView(gr.update(value=view_address(tab, session, now, keep_zero=True), visible=True))
+
+
+def view_address(tab: TabData, session: WindowSearchSession, now: float | None = None, *,
+                 keep_zero: bool = False) -> str:
+    """The query string of a link to the view `session` shows (the page's address follows it):
+    the movie and the picked query when they are in the annotation file, the playhead (`now`,
+    else the session's; t=0 left out unless `keep_zero`)."""
+    if session.movie is None:
+        return links.view_link(tab=links.TAB)
+    now = session.playhead if now is None else now
     annotated = not session.movie.uploaded and session.movie.movie_id in (tab.annotations.movies if tab.annotations else {})
     qid = session.picked.qid if session.picked is not None and annotated else None
-    query = links.view_link(tab=links.TAB, movie=session.movie.movie_id if annotated else None, qid=qid,
-                            t=int(round(max(0.0, now))))
-    return LinkView(gr.update(value=query, visible=True))
+    t = int(round(max(0.0, now)))
+    return links.view_link(tab=links.TAB, movie=session.movie.movie_id if annotated else None, qid=qid,
+                           t=t if t or keep_zero else None)
 
 
 # -- saved traces -----------------------------------------------------------------------------------

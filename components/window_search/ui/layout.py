@@ -20,8 +20,9 @@ Moments*). A query is split into atomic statements (Decompose); the movie's 180 
 by similarity to the query (Movie RAG); each of the top-K windows is inspected, every statement
 judged **✓ true**, **✗ false** or **△ cutoff** (seen only at the window's edge, so the window is
 expanded by up to Δmax, at most M times); the first window whose statements all hold is accepted
-and a localizer grounds the moment inside it. Green bars are the ground truth, the blue bar the
-prediction; each query has a *confusable partner* that differs in one attribute.
+and a localizer grounds the moment inside it. On the timeline the green bar is the ground truth, the
+blue bar the accepted window and the pink bar the prediction; each query has a *confusable partner*
+that differs in one attribute.
 
 Keys (outside text fields): <kbd>n</kbd> / <kbd>p</kbd> next / previous inspected window,
 <kbd>space</kbd> play / pause. A link to this view (`?tab=window-search&movie=m01&qid=p0005_t&t=400`)
@@ -34,6 +35,14 @@ COPY_JS = """(q) => { if (!q) return q; const p = new URLSearchParams(q);
   if (v && v.currentTime > 0 && Math.abs(v.currentTime - +(p.get('t') || 0)) >= 1) p.set('t', Math.round(v.currentTime));
   p.sort(); const url = location.origin + location.pathname + '?' + p.toString();
   if (navigator.clipboard) navigator.clipboard.writeText(url).catch(() => {}); return url; }"""
+
+# a line that says something is scrolled into view (a button at the screen's bottom edge would
+# otherwise answer just below it)
+SHOW_LINE_JS = """(text) => { if (!text) return;
+  const show = () => { const el = document.getElementById('LINE'); if (!el) return;
+    const r = el.getBoundingClientRect();
+    if (r.height && (r.top < 0 || r.bottom > window.innerHeight)) el.scrollIntoView({block: 'nearest'}); };
+  for (const ms of [50, 200, 500, 1000]) setTimeout(show, ms); }"""
 
 
 def build_tab(ctx: TabContext) -> None:
@@ -99,6 +108,11 @@ def _tools(c: SimpleNamespace) -> None:
         c.export_btn = gr.Button("Export trace", elem_id="ws-export")
         c.upload = gr.UploadButton("Upload a movie (+ .srt/.vtt)", file_count="multiple",
                                    file_types=list(h.VIDEO_TYPES + h.SUB_TYPES), elem_id="ws-upload")
+    # what these buttons say (nothing to export, a file that is not a trace), right under them:
+    # the tab's line above the player is off screen when they are in view
+    c.tools_message = message_line("ws-tools-message")
+    c.tools_message.change(None, [c.tools_message], None, js=SHOW_LINE_JS.replace("LINE", "ws-tools-message"),
+                           queue=False)
     c.link_box = gr.Textbox(label="link to this view", interactive=False, visible=False, elem_id="ws-link",
                             buttons=["copy"])
     c.export_file = gr.File(label="trace JSON", elem_id="ws-export-file", visible=False)
@@ -154,7 +168,7 @@ def _bench_panel(c: SimpleNamespace) -> None:
 
 def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     """Every event; outputs in the order of each view's fields, then the message line."""
-    ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir)
+    ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address))
     on = ev.on
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
                   c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick, c.calls]
@@ -163,7 +177,8 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method, c.thinking_off]
     on(c.movie_pick.input, h.pick_movie, [c.state, c.movie_pick, c.chunk_s], movie_outs, api_name="pick_movie",
        drop_repeat=True)
-    on(c.upload.upload, h.upload_movie, [c.state, c.upload, c.chunk_s], movie_outs, api_name="upload_movie")
+    on(c.upload.upload, h.upload_movie, [c.state, c.upload, c.chunk_s], movie_outs, api_name="upload_movie",
+       message=c.tools_message)
     on(c.query_pick.input, h.pick_query, [c.state, c.query_pick], [c.state, c.query, c.partner_md, c.timeline, c.checklist, c.result_md, c.window_pick,
                                                       c.calls],
        api_name="pick_query", drop_repeat=True)
@@ -177,11 +192,12 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     on(c.window_pick.input, h.select_window, [c.state, c.window_pick], playhead_outs, api_name="select_window")
     on(c.scrub.release, h.scrubbed, [c.state, c.scrub], playhead_outs, api_name="scrubbed",
        trigger_mode="always_last")
-    on(c.export_btn.click, h.export, [c.state], [c.export_file], api_name="export")
+    on(c.export_btn.click, h.export, [c.state], [c.export_file], api_name="export", message=c.tools_message)
     on(c.load_trace.upload, h.load, [c.state, c.load_trace],
        [c.state, c.video, c.timeline, c.checklist, c.result_md, c.window_pick, c.cast, c.query, c.scrub,
-        c.query_pick, c.partner_md, c.calls], api_name="load")
-    on(c.copy_btn.click, h.copy_link, [c.state], [c.link_box], api_name="copy_link").then(
+        c.query_pick, c.partner_md, c.calls], api_name="load", message=c.tools_message)
+    on(c.copy_btn.click, h.copy_link, [c.state], [c.link_box], api_name="copy_link",
+       message=c.tools_message).then(
         None, [c.link_box], [c.link_box], js=COPY_JS)
     on(c.refs.select, mh.ref_selected, [c.state], [c.state], kind="select", api_name="ref_selected")
     on(c.remove_btn.click, mh.remove_ref, [c.state], memory_outs, api_name="remove_ref")

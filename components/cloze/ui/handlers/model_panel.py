@@ -18,7 +18,8 @@ from components.cloze.pairs import answer_pair
 from components.cloze.questions import Question
 from components.cloze.runner import answer_safely, run_orders, run_set
 from components.cloze.solvers import ClozeSolvers, SolverSettings, solvers_for
-from components.cloze.ui.handlers.question import PAPER_FRAMES, questions_for, render, writable_dir
+from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question, \
+    writable_dir
 from components.cloze.ui.handlers.views import AnswerBoxes, RunOneView, RunSetView
 from components.cloze.ui.session import MODEL, ClozeSession, ClozeTab
 from components.common.admin import admin_mode
@@ -80,12 +81,13 @@ def _percent(value: float | None) -> str:
 
 def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
             dims: str, seed: float, edge: str, strict: bool, prompt_style: str, display: str) -> RunOneView:
-    """Answer the question on screen with the session's backend (or the edge baseline); the
-    question is shown with its answer, loaded first when nothing was on screen yet."""
-    same = session.loaded and not session.human
+    """Answer the question on screen with the session's backend (or the edge baseline), found
+    in the evaluation order whichever order showed it (a practice question, a link's); the
+    question is shown with its answer, the set's first loaded when nothing was on screen yet."""
+    shown = shown_question(session)
     session = session.with_inputs(MODEL, root, set_name, dims, seed)
     ds, qs = questions_for(session)
-    index = min(session.index if same else 0, len(qs.questions) - 1)
+    index = index_of(qs.questions, shown) or 0
     session, question = render(replace(session, index=index, file="", annotator=""), display)
     q = qs.questions[session.index]
     backend = backend_for(settings)
@@ -122,13 +124,22 @@ def _run_summary(name: str, set_name: str, res: dict) -> str:
     counts = res["counts"]
     return (f"**{name}** on {set_name}: S {_percent(m['S'])} · A {_percent(m['A'])} · P {_percent(m['P'])} · "
             f"acc {_percent(m['acc'])} · 3/3 {_percent(m['3/3'])} · parse rate {_percent(m['parse_rate'])} · "
-            f"invalid {m['invalid_entries_skipped']} ("
-            + ", ".join(f"{k} {n}" for k, n in m["invalid_kinds"].items() if n) + ") · "
+            + _invalid(m)
             + _missing(m)
             + f"{counts['done']} new, {counts['skipped']} resumed"
             + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else "")
             + (f" · **stopped**: {counts.get('stopped', 0)} not asked; run again to go on"
                if res.get("stopped") else ""))
+
+
+def _invalid(m: dict) -> str:
+    """The answers skipped as invalid, by kind ('' when none)."""
+    kinds = {k: n for k, n in (m.get("invalid_kinds") or {}).items() if n}
+    count = m.get("invalid_entries_skipped") or sum(kinds.values())
+    if not count:
+        return ""
+    named = f" ({', '.join(f'{k} {n}' for k, n in kinds.items())})" if kinds else ""
+    return f"invalid {count}{named} · "
 
 
 def _missing(m: dict) -> str:

@@ -14,11 +14,12 @@ from components.cloze import links
 from components.cloze.frames import prefetch
 from components.cloze.questions import set_names
 from components.cloze.ui.handlers.compare_panel import refresh
-from components.cloze.ui.handlers.question import PAPER_FRAMES, questions_for, render
+from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question
 from components.cloze.ui.handlers.source_panel import load_root
-from components.cloze.ui.handlers.views import LeaderboardView, LinkBoxView, LinkView, ModePick, ModeView
-from components.cloze.ui.session import COMPARE, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, ClozeTab, \
-    resolve_root, shown_root
+from components.cloze.ui.handlers.views import LeaderboardView, LinkBoxView, LinkView, ModePick, ModeView, \
+    QuestionView
+from components.cloze.ui.session import COMPARE, HUMAN, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, \
+    ClozeTab, resolve_root, shown_root
 from components.common.errors import UserError
 from components.common.sessions import Resources
 from components.common.ui import SKIP, error_line, poll, preparing_note
@@ -30,15 +31,30 @@ def mode_view(mode: str) -> ModeView:
     practice = mode == PRACTICE
     return ModeView(gr.update(visible=mode != COMPARE), gr.update(visible=mode == MODEL),
                     gr.update(visible=mode == COMPARE), *[gr.update(visible=practice) for _ in range(3)],
-                    gr.update(value="Start / resume" if practice else "Load the question set"))
+                    gr.update(value="Start / resume" if practice else "Load the question set"),
+                    gr.update(visible=mode == MODEL))
 
 
 def pick_mode(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, imported: list | None,
-              token: str | None) -> ModePick:
-    """The Mode radio: its panels; Compare opens on the leaderboard at once."""
-    board = refresh(tab, res, session, imported, [], token) if mode == COMPARE else \
-        LeaderboardView(SKIP, SKIP)
-    return ModePick(mode_view(mode), board, message=board.message)
+              token: str | None, display: str = "frames") -> ModePick:
+    """The Mode radio: its panels; Compare opens on the leaderboard at once. The question on
+    screen stays, numbered in the new mode's order (the practice playthrough's or the
+    evaluation's), so that what the Model panel runs is the question shown; the last answer's
+    verdict goes."""
+    if mode == COMPARE:
+        board = refresh(tab, res, session, imported, [], token)
+        return ModePick(mode_view(mode), board, SKIP, QuestionView.unchanged(), "", message=board.message)
+    board = LeaderboardView(SKIP, SKIP)
+    human = mode == PRACTICE
+    if human == session.human:
+        return ModePick(mode_view(mode), board, SKIP, QuestionView.unchanged(), "")
+    shown = shown_question(session)
+    session = replace(session, mode=HUMAN if human else MODEL)   # a playthrough's file stays for the way back
+    if shown is None:
+        return ModePick(mode_view(mode), board, session, QuestionView.unchanged(), "")
+    _, qs = questions_for(session)
+    session, question = render(replace(session, index=index_of(qs.questions, shown) or 0), display)
+    return ModePick(mode_view(mode), board, session, question, "")
 
 
 def open_page(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, params: dict) -> LinkView:
@@ -50,7 +66,20 @@ def open_page(tab: ClozeTab, res: Resources, session: ClozeSession, display: str
         return LinkView.unchanged(session, note, poll(True))
     if not links.is_for_this_tab(params):
         draw_first_ahead(session, display)
+        return replace(_first_question(session, display), poll=poll(False))
     return replace(open_link(session, params, display), poll=poll(False))
+
+
+def _first_question(session: ClozeSession, display: str) -> LinkView:
+    """A page that names no question opens on the practice playthrough's first question, its
+    clips shown (never six empty boxes); Start / resume then plays the visitor's first unanswered
+    one. A folder that cannot be read is left for Start to report."""
+    try:
+        shown = session.with_inputs(PRACTICE, links.DEFAULT_FOLDER, "all", None, None)
+        shown, view = render(replace(shown, index=0, file="", annotator="", pinned=False), display)
+    except UserError:
+        return LinkView.unchanged(session)
+    return LinkView(shown, view, SKIP, SKIP, SKIP, SKIP, SKIP, SKIP, ModeView(*[SKIP] * 8))
 
 
 def warm(data_dir: str | Path) -> None:
@@ -119,8 +148,10 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
         ds, qs = questions_for(session)
     index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
     problems += missing
-    session, view = render(replace(session, index=index, file="", annotator=""), display)
-    feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under your id)." if session.human else "")
+    asked = req.stem is not None or req.number is not None
+    session, view = render(replace(session, index=index, file="", annotator="", pinned=asked), display)
+    feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under "
+                "your id)." if session.human and asked else "")
     note = " ".join(problems)
     return LinkView(session, view, feedback, req.mode, shown_root(session.root, session.data_dir),
                     gr.update(choices=set_names(ds), value=session.set_name), req.dims_choice, session.seed,
@@ -130,6 +161,20 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
 def _private(session: ClozeSession) -> bool:
     shown = Path(shown_root(session.root, session.data_dir)).as_posix()
     return any(shown == p or shown.startswith(p + "/") for p in PRIVATE)
+
+
+def view_address(tab: ClozeTab, session: ClozeSession) -> str:
+    """The query string of the view `session` shows, for the page's address: the question on
+    screen once the visitor asked for it, played it or runs a model on it (a page opened on the
+    playthrough's first question says only the tab: a reload opens that again, and Start still
+    resumes); a folder only this page can open is left out."""
+    shown = shown_question(session)
+    asked = session.pinned or bool(session.file) or not session.human
+    if shown is None or not asked or _private(session):
+        return links.view_link(tab=links.TAB, mode=None if session.human else "model")
+    return links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
+                               set_name=session.set_name, dims=session.dims, seed=session.seed,
+                               stem=shown[0], dim=shown[1])
 
 
 def copy_link(tab: ClozeTab, res: Resources, session: ClozeSession) -> LinkBoxView:

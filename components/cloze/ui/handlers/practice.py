@@ -15,7 +15,8 @@ import gradio as gr
 from components import datasource
 from components.cloze.human import (annotator_file, answer_feedback, export_records, load_progress,
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
-from components.cloze.ui.handlers.question import mmss, practice_dir, questions_for, render
+from components.cloze.ui.handlers.question import index_of, mmss, practice_dir, questions_for, render, \
+    shown_question
 from components.cloze.ui.handlers.views import AnswerView, ClockView, ExportView, NavView, QuestionView, StartView
 from components.cloze.ui.session import ClozeSession, ClozeTab
 from components.common.errors import UserError
@@ -28,9 +29,10 @@ def anonymous_id() -> str:
     return f"anon-{secrets.token_hex(3)}"
 
 
-def _open_practice(session: ClozeSession, annotator: str | None) -> tuple[ClozeSession, str]:
-    """The player's file, resumed at the first unanswered question; and the greeting. An empty id
-    starts under a fresh anonymous one (shown in the box, kept by the browser)."""
+def _open_practice(session: ClozeSession, annotator: str | None, chosen: int | None) -> tuple[ClozeSession, str]:
+    """The player's file, resumed at the first unanswered question (at `chosen`, the question on
+    screen, when the visitor asked for it); and the greeting. An empty id starts under a fresh
+    anonymous one (shown in the box, kept by the browser)."""
     name = sanitise_annotator((annotator or "").strip() or anonymous_id())
     session = replace(session, annotator=name, file=str(annotator_file(practice_dir(session.data_dir), name)),
                       session_id=new_session_id())
@@ -38,23 +40,30 @@ def _open_practice(session: ClozeSession, annotator: str | None) -> tuple[ClozeS
     total = len(qs.questions)
     progress = load_progress(session.file, qs.questions)
     done = progress.answered_count(qs.questions)
+    message = (f"Resumed practice as {name}: {done} of {total} already answered." if done
+               else f"Practice playthrough as {name} (recorded under this id; type it again to resume).")
+    if chosen is not None:
+        return replace(session, index=chosen), message + " Answer the question on screen."
     if progress.next_index is None:
         return (replace(session, index=total - 1),
                 f"All {total} questions are answered; use the navigator to review or redo.")
-    message = (f"Resumed practice as {name}: {done} of {total} already answered." if done
-               else f"Practice playthrough as {name} (recorded under this id; type it again to resume).")
     return replace(session, index=progress.next_index), message
 
 
 def start(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, root: str, set_name: str, dims: str,
           seed: float, annotator: str, display: str) -> StartView:
-    """Start / resume (practice playthrough) or Load the question set (model mode)."""
+    """Start / resume (practice playthrough) or Load the question set (model mode). A question
+    the visitor asked for (a link, ◀ ▶, the navigator) is the one played, when the set has it;
+    else the first unanswered one / the set's first."""
+    asked = shown_question(session) if session.pinned else None
     session = session.with_inputs(mode, root, set_name, dims, seed)
+    _, qs = questions_for(session)
+    chosen = index_of(qs.questions, asked)
     if session.human:
-        session, feedback = _open_practice(session, annotator)
+        session, feedback = _open_practice(session, annotator, chosen)
     else:
-        session, feedback = replace(session, file="", index=0), ""
-    session, view = render(session, display)
+        session, feedback = replace(session, file="", index=chosen or 0), ""
+    session, view = render(replace(session, pinned=False), display)
     return StartView(session, view, feedback, session.annotator if session.human else SKIP)
 
 
@@ -66,10 +75,11 @@ def tick(tab: ClozeTab, res: Resources, session: ClozeSession) -> ClockView:
                      f"{mmss(time.time() - session.shown_at)}**")
 
 
-def go_to(session: ClozeSession, display: str, target: int) -> NavView:
+def go_to(session: ClozeSession, display: str, target: int, *, pin: bool = True) -> NavView:
+    """Question `target` on screen; `pin`: the visitor asked for it (Start then plays it)."""
     if not session.loaded:
         return NavView(session, QuestionView.unchanged())
-    return NavView(*render(replace(session, index=target), display))
+    return NavView(*render(replace(session, index=target, pinned=session.pinned or pin), display))
 
 
 def previous_question(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
@@ -92,7 +102,7 @@ def navigate(tab: ClozeTab, res: Resources, session: ClozeSession, display: str,
 
 
 def redisplay(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
-    return go_to(session, display, session.index)
+    return go_to(session, display, session.index, pin=False)
 
 
 def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, blind: bool) -> AnswerView:
@@ -122,7 +132,7 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
         session = replace(session, index=later[0] if later else progress.next_index)
     else:
         feedback += f" All {len(questions)} questions answered - thank you."
-    session, view = render(session, display)
+    session, view = render(replace(session, pinned=False), display)
     return AnswerView(session, view, feedback)
 
 

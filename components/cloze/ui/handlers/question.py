@@ -67,6 +67,27 @@ def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
     return _sets_cache.get(key, make)
 
 
+def shown_question(session: ClozeSession) -> tuple[str, str] | None:
+    """(stem, dim) of the question on screen (None before the first question)."""
+    if not session.loaded:
+        return None
+    try:
+        _, qs = questions_for(session)
+    except Exception:  # noqa: BLE001 - a folder that no longer reads shows no question
+        return None
+    if not qs.questions:
+        return None
+    q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
+    return q.stem, q.dim
+
+
+def index_of(questions: list[Question], key: tuple[str, str] | None) -> int | None:
+    """Where the question (stem, dim) stands in `questions` (None: not there)."""
+    if key is None:
+        return None
+    return next((i for i, q in enumerate(questions) if (q.stem, q.dim) == key), None)
+
+
 def clip_views(ds: ClozeDataset, q: Question, display: str) -> list:
     """[before, after, A..D] as frame grids, or as video paths."""
     inst = ds.instance(q.stem)

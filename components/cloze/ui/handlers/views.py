@@ -79,6 +79,7 @@ class ModeView(View):
     answer_row: Any
     export_row: Any
     start: Any
+    run_row: Any            # Run this question / Run the set / Stop (Model mode)
 
 
 @dataclass
@@ -117,6 +118,9 @@ class LeaderboardView(View):
 class ModePick(View):
     panels: ModeView
     board: LeaderboardView
+    session: Any             # the question on screen, numbered in the new mode's order (SKIP: as it was)
+    question: QuestionView
+    feedback: Any            # the last answer's verdict goes with the mode it was given in
 
 
 @dataclass
@@ -137,7 +141,7 @@ class LinkView(View):
     @classmethod
     def unchanged(cls, session: ClozeSession, message: Any = None, poll: Any = SKIP) -> LinkView:
         return cls(session, QuestionView.unchanged(), SKIP, SKIP, SKIP, SKIP, SKIP, SKIP,
-                   ModeView(*[SKIP] * 7), poll, message=message)
+                   ModeView(*[SKIP] * 8), poll, message=message)
 
 
 @dataclass
