@@ -65,12 +65,17 @@ footer {display: none !important;}
 .app-name {font-weight: 700;}
 #app-tabs > .tab-wrapper {padding-left: 252px !important; padding-right: 400px !important; position: relative;
   min-height: 44px;}
-/* the Model sidebar open narrows the page by 420 px: the name gives its room to the tabs (else
-   gradio folds Cloze and Impact into its overflow menu below ~1440 px; a media query cannot say
-   "only then": gradio prefixes the rules inside one, and a prefixed body:has() matches nothing);
-   the control row wraps, the pickers keeping their width on a row of their own */
-body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {padding-left: 0 !important;}
-body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {display: none;}
+/* the Model sidebar open narrows the page by 420 px: the name stays, smaller, while the header
+   holds it beside the tabs (the tab row 910 px or wider: a 1440 px screen), and gives its room to
+   the tabs below that (else gradio folds Cloze and Impact into its overflow menu). A media query
+   cannot say "only then": gradio prefixes the rules inside one, and a prefixed body:has() matches
+   nothing; so the padding and the name's width are a step of the row's own width (x 100, clamped:
+   0 below 910 px, the full width above). The control row wraps, the pickers keeping their width
+   on a row of their own */
+body:has(#app-sidebar.open) #app-tabs > .tab-wrapper {
+  padding-left: clamp(0px, calc((100% - 910px) * 100), 214px) !important;}
+body:has(#app-sidebar.open) #app-tabs > .tab-wrapper::before {font-size: 14px; white-space: nowrap;
+  overflow: hidden; max-width: clamp(0px, calc((100% - 910px) * 100), 208px);}
 body:has(#app-sidebar.open) .tab-controls {flex-wrap: wrap !important;}
 body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;

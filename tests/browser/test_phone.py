@@ -163,3 +163,33 @@ def test_a_refused_model_choice_is_said_on_the_model_panels_line_next_to_apply_n
     page.locator("#settings-apply").click()                                      # a good choice clears it
     page.wait_for_function("() => !(document.querySelector('#settings-message')?.innerText || '').trim()")
     assert not page.locator("#settings-message").is_visible()
+
+
+# the header's name (the tab row's ::before), its drawn width and how wide its text is
+HEADER_NAME = """() => { const row = document.querySelector('#app-tabs > .tab-wrapper');
+  const cs = getComputedStyle(row, '::before'); const probe = document.createElement('span');
+  probe.textContent = cs.content.replace(/^"|"$/g, ''); probe.style.cssText =
+    `position:absolute;visibility:hidden;white-space:nowrap;font:${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+  document.body.appendChild(probe); const needs = probe.getBoundingClientRect().width; probe.remove();
+  const tabs = [...row.querySelectorAll('button[role=tab]')].filter(b => b.getBoundingClientRect().width > 0)
+    .map(b => ({name: b.innerText.trim(), left: b.getBoundingClientRect().left}));
+  // the name's max-width is an expression of the row's width: resolved by a box in the same place
+  const room = document.createElement('div'); room.style.cssText =
+    `position:absolute;left:4px;top:0;height:1px;width:100000px;visibility:hidden;max-width:${cs.maxWidth}`;
+  row.appendChild(room); const shown = room.getBoundingClientRect().width; room.remove();
+  return {display: cs.display, shown, needs, padding: parseFloat(getComputedStyle(row).paddingLeft),
+          size: parseFloat(cs.fontSize), tabs}; }"""
+
+
+def test_the_model_sidebar_open_at_1440x900_keeps_the_name_whole_beside_all_three_tabs(visit):
+    page = visit("window-search", LAPTOP)
+    page.locator("#backend-badge").click()
+    page.wait_for_function("() => document.querySelector('#app-sidebar')?.classList.contains('open')")
+    page.wait_for_timeout(600)   # the sidebar's slide
+    name = page.evaluate(HEADER_NAME)
+    assert name["display"] != "none" and name["size"] >= 14, name
+    assert name["shown"] >= name["needs"], name                      # the name whole, not cut
+    assert [t["name"] for t in name["tabs"]] == ["Window search", "Cloze", "Impact"], name
+    assert name["tabs"][0]["left"] >= name["padding"], name          # the tabs right of the name
+    pickers = [box(page, sel) for sel in ("#ws-movie-pick", "#ws-query-pick")]
+    assert all(p["width"] >= 150 for p in pickers), pickers          # not squeezed to nothing
