@@ -52,6 +52,8 @@ class TabContext:
     selected_at_mount: bool = False
     #: whether a page opened with these query parameters shows this tab first (None: it always does)
     shown_first: Callable[[Mapping[str, str]], bool] | None = None
+    #: more runs folders or hf://datasets/... specs (`--runs`), read by every tab's run panels
+    runs: tuple[str, ...] = ()
 
 
 @dataclass
