@@ -164,7 +164,7 @@ def overview_html(table: ClozeRuns, columns_max: int = GRID_COLUMNS_MAX) -> str:
 CSS = """
 .runs-bar-row{display:flex;align-items:center;gap:8px;margin:2px 0}
 .runs-bar-letter{width:2.5em;font-weight:600}
-.runs-bar-track{flex:0 0 40%;height:14px;background:var(--block-background-fill,#eee);border:1px solid #bbb}
+.runs-bar-track{flex:0 0 min(420px,40%);height:14px;background:var(--block-background-fill,#eee);border:1px solid #bbb}
 .runs-bar{display:block;height:100%;background:#8a8a8a}
 .runs-bar-true{background:#2f8f46}
 .runs-bar-count{width:2.5em;text-align:right}

@@ -72,7 +72,7 @@ def note_html(text: str, state: str) -> str:
 
 CSS = """
 .ws-runs-row{display:flex;align-items:center;gap:8px;margin:2px 0}
-.ws-runs-name{flex:0 0 160px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right}
+.ws-runs-name{flex:0 0 110px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right}
 .ws-runs-track{position:relative;flex:1 1 auto;height:14px;background:#f6f8fa;border:1px solid #d0d7de}
-.ws-runs-note{flex:0 0 300px;font-size:0.9em}
+.ws-runs-note{flex:0 0 230px;font-size:0.85em}
 """
