@@ -228,6 +228,8 @@ def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:
     runs_html = c.runs_html
     timer = gr.Timer(1.0, active=False)
     show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
-    for event in (c.clip.change, c.frame.change, timer.tick):
-        event(show, [c.clip, c.frame], [runs_html, timer], api_name=False, show_progress="hidden",
-              trigger_mode="always_last", preprocess=False)
+    # one event for every trigger, one request at a time: answers arrive in the order asked, so an
+    # older clip or frame never replaces the newer one's panel
+    gr.on([c.clip.change, c.frame.change, timer.tick], show, [c.clip, c.frame], [runs_html, timer], api_name=False,
+          show_progress="hidden", trigger_mode="always_last", preprocess=False, concurrency_limit=1,
+          concurrency_id="impact-runs-panel")
