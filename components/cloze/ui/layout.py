@@ -302,14 +302,19 @@ def _wire_runs(ui: SimpleNamespace) -> None:
     named = tuple(getattr(ui.ctx, "runs", ()) or ())
     show = functools.partial(runs_panel.show_question, named=named)
     # each panel one event, one request at a time: answers arrive in the order asked
-    gr.on([ui.state.change, ui.runs_timer.tick], show, [ui.state], [ui.runs_html, ui.runs_timer], api_name=False,
+    gr.on([ui.state.change, ui.runs_timer.tick], show, [ui.state], [ui.runs_html, ui.runs_timer],
+          api_name="_cloze_runs_panel",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
     across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)
     gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick], across,
-          [ui.runs_sort, ui.runs_overview], [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name=False,
+          [ui.runs_sort, ui.runs_overview], [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-across")
     if ui.demo is not None:
-        ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview], api_name=False,
-                     show_progress="hidden").then(across, [ui.runs_sort, ui.runs_overview],
+        def across_for_link(sort: str, overview: bool, request: gr.Request):  # gradio passes the request
+            return runs_panel.across_for_link(str(ui.data_dir), sort, overview, request, named)
+
+        ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview],
+                     api_name="_cloze_runs_link",
+                     show_progress="hidden").then(across_for_link, [ui.runs_sort, ui.runs_overview],
                                                   [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
-                                                  api_name=False, show_progress="hidden")
+                                                  api_name="_cloze_runs_link_list", show_progress="hidden")

@@ -230,6 +230,7 @@ def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:
     show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
     # one event for every trigger, one request at a time: answers arrive in the order asked, so an
     # older clip or frame never replaces the newer one's panel
-    gr.on([c.clip.change, c.frame.change, timer.tick], show, [c.clip, c.frame], [runs_html, timer], api_name=False,
+    gr.on([c.clip.change, c.frame.change, timer.tick], show, [c.clip, c.frame], [runs_html, timer],
+          api_name="_impact_runs_panel",
           show_progress="hidden", trigger_mode="always_last", preprocess=False, concurrency_limit=1,
           concurrency_id="impact-runs-panel")

@@ -214,5 +214,5 @@ def _wire_runs(c: SimpleNamespace, ctx: TabContext, source) -> None:
     show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
     # one event, one request at a time: answers arrive in the order asked (never an older query's last)
     gr.on([c.query_pick.change, c.runs_timer.tick], show, [c.state, c.query_pick], [c.runs_html, c.runs_timer],
-          api_name=False, show_progress="hidden", trigger_mode="always_last", concurrency_limit=1,
+          api_name="_ws_runs_panel", show_progress="hidden", trigger_mode="always_last", concurrency_limit=1,
           concurrency_id="ws-runs-panel")

@@ -116,13 +116,28 @@ def across(data_dir: str | Path, sort: str, overview: bool, named: Sequence[str]
             runs_view.overview_html(table) if overview else "", gr.Timer(active=False))
 
 
-def open_view(request: gr.Request | None = None) -> tuple:
-    """A link's `sort=` (hardest, easiest, disagree, people, stem) and `overview=1` open the
-    across-questions fold with that view."""
+def _linked_view(request: gr.Request | None) -> tuple[str, bool] | None:
+    """(sort, overview) a link asks for with `sort=` (hardest, easiest, disagree, people, stem)
+    and `overview=1`; None when it asks for neither."""
     params: Mapping[str, str] = dict(request.query_params) if request is not None else {}
     sort = (params.get("sort") or "").strip().lower()
     overview = (params.get("overview") or "").strip().lower() in ("1", "true", "yes")
     if sort not in runs_view.SORTS and not overview:
+        return None
+    return (sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT), overview
+
+
+def open_view(request: gr.Request | None = None) -> tuple:
+    """A link's view opens the across-questions fold with it; any other page is left as it is."""
+    linked = _linked_view(request)
+    if linked is None:
         return gr.update(), gr.update(), gr.update()
-    return (gr.update(open=True), gr.update(value=sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT),
-            gr.update(value=overview))
+    return gr.update(open=True), gr.update(value=linked[0]), gr.update(value=linked[1])
+
+
+def across_for_link(data_dir: str | Path, sort: str, overview: bool, request: gr.Request | None = None,
+                    named: Sequence[str] = ()) -> tuple:
+    """`across` for a page whose link asks for a view (the fold's own events draw it otherwise)."""
+    if _linked_view(request) is None:
+        return gr.update(), gr.update(), gr.update()
+    return across(data_dir, sort, overview, named)
