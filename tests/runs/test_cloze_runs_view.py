@@ -98,3 +98,22 @@ def test_overview_has_a_cell_per_run_and_question_and_bins_many(tmp_path):
     binned = runs_view.overview_html(table, columns_max=5)
     assert binned.count('class="runs-cell"') == len(files) * 5
     assert "each column 5 questions" in binned
+
+
+def test_the_study_answers_are_one_more_row_and_count_for_people_only(tmp_path):
+    files, _ = _table(tmp_path, quirks=False)
+    stem = STEMS[0]
+    rec = files["model00_results"][stem]["S"]
+    truth = next(letter for letter, clip in rec["option_map"].items() if clip == "GT")
+    human = {stem: {"S": {**rec, "answer": truth, "correct": True}}}
+    # every model wrong on this question: the people-only list names it
+    wrong = {name: {s: {d: ({**r, "answer": next(x for x in "ABCD" if r["option_map"][x] != "GT"), "correct": False}
+                            if (s, d) == (stem, "S") else r) for d, r in dims.items()} for s, dims in data.items()}
+             for name, data in files.items()}
+    table = ClozeRuns({n: compact_results(d) for n, d in wrong.items()}, compact_results(human))
+    html = runs_view.question_html(table.question(stem, "S", SHOWN), SHOWN)
+    row = re.search(r'<tr class="runs-row runs-human" data-run="Human">(.*?)</tr>', html).group(1)
+    assert '<td class="runs-letter">B</td>' in row and "✓" in row      # GT is B on the shown map
+    assert f"0 of {len(files)} runs chose the true middle" in html      # the Human row is not a run
+    listed = runs_view.question_list_html(table, "people")
+    assert re.findall(r'<tr data-stem="([^"]+)" data-dim="([^"]+)">', listed) == [(stem, "S")]
