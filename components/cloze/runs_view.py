@@ -88,7 +88,7 @@ def question_html(qr: QuestionRuns, option_map: Mapping[str, str], refused: Sequ
     rows = [_answer_row(a) for a in qr.answers]
     if qr.human is not None:
         rows.append(_answer_row(qr.human, human=True))
-    return (f'<div class="runs-panel" data-state="ready">'
+    return (f'<div class="runs-panel" data-state="ready" data-stem="{escape(qr.stem)}" data-dim="{escape(qr.dim)}">'
             f'<p class="runs-summary"><strong>{escape(qr.summary())}</strong></p>'
             f'<div class="runs-bars">{"".join(bars)}</div>'
             f'<table class="runs-table"><thead><tr><th>Run</th><th>Letter</th><th></th><th>Distractor picked</th>'

@@ -117,5 +117,11 @@ def test_a_sort_link_lists_the_hardest_questions_first(browser, app_url):
         assert cells.count() > 0
         href = cells.first.get_attribute("href") or ""
         assert "stem=" in href and "tab=cloze" in href
+        # a click on the hardest question opens it, with its runs panel
+        first = page.locator("#cloze-runs-list tr[data-stem]").first
+        stem, dim = first.get_attribute("data-stem"), first.get_attribute("data-dim")
+        first.locator("a").click()
+        page.wait_for_selector(f"#cloze-runs-panel .runs-panel[data-state='ready'][data-stem='{stem}'][data-dim='{dim}']",
+                               timeout=120_000)
     finally:
         page.close()
