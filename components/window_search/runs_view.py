@@ -1,5 +1,5 @@
 """HTML of Window search's "What the runs answered" (pure; no gradio): under the query's ground
-truth, one row per run on the movie's time axis (its interval, a fallback's striped and marked),
+truth, one row per run on the movie's time axis (the timeline's own x range: the same left gutter) (its interval, a fallback's striped and marked),
 with its IoU and source; "k of N runs reach IoU ≥ 0.5" and, on a confusable pair, how many runs
 put the query on its partner's moment. The table comes from components/window_search/runs.py."""
 from __future__ import annotations
@@ -30,8 +30,9 @@ def _bar(iv: tuple[float, float] | None, background: str, title: str, duration: 
 
 
 def _row(label: str, bar: str, note: str, attrs: str = "") -> str:
-    return (f"<div class='ws-runs-row'{attrs}><span class='ws-runs-name'>{label}</span>"
-            f"<span class='ws-runs-track'>{bar}</span><span class='ws-runs-note'>{note}</span></div>")
+    """A row: its name and note on one line, the bar under it on the timeline's own x range."""
+    return (f"<div class='ws-runs-row'{attrs}><div class='ws-runs-text'><span class='ws-runs-name'>{label}</span>"
+            f" <span class='ws-runs-note'>{note}</span></div><div class='ws-runs-track'>{bar}</div></div>")
 
 
 def _run_row(a: RunInterval, duration: float) -> str:
@@ -55,7 +56,7 @@ def query_runs_html(qr: QueryRuns, duration: float, refused: Sequence[str] = ())
     rows += [_run_row(a, duration) for a in qr.answers]
     summary = escape(qr.summary()) if qr.answers else "No run answered this query."
     return (f"<div class='ws-runs' data-state='ready' data-qid='{escape(qr.qid)}'>"
-            f"<p class='ws-runs-summary'><strong>{summary}</strong></p>{''.join(rows)}"
+            f"<p class='ws-runs-summary'><strong>What the runs answered:</strong> {summary}</p>{''.join(rows)}"
             f"{refused_html(refused)}</div>")
 
 
@@ -67,12 +68,18 @@ def refused_html(lines: Sequence[str]) -> str:
 
 
 def note_html(text: str, state: str) -> str:
-    return f"<div class='ws-runs' data-state='{state}'><p class='ws-runs-note'>{escape(text)}</p></div>"
+    return (f"<div class='ws-runs' data-state='{state}'><p class='ws-runs-summary'><strong>What the runs "
+            f"answered:</strong> <span class='ws-runs-note'>{escape(text)}</span></p></div>")
 
 
 CSS = """
-.ws-runs-row{display:flex;align-items:center;gap:8px;margin:2px 0}
-.ws-runs-name{flex:0 0 110px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right}
-.ws-runs-track{position:relative;flex:1 1 auto;height:14px;background:#f6f8fa;border:1px solid #d0d7de}
-.ws-runs-note{flex:0 0 230px;font-size:0.85em}
+#ws-runs-panel .html-container{padding:0 !important}
+body.present #ws-runs-panel{--ws-gutter:92px}
+.ws-runs{margin:8px 4px 0 var(--ws-gutter, 50px)}
+.ws-runs-summary{margin:0 0 4px 0;font-size:var(--ws-font, 12px)}
+.ws-runs-row{margin:3px 0}
+.ws-runs-text{font-size:var(--ws-font, 11px);line-height:1.3;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.ws-runs-name{font-weight:600}
+.ws-runs-note{color:#57606a}
+.ws-runs-track{position:relative;height:10px;background:#f6f8fa;border:1px solid #d0d7de;box-sizing:border-box}
 """

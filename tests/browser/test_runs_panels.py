@@ -45,7 +45,7 @@ def test_a_picked_query_shows_every_runs_interval_and_iou(browser, app_url, exam
             bar = row.locator(".ws-runs-bar").bounding_box()
             assert bar is not None and bar["width"] > 0 and bar["x"] + bar["width"] <= 1440
         text = page.locator("#ws-runs-panel .ws-runs-summary").inner_text()
-        assert text.startswith(f"{reach} of {len(files)} runs reach IoU ≥ 0.5")
+        assert f"{reach} of {len(files)} runs reach IoU ≥ 0.5" in text
         snap(page, "ws-runs-panel-1440x900")
     finally:
         page.close()

@@ -85,8 +85,8 @@ def _stage(c: SimpleNamespace, ctx: TabContext) -> None:
             c.scrub = gr.Slider(0, 1, value=0, step=1, label="playhead (seconds)", elem_id="ws-scrub",
                                 container=False)
             gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="ws-runs-css")
-            with gr.Accordion("What the runs answered", open=True, elem_id="ws-runs"):
-                c.runs_html = gr.HTML("", elem_id="ws-runs-panel")
+            # no fold around it: its rows share the timeline's x range (the same container and gutter)
+            c.runs_html = gr.HTML("", elem_id="ws-runs-panel", container=False)
             c.runs_timer = gr.Timer(1.0, active=False)
         with gr.Column(scale=2, min_width=320, elem_id="ws-side"):
             c.progress_md = gr.Markdown("", elem_id="ws-progress", elem_classes=["tab-caption"])
