@@ -1,5 +1,5 @@
 """HTML of the Impact tab's "What the runs answered" (pure; no gradio): each run's moments as a row
-under the clip's truth on the frame axis, and for the frame under the playhead how many runs named
+under the clip's truth on the frame axis (the timeline's own x range: its 72 px name column), and for the frame under the playhead how many runs named
 each region ("k of N runs say left arm"), the annotated regions marked. The table comes from
 components/impact/runs.py."""
 from __future__ import annotations
@@ -20,8 +20,10 @@ def _bar(s: float, e: float, duration: float, colour: str, title: str) -> str:
 
 
 def _row(name: str, bars: str, note: str, attrs: str = "") -> str:
-    return (f"<div class='impact-runs-row'{attrs}><span class='impact-runs-name'>{name}</span>"
-            f"<span class='impact-runs-track'>{bars}</span><span class='impact-runs-note'>{note}</span></div>")
+    """A row: its name and note on one line, the bars under it on the timeline's own x range."""
+    return (f"<div class='impact-runs-row'{attrs}><div class='impact-runs-text'><span class='impact-runs-name'>"
+            f"{name}</span> <span class='impact-runs-note'>{note}</span></div>"
+            f"<div class='impact-runs-track'>{bars}</div></div>")
 
 
 def moments_html(clip: ClipRuns, truth: Sequence[tuple[float, float]], duration: float) -> str:
@@ -56,7 +58,8 @@ def clip_runs_html(clip: ClipRuns, truth: Sequence[tuple[float, float]], duratio
         body = "<p>No run answered this clip.</p>"
     else:
         body = moments_html(clip, truth, duration) + frame_html(clip.frames.get(frame), frame)
-    return f"<div class='impact-runs' data-state='ready' data-qid='{escape(clip.qid)}'>{body}{refused_html(refused)}</div>"
+    return (f"<div class='impact-runs' data-state='ready' data-qid='{escape(clip.qid)}'>"
+            f"<p class='impact-runs-title'><strong>What the runs answered</strong></p>{body}{refused_html(refused)}</div>")
 
 
 def refused_html(lines: Sequence[str]) -> str:
@@ -71,8 +74,13 @@ def note_html(text: str, state: str) -> str:
 
 
 CSS = """
-.impact-runs-row{display:flex;align-items:center;gap:8px;margin:2px 0}
-.impact-runs-name{flex:0 0 140px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;text-align:right}
-.impact-runs-track{position:relative;flex:1 1 auto;height:14px;background:rgba(127,127,127,.15)}
-.impact-runs-note{flex:0 0 160px;font-size:0.9em}
+#impact-runs-panel .html-container{padding:0 !important}
+.impact-runs{margin-top:6px}
+.impact-runs-title{margin:0 0 2px 0}
+.impact-runs-row{margin:3px 0}
+.impact-runs-text{margin-left:72px;font-size:11px;line-height:1.3;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.impact-runs-name{font-weight:600}
+.impact-runs-note{opacity:.75}
+.impact-runs-track{position:relative;margin-left:72px;height:10px;background:rgba(127,127,127,.15)}
+.impact-runs-frame{margin-left:72px}
 """

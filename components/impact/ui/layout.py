@@ -219,8 +219,8 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
 def _runs_fold() -> gr.HTML:
     """What every run answered on the clip and the frame shown (handlers in ui/runs_panel.py)."""
     gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="impact-runs-css")
-    with gr.Accordion("What the runs answered", open=True, elem_id="impact-runs"):
-        return gr.HTML("", elem_id="impact-runs-panel")
+    # no fold around it: its rows share the timeline's x range (the same container, no padding)
+    return gr.HTML("", elem_id="impact-runs-panel", container=False)
 
 
 def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:
