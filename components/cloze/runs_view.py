@@ -91,8 +91,8 @@ def question_html(qr: QuestionRuns, option_map: Mapping[str, str], refused: Sequ
     return (f'<div class="runs-panel" data-state="ready" data-stem="{escape(qr.stem)}" data-dim="{escape(qr.dim)}">'
             f'<p class="runs-summary"><strong>{escape(qr.summary())}</strong></p>'
             f'<div class="runs-bars">{"".join(bars)}</div>'
-            f'<table class="runs-table"><thead><tr><th>Run</th><th>Letter</th><th></th><th>Distractor picked</th>'
-            f'<th>Reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'<div class="runs-table-wrap"><table class="runs-table"><thead><tr><th>Run</th><th>Letter</th><th></th>'
+            f'<th>Distractor picked</th><th>Reason</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
             f'{refusals_html(refused)}</div>')
 
 
@@ -113,7 +113,7 @@ def question_list_html(table: ClozeRuns, sort: str = DEFAULT_SORT) -> str:
         f'<td>{"" if s.human_right is None else ("✓" if s.human_right else "✗")}</td></tr>'
         for s in rows[:LIST_MAX])
     more = _note(f"…and {len(rows) - LIST_MAX} more.") if len(rows) > LIST_MAX else ""
-    return (f'<div class="runs-list" data-sort="{escape(sort)}"><table class="runs-table"><thead><tr>'
+    return (f'<div class="runs-list runs-table-wrap" data-sort="{escape(sort)}"><table class="runs-table"><thead><tr>'
             f'<th>Question</th><th>Runs right</th><th>Disagreement</th><th>People</th></tr></thead>'
             f'<tbody>{body}</tbody></table>{more}</div>')
 
@@ -169,6 +169,10 @@ CSS = """
 .runs-bar-true{background:#2f8f46}
 .runs-bar-count{width:2.5em;text-align:right}
 .runs-table td,.runs-table th{padding:2px 8px;text-align:left;vertical-align:top}
+.runs-table-wrap{max-width:100%;overflow-x:auto}
+.runs-table .runs-name{word-break:break-word;min-width:6em}
+.runs-overview{max-width:100%;overflow-x:auto}
+@media (max-width:600px){.runs-bar-label{display:none}.runs-table td,.runs-table th{padding:2px 4px}}
 .runs-human td{font-style:italic}
 .runs-grid-row{display:flex;align-items:center;gap:1px;margin:1px 0}
 .runs-grid-row .runs-name{flex:0 0 180px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
