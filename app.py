@@ -58,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
                         help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
                              "| replay:<trace.jsonl>; every run command inherits it ($APP_BACKEND)")
+    parser.add_argument("--runs", action="append", default=[], metavar="FOLDER",
+                        help="more run files to show on each item: a folder, a file or a dataset "
+                             f"repository {FORM} (repeat for several; also $APP_RUNS_DIR)")
     commands = parser.add_subparsers(dest="command", metavar="{eval,run,compare,fetch}")
     eval_parser = commands.add_parser("eval", help="score prediction/result files (prints metrics)",
                                       formatter_class=HelpFormatter)
@@ -108,7 +111,7 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
     return 2
 
 
-def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
+def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, runs: tuple[str, ...] = ()):
     """Assemble the three tabs under one header and the shared Model panel (a sidebar),
     `concurrency` events at a time."""
     import gradio as gr
@@ -131,7 +134,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4):
             present = presentation_toggle()
         link_note = message_line("app-link-note")
         settings = build_settings_panel(SessionSettings(backend=backend), badge)
-        ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo)
+        ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo, runs=tuple(runs))
         own_keys = {tab_slug(label): keys for label, _, _, keys in TABS}
         # outside the tabs: a box in a tab not shown yet may not be in the page
         addresses = {slug: address_box(slug) for slug in own_keys}
@@ -188,7 +191,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     data_dir = ensure_example_data(args.data_dir)
     allowed = served_paths(args.data_dir, data_dir)
     serve_in_place(allowed)
-    demo = build_app(data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")))
+    demo = build_app(data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")), tuple(args.runs))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,

@@ -2,7 +2,8 @@
 the released `choices/` layout by the app's own gap and distractor code (components/cloze/build.py).
 
     generate(out_dir, seed=0) writes out_dir/sources/*.mp4, out_dir/choices/<stem>/...,
-    out_dir/meta.json, out_dir/sets.json ("examples", "mixed"), out_dir/results/edge1.json and a
+    out_dir/meta.json, out_dir/sets.json ("examples", "mixed"), out_dir/results/edge1.json, five
+    runs in the released result format (results/example-model0N_results.json), and a
     small human-study set, out_dir/choices_human/set_1/ and set_2/ (3 stems each: README "Running a
     human study" works on it as written).
 
@@ -27,11 +28,14 @@ from components.cloze.study.design import assign, materialise
 from components.cloze.runner import answer_safely, records_to_results, write_json_atomic
 from components.cloze.solvers import EdgeSolver
 from components.media import write_video_from_arrays
+from examples.released_runs import write_released_runs
 
 W, H, FPS = 192, 144, 24
 KINDS = ("ball_roll", "bar_fill", "clock_hand", "colour_path", "growing_disc", "block_stack")
 #: human-study sets in choices_human/ (each stem in exactly one)
 STUDY_SETS = 2
+#: runs in TempCloze's released result format in results/ (examples/released_runs.py)
+EXAMPLE_RUNS = 5
 
 
 def _panorama(rng, height: int, width: int):
@@ -130,6 +134,8 @@ def generate(out_dir: Path, seed: int = 0, progress: Callable[[float], None] | N
                       "P": f"C/{r.choice(['Reverse', 'Shuffle', 'Loop'])}.mp4"})
     (out_dir / "sets.json").write_text(json.dumps({"examples": stems, "mixed": mixed}, indent=1))
     _baseline_results(out_dir)
+    # released-format runs with the released files' quirks: the tab's run panels show them
+    write_released_runs(stems, out_dir / "results", EXAMPLE_RUNS, seed=seed, prefix="example-model")
     _study_sets(out_dir)
 
 

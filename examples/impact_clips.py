@@ -27,6 +27,7 @@ import numpy as np
 from components.impact.body import load_body, region_vertex_mask
 from components.impact import render  # as a module: tests replace render.BodyScene
 from components.media import write_frames
+from examples.example_runs import write_impact_runs
 
 FPS = 24
 WIDTH, HEIGHT = 320, 240
@@ -338,6 +339,7 @@ def generate(out_dir: Path, seed: int = 0, *, qids: tuple[str, ...] | None = Non
             handle.write(json.dumps({"qid": item["qid"], "query": item["query"], "vid": item["qid"],
                                      "duration": item["num_frames"] / FPS,
                                      "relevant_windows": windows}) + "\n")
+    write_impact_runs(out_dir)   # runs/: what the tab's runs panel shows
     (out_dir / "README.txt").write_text(
         "Synthetic HAPACT-style impact clips (mannequin-x body, Apache-2.0). Moments are the frames\n"
         "in which the object touches the body (1-based, inclusive, 24 fps); regions are exact by\n"

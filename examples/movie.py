@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path
+from examples.example_runs import write_grounding_runs
 
 WIDTH, HEIGHT, FPS = 320, 180, 8
 GROUND_Y = 162  # feet line
@@ -415,6 +416,7 @@ def generate(out_dir: Path, seed: int = 0, progress: Callable[[float], None] | N
                  progress=(lambda f: progress(0.95 * f)) if progress else None)
     _write_srt(out_dir / "movies" / f"{MOVIE_ID}.srt")
     _write_annotations(out_dir / "annotations.json")
+    write_grounding_runs(out_dir)   # runs/: what the tab's runs panel shows
     _write_memory(out_dir, seed)
     return out_dir
 

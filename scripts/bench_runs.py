@@ -68,7 +68,7 @@ def _page_times(seconds: float, stop=None) -> list[float]:
 def run(data: Path | None, runs: int, questions: int) -> list[Row]:
     from components.cloze.runs import CLOZE_READER, ClozeRuns
     from components.common.runs import BackgroundRuns, ContentCache, collect
-    from tests.runs.released_runs import write_released_runs
+    from examples.released_runs import write_released_runs
 
     rows = []
     stems = realsize_stems(data)

@@ -5,6 +5,8 @@
 
 Window search is shown after Run (a checklist to read), Cloze on its first question, Impact after
 Run temporal and Run spatial. docs/screenshot.png (the README's) is window search at 1440x900.
+docs/runs-1440x900.png (README "Reading runs item by item") is a linked Cloze question in Model mode
+with its "What the runs answered" panel in view.
 """
 from __future__ import annotations
 
@@ -43,6 +45,21 @@ def _ready(page, tab: str) -> None:
     page.wait_for_timeout(1500)
 
 
+def _runs_shot(browser, url: str, out: Path) -> None:
+    """docs/runs-1440x900.png: what every example run answered on bar_fill's P question."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.goto(f"{url}?tab=cloze&stem=bar_fill&q=P&mode=model", wait_until="load", timeout=WAIT_MS)
+    page.wait_for_function("() => document.querySelector('#cloze-runs-panel .runs-panel')?.dataset.state === 'ready'",
+                           timeout=WAIT_MS)
+    page.locator("#cloze-runs-panel details").first.locator("summary").click()   # one reason, opened
+    page.locator("#cloze-runs").scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(out / "runs-1440x900.png"))
+    print("runs-1440x900.png")
+    context.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", type=Path, default=Path("data"))
@@ -68,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                 page.screenshot(path=str(args.out / name))
                 print(name)
                 context.close()
+            _runs_shot(browser, url, args.out)
             browser.close()
         shutil.copyfile(args.out / "window-search-1440x900.png", args.out / "screenshot.png")
     finally:

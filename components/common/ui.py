@@ -55,6 +55,8 @@ class TabContext:
     #: a hidden box the tab writes the query string of its view into; the page puts it in the
     #: address bar while the tab is shown (components/common/page.py, `view_address`)
     address: gr.Textbox | None = None
+    #: more runs folders or hf://datasets/... specs (`--runs`), read by every tab's run panels
+    runs: tuple[str, ...] = ()
 
 
 @dataclass

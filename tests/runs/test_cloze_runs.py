@@ -10,7 +10,7 @@ import pytest
 
 from components.cloze.runs import HUMAN, ClozeRuns, collect_cloze_runs, human_run
 from components.common.runs import ContentCache, mean_score, read_item_rows
-from tests.runs.released_runs import write_released_runs
+from examples.released_runs import write_released_runs
 
 PAPER = {"S": "S", "A": "A", "C": "P"}
 

@@ -10,7 +10,7 @@ import pytest
 
 from components.cloze.runs import CLOZE_READER, ClozeRuns, cloze_runs_folders, collect_cloze_runs
 from components.common.runs import BackgroundRuns, ContentCache, collect, find_run_files, named_runs_folders
-from tests.runs.released_runs import write_released_runs
+from examples.released_runs import write_released_runs
 
 STEMS = [f"stem{i}" for i in range(6)]
 

@@ -6,7 +6,7 @@ import pytest
 
 from components.cloze.runs import ClozeRuns, collect_cloze_runs
 from tests.helpers.hub_server import HubServer, hub_env
-from tests.runs.released_runs import write_released_runs
+from examples.released_runs import write_released_runs
 
 STEMS = [f"stem{i}" for i in range(6)]
 

@@ -2,13 +2,16 @@
 handlers/ package (one module per panel), wired through components/common/ui.py's TabEvents."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from types import SimpleNamespace
 
 import gradio as gr
 
+from components.cloze import runs_view
 from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
+from components.cloze.ui.handlers import runs_panel
 from components.cloze.ui.keys import KEYS_JS
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
 from components.common.ui import TabContext, TabEvents, message_line
@@ -55,6 +58,7 @@ def build_tab(ctx: TabContext) -> None:
     ui.kept = gr.BrowserState({"annotator": "", "blind": False}, storage_key="vbe-cloze-practice")
     _controls(ui)
     _question_panel(ui)
+    _runs_panels(ui)
     _model_panel(ui)
     _compare_panel(ui)
     _setup(ui)
@@ -64,6 +68,7 @@ def build_tab(ctx: TabContext) -> None:
     ui.prep_timer = gr.Timer(1.0, active=False)
     ui.imported = gr.State([])
     _wire(ui)
+    _wire_runs(ui)
 
 
 def _controls(ui: SimpleNamespace) -> None:
@@ -129,6 +134,23 @@ def _question_panel(ui: SimpleNamespace) -> None:
             ui.export_json = gr.Button("Export answers (JSON)", elem_id="cloze-export-json")
             ui.export_csv = gr.Button("Export answers (CSV)", elem_id="cloze-export-csv")
         ui.export_file = gr.File(label="Export", interactive=False, visible=False, elem_id="cloze-export-file")
+
+
+def _runs_panels(ui: SimpleNamespace) -> None:
+    """What every run answered: on the question on screen, and across questions (handlers/runs_panel.py)."""
+    gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="cloze-runs-css")
+    with gr.Accordion(runs_view.PANEL_TITLE, open=True, elem_id="cloze-runs"):
+        ui.runs_html = gr.HTML("", elem_id="cloze-runs-panel")
+    with gr.Accordion("Runs across questions: hardest first, disagreement, overview", open=False,
+                      elem_id="cloze-runs-across") as ui.runs_across:
+        with gr.Row(equal_height=True):
+            ui.runs_sort = gr.Dropdown([(label, key) for key, (label, _) in runs_view.SORTS.items()],
+                                       value=runs_view.DEFAULT_SORT, label="Questions", elem_id="cloze-runs-sort")
+            ui.runs_overview = gr.Checkbox(False, label="Runs-by-questions overview", elem_id="cloze-runs-overview")
+        ui.runs_grid = gr.HTML("", elem_id="cloze-runs-grid")
+        ui.runs_list = gr.HTML("", elem_id="cloze-runs-list")
+    ui.runs_timer = gr.Timer(1.0, active=False)
+    ui.runs_across_timer = gr.Timer(1.0, active=False)
 
 
 def _model_panel(ui: SimpleNamespace) -> None:
@@ -276,3 +298,27 @@ def _wire(ui: SimpleNamespace) -> None:
         # the browser's copy is read when the tab's components mount, which may come after the
         # page's load event (the tab not shown yet): its change then restores id and Blind
         ui.kept.change(None, [ui.kept], [ui.annotator, ui.blind], js=restore)
+
+
+def _wire_runs(ui: SimpleNamespace) -> None:
+    """The run panels follow the session (a new question, an answer, a mode) and poll while the
+    runs load; a link's `sort=` / `overview=1` opens the across-questions view."""
+    named = tuple(getattr(ui.ctx, "runs", ()) or ())
+    show = functools.partial(runs_panel.show_question, named=named)
+    # each panel one event, one request at a time: answers arrive in the order asked
+    gr.on([ui.state.change, ui.runs_timer.tick], show, [ui.state], [ui.runs_html, ui.runs_timer],
+          api_name="_cloze_runs_panel",
+          show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
+    across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)
+    gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick], across,
+          [ui.runs_sort, ui.runs_overview], [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
+          show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-across")
+    if ui.demo is not None:
+        def across_for_link(sort: str, overview: bool, request: gr.Request):  # gradio passes the request
+            return runs_panel.across_for_link(str(ui.data_dir), sort, overview, request, named)
+
+        ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview],
+                     api_name="_cloze_runs_link",
+                     show_progress="hidden").then(across_for_link, [ui.runs_sort, ui.runs_overview],
+                                                  [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
+                                                  api_name="_cloze_runs_link_list", show_progress="hidden")

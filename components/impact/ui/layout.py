@@ -2,14 +2,16 @@
 components/common/ui.py's TabEvents."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import gradio as gr
 
 from components.common.ui import TabContext, TabEvents, message_line
-from components.impact import pair_view
+from components.impact import pair_view, runs_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import handlers as h, page
+from components.impact.ui import runs_panel
 from components.impact.ui.body_view import body_viewer
 from components.impact.ui.session import RESOURCES, ImpactSession
 
@@ -89,6 +91,7 @@ def build_tab(ctx: TabContext) -> None:
     source = h.data_source(ctx.data_dir)
     c = _layout()
     _wire(ctx, source, c)
+    _runs_panel(ctx, source, c)
 
 
 def warm(data_dir) -> None:
@@ -133,6 +136,7 @@ def _layout() -> ImpactComponents:
     with gr.Row(equal_height=True, elem_id="impact-readout"):
         legend = gr.HTML(elem_id="impact-legend", container=False)
         regions = gr.Markdown(elem_id="impact-regions")
+    runs_html = _runs_fold()
     # shown once two compared models answered a frame: paint their difference or one of them
     paint = gr.Radio(pair_view.PAINT_CHOICES, value="difference", label="Body painting (two models)",
                      elem_id="impact-paint", visible=False)
@@ -161,10 +165,13 @@ def _layout() -> ImpactComponents:
         metrics = gr.Markdown(elem_id="impact-metrics-table")
     with gr.Accordion("About this tab", open=False, elem_id="impact-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
-    return ImpactComponents(state, clip, run_temporal, run_spatial, stop, prompt_style, video, body3d,
-                            turntable, turntable_msg, render_button, timeline, frame, step_back,
-                            step_on, reset_view, copy_link, link, hooks, legend, regions, beside, paint, status,
-                            message, body_note, split, metrics_button, metrics, gr.Timer(1.0, active=False))
+    components = ImpactComponents(state, clip, run_temporal, run_spatial, stop, prompt_style, video, body3d,
+                                  turntable, turntable_msg, render_button, timeline, frame, step_back,
+                                  step_on, reset_view, copy_link, link, hooks, legend, regions, beside, paint,
+                                  status, message, body_note, split, metrics_button, metrics,
+                                  gr.Timer(1.0, active=False))
+    components.runs_html = runs_html   # the runs panel (_runs_panel wires it)
+    return components
 
 
 def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
@@ -210,3 +217,23 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
         on(c.prep_timer.tick, h.on_load, [c.state], load_outs, kind="params", api_name="on_load_impact_prepared",
            show_progress="hidden")
         ctx.demo.unload(ev.release)
+
+
+def _runs_fold() -> gr.HTML:
+    """What every run answered on the clip and the frame shown (handlers in ui/runs_panel.py)."""
+    gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="impact-runs-css")
+    # no fold around it: its rows share the timeline's x range (the same container, no padding)
+    return gr.HTML("", elem_id="impact-runs-panel", container=False)
+
+
+def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:
+    """The runs panel follows the clip and the frame, and polls while the run files load."""
+    runs_html = c.runs_html
+    timer = gr.Timer(1.0, active=False)
+    show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
+    # one event for every trigger, one request at a time: answers arrive in the order asked, so an
+    # older clip or frame never replaces the newer one's panel
+    gr.on([c.clip.change, c.frame.change, timer.tick], show, [c.clip, c.frame], [runs_html, timer],
+          api_name="_impact_runs_panel",
+          show_progress="hidden", trigger_mode="always_last", preprocess=False, concurrency_limit=1,
+          concurrency_id="impact-runs-panel")

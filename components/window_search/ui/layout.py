@@ -2,13 +2,15 @@
 handlers.py, memory_handlers.py and bench.py; components/common/ui.py's TabEvents wires them."""
 from __future__ import annotations
 
+import functools
 from types import SimpleNamespace
 
 import gradio as gr
 
 from components.common.ui import TabContext, TabEvents, message_line
-from components.window_search import view
+from components.window_search import runs_view, view
 from components.window_search.ui import bench as b, handlers as h, memory_handlers as mh
+from components.window_search.ui import runs_panel
 from components.window_search.ui.playback import PLAYBACK_JS
 from components.window_search.ui.session import SESSIONS, WindowSearchSession
 
@@ -58,6 +60,7 @@ def build_tab(ctx: TabContext) -> None:
     with gr.Accordion("About this tab", open=False, elem_id="ws-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
     _wire(c, ctx, source)
+    _wire_runs(c, ctx, source)
 
 
 def warm(data_dir) -> None:
@@ -90,6 +93,10 @@ def _stage(c: SimpleNamespace, ctx: TabContext) -> None:
                                  js_on_load=view.TIMELINE_JS + PLAYBACK_JS, container=False)
             c.scrub = gr.Slider(0, 1, value=0, step=1, label="playhead (seconds)", elem_id="ws-scrub",
                                 container=False)
+            gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="ws-runs-css")
+            # no fold around it: its rows share the timeline's x range (the same container and gutter)
+            c.runs_html = gr.HTML("", elem_id="ws-runs-panel", container=False)
+            c.runs_timer = gr.Timer(1.0, active=False)
         with gr.Column(scale=2, min_width=320, elem_id="ws-side"):
             c.progress_md = gr.Markdown("", elem_id="ws-progress", elem_classes=["tab-caption"])
             c.window_pick = gr.Radio([], label="Window (retrieval rank)", elem_id="ws-window-pick", visible=False)
@@ -216,3 +223,12 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
         ev.on_open(ctx, h.open_page, [c.state, c.chunk_s], page_outs, api_name="open_page")
         on(c.prep_timer.tick, h.open_page, [c.state, c.chunk_s], page_outs, kind="params",
            api_name="open_page_prepared", show_progress="hidden")
+
+
+def _wire_runs(c: SimpleNamespace, ctx: TabContext, source) -> None:
+    """The runs panel follows the picked query (and polls while the run files load)."""
+    show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
+    # one event, one request at a time: answers arrive in the order asked (never an older query's last)
+    gr.on([c.query_pick.change, c.runs_timer.tick], show, [c.state, c.query_pick], [c.runs_html, c.runs_timer],
+          api_name="_ws_runs_panel", show_progress="hidden", trigger_mode="always_last", concurrency_limit=1,
+          concurrency_id="ws-runs-panel")

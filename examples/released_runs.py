@@ -51,11 +51,11 @@ def released_results(stems: list[str], run: int, *, seed: int = 0, quirks: bool 
 
 
 def write_released_runs(stems: list[str], folder: Path, runs: int, *, seed: int = 0,
-                        quirks: bool = True) -> list[Path]:
+                        quirks: bool = True, prefix: str = "model") -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for run in range(runs):
-        path = folder / f"model{run:02d}_results.json"
+        path = folder / f"{prefix}{run:02d}_results.json"
         path.write_text(json.dumps(released_results(stems, run, seed=seed, quirks=quirks), indent=2))
         paths.append(path)
     return paths

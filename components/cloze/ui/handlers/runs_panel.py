@@ -1,0 +1,143 @@
+"""The Cloze tab's run panels: "What the runs answered" on the question on screen, and the
+question list / overview across questions (HTML from components/cloze/runs_view.py). The runs are
+read once per (data folder, --runs folders) on a background thread: a page never waits; while
+they load the panel says so and a timer asks again. In a practice playthrough the panel stays
+shut until the player has answered the question on screen."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import gradio as gr
+
+from components.cloze import runs_view
+from components.cloze.human import latest_records, study_dir
+from components.cloze.metrics import PAPER_KEYS
+from components.cloze.runs import CLOZE_READER, ClozeRuns, cloze_runs_folders, study_run
+from components.cloze.ui.handlers.question import questions_for
+from components.cloze.ui.session import ClozeSession
+from components.common.io import read_jsonl
+from components.common.runs import BackgroundRuns, ContentCache, LoadedRuns, find_run_files, load_runs, \
+    named_runs_folders
+
+
+class ClozeRunsLoader:
+    """The runs of one data folder and named folders, read on a thread; `files` is how many run
+    files were found (None until listed)."""
+
+    def __init__(self, data_dir: str | Path | None, named: Sequence[str] = ()):
+        self.files: int | None = None
+        self._background = BackgroundRuns(lambda: self._load(data_dir, named))
+
+    def _load(self, data_dir, named) -> LoadedRuns:
+        files, refusals = find_run_files(CLOZE_READER, cloze_runs_folders(data_dir), named_runs_folders(named),
+                                         empty_ok=True)
+        self.files = len(files)
+        loaded = load_runs(CLOZE_READER, files, ContentCache(), refusals)
+        try:
+            folder = study_dir(data_dir) if data_dir is not None else None
+        except Exception:  # noqa: BLE001 - no study folder: no Human row
+            folder = None
+        human, refused = study_run(folder)
+        loaded.refusals += refused
+        loaded.table = ClozeRuns(loaded.runs, human).prepare()
+        return loaded
+
+    def start(self) -> ClozeRunsLoader:
+        self._background.start()
+        return self
+
+    def result(self) -> LoadedRuns | None:
+        return self._background.result()
+
+
+_loaders: dict[tuple, ClozeRunsLoader] = {}
+_lock = threading.Lock()
+
+
+def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> ClozeRunsLoader:
+    """The one loader of these folders in this process (started on first use)."""
+    key = (str(data_dir), tuple(named))
+    with _lock:
+        if key not in _loaders:
+            _loaders[key] = ClozeRunsLoader(data_dir, named).start()
+        return _loaders[key]
+
+
+def forget_loaders() -> None:
+    """Read the runs again on next use (tests; a folder whose run files changed)."""
+    with _lock:
+        _loaders.clear()
+
+
+def _answered(session: ClozeSession, stem: str, dim: str) -> bool:
+    return bool(session.file) and (stem, dim) in latest_records(read_jsonl(session.file))
+
+
+def question_panel(session: ClozeSession, named: Sequence[str] = ()) -> str:
+    """The panel's HTML for the question on screen (see the module's note)."""
+    if not session.loaded or not session.data_dir:
+        return runs_view.shut_html() if session.human else ""
+    try:
+        _ds, qs = questions_for(session)
+    except Exception:  # noqa: BLE001 - the question panel reports a folder that cannot be read
+        return ""
+    if not qs.questions:
+        return ""
+    q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
+    if session.human and not _answered(session, q.stem, q.dim):
+        return runs_view.shut_html()
+    loader = loader_for(session.data_dir, named)
+    loaded = loader.result()
+    if loaded is None:
+        return runs_view.loading_html(loader.files)
+    refused = [r.line() for r in loaded.refusals]
+    table: ClozeRuns = loaded.table
+    return runs_view.question_html(table.question(q.stem, PAPER_KEYS.get(q.dim, q.dim), q.option_map), q.option_map,
+                                   refused)
+
+
+def show_question(session: ClozeSession, named: Sequence[str] = ()) -> tuple[str, gr.Timer]:
+    """The panel, and the timer that asks again while the runs load."""
+    html = question_panel(session, named)
+    return html, gr.Timer(active='data-state="loading"' in html)
+
+
+def across(data_dir: str | Path, sort: str, overview: bool, named: Sequence[str] = ()) -> tuple[str, str, gr.Timer]:
+    """The question list in `sort`'s order and (when asked) the overview grid."""
+    loader = loader_for(data_dir, named)
+    loaded = loader.result()
+    if loaded is None:
+        waiting = runs_view.loading_html(loader.files)
+        return waiting, "", gr.Timer(active=True)
+    table: ClozeRuns = loaded.table
+    return (runs_view.question_list_html(table, sort) + runs_view.refusals_html([r.line() for r in loaded.refusals]),
+            runs_view.overview_html(table) if overview else "", gr.Timer(active=False))
+
+
+def _linked_view(request: gr.Request | None) -> tuple[str, bool] | None:
+    """(sort, overview) a link asks for with `sort=` (hardest, easiest, disagree, people, stem)
+    and `overview=1`; None when it asks for neither."""
+    params: Mapping[str, str] = dict(request.query_params) if request is not None else {}
+    sort = (params.get("sort") or "").strip().lower()
+    overview = (params.get("overview") or "").strip().lower() in ("1", "true", "yes")
+    if sort not in runs_view.SORTS and not overview:
+        return None
+    return (sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT), overview
+
+
+def open_view(request: gr.Request | None = None) -> tuple:
+    """A link's view opens the across-questions fold with it; any other page is left as it is."""
+    linked = _linked_view(request)
+    if linked is None:
+        return gr.update(), gr.update(), gr.update()
+    return gr.update(open=True), gr.update(value=linked[0]), gr.update(value=linked[1])
+
+
+def across_for_link(data_dir: str | Path, sort: str, overview: bool, request: gr.Request | None = None,
+                    named: Sequence[str] = ()) -> tuple:
+    """`across` for a page whose link asks for a view (the fold's own events draw it otherwise)."""
+    if _linked_view(request) is None:
+        return gr.update(), gr.update(), gr.update()
+    return across(data_dir, sort, overview, named)
