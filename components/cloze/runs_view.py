@@ -47,10 +47,12 @@ def loading_html(files: int | None) -> str:
     return f'<div class="runs-panel" data-state="loading">{_note(f"reading {what}…")}</div>'
 
 
-def shut_html() -> str:
-    """Practice: nothing about the runs until the player has answered this question."""
-    return ('<div class="runs-panel" data-state="shut">'
-            + _note("Answer this question first: then the runs' answers are shown here.") + "</div>")
+def shut_html(*, blind: bool = False) -> str:
+    """Practice: nothing about the runs until the player has answered this question, and nothing
+    in a blind playthrough (the runs' answers would name the true middle)."""
+    note = ("Blind playthrough: the runs' answers are not shown (they would give the answer away)."
+            if blind else "Answer this question first: then the runs' answers are shown here.")
+    return '<div class="runs-panel" data-state="shut">' + _note(note) + "</div>"
 
 
 def _answer_row(a: RunAnswer, *, human: bool = False) -> str:

@@ -55,3 +55,19 @@ def test_practice_is_shut_until_the_question_is_answered(cloze_examples, extra, 
     assert json.loads(answers.read_text().splitlines()[0])["stem"] == qs.questions[0].stem
     # the next question, not answered, stays shut
     assert 'data-state="shut"' in runs_panel.question_panel(session.__class__(**{**session.__dict__, "index": 1}), named)
+
+
+def test_a_blind_playthrough_never_opens_the_panel_not_even_after_the_answer(cloze_examples, extra, tmp_path):
+    named = (str(extra),)
+    answers = tmp_path / "blind.jsonl"
+    session = ClozeSession(data_dir=str(cloze_examples.parent), root=str(cloze_examples), mode=HUMAN,
+                           file=str(answers), annotator="blind", session_id="s1")
+    _ready(session, named)
+    _, qs = questions_for(session)
+    record_answer(answers, qs.questions[0], task_index=0, answer="A", annotator="blind", session="s1",
+                  set_name=qs.name, order_seed=session.seed, display_mode="frames", answer_flow="immediate",
+                  elapsed_sec=1.0, blind=True)
+    html = runs_panel.question_panel(session, named)
+    assert 'data-state="shut"' in html and "Blind playthrough" in html
+    assert "true middle" not in html                                   # nothing names it
+    assert "data-run=" not in html

@@ -2,7 +2,7 @@
 question list / overview across questions (HTML from components/cloze/runs_view.py). The runs are
 read once per (data folder, --runs folders) on a background thread: a page never waits; while
 they load the panel says so and a timer asks again. In a practice playthrough the panel stays
-shut until the player has answered the question on screen."""
+shut until the player has answered the question on screen, and for good in a blind one."""
 from __future__ import annotations
 
 import threading
@@ -12,7 +12,7 @@ from pathlib import Path
 import gradio as gr
 
 from components.cloze import runs_view
-from components.cloze.human import latest_records, study_dir
+from components.cloze.human import latest_records, playthrough_blind, study_dir
 from components.cloze.metrics import PAPER_KEYS
 from components.cloze.runs import CLOZE_READER, ClozeRuns, cloze_runs_folders, study_run
 from components.cloze.ui.handlers.question import questions_for
@@ -71,8 +71,13 @@ def forget_loaders() -> None:
         _loaders.clear()
 
 
-def _answered(session: ClozeSession, stem: str, dim: str) -> bool:
-    return bool(session.file) and (stem, dim) in latest_records(read_jsonl(session.file))
+def _practice_state(session: ClozeSession, stem: str, dim: str) -> str:
+    """"open" once the player answered the question on screen; "blind" for a blind playthrough
+    (the runs' answers would name the true middle, which it never does); else "unanswered"."""
+    records = read_jsonl(session.file) if session.file else []
+    if playthrough_blind(records, False):
+        return "blind"
+    return "open" if (stem, dim) in latest_records(records) else "unanswered"
 
 
 def question_panel(session: ClozeSession, named: Sequence[str] = ()) -> str:
@@ -86,8 +91,10 @@ def question_panel(session: ClozeSession, named: Sequence[str] = ()) -> str:
     if not qs.questions:
         return ""
     q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
-    if session.human and not _answered(session, q.stem, q.dim):
-        return runs_view.shut_html()
+    if session.human:
+        state = _practice_state(session, q.stem, q.dim)
+        if state != "open":
+            return runs_view.shut_html(blind=state == "blind")
     loader = loader_for(session.data_dir, named)
     loaded = loader.result()
     if loaded is None:
