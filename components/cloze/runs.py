@@ -29,7 +29,7 @@ from components.cloze.prompts import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
 from components.common.errors import DataFormatError, UserError
-from components.common.runs import BackgroundRuns, ContentCache, ItemRow, LoadedRuns, Refusal, \
+from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, Refusal, \
     RunReader, collect, named_runs_folders, with_scored
 
 LETTERS = ("A", "B", "C", "D")
@@ -115,19 +115,17 @@ def collect_cloze_runs(data_dir: str | Path | None, named: Iterable[str | Path] 
                    empty_ok=True)
 
 
-def background_cloze_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                          study_folder: str | Path | None = None,
-                          cache: ContentCache | None = None) -> BackgroundRuns:
+def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
+                      study_folder: str | Path | None = None) -> RunsLoader:
     """The tab's loader, started: every run file read (disk cache under APP_CACHE_DIR), the study
     folder's answers as the Human row, and the `ClozeRuns` table with every question's figures
-    computed, as `result().table`; the page asks `ready()` and never waits."""
-    def load() -> LoadedRuns:
-        loaded = collect_cloze_runs(data_dir, named, cache if cache is not None else ContentCache())
+    computed, as `result().table`; the page asks `result()` and never waits."""
+    def finish(loaded: LoadedRuns) -> LoadedRuns:
         human, refusals = study_run(study_folder)
         loaded.refusals += refusals
         loaded.table = ClozeRuns(loaded.runs, human).prepare()
         return loaded
-    return BackgroundRuns(load).start()
+    return RunsLoader(CLOZE_READER, cloze_runs_folders(data_dir), tuple(named), finish=finish)
 
 
 def human_run(records: Iterable[Mapping]) -> dict:

@@ -316,6 +316,64 @@ class BackgroundRuns:
         return self.result().status_line()
 
 
+class RunsLoader:
+    """A tab's run files (its runs folders and the named ones, `--runs`) read once on a background
+    thread: `files` is how many were found (None until listed), `result()` the loaded runs (None
+    while reading). `finish` builds what the tab draws from them, on the same thread (the Cloze
+    table and its Human row); `derived(key, build)` keeps one view built from them per key (an
+    annotation file)."""
+
+    def __init__(self, reader: RunReader, folders: Iterable[str | Path], named: Sequence[str] = (),
+                 finish: Callable[[LoadedRuns], LoadedRuns] | None = None):
+        self.files: int | None = None
+        self._reader, self._folders, self._named, self._finish = reader, list(folders), tuple(named), finish
+        self._derived: tuple[Any, Any] | None = None
+        self._background = BackgroundRuns(self._load).start()
+
+    def _load(self) -> LoadedRuns:
+        files, refusals = find_run_files(self._reader, self._folders, named_runs_folders(self._named),
+                                         empty_ok=True)
+        self.files = len(files)
+        loaded = load_runs(self._reader, files, ContentCache(), refusals)
+        return self._finish(loaded) if self._finish else loaded
+
+    def result(self) -> LoadedRuns | None:
+        return self._background.result()
+
+    def wait(self, timeout: float | None = None) -> LoadedRuns | None:
+        return self._background.wait(timeout)
+
+    def derived(self, key: Any, build: Callable[[LoadedRuns], Any]) -> Any:
+        """`build(loaded runs)` for `key`, kept until another key is asked; None while loading."""
+        loaded = self.result()
+        if loaded is None:
+            return None
+        if self._derived is None or self._derived[0] is not key:
+            self._derived = (key, build(loaded))
+        return self._derived[1]
+
+
+_LOADERS: dict[tuple, RunsLoader] = {}
+_LOADERS_LOCK = threading.Lock()
+
+
+def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
+                make: Callable[[], RunsLoader]) -> RunsLoader:
+    """The one loader of a tab's (`kind`) runs for these folders in this process, made (and
+    started) by `make` on first use."""
+    key = (kind, str(data_dir), tuple(named))
+    with _LOADERS_LOCK:
+        if key not in _LOADERS:
+            _LOADERS[key] = make()
+        return _LOADERS[key]
+
+
+def forget_runs_loaders() -> None:
+    """Read the runs again on next use (tests; folders whose run files changed)."""
+    with _LOADERS_LOCK:
+        _LOADERS.clear()
+
+
 # -- the --items table ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ItemRow:

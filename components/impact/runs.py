@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from components.common.errors import DataFormatError
-from components.common.runs import BackgroundRuns, ContentCache, ItemRow, LoadedRuns, RunReader, \
+from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, RunReader, \
     collect, named_runs_folders, with_scored
 from components.impact.data import ImpactAnnotations, is_invalid_region_record, load_qv_pred, \
     load_spatial_pred
@@ -87,11 +87,10 @@ def collect_impact_runs(data_dir: str | Path | None, named: Iterable[str | Path]
                    empty_ok=True)
 
 
-def background_impact_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                           cache: ContentCache | None = None) -> BackgroundRuns:
+def impact_runs_loader(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
     """The tab's loader, started (disk cache under APP_CACHE_DIR); the table is built from
     `result().runs` with the annotations on screen."""
-    return BackgroundRuns(lambda: collect_impact_runs(data_dir, named, cache if cache is not None else ContentCache())).start()
+    return RunsLoader(IMPACT_READER, impact_runs_folders(data_dir), tuple(named))
 
 
 def display_name(name: str, kind: str) -> str:

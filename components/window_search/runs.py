@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from components.common.errors import DataFormatError
-from components.common.runs import BackgroundRuns, ContentCache, ItemRow, LoadedRuns, RunReader, \
+from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, RunReader, \
     collect, named_runs_folders, with_scored
 from components.window_search.data import GroundingAnnotations, Prediction, load_predictions
 from components.window_search.metrics import scored_interval, temporal_iou
@@ -64,11 +64,10 @@ def collect_grounding_runs(data_dir: str | Path | None, named: Iterable[str | Pa
                    empty_ok=True)
 
 
-def background_grounding_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                              cache: ContentCache | None = None) -> BackgroundRuns:
+def grounding_runs_loader(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
     """The tab's loader, started (disk cache under APP_CACHE_DIR); the table is built from
     `result().runs` with the annotations on screen."""
-    return BackgroundRuns(lambda: collect_grounding_runs(data_dir, named, cache if cache is not None else ContentCache())).start()
+    return RunsLoader(GROUNDING_READER, grounding_runs_folders(data_dir), tuple(named))
 
 
 def _prediction(qid: str, compact: list) -> Prediction:

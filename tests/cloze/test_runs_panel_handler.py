@@ -25,7 +25,7 @@ def extra(tmp_path, cloze_examples):
 
 
 def _ready(session: ClozeSession, named) -> str:
-    runs_panel.loader_for(session.data_dir, named)._background.wait(120)
+    runs_panel.loader_for(session.data_dir, named).wait(120)
     return runs_panel.question_panel(session, named)
 
 

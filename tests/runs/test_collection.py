@@ -115,9 +115,9 @@ def test_background_loading_never_blocks_the_caller(data_dir, tmp_path):
 
 
 def test_the_tab_loaders_run_in_the_background(data_dir, tmp_path, monkeypatch):
-    from components.impact.runs import background_impact_runs
-    from components.window_search.runs import background_grounding_runs
-    from components.cloze.runs import background_cloze_runs
+    from components.impact.runs import impact_runs_loader
+    from components.window_search.runs import grounding_runs_loader
+    from components.cloze.runs import cloze_runs_loader
     monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "appcache"))
     study = tmp_path / "study"
     study.mkdir()
@@ -127,10 +127,30 @@ def test_the_tab_loaders_run_in_the_background(data_dir, tmp_path, monkeypatch):
     write_released_runs(STEMS, extra, 1)
     (extra / "model00_results.json").rename(extra / "from_env.json")
     monkeypatch.setenv("APP_RUNS_DIR", str(extra))
-    loaded = background_cloze_runs(data_dir, study_folder=study).wait(30)
+    loaded = cloze_runs_loader(data_dir, study_folder=study).wait(30)
     assert sorted(loaded.runs) == ["from_env", "model00_results", "model01_results", "model02_results"]
     assert loaded.table.question("stem2", "S").human.correct is True
     assert list((tmp_path / "appcache" / "runs" / "cloze").glob("*.bin"))   # the default cache
     # APP_RUNS_DIR holds Cloze runs only: nothing for the other tabs, and no error either
-    for other in (background_grounding_runs(data_dir).wait(30), background_impact_runs(data_dir).wait(30)):
+    for other in (grounding_runs_loader(data_dir).wait(30), impact_runs_loader(data_dir).wait(30)):
         assert other.runs == {} and other.refusals == []
+
+
+def test_a_runs_loader_counts_its_files_and_builds_a_view_once_per_key(data_dir, tmp_path, monkeypatch):
+    from components.common.runs import RunsLoader, forget_runs_loaders, runs_loader
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "appcache"))
+    made: list[str] = []
+    loader = runs_loader("test", data_dir, (), lambda: made.append("loader") or RunsLoader(
+        CLOZE_READER, cloze_runs_folders(data_dir)))
+    assert runs_loader("test", data_dir, (), lambda: made.append("again")) is loader and made == ["loader"]
+    loaded = loader.wait(30)
+    assert loader.files == 3 and sorted(loaded.runs) == ["model00_results", "model01_results", "model02_results"]
+    builds: list[object] = []
+    first, second = object(), object()
+    view = loader.derived(first, lambda runs: builds.append(first) or len(runs.runs))
+    assert view == 3 and loader.derived(first, lambda runs: builds.append(first) or 0) == 3
+    assert loader.derived(second, lambda runs: builds.append(second) or -1) == -1
+    assert builds == [first, second]                      # one build per key, again for another key
+    forget_runs_loaders()
+    assert runs_loader("test", data_dir, (), lambda: "fresh") == "fresh"
+    forget_runs_loaders()

@@ -4,55 +4,18 @@ read once per (data folder, --runs folders) on a background thread; while they l
 so and a timer asks again."""
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import gradio as gr
 
-from components.common.runs import BackgroundRuns, ContentCache, find_run_files, load_runs, named_runs_folders
+from components.common.runs import RunsLoader, runs_loader
 from components.impact import runs_view
-from components.impact.runs import IMPACT_READER, ImpactRuns, impact_runs_folders
+from components.impact.runs import ImpactRuns, impact_runs_loader
 
 
-class ImpactRunsLoader:
-    """The run files of one data folder and named folders, read on a thread; `files`: how many
-    were found (None until listed)."""
-
-    def __init__(self, data_dir: str | Path, named: Sequence[str] = ()):
-        self.files: int | None = None
-        self._tables: dict[int, ImpactRuns] = {}
-        self._background = BackgroundRuns(lambda: self._load(data_dir, named)).start()
-
-    def _load(self, data_dir, named):
-        files, refusals = find_run_files(IMPACT_READER, impact_runs_folders(data_dir), named_runs_folders(named),
-                                         empty_ok=True)
-        self.files = len(files)
-        return load_runs(IMPACT_READER, files, ContentCache(), refusals)
-
-    def result(self):
-        return self._background.result()
-
-    def table(self, annotations) -> ImpactRuns | None:
-        loaded = self.result()
-        if loaded is None:
-            return None
-        key = id(annotations)
-        if key not in self._tables:
-            self._tables = {key: ImpactRuns(loaded.runs, annotations)}
-        return self._tables[key]
-
-
-_loaders: dict[tuple, ImpactRunsLoader] = {}
-_lock = threading.Lock()
-
-
-def loader_for(data_dir: str | Path, named: Sequence[str] = ()) -> ImpactRunsLoader:
-    key = (str(data_dir), tuple(named))
-    with _lock:
-        if key not in _loaders:
-            _loaders[key] = ImpactRunsLoader(data_dir, named)
-        return _loaders[key]
+def loader_for(data_dir: str | Path, named: Sequence[str] = ()) -> RunsLoader:
+    return runs_loader("impact", data_dir, named, lambda: impact_runs_loader(data_dir, named))
 
 
 def _frame_number(value) -> int:
@@ -70,7 +33,7 @@ def clip_panel(source, data_dir: str | Path, clip: str | None, frame, named: Seq
     if item is None:
         return ""
     loader = loader_for(data_dir, named)
-    table = loader.table(annotations)
+    table = loader.derived(annotations, lambda loaded: ImpactRuns(loaded.runs, annotations))
     if table is None:
         what = f"{loader.files} run files" if loader.files is not None else "the run files"
         return runs_view.note_html(f"reading {what}…", "loading")

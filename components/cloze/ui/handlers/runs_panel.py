@@ -5,7 +5,6 @@ they load the panel says so and a timer asks again. In a practice playthrough th
 shut until the player has answered the question on screen, and for good in a blind one."""
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -14,61 +13,29 @@ import gradio as gr
 from components.cloze import runs_view
 from components.cloze.human import latest_records, playthrough_blind, study_dir
 from components.cloze.metrics import PAPER_KEYS
-from components.cloze.runs import CLOZE_READER, ClozeRuns, cloze_runs_folders, study_run
+from components.cloze.runs import ClozeRuns, cloze_runs_loader
 from components.cloze.ui.handlers.question import questions_for
 from components.cloze.ui.session import ClozeSession
 from components.common.io import read_jsonl
-from components.common.runs import BackgroundRuns, ContentCache, LoadedRuns, find_run_files, load_runs, \
-    named_runs_folders
+from components.common.runs import RunsLoader, forget_runs_loaders, runs_loader
 
 
-class ClozeRunsLoader:
-    """The runs of one data folder and named folders, read on a thread; `files` is how many run
-    files were found (None until listed)."""
-
-    def __init__(self, data_dir: str | Path | None, named: Sequence[str] = ()):
-        self.files: int | None = None
-        self._background = BackgroundRuns(lambda: self._load(data_dir, named))
-
-    def _load(self, data_dir, named) -> LoadedRuns:
-        files, refusals = find_run_files(CLOZE_READER, cloze_runs_folders(data_dir), named_runs_folders(named),
-                                         empty_ok=True)
-        self.files = len(files)
-        loaded = load_runs(CLOZE_READER, files, ContentCache(), refusals)
-        try:
-            folder = study_dir(data_dir) if data_dir is not None else None
-        except Exception:  # noqa: BLE001 - no study folder: no Human row
-            folder = None
-        human, refused = study_run(folder)
-        loaded.refusals += refused
-        loaded.table = ClozeRuns(loaded.runs, human).prepare()
-        return loaded
-
-    def start(self) -> ClozeRunsLoader:
-        self._background.start()
-        return self
-
-    def result(self) -> LoadedRuns | None:
-        return self._background.result()
+def _study_folder(data_dir: str | Path | None) -> Path | None:
+    try:
+        return study_dir(data_dir) if data_dir is not None else None
+    except Exception:  # noqa: BLE001 - no study folder: no Human row
+        return None
 
 
-_loaders: dict[tuple, ClozeRunsLoader] = {}
-_lock = threading.Lock()
-
-
-def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> ClozeRunsLoader:
+def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
     """The one loader of these folders in this process (started on first use)."""
-    key = (str(data_dir), tuple(named))
-    with _lock:
-        if key not in _loaders:
-            _loaders[key] = ClozeRunsLoader(data_dir, named).start()
-        return _loaders[key]
+    return runs_loader("cloze", data_dir, named,
+                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)))
 
 
 def forget_loaders() -> None:
     """Read the runs again on next use (tests; a folder whose run files changed)."""
-    with _lock:
-        _loaders.clear()
+    forget_runs_loaders()
 
 
 def _practice_state(session: ClozeSession, stem: str, dim: str) -> str:
