@@ -422,3 +422,30 @@ def test_the_clock_runs_in_the_page_and_an_answered_question_stays_locked(browse
     page.locator("#study-choice-B").click()
     page.wait_for_function("() => document.querySelector('#study-feedback')?.innerText.includes('changed')")
     page.close()
+
+
+CLIP_NAMES = """() => [...document.querySelectorAll('#study-videos [data-testid=block-label]')].map(e => {
+  const r = e.getBoundingClientRect(), cs = getComputedStyle(e);
+  return {text: e.innerText.trim(), size: parseFloat(cs.fontSize), color: cs.color, background: cs.backgroundColor,
+          height: r.height}; })"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (390, 844)])
+def test_in_video_display_each_clip_is_named_on_a_chip_and_a_phone_shows_them_two_by_two(browser, study_url, size):
+    url, data = study_url
+    _set_display(data, "video")
+    annotator = f"anon-chips-{size[0]}"
+    page = _fresh(browser, _link(url, data, annotator), size)
+    _through_intro(page, annotator)
+    _wait_question(page, annotator)
+    page.wait_for_selector("#study-cand-D video", state="visible")
+    names = page.evaluate(CLIP_NAMES)
+    assert [n["text"] for n in names] == ["BEGINNING", "END", "A", "B", "C", "D"], names
+    for name in names:   # dark on white, 14 px and more: gradio's grey 13 px label without a background was lost
+        assert name["size"] >= 14 and name["background"] == "rgb(255, 255, 255)", name
+        assert name["color"] == "rgb(31, 37, 51)", name
+    if size[0] < 600:
+        boxes = [page.locator(f"#study-cand-{x}").bounding_box() for x in "ABCD"]
+        assert boxes[0]["y"] == pytest.approx(boxes[1]["y"], abs=2) and boxes[2]["y"] > boxes[0]["y"] + 20, boxes
+        assert all(b["width"] >= 0.35 * size[0] for b in boxes), boxes      # half the screen each, not a quarter
+    page.close()

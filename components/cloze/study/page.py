@@ -10,6 +10,12 @@ CSS = """
 #study-root {max-width: 1400px; margin: 0 auto; gap: 6px;}
 #study-frames img {max-height: 56vh; width: 100%; object-fit: contain;}
 #study-videos video {max-height: 23vh;}
+/* a clip's name (BEGINNING, END, A-D) on a chip over its video: gradio's label is small grey text
+   with no background, lost over the picture */
+#study-videos [data-testid="block-label"] {z-index: 5; background: #ffffff !important; color: #1f2533 !important;
+  font-size: 16px !important; font-weight: 700; border: 1px solid #d3d8e3 !important; border-radius: 4px;
+  padding: 1px 8px !important;}
+#study-videos [data-testid="block-label"] svg, #study-videos [data-testid="block-label"] > span:has(svg) {display: none;}
 #study-letters button {min-height: 46px; font-size: 1.25em; font-weight: 600;}
 #study-letters button.study-marked {outline: 3px solid var(--color-accent); outline-offset: -3px;
   background: var(--button-primary-background-fill); color: var(--button-primary-text-color);}
@@ -41,7 +47,11 @@ footer {display: none !important;}
   #study-practice-frames:has(> .study-split[data-src]) .image-container {display: none !important;}
   .study-split[data-src] {display: grid; gap: 3px; width: 100%;}
   .study-piece {width: 100%; background-size: 200% 300%; background-repeat: no-repeat;}
-  #study-videos video {max-height: 15vh;}
+  #study-videos video {max-height: 22vh;}
+  /* the four candidates two by two: four in a row left each ~70 px wide */
+  #study-videos > .row:has(#study-cand-A) {flex-wrap: wrap !important;}
+  #study-videos > .row:has(#study-cand-A) > * {flex: 1 1 calc(50% - 8px) !important; min-width: 0 !important;}
+  #study-videos [data-testid="block-label"] {font-size: 14px !important; padding: 0 6px !important;}
   #study-letters button {min-height: 54px; min-width: 56px !important;}
 }
 """
