@@ -374,7 +374,7 @@ def test_researcher_view_needs_the_token_and_a_wrong_one_says_so_in_one_line(bro
     page.locator("#study-token input").fill("wrong")
     page.locator("#study-show").click()
     page.wait_for_function("() => document.querySelector('#study-summary')?.innerText.includes('Wrong or missing')")
-    assert page.locator("#study-summary").inner_text().strip() == h.WRONG_TOKEN
+    assert settled_text(page, "#study-summary").strip() == h.WRONG_TOKEN   # once the event's busy state is gone
     _no_error_shown(page)
     page.locator("#study-token input").fill(TOKEN)
     page.locator("#study-show").click()

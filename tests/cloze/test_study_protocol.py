@@ -12,7 +12,7 @@ import pytest
 
 from components.cloze.human import record_answer
 from components.cloze.data import DIM_CLIPS
-from components.cloze.metrics import human_results, score_results
+from components.cloze.metrics import as_released, human_results, score_results
 from components.cloze.study.protocol import (load_set, load_set_folder, released_questions, schedule, set_folders,
                                              set_seed)
 from components.cloze.study.results_file import (load_human_files, records_from_result, released_record,
@@ -139,7 +139,7 @@ def test_eval_cloze_human_accepts_both_file_kinds(study_root, tmp_path):
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)
     assert m.pop("notes") == []  # nothing in these files is ignored or contradicts itself
-    assert m == score_results(human_results(load_human_files([f1, jl])))
+    assert m == as_released(score_results(human_results(load_human_files([f1, jl]))))   # 0 where nothing was valid
     assert m["acc"] == 100.0 and m["stems"] == 4
 
 

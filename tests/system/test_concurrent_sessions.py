@@ -121,7 +121,7 @@ def test_eight_sessions_are_isolated_and_quick_actions_stay_quick(system_app, ex
     ws_result = results["ws"][3]
     assert "baseline" in ws_result and "accepted window" in ws_result and target["qid"][:5] in ws_result
     refused = probe.predict(target["query"], 180, 5, 3, 30, "aws", api_name="/run")
-    assert refused[-1].startswith("⚠ Movie: pick a movie"), refused  # the tab's message line
+    assert refused[-2].startswith("⚠ Movie: pick a movie"), refused  # the tab's message line, then the address
 
     # -- responsiveness: quick actions kept finishing while heavy jobs ran ----------------------------
     during = [end for end in under_load if end < heavy_end]

@@ -622,7 +622,8 @@ def view_address(tab: TabData, session: WindowSearchSession, now: float | None =
     if session.movie is None:
         return links.view_link(tab=links.TAB)
     now = session.playhead if now is None else now
-    annotated = not session.movie.uploaded and session.movie.movie_id in (tab.annotations.movies if tab.annotations else {})
+    annotations = tab.annotations if tab is not None else None   # None: the tab's data not read
+    annotated = not session.movie.uploaded and session.movie.movie_id in (annotations.movies if annotations else {})
     qid = session.picked.qid if session.picked is not None and annotated else None
     t = int(round(max(0.0, now)))
     return links.view_link(tab=links.TAB, movie=session.movie.movie_id if annotated else None, qid=qid,
