@@ -109,3 +109,35 @@ def fill_steady(page, locator, text: str, tries: int = 6) -> None:
         if locator.input_value() == text:
             return
     raise AssertionError(f"the box never kept {text!r}: it holds {locator.input_value()!r}")
+
+
+#: what each tab shows once a page has opened it (its page-load event has run)
+TAB_READY = {
+    "window-search": "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0",
+    "cloze": "() => !!document.querySelector('#cloze-beginning-img img')",
+    "impact": "() => document.documentElement.dataset.impactReady === '1'",
+}
+
+
+@pytest.fixture
+def sized_page(browser):
+    """`open(url, size, ready)`: a page at `size` in a browser context of its own, once `ready`
+    (a JS predicate) holds and the layout has settled; its requests kept in `page.requests`. The
+    contexts close after the test."""
+    contexts = []
+
+    def open_page(url: str, size: tuple[int, int], ready: str, timeout_ms: int = 90_000):
+        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(timeout_ms)
+        page.requests = []
+        page.on("request", lambda r: page.requests.append(r.url))
+        page.goto(url, wait_until="load", timeout=120_000)
+        page.wait_for_function(ready, timeout=120_000)
+        page.wait_for_timeout(400)   # the layout settles (fonts, images)
+        return page
+
+    yield open_page
+    for context in contexts:
+        context.close()

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.browser.conftest import TAB_READY
+
 LAPTOP, PROJECTOR, PHONE = (1440, 900), (1920, 1080), (390, 844)
 #: what each tab must show whole on the first screen (no scrolling)
 WORKING_SET = {
@@ -18,33 +20,14 @@ WORKING_SET = {
     "impact": ("#impact-video", "#impact-body3d", "#impact-timeline .impact-timeline-body"),
 }
 #: what the tab shows once a page has opened it (the page-load event has run)
-READY = {
-    "window-search": "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0",
-    "cloze": "() => !!document.querySelector('#cloze-beginning-img img')",
-    "impact": "() => document.documentElement.dataset.impactReady === '1'",
-}
+READY = TAB_READY
 PRIMARY = {"window-search": ("#ws-movie",), "cloze": ("#cloze-grid",), "impact": ("#impact-video", "#impact-body3d")}
 
 
 @pytest.fixture
-def visit(browser, app_url):
+def visit(sized_page, app_url):
     """Open `?tab=<tab>[&more]` at a size in a fresh context; the page's requests are recorded."""
-    contexts = []
-
-    def open_page(tab: str, size: tuple[int, int], more: str = ""):
-        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-        contexts.append(context)
-        page = context.new_page()
-        page.requests = []
-        page.on("request", lambda r: page.requests.append(r.url))
-        page.goto(f"{app_url}?tab={tab}{more}", wait_until="load", timeout=120_000)
-        page.wait_for_function(READY[tab], timeout=120_000)
-        page.wait_for_timeout(400)   # the layout settles (fonts, images)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
+    return lambda tab, size, more="": sized_page(f"{app_url}?tab={tab}{more}", size, READY[tab], 60_000)
 
 
 def box(page, selector: str) -> dict:

@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.conftest import TAB_READY
+
 PHONE, LAPTOP = (390, 844), (1440, 900)
 ROOT = Path(__file__).resolve().parents[2]
-READY = {
-    "window-search": "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0",
-    "cloze": "() => !!document.querySelector('#cloze-cand-D-img img')",
-    "impact": "() => document.documentElement.dataset.impactReady === '1'",
-}
+READY = {**TAB_READY, "cloze": "() => !!document.querySelector('#cloze-cand-D-img img')"}
 # every element of one tab's panel that shows and reaches past the screen's right edge (one inside a
 # box that clips or scrolls its content is counted only when the box itself does)
 WIDER = """(root) => { const out = [];
@@ -41,22 +39,8 @@ SIDEWAYS = """(root) => [...document.querySelector(root).querySelectorAll('*')].
 
 
 @pytest.fixture
-def visit(browser, app_url):
-    contexts = []
-
-    def open_page(tab: str, size: tuple[int, int], more: str = ""):
-        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(90_000)
-        page.goto(f"{app_url}?tab={tab}{more}", wait_until="load", timeout=120_000)
-        page.wait_for_function(READY[tab], timeout=120_000)
-        page.wait_for_timeout(400)   # the layout settles (fonts, images)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
+def visit(sized_page, app_url):
+    return lambda tab, size, more="": sized_page(f"{app_url}?tab={tab}{more}", size, READY[tab])
 
 
 def box(page, selector: str) -> dict:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.browser.conftest import TAB_READY
+
 PROJECTOR, LAPTOP = (1920, 1080), (1440, 900)
 #: each tab's link in the README
 LINKS = {
@@ -16,14 +18,7 @@ LINKS = {
     "impact": "?tab=impact&clip=h0007&frame=46",
 }
 #: what the tab shows once the link has been opened
-READY = {
-    "window-search": "() => (document.querySelector('#ws-query textarea')?.value || '').length > 0"
-                     " && !!document.querySelector('#ws-timeline .ws-legend')",
-    "cloze": "() => !!document.querySelector('#cloze-beginning-img img')"
-             " && /Question \\d+ of/.test(document.querySelector('#cloze-progress')?.innerText || '')",
-    "impact": "() => document.documentElement.dataset.impactReady === '1'"
-              " && !!document.querySelector('#impact-timeline .impact-timeline-legend')",
-}
+READY = TAB_READY
 MEDIA = {"window-search": ("#ws-movie",), "cloze": ("#cloze-grid",), "impact": ("#impact-video", "#impact-body3d")}
 LEGENDS = {"window-search": "#ws-timeline .ws-legend", "impact": "#impact-timeline .impact-timeline-legend"}
 
@@ -51,23 +46,10 @@ DRAWN_JS = """(s) => [...document.querySelectorAll(s)].some(e => { const r = e.g
 
 
 @pytest.fixture
-def visit(browser, app_url):
+def visit(sized_page, app_url):
     """Open a tab's README link at a size, in a browser context of its own."""
-    contexts = []
-
-    def open_page(tab: str, size: tuple[int, int], present: bool = True):
-        context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-        contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(f"{app_url}{LINKS[tab]}&present={int(present)}", wait_until="load", timeout=120_000)
-        page.wait_for_function(READY[tab], timeout=120_000)
-        page.wait_for_timeout(400)   # the layout settles (fonts, images)
-        return page
-
-    yield open_page
-    for context in contexts:
-        context.close()
+    return lambda tab, size, present=True: sized_page(f"{app_url}{LINKS[tab]}&present={int(present)}", size,
+                                                      READY[tab], 60_000)
 
 
 def assert_readable(page, where: str) -> None:
