@@ -16,7 +16,7 @@ from pathlib import Path
 
 from backends.errors import BackendError
 from components.common.cli import HelpFormatter
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common import preparing
 from components.datasource import FORM, as_source, is_hub_spec, mirror, open_data_dir, parse_spec, storage_folder
 from components.settings.session import SessionSettings

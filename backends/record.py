@@ -11,7 +11,7 @@ from pathlib import Path
 from backends.base import EncodedImage, GenerationRequest, GenerationResult, VLMBackend
 from backends.trace_format import (encode_messages, image_extension, image_relpath, image_sha256,
                                    images_dir, trace_key)
-from components.common.io import append_jsonl, atomic_write, atomic_write_bytes
+from components.base.io import append_jsonl, atomic_write, atomic_write_bytes
 
 
 class RecordingBackend(VLMBackend):

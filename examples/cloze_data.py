@@ -25,7 +25,7 @@ from components.cloze.build import build_instance
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
 from components.cloze.study.design import assign, materialise
-from components.cloze.runner import answer_safely, records_to_results, write_json_atomic
+from components.cloze.pipeline import answer_safely, records_to_results, write_json_atomic
 from components.cloze.solvers import EdgeSolver
 from components.media import write_video_from_arrays
 from examples.released_runs import write_released_runs

@@ -119,7 +119,7 @@ def core_run(url: str, items: int, concurrency: int, out: Path) -> tuple[float, 
     from backends.config import ApiSettings
     from backends.registry import resolve
     from components.common.batch import run_resumable
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
 
     backend = resolve("openai:bench", api=ApiSettings(base_url=url, api_key="x"))
 
@@ -212,7 +212,7 @@ def grounding_annotations(source: Path, queries: int, out: Path) -> None:
 
 
 def grounding_run(url: str, ann: Path, items: int, concurrency: int, out: Path) -> tuple[float, float]:
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
 
     argv = ["run", "grounding", "--annotations", str(ann), "--backend", "openai:bench", "--base-url",
             url, "--method", "rag", "--out", str(out), "--concurrency", str(concurrency),
@@ -277,7 +277,7 @@ def impact_annotations(source: Path, units: int, out: Path) -> int:
 
 
 def impact_run(url: str, ann: Path, units: int, concurrency: int, out: Path) -> tuple[float, float]:
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
 
     argv = ["run", "impact", "--annotations", str(ann), "--backend", "openai:bench", "--base-url", url,
             "--tasks", "spatial", "--out", str(out), "--concurrency", str(concurrency), "--no-progress"]

@@ -114,7 +114,7 @@ def one_model(model: str, data: Path, url: str, out: Path, concurrency: int, que
 def grounding_pair(examples: Path, url: str, tmp: Path, concurrency: int) -> list[Row]:
     """`run grounding --method rag` on the example movie's 14 queries, model A then model B, one
     cache: the movie's sampled windows are kept on disk (window search's own frames cache)."""
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
 
     src = examples / "grounding"
     ann = tmp / "grounding" / "annotations.json"

@@ -38,8 +38,8 @@ UNITS = ["1-", "1 - 2 ", "1-2-", "{", "[", '{"a": ', "not ", "<think>x</think>",
 
 
 def parsers() -> dict:
-    from components.cloze.solvers import read_reply
-    from components.impact.intervals import parse_intervals
+    from components.cloze.replies import read_reply
+    from components.impact.replies import parse_intervals
     from components.impact.regions import read_region_answer
     from components.window_search.localizer import parse_interval
     from components.window_search.memory import _parse_pick
@@ -101,9 +101,9 @@ def _jsonl(name: str) -> list[dict]:
 
 def corpus_replies() -> dict[str, list[tuple]]:
     """parser -> [(call, reply)] for every reply of its corpus, as the corpus tests read them."""
-    from components.cloze.prompts import parse_answer
-    from components.cloze.solvers import read_reply
-    from components.impact.intervals import parse_intervals
+    from components.cloze.replies import parse_answer
+    from components.cloze.replies import read_reply
+    from components.impact.replies import parse_intervals
     from components.impact.regions import read_region_answer
 
     def replies(name: str) -> list[str]:
@@ -147,7 +147,7 @@ def run_corpus(repeats: int = 3) -> list[Row]:
 def run_merge(repeats: int = 3, n: int = 5000) -> list[Row]:
     import random
 
-    from components.impact.intervals import merge_intervals
+    from components.impact.replies import merge_intervals
 
     rng = random.Random(7)
     starts = [rng.uniform(0, 10_000) for _ in range(n)]

@@ -1,6 +1,6 @@
 """Benchmark: server time of the UI's actions at the real benchmarks' size, in process.
 
-The tabs' typed handlers are called the way the UI's events call them (components/*/ui/handlers.py),
+The tabs' typed handlers are called the way the UI's events call them (components/*/ui/handlers.search.py),
 on the real-size data (scripts/make_realsize.py). Each action's SERVER time is the process CPU
 (time.process_time: every thread of this process, so a search's worker thread counts) and its wall
 time; the model servers run in their own processes, so their CPU is not counted.
@@ -171,10 +171,11 @@ def _search(run_views: Iterator[Any]) -> dict[str, float]:
 def bench_window_search(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
     from components.settings.session import SessionSettings
     from components.window_search.ui import handlers
+    from components.window_search.ui.session import load_tab
     from components.window_search.ui.session import SessionRegistry, WindowSearchSession
 
     rows: list[Row] = []
-    tab, cpu, wall = measure(lambda: handlers.load_tab_data(realsize))
+    tab, cpu, wall = measure(lambda: load_tab(realsize))
     if tab.annotations is None:
         raise RuntimeError(tab.error)
     n_movies, n_queries = len(tab.annotations.movies), len(tab.annotations.queries)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common.limits import DEFAULT_MAX_VIDEO_SECONDS, check_video_duration, max_video_seconds
 
 

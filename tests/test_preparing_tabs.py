@@ -23,14 +23,15 @@ def building(monkeypatch):
 
 def test_window_search_says_it_is_being_prepared_then_opens(building, example_data_dir):
     from components.window_search.ui import handlers as h
-    from components.window_search.ui.session import SessionResources, WindowSearchSession
+    from components.window_search.ui.session import tab_source
+    from components.window_search.ui.session import WindowSearchResources, WindowSearchSession
 
-    tab = h.tab_source(example_data_dir).get()
-    waiting = h.open_page(tab, SessionResources(), WindowSearchSession(), 180, {})
+    tab = tab_source(example_data_dir).get()
+    waiting = h.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {})
     assert "Making the grounding example data (40%)" in waiting.message and waiting.poll.active is True
     assert waiting.session == {"__type__": "update"}                    # nothing else is touched
     building["waiting"] = False
-    ready = h.open_page(tab, SessionResources(), WindowSearchSession(), 180, {})
+    ready = h.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {})
     assert ready.poll.active is False and ready.session.movie is not None and ready.message == ""
 
 
@@ -39,12 +40,13 @@ def test_cloze_and_impact_say_it_is_being_prepared_then_open(building, example_d
     from components.cloze.ui.session import ClozeSession, ClozeTab
     from components.common.sessions import Resources
     from components.impact.ui import handlers as ih
+    from components.impact.ui.session import tab_source
     from components.impact.ui.session import ImpactResources, ImpactSession
 
     session = ClozeSession(data_dir=str(example_data_dir))
     waiting = ch.open_page(ClozeTab(str(example_data_dir)), Resources(), session, "frames", {})
     assert "Making the cloze example data" in waiting.message and waiting.poll.active is True
-    data = ih.data_source(example_data_dir).get()
+    data = tab_source(example_data_dir).get()
     held = ih.on_load(data, ImpactResources(), ImpactSession(), {})
     assert "Making the impact example data" in held.message and held.poll.active is True
     building["waiting"] = False

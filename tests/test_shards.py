@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from app import build_parser, main
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from components.common.shards import Shard, parse_shard, shard_of
 
 N = 3

@@ -1,7 +1,7 @@
 """Building a TempCloze instance from any video, by the released generation rules:
 gap 20-40% of T inside the middle 50%, accepted when the Farneback flow magnitude averaged over
 EVERY consecutive frame pair inside it is > 1.0 (up to 3 tries), then the nine distractors
-(intervals.py) cut with components.media. The entry goes to `<out>/meta.json` (the app's layout;
+(gaps.py) cut with components.media. The entry goes to `<out>/meta.json` (the app's layout;
 the released generator writes `output/<preset>/meta.json`, which layout.load_meta also reads)."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from components.cloze.intervals import distractor_intervals, duration_problem, sample_gap
-from components.common.errors import UserError
+from components.cloze.gaps import distractor_intervals, duration_problem, sample_gap
+from components.base.errors import UserError
 from components.common.intervals import Interval
-from components.common.io import atomic_write_text, load_json, path_lock
+from components.base.io import atomic_write_text, load_json, path_lock
 from components.media import cut_clip, loop_segment, open_video, reorder_thirds, reverse_clip
 
 FLOW_THRESHOLD = 1.0

@@ -23,7 +23,7 @@ from components.cloze.study.results_file import load_human_files
 from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set, question_files
-from components.cloze.runner import run_set
+from components.cloze.pipeline import run_set
 from components.cloze.metrics import DIMS, PAPER_KEYS, as_released, check_results, human_results, \
     question_outcomes, \
     score_results, unit_scores
@@ -31,8 +31,8 @@ from components.cloze.solvers import SolverSettings, solvers_for
 from components.common import compare, stats
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
     stop_after_failures
-from components.common.errors import UserError
-from components.common.io import load_json
+from components.base.errors import UserError
+from components.base.io import load_json
 from components.common.runs import add_items_option
 from components.cloze.runs import write_eval_items
 from components.common.shards import describe_selection, input_files, merge_keyed

@@ -21,9 +21,9 @@ from typing_extensions import TypedDict
 from typing import NotRequired
 
 from components import datasource
-from components.common.errors import UserError
-from components.common.io import load_json
-from components.common.lru import SingleFlightLRU
+from components.base.errors import UserError
+from components.base.io import load_json
+from components.base.lru import SingleFlightLRU
 from components.common.validate import validated
 
 #: result-file / folder key of each dimension; the paper calls "C" Progression (P)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from backends.base import EncodedImage
 from components import datasource
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
-from components.common.errors import MediaError
-from components.common.lru import SingleFlightLRU
+from components.base.errors import MediaError
+from components.base.lru import SingleFlightLRU
 from components.media import DiskCache, open_video, resize_max_height, to_jpeg_bytes
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ repository. It is NOT the released human-study protocol (its task order is this 
 shuffle, not the released app's per-set schedule; an id is typed, not a credential): real studies
 run on the study page (components/cloze/study/, `python -m components.cloze.study`).
 
-Every answer is appended, flushed and fsynced (components.common.io.append_jsonl) before the UI
+Every answer is appended, flushed and fsynced (components.base.io.append_jsonl) before the UI
 confirms it; the state (answered questions, next question, redo counts) is derived from the file.
 `playthrough_blind` and `answer_feedback` decide what an answer may reveal: once an annotator has
 answered blind, nothing reveals answers to them again."""
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
 
-from components.common.io import append_jsonl, path_lock, read_jsonl
+from components.base.io import append_jsonl, path_lock, read_jsonl
 from components.cloze.data import ClozeDataset
 from components.cloze.questions import (DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set,
                                         distractor_type, schedule_seed_for)
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 ANNOTATOR_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 DISPLAY_MODES = ("frames", "video")

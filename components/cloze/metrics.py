@@ -14,9 +14,9 @@ from typing import Any
 from collections.abc import Iterable, Mapping
 
 from components.cloze.data import DIM_CLIPS
-from components.cloze.prompts import normalise_recorded_answer
+from components.cloze.replies import normalise_recorded_answer
 from components.common import stats
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.common.validate import validated
 
 DIMS = ("S", "A", "C")

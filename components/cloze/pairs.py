@@ -14,7 +14,7 @@ from backends.pair import same_request
 from components.cloze.data import Instance
 from components.cloze.questions import Question
 from components.cloze.solvers import ClozeSolvers
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass, field
 
 from components.cloze.data import DIM_CLIPS, ClozeDataset, clip_dim, dim_key
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 LETTERS = ("A", "B", "C", "D")
 DEFAULT_SEED = 42

@@ -36,8 +36,8 @@ from collections.abc import Callable, Sequence
 
 from components.cloze.data import ClozeDataset, Instance, clip_relpath
 from components.cloze.questions import LETTERS, Question, make_question
-from components.common.errors import DataFormatError, MediaError
-from components.common.io import atomic_write_text, load_json
+from components.base.errors import DataFormatError, MediaError
+from components.base.io import atomic_write_text, load_json
 from components.media import bin_centred_indices, open_video, resize_max_height_opencv
 
 if TYPE_CHECKING:

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind
-from components.cloze.prompts import normalise_recorded_answer
+from components.cloze.replies import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
-from components.common.errors import DataFormatError, UserError
+from components.base.errors import DataFormatError, UserError
 from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, Refusal, \
     RunReader, collect, named_runs_folders, with_scored
 

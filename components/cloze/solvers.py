@@ -4,7 +4,7 @@ baseline, chosen once by `solvers_for`. Both return a record in the upstream res
 
 The model solver reads a reply in two steps: first the one reasoning rule every parser shares
 (components.common.replies.answer_part: closed <think> blocks dropped, a reply whose reasoning never
-closed or longer than 64 kB refused), then the released parser unchanged (prompt.parse_answer).
+closed or longer than 64 kB refused), then the released parser unchanged (replies.read_reply).
 The raw reply is always kept in the record."""
 from __future__ import annotations
 
@@ -23,11 +23,10 @@ from components.cloze.edge import VARIANTS, edge_answer
 from components.cloze.released_edge import answer_question, default_spec
 from components.cloze.frames import clip_frames, clip_jpegs
 from components.cloze.data import Instance
-from components.cloze.prompts import (DEFAULT_STYLE, RELEASED_MAX_TOKENS, ParsedAnswer, eval_prompt,
-                                     parse_answer, prompt_style, request_content)
+from components.cloze.prompts import DEFAULT_STYLE, RELEASED_MAX_TOKENS, eval_prompt, prompt_style, request_content
+from components.cloze.replies import ParsedAnswer, read_reply
 from components.cloze.questions import LETTERS, Question
-from components.common.errors import UserError
-from components.common.replies import ReplyRefused, answer_part
+from components.base.errors import UserError
 
 FRAME_STEPS = (16, 12, 4, 2, 1)
 MAX_ATTEMPTS = 3
@@ -87,16 +86,6 @@ def _base_record(q: Question, backend_id: str) -> dict:
     return {"correct": False, "answer": None, "expected": q.expected, "reason": "",
             "option_map": q.option_map, "backend": backend_id, "seed": q.seed,
             "order_rule": q.order_rule}
-
-
-def read_reply(text: str, *, strict: bool = False) -> ParsedAnswer:
-    """A reply as the solver reads it: the shared reasoning/size rule, then the released parser
-    on what is left. Never raises; never guesses."""
-    try:
-        body = answer_part(text)
-    except ReplyRefused as exc:
-        return ParsedAnswer(None, "", str(exc))
-    return parse_answer(body, strict=strict)
 
 
 @dataclass

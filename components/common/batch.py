@@ -2,7 +2,7 @@
 
 Results are appended to a JSONL file as each item finishes (flushed and fsynced), so a killed run
 loses at most the items in flight. One run writes an output at a time (`<file>.lock`,
-components.common.io.output_lock; a second is refused, naming the first's process). A rerun first
+components.base.io.output_lock; a second is refused, naming the first's process). A rerun first
 repairs the file (`repair_output`: a torn last line or an unreadable line moved to `<file>.torn`,
 a key given twice keeps its first line, the rest moved to `<file>.duplicates`, each said on
 stderr) and then skips every key already in the file. A failed item is left for the next run; the
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TypeVar
 from collections.abc import Callable, Iterable
 
-from components.common.errors import UserError
-from components.common.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
+from components.base.errors import UserError
+from components.base.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
     repair_torn_tail, torn_path
 
 T = TypeVar("T")

@@ -12,7 +12,7 @@ from pathlib import Path
 from backends.base import VLMBackend
 from backends.config import DEFAULT_TIMEOUT_S, TIMEOUT_ENV, ApiSettings
 from backends.registry import resolve
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common.shards import SHARD_HELP, Shard, parse_shard
 
 #: `--stop-after-failures`: items failed in a row that stop a run

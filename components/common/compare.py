@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.common import stats
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 #: disagreements printed without --json (all of them with --json)
 DEFAULT_SHOWN = 20

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 def number(value: Any, field: str, *, default: float | None = None, least: float | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 DEFAULT_MAX_VIDEO_SECONDS = 4 * 3600.0
 

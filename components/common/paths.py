@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 
 ALLOW_EXTERNAL_ENV = "APP_ALLOW_EXTERNAL_MEDIA"
 

@@ -22,7 +22,7 @@ import gradio as gr
 from gradio import processing_utils
 from gradio.data_classes import FileData
 
-from components.common.lru import SingleFlightLRU
+from components.base.lru import SingleFlightLRU
 
 _VERDICTS: SingleFlightLRU[tuple, bool] = SingleFlightLRU(4096)
 _PROBE: Callable[[str], bool] = processing_utils.video_is_playable

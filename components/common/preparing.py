@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import datasource
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 PARTS = ("grounding", "cloze", "impact")
 #: the order parts are generated in: the quickest first (measured on 2 cores: 11, 10 and 47 s)

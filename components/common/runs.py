@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.common.errors import UserError
-from components.common.io import atomic_write_bytes
+from components.base.errors import UserError
+from components.base.io import atomic_write_bytes
 
 #: folders named with `--runs` / APP_RUNS_DIR (os.pathsep-separated) are searched by every tab
 RUNS_ENV = "APP_RUNS_DIR"

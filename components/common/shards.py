@@ -14,7 +14,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 
 T = TypeVar("T")
 V = TypeVar("V")

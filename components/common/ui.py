@@ -30,7 +30,7 @@ import gradio as gr
 
 from backends.errors import BackendError
 from components.common import preparing
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common.progress import BUSY_CLASS
 from components.common.sessions import SessionRegistry
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from collections.abc import Callable
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 
 T = TypeVar("T")
 

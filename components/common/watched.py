@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from components.common.lru import SingleFlightLRU
+from components.base.lru import SingleFlightLRU
 
 T = TypeVar("T")
 

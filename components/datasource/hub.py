@@ -20,7 +20,7 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.datasource.spec import HubSpec
 
 LISTING_FORMAT = 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 PREFIX = "hf://"
 FORM = "hf://datasets/<owner>/<name>[@revision][/subfolder]"

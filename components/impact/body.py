@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.impact.regions import REGION_LABELS
 
 SMPLX_NUM_VERTICES = 10475

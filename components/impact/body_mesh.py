@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from components.common.io import atomic_temp_path, commit_temp
+from components.base.io import atomic_temp_path, commit_temp
 
 #: the palette index is one byte per vertex
 MAX_COLOURS = 256

@@ -21,8 +21,8 @@ from components.common import compare, stats
 from components.common.batch import run_resumable
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
     stop_after_failures
-from components.common.errors import UserError
-from components.common.io import atomic_write_jsonl, read_jsonl
+from components.base.errors import UserError
+from components.base.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
 from components.datasource import as_source, data_revision, fetch_all
 from components.impact.eval_inputs import spatial_input_report, temporal_input_report
@@ -30,7 +30,7 @@ from components.impact.data import ImpactAnnotations, ImpactItem, load_annotatio
     load_spatial_pred
 from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
     select_regions, spatial_frame_rows
-from components.impact.prompts.regions import RegionSolver
+from components.impact.solvers import RegionSolver
 from components.impact.runs import write_eval_items
 from components.common.runs import add_items_option
 from components.impact.solvers import solvers_for
@@ -38,7 +38,7 @@ from components.impact.metrics import spatial as spatial_metrics
 from components.impact.metrics.temporal import disagreements as temporal_disagreements, \
     evaluate_temporal, scored_pairs, unit_scores as temporal_unit_scores
 from components.impact.body import load_body
-from components.impact.temporal_solvers import TemporalSolver
+from components.impact.solvers import TemporalSolver
 from components.settings.session import SessionSettings
 
 TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3")

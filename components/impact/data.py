@@ -17,7 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationInfo, fie
     model_validator
 
 from components import datasource
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.common.paths import confined_path
 from components.common.validate import validated_as
 from components.impact.regions import REGION_LABELS

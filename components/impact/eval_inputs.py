@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.impact.data import ImpactAnnotations
 from components.impact.metrics.temporal import is_invalid
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from components.common.io import atomic_write
-from components.common.lru import SingleFlightLRU
+from components.base.io import atomic_write
+from components.base.lru import SingleFlightLRU
 from components.media import default_cache_dir
 
 if TYPE_CHECKING:

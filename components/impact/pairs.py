@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from backends.pair import partner_id, same_request
-from components.common.errors import UserError
-from components.impact.prompts.regions import ModelRegionSolver, RegionAnswer, region_answer
-from components.impact.temporal_solvers import ModelTemporalSolver, TemporalPrediction
+from components.base.errors import UserError
+from components.impact.solvers import ModelRegionSolver, RegionAnswer, region_answer
+from components.impact.solvers import ModelTemporalSolver, TemporalPrediction
 
 if TYPE_CHECKING:
     import threading

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from collections.abc import Callable, Iterable, Mapping
 
 from backends.errors import GenerationStopped
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.impact.data import ImpactAnnotations, ImpactItem, is_invalid_region_record
 from components.impact.body import BodyModel, load_body
-from components.impact.prompts.regions import RegionAnswer, RegionSolver
+from components.impact.solvers import RegionAnswer, RegionSolver
 from components.impact.metrics.spatial import frame_rows, summarise_rows
 from components.media import open_video
 

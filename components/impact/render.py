@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
 from components.media import write_frames
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, RunReader, \
     collect, named_runs_folders, with_scored
 from components.impact.data import ImpactAnnotations, is_invalid_region_record, load_qv_pred, \

@@ -1,6 +1,6 @@
 """What the Impact tab shows, as pure functions (no gradio): the "regions this frame" line,
-painted-body caching and its camera, the metrics tables with the paper's rows, and deep links
-(the timeline itself is timeline.py)."""
+painted-body caching and its camera, the metrics tables with the paper's rows, the clip list and
+the frame box (deep links: links.py; the timeline itself: timeline.py)."""
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from components.common.links import view_link  # noqa: F401 (the deep-link query string, re-exported)
+from components.impact.links import shown_value
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.render import (FRONT_CAMERA, camera_for, color_legend,
                                       render_turntable, vertex_colors, vertex_normals)
@@ -280,41 +280,6 @@ def legend_html(legend: Sequence[tuple[str, str]]) -> str:
 
 # -- deep links ------------------------------------------------------------------------------------
 
-TAB = "impact"
-
-
-def _shown_value(value: str) -> str:
-    """A link's value quoted back to the user: short, and unable to break the Markdown around it."""
-    text = "".join(ch for ch in str(value) if ch.isprintable() and ch != "`")
-    return text[:40] + ("…" if len(text) > 40 else "")
-
-
-def read_link(params: dict[str, str], items: Sequence[ImpactItem]) -> tuple[str | None, int | None, str]:
-    """A page address's query -> (clip qid, 1-based frame, note), for `?tab=impact&clip=&frame=`.
-
-    (None, None, "") when the link is not for this tab. A value this data cannot show falls back
-    to the first clip / the clip's first moment, and the note says which parameter was not
-    understood."""
-    tab = (params.get("tab") or "").strip().lower()
-    if (tab and tab != TAB) or (not tab and "clip" not in params and "frame" not in params) or not items:
-        return None, None, ""
-    by_qid = {item.qid: item for item in items}
-    clip, raw_frame = (params.get("clip") or "").strip(), (params.get("frame") or "").strip()
-    notes = []
-    item = by_qid.get(clip)
-    if clip and item is None:
-        notes.append(f"The link's clip `{_shown_value(clip)}` is not in this data; showing the first clip.")
-    item = item or items[0]
-    frame = None
-    if raw_frame:
-        frame = int(raw_frame) if raw_frame.isdigit() else None
-        if frame is None or not 1 <= frame <= item.num_frames:
-            notes.append(f"The link's frame `{_shown_value(raw_frame)}` is not a frame of {item.qid} "
-                         f"(1-{item.num_frames}); showing its first moment.")
-            frame = None
-    return item.qid, frame, " ".join(notes)
-
-
 def frame_problem(value: Any, item: ImpactItem) -> str:
     """Why the frame box's value cannot be shown ("" when it can): empty, not a whole number, or
     outside the clip."""
@@ -323,7 +288,7 @@ def frame_problem(value: Any, item: ImpactItem) -> str:
     try:
         number = float(value)
     except (TypeError, ValueError):
-        return f"The frame box holds `{_shown_value(value)}`: type a frame from 1 to {item.num_frames}."
+        return f"The frame box holds `{shown_value(value)}`: type a frame from 1 to {item.num_frames}."
     if not number.is_integer():
         return f"Frame {number:g} is not a whole frame: type a frame from 1 to {item.num_frames}."
     if not 1 <= number <= item.num_frames:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from components.common.io import atomic_write, fsync_dir
+from components.base.io import atomic_write, fsync_dir
 from components.media.cache_bound import TEMP_PREFIX, bound_for, touch
 from components.media.frames import Frame
 

@@ -16,8 +16,8 @@ from fractions import Fraction
 from pathlib import Path
 from collections.abc import Iterable, Iterator, Sequence
 
-from components.common.errors import MediaError
-from components.common.io import atomic_temp_path, commit_temp
+from components.base.errors import MediaError
+from components.base.io import atomic_temp_path, commit_temp
 from components.media.video import open_video
 
 MAX_CLIP_FRAMES = 5000

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media.frames import index_to_time, time_to_index
 
 REENCODE_HINT = "re-encode it with: ffmpeg -i in.mp4 -c:v libx264 -pix_fmt yuv420p out.mp4"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.datasource import local
 
 _TAG = re.compile(r"<[^<>]*>")

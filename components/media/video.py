@@ -46,8 +46,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from components.common.errors import MediaError
-from components.common.lru import SingleFlightLRU
+from components.base.errors import MediaError
+from components.base.lru import SingleFlightLRU
 from components.datasource import local
 from components.media.cache import DiskCache, file_identity
 from components.media.frames import Frame, bin_centred_indices, endpoint_indices, fps_times, \

@@ -16,7 +16,7 @@ from backends.config import ApiSettings, check_thinking_control
 from backends.errors import BackendError
 from backends.pair import pair_backends
 from backends.registry import resolve
-from components.common.lru import SingleFlightLRU
+from components.base.lru import SingleFlightLRU
 from components.settings.traces import resolve_replay_spec
 
 

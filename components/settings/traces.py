@@ -17,7 +17,7 @@ from pathlib import Path
 from backends.errors import BackendError
 from backends.registry import split_spec, VLM_BACKENDS
 from backends.trace_format import BACKEND_SELECTOR, read_trace, split_replay_arg
-from components.common.admin import admin_mode
+from components.base.admin import admin_mode
 
 #: a web session's recording is `session-<session hash>.jsonl`
 SESSION_PREFIX = "session-"

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from collections.abc import Callable, Sequence
 
 from backends.errors import BackendError, GenerationStopped
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.window_search.prompts import cast_ref_label
 from components.window_search.solvers import WindowSolver
 from components.window_search.types import CandidateTrace, CastOption, Chunk, DecomposeOutcome, \

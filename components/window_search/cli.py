@@ -27,8 +27,8 @@ from components.common.batch import checked_output, run_resumable
 from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, \
     api_settings_from_args, backend_from_args, backend_spec, stop_after_failures
-from components.common.errors import UserError
-from components.common.io import append_jsonl, output_lock, read_jsonl, repair_torn_tail, torn_path
+from components.base.errors import UserError
+from components.base.io import append_jsonl, output_lock, read_jsonl, repair_torn_tail, torn_path
 from components.common.runs import add_items_option
 from components.common.shards import describe_selection, input_files, merged_files
 from components.datasource import as_source, data_revision, fetch_all

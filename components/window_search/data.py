@@ -22,9 +22,9 @@ from typing_extensions import TypedDict
 from typing import NotRequired
 
 from components import datasource
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.common.intervals import valid_interval
-from components.common.io import load_json
+from components.base.io import load_json
 from components.common.paths import confined_path
 from components.common.validate import validated_as
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.window_search.data import GroundingAnnotations, Prediction
 from components.window_search.metrics import scored_interval
 

@@ -26,8 +26,8 @@ from backends.ask import Asked, Unparsed, ask
 from backends.base import GenerationParams, GenerationRequest, Message, VLMBackend
 from backends.errors import GenerationStopped
 from components import datasource
-from components.common.errors import DataFormatError, UserError
-from components.common.io import atomic_write_bytes, load_json
+from components.base.errors import DataFormatError, UserError
+from components.base.io import atomic_write_bytes, load_json
 from components.media import Cue
 from components.window_search.reading import finite_number, number_string
 from components.window_search.replies import ReplyParseError, extract_json_object

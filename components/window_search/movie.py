@@ -17,7 +17,7 @@ from pathlib import Path
 from collections.abc import Callable, Iterator
 
 from components import datasource
-from components.common.errors import MediaError, UserError
+from components.base.errors import MediaError, UserError
 from components.media import Cue, DiskCache, Frame, cues_in_window, file_identity, load_subtitles, \
     open_video
 from components.media.video import check_file

@@ -5,7 +5,7 @@ and each step's reasoning collapsed with its token counts.
 
 `checklist(trace, rank)` and `calls_html(trace)` are what the handlers show: a trace with no
 compared backend (`trace.partner_backend` empty) looks exactly as it did with one model, plus
-its reasoning where the model gave some. The timeline's second-model bars are timeline_view's.
+its reasoning where the model gave some. The timeline's second-model bars are timeline.py's.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from components.common.reasoning_view import DIFFERS_BG, agree_badge, reasoning_
 from components.window_search import view
 from components.window_search.metrics import temporal_iou
 from components.window_search.pairs import Checklist, SearchPair, StepPair, search_pair
-from components.window_search.timeline_view import fmt_t
+from components.window_search.timeline import fmt_t
 from components.window_search.types import CandidateTrace, InspectStep, SearchTrace, Window
 
 _E = html.escape

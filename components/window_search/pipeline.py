@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from backends.base import EmbeddingBackend, VLMBackend
 from backends.registry import resolve_embedder
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.window_search.agent import agentic_window_search
 from components.window_search.data import MovieEntry
 from components.window_search.memory import CharacterMemory, load_or_empty

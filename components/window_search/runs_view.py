@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from html import escape
 
 from components.window_search.runs import QueryRuns, RunInterval
-from components.window_search.timeline_view import fmt_t
+from components.window_search.timeline import fmt_t
 
 GT_COLOUR = "#1a7f37"
 PARTNER_COLOUR = "#9a6700"

@@ -15,7 +15,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 if TYPE_CHECKING:  # keep PIL out of `python app.py --help`
     from PIL import Image

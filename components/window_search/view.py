@@ -1,6 +1,6 @@
 """HTML/Markdown views of a search trace for the tab (pure; no gradio): the checklist of one window,
 the result line, the progress line, the benchmark table with the paper's rows. The timeline is in
-timeline_view.py.
+timeline.py.
 
 Status chips true ✓ / false ✗ / cutoff △ are the paper's check, cross and triangle (Appendix F);
 an expanded window shows, under each statement, its rows before each expansion (Figure 5).
@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from components.common.reasoning_view import reasoning_html
-from components.window_search.timeline_view import TIMELINE_JS, fmt_t, timeline_html, verdict
+from components.window_search.timeline import TIMELINE_JS, fmt_t, timeline_html, verdict
 from components.window_search.types import FALLBACKS, MODEL_SOURCES, UNPARSED, CandidateTrace, \
     InspectStep, SearchTrace, is_scored_source
 

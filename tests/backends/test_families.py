@@ -105,7 +105,7 @@ def impact_item(impact_examples):
 
 
 def test_impact_temporal_call(family, impact_item):
-    from components.impact.temporal_solvers import ModelTemporalSolver
+    from components.impact.solvers import ModelTemporalSolver
 
     name, backend = family
     item, _ = impact_item
@@ -121,7 +121,7 @@ def test_impact_temporal_call(family, impact_item):
 
 def test_impact_spatial_call(family, impact_item):
     from components.impact.pipeline import select_regions
-    from components.impact.prompts.regions import ModelRegionSolver
+    from components.impact.solvers import ModelRegionSolver
 
     name, backend = family
     item, frame = impact_item

@@ -20,7 +20,7 @@ from components.cloze.study import access
 from components.cloze.study import handlers as h
 from components.cloze.study.app import launch_study
 from components.cloze.study.practice import ANSWER
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from tests.browser.conftest import ARTIFACTS, settled_text
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from components.cloze.build import FLOW_THRESHOLD, build_instance, choose_gap
-from components.cloze.intervals import distractor_intervals
-from components.common.errors import UserError
+from components.cloze.gaps import distractor_intervals
+from components.base.errors import UserError
 from components.media import open_video
 from tests.cloze.conftest import write_video
 

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from app import build_parser
-from components.common.errors import UserError
+from components.base.errors import UserError
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 

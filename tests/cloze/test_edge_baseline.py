@@ -5,10 +5,10 @@ from PIL import Image
 from components.cloze.edge import edge_answer
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
-from components.cloze.runner import answer_safely
+from components.cloze.pipeline import answer_safely
 from components.cloze.metrics import score_results
 from components.cloze.solvers import EdgeSolver
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 def grey(v):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from components.cloze.human import (HubPush, annotator_file, export_records, load_progress,
                                     record_answer, sanitise_annotator, study_dir, study_questions)
 from components.cloze.data import load_dataset
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 UPSTREAM_KEYS = ["task_index", "stem", "dim", "answer", "expected", "correct", "option_map",
@@ -145,7 +145,7 @@ def test_hub_push_is_configured_lazily(tmp_path, monkeypatch):
 def test_hub_push_never_uploads_a_temp_file(tmp_path):
     from huggingface_hub.utils import filter_repo_objects
 
-    from components.common.io import atomic_temp_path
+    from components.base.io import atomic_temp_path
 
     kwargs = HubPush("someone/study", tmp_path).scheduler_kwargs()
     tmp = atomic_temp_path(tmp_path / "anon-1.jsonl").name

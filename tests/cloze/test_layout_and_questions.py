@@ -8,7 +8,7 @@ import pytest
 
 from components.cloze.data import load_dataset, safe_extract_zip
 from components.cloze.questions import build_set, make_question, schedule_seed_for
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 def test_example_data_is_in_the_released_layout(cloze_examples):

@@ -2,7 +2,7 @@
 from components.cloze.data import load_dataset
 from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, table
 from components.cloze.questions import build_set
-from components.cloze.runner import run_set
+from components.cloze.pipeline import run_set
 from components.cloze.solvers import EdgeSolver
 
 

@@ -8,8 +8,8 @@ gr = pytest.importorskip("gradio")
 
 from components.cloze.ui import handlers  # noqa: E402 - after the gradio skip
 from components.cloze.ui.session import ClozeSession, ClozeTab  # noqa: E402
-from components.common.errors import UserError  # noqa: E402
-from components.common.io import read_jsonl  # noqa: E402
+from components.base.errors import UserError  # noqa: E402
+from components.base.io import read_jsonl  # noqa: E402
 from components.common.sessions import Resources  # noqa: E402
 
 TAB, RES = ClozeTab(""), Resources()

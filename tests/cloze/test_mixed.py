@@ -7,7 +7,7 @@ import pytest
 
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set, make_question
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 # One record as the released files hold it: the item from mixed/mixed_ids.json and the option_map
 # the released mixed evaluation recorded for it (mixed/eval_results/gemini-2.5-pro.json, seed 42).

@@ -9,7 +9,7 @@ from PIL import Image
 from components.cloze.ui import handlers as h
 from components.cloze.ui.handlers import question
 from components.cloze.ui.session import ClozeSession, ClozeTab
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common.sessions import Resources
 
 TAB, RES = ClozeTab(""), Resources()

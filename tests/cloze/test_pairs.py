@@ -14,7 +14,7 @@ from components.cloze.data import load_dataset
 from components.cloze.pairs import answer_pair
 from components.cloze.questions import build_set
 from components.cloze.solvers import solvers_for
-from components.common.errors import UserError
+from components.base.errors import UserError
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 

@@ -3,7 +3,8 @@ import re
 
 import pytest
 
-from components.cloze.prompts import eval_prompt, normalise_recorded_answer, parse_answer, request_content
+from components.cloze.prompts import eval_prompt, request_content
+from components.cloze.replies import normalise_recorded_answer, parse_answer
 
 
 def _norm(text: str) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from components.cloze.metrics import human_results, order_sensitivity, score_results
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 
 OM_S = {"A": "GT", "B": "Rand1", "C": "Rand2", "D": "Rand3"}
 OM_A = {"A": "Early", "B": "GT", "C": "Late", "D": "Wide"}

@@ -6,7 +6,7 @@ from backends.registry import resolve
 from components.cloze.data import load_dataset
 from components.cloze.prompts import eval_prompt
 from components.cloze.questions import build_set
-from components.cloze.runner import answer_safely
+from components.cloze.pipeline import answer_safely
 from components.cloze.metrics import score_results
 from components.cloze.solvers import ModelSolver, solvers_for
 from tests.helpers.openai_server import ScriptedOpenAIServer

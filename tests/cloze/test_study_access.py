@@ -17,8 +17,8 @@ from components.cloze.study import handlers as h
 from components.cloze.study import media
 from components.cloze.study import store as store_mod
 from components.cloze.study.app import launch_study
-from components.common.errors import UserError
-from components.common.io import read_jsonl
+from components.base.errors import UserError
+from components.base.io import read_jsonl
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port
 

@@ -7,7 +7,7 @@ import pytest
 from components.cloze.data import load_dataset
 from components.cloze.study.design import assign, coverage, export_assignment, materialise
 from components.cloze.study.protocol import load_set_folder, released_questions, set_folders
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 def test_the_papers_design_100_videos_5_annotators_r2():

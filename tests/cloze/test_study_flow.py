@@ -10,8 +10,8 @@ import pytest
 from components.cloze.study import handlers as h
 from components.cloze.study.cache import study_set
 from components.cloze.study.config import load_config
-from components.common.errors import UserError
-from components.common.io import read_jsonl
+from components.base.errors import UserError
+from components.base.io import read_jsonl
 from tests.cloze.test_study_protocol import make_sets
 
 from components.cloze.ui.session import ClozeTab  # noqa: E402

@@ -17,7 +17,7 @@ from components.cloze.study.protocol import (load_set, load_set_folder, released
                                              set_seed)
 from components.cloze.study.results_file import (load_human_files, records_from_result, released_record,
                                                  result_header, write_result_file)
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]
 

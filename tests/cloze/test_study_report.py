@@ -14,8 +14,8 @@ from components.cloze.study import store as store_mod
 from components.cloze.study.agreement import fleiss_kappa
 from components.cloze.study.practice import ANSWER
 from components.cloze.study.report import ROW_KEYS, human_row_intervals
-from components.common.errors import UserError
-from components.common.io import read_jsonl
+from components.base.errors import UserError
+from components.base.io import read_jsonl
 from tests.cloze.test_study_flow import OPTION_NAMES, make_study, start, values
 
 # Fleiss (1971) as tabulated on Wikipedia's "Fleiss' kappa": 10 subjects, 14 raters, 5 categories;

@@ -16,7 +16,7 @@ from components.cloze.study import handlers as h
 from components.cloze.study import store as store_mod
 from components.cloze.study.merge import conflicts
 from components.cloze.study.protocol import set_seed
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from tests.cloze.test_study_flow import make_study, start
 from tests.helpers.released_study import ReleasedApp
 

@@ -14,7 +14,7 @@ from components.cloze.study import store as store_mod
 from components.cloze.study.cache import study_set
 from components.cloze.study.routing import Router
 from components.cloze.study.store import all_records
-from components.common.errors import UserError
+from components.base.errors import UserError
 from tests.cloze.test_study_flow import make_study, start
 
 R = 3

@@ -20,7 +20,7 @@ import pytest
 
 from components.cloze.study import access
 from components.cloze.study.config import load_config
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from tests.helpers.live_app import free_port
 from tests.helpers.study_load import KINDS
 

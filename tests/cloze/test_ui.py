@@ -7,7 +7,7 @@ gr = pytest.importorskip("gradio")
 
 from components.cloze.ui import handlers  # noqa: E402 - after the gradio skip
 from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab  # noqa: E402
-from components.common.errors import UserError  # noqa: E402
+from components.base.errors import UserError  # noqa: E402
 from components.common.sessions import Resources  # noqa: E402
 from components.common.ui import View, outputs  # noqa: E402
 
@@ -61,7 +61,7 @@ def test_human_session_through_the_handlers(cloze_examples, tmp_path, monkeypatc
 def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monkeypatch):
     import json
 
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
 
     monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
     fresh = ClozeSession(data_dir=str(cloze_examples.parent))
@@ -117,7 +117,7 @@ def test_a_stopped_set_run_asks_nothing_and_resumes_later(cloze_examples, tmp_pa
 
     from components.cloze.data import load_dataset
     from components.cloze.questions import build_set
-    from components.cloze.runner import run_set
+    from components.cloze.pipeline import run_set
     from components.cloze.solvers import EdgeSolver
 
     ds = load_dataset(cloze_examples)

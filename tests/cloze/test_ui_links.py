@@ -11,7 +11,7 @@ gr = pytest.importorskip("gradio")
 from components.cloze import links  # noqa: E402 - after the gradio skip
 from components.cloze.ui import handlers  # noqa: E402
 from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab  # noqa: E402
-from components.common.errors import UserError  # noqa: E402
+from components.base.errors import UserError  # noqa: E402
 from components.common.sessions import Resources  # noqa: E402
 from components.common.ui import TabEvents  # noqa: E402
 

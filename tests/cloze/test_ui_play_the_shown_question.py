@@ -12,7 +12,7 @@ gr = pytest.importorskip("gradio")
 from components.cloze.ui import handlers  # noqa: E402 - after the gradio skip
 from components.cloze.ui.handlers.model_panel import _run_summary  # noqa: E402
 from components.cloze.ui.session import ClozeSession, ClozeTab  # noqa: E402
-from components.common.io import read_jsonl  # noqa: E402
+from components.base.io import read_jsonl  # noqa: E402
 from components.common.sessions import Resources  # noqa: E402
 
 TAB, RES = ClozeTab(""), Resources()

@@ -10,7 +10,7 @@ import pytest
 from components.cloze.ui import handlers
 from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab, resolve_root
 from components.common.sessions import Resources
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 TAB = ClozeTab("")

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from components.common.batch import run_resumable
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 
 def _run(out, keys, work=None, **kw):
@@ -80,7 +80,7 @@ def test_failures_in_a_row_stop_the_run_and_a_success_resets_the_count(tmp_path,
 def test_another_writer_of_the_output_is_refused_naming_its_process(tmp_path):
     import os
 
-    from components.common.io import output_lock
+    from components.base.io import output_lock
 
     out = tmp_path / "p.jsonl"
     held, release = threading.Event(), threading.Event()

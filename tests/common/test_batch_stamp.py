@@ -6,7 +6,7 @@ import json
 import pytest
 
 from components.common.batch import run_resumable
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 A = "hf://datasets/o/n@" + "a" * 40
 B = "hf://datasets/o/n@" + "b" * 40

@@ -1,7 +1,7 @@
 """Form numbers: out-of-range values are refused with the field's name, never changed."""
 import pytest
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common.fields import number, whole
 
 

@@ -1,11 +1,11 @@
-"""The shared single-flight LRU (components/common/lru.py) and the per-visitor registry
+"""The shared single-flight LRU (components/base/lru.py) and the per-visitor registry
 (components/common/sessions.py)."""
 from __future__ import annotations
 
 import threading
 import time
 
-from components.common.lru import SingleFlightLRU
+from components.base.lru import SingleFlightLRU
 from components.common.sessions import Resources, SessionRegistry
 
 
@@ -130,7 +130,7 @@ def test_an_event_with_only_the_message_line_returns_its_value_not_a_list():
     the message line) must return the line itself."""
     from types import SimpleNamespace
 
-    from components.common.errors import UserError
+    from components.base.errors import UserError
     from components.common.sessions import Resources, SessionRegistry
     from components.common.ui import TabEvents
 

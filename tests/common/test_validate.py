@@ -6,7 +6,7 @@ import pytest
 from pydantic import BaseModel
 from pydantic.dataclasses import dataclass
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.common.validate import location, validated
 
 

@@ -10,16 +10,17 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
-from components.common.errors import UserError  # noqa: E402 - after the gradio skip
+from components.base.errors import UserError  # noqa: E402 - after the gradio skip
 from components.common.ui import SKIP, TabEvents  # noqa: E402
 from components.window_search.data import load_annotations  # noqa: E402
 from components.window_search.ui import handlers  # noqa: E402
-from components.window_search.ui.session import SESSIONS, SessionResources, WindowSearchSession  # noqa: E402
+from components.window_search.ui.session import WindowSearchTab  # noqa: E402
+from components.window_search.ui.session import RESOURCES, WindowSearchResources, WindowSearchSession  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def tab(grounding_examples) -> handlers.TabData:
-    return handlers.TabData(load_annotations(grounding_examples / "annotations.json"))
+def tab(grounding_examples) -> WindowSearchTab:
+    return WindowSearchTab(load_annotations(grounding_examples / "annotations.json"))
 
 
 def _visitor() -> SimpleNamespace:
@@ -27,7 +28,7 @@ def _visitor() -> SimpleNamespace:
 
 
 def _events(tab) -> TabEvents:
-    return TabEvents(tab, SESSIONS, message=None, address=(gr.Textbox(render=False), handlers.view_address))
+    return TabEvents(tab, RESOURCES, message=None, address=(gr.Textbox(render=False), handlers.view_address))
 
 
 def test_a_wired_event_ends_with_the_link_to_the_view_it_shows(tab):
@@ -44,10 +45,10 @@ def test_a_wired_event_ends_with_the_link_to_the_view_it_shows(tab):
 
 
 def test_the_address_reopens_the_same_view(tab):
-    res = SessionResources()
+    res = WindowSearchResources()
     page = handlers.open_page(tab, res, WindowSearchSession(), 180,
                               {"tab": "window-search", "qid": "p0005_t", "t": "400"})
-    again = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180,
+    again = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180,
                                dict(parse_qsl(handlers.view_address(tab, page.session))))
     assert (again.session.movie.movie_id, again.session.picked.qid, again.session.playhead) == ("m01", "p0005_t", 400)
     assert handlers.view_address(tab, WindowSearchSession()) == "tab=window-search"
@@ -59,7 +60,7 @@ def test_a_failed_event_and_a_view_without_a_session_leave_the_address_alone(tab
 
     out = _events(tab).fn(refused, 3, addressed=True)(_visitor(), WindowSearchSession())
     assert out[-1] is SKIP and out[-2] == "⚠ Movie: pick a movie first."
-    session = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {}).session
+    session = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {}).session
     copied = _events(tab).fn(handlers.copy_link, 1, addressed=True)(_visitor(), session)
     assert copied[0]["value"].startswith("movie=m01") and copied[-1] is SKIP   # no session: no new address
     unwired = _events(tab).fn(handlers.pick_query, 8)(_visitor(), WindowSearchSession(), "p0002_t")

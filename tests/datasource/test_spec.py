@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.datasource import as_source, is_hub_spec, parse_spec
 
 

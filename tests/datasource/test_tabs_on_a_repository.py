@@ -45,7 +45,7 @@ def test_the_cloze_tab_opens_the_apps_own_repository_and_refuses_another(cloze_r
     the server list and fetch any repository)."""
     from components.cloze.ui import handlers as h
     from components.cloze.ui.session import ClozeSession, ClozeTab
-    from components.common.errors import UserError
+    from components.base.errors import UserError
     from components.common.sessions import Resources
 
     monkeypatch.setenv("APP_DATA_DIR", cloze_repo)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.impact.data import (load_annotations, load_qv_gt, load_qv_pred, load_spatial_pred,
                                     moment_to_seconds)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.impact import body as body_mod
 from components.impact.body import derive_regions, load_body, region_vertex_mask, \
     vertex_mask_from_annotation

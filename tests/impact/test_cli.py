@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from tests.impact.clipdata import make_impact_data
 
 TEMPORAL_KEYS = {"mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3",

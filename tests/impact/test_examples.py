@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from components.impact.region_baseline import baseline_regions
+from components.impact.solvers import baseline_regions
 from components.impact.regions import REGION_LABELS
 from examples import impact_clips
 

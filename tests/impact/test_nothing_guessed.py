@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from components.impact.data import load_annotations
 from components.impact.pipeline import evaluate_spatial
 from components.impact.metrics.temporal import evaluate_temporal

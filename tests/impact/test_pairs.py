@@ -11,11 +11,11 @@ from PIL import Image
 from backends.config import ApiSettings
 from backends.pair import PairedBackend
 from backends.registry import resolve
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.impact.data import ImpactItem
 from components.impact.pairs import merged, minus, region_pair, temporal_pair
-from components.impact.prompts.regions import ModelRegionSolver
-from components.impact.temporal_solvers import ModelTemporalSolver
+from components.impact.solvers import ModelRegionSolver
+from components.impact.solvers import ModelTemporalSolver
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.impact.clipdata import block_clip
 

@@ -5,12 +5,10 @@ import re
 
 import pytest
 
-from components.impact.region_baseline import BASELINE_NAME, BaselineRegionSolver, baseline_answer, \
-    baseline_regions
-from components.impact.prompts.regions import ANSWER_FORMAT, ModelRegionSolver, PROMPT_FILE, \
-    region_prompt
+from components.impact.prompts.regions import ANSWER_FORMAT, PROMPT_FILE, region_prompt
 from components.impact.regions import GROUPS, REGION_LABELS, parse_region_labels
-from components.impact.solvers import solvers_for
+from components.impact.solvers import BASELINE_NAME, BaselineRegionSolver, ModelRegionSolver, baseline_answer, \
+    baseline_regions, solvers_for
 from tests.helpers.prompt_pins import assert_pinned
 
 BODY_MD_LABELS = ("head, neck, chest, back, left upper arm, left forearm, left hand, right upper arm, "

@@ -12,7 +12,7 @@ import pytest
 
 from app import build_parser
 from backends.trace_format import image_sha256
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from components.impact import pipeline
 from components.impact.data import load_annotations
 from components.impact.pipeline import annotated_frames, frame_images

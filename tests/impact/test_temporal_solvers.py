@@ -13,7 +13,7 @@ from backends.registry import resolve
 from components.impact.data import ImpactItem
 from components.impact.metrics.temporal import temporal_iou
 from components.impact.solvers import solvers_for
-from components.impact.temporal_solvers import (BASELINE_METHOD, ModelTemporalSolver,
+from components.impact.solvers import (BASELINE_METHOD, ModelTemporalSolver,
                                                 MotionEnergyBaseline, impact_candidates,
                                                 motion_energy)
 from tests.helpers.openai_server import ScriptedOpenAIServer
@@ -153,7 +153,7 @@ def test_tiny_model_noise_is_counted_not_guessed(tiny_vlm_dir, short_clip):
     pred = solver.localize(item_for(short_clip, 40))
     assert pred.num_frames_sent == 2 and pred.prompt_style == "open"
     assert 1 <= len(pred.attempts) <= 2 and pred.raw == pred.attempts[-1]
-    from components.impact.intervals import parse_intervals
+    from components.impact.replies import parse_intervals
 
     parsed = parse_intervals(pred.raw, duration=40 / FPS)
     assert pred.status == parsed.status  # whatever the noise says, it is parsed, never invented
@@ -209,7 +209,7 @@ def test_the_model_panel_cap_reaches_the_model_solver():
 
 
 def test_vtimellm_frame_numbers_are_indices_of_the_frames_sent():
-    from components.impact.temporal_solvers import frame_index_answer
+    from components.impact.replies import frame_index_answer
 
     # 100 frames sent over a 10 s clip: frame i covers [i/10, (i+1)/10] s
     parsed = frame_index_answer("From 20 to 29; From 50 to 50", 100, 10.0)

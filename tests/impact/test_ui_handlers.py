@@ -7,6 +7,7 @@ import pytest
 
 from backends.errors import GenerationStopped
 from components.impact.ui import handlers
+from components.impact.ui.session import ImpactTab, load_tab
 from components.common.ui import outputs
 from components.impact.ui.session import RESOURCES, ImpactResources, ImpactSession
 
@@ -36,7 +37,7 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def data(data_dir):
-    return handlers.load_data(data_dir)
+    return load_tab(data_dir)
 
 
 def test_a_clip_view_starts_at_the_first_moment(data):
@@ -87,9 +88,9 @@ def test_the_painting_the_page_already_shows_is_never_sent_again(data):
 def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_errors(data):
     import gradio as gr
 
-    from components.common.errors import UserError
+    from components.base.errors import UserError
 
-    assert handlers.clicked_frame({}) is None
+    assert handlers.clip.clicked_frame({}) is None
     seek = handlers.on_timeline_click(data, RES, ImpactSession(), "h0001", {})
     assert outputs(seek) == [gr.skip(), gr.skip()]
     with pytest.raises(UserError, match="No clip matches “nope”"):
@@ -97,7 +98,7 @@ def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_erro
     with pytest.raises(UserError, match="Choose a clip first"):
         handlers.on_clip(data, RES, ImpactSession(), "")
     with pytest.raises(UserError, match="No impact annotations"):
-        handlers.ImpactData(None, "missing").item("h0001")
+        ImpactTab(None, "missing").item("h0001")
 
 
 def test_stop_events_are_set_when_a_session_is_released():

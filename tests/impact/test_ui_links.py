@@ -7,9 +7,10 @@ from pathlib import Path
 import gradio as gr
 import pytest
 
-from components.common.errors import UserError
-from components.impact import view
+from components.base.errors import UserError
+from components.impact import links, view
 from components.impact.ui import handlers
+from components.impact.ui.session import load_tab
 from components.common.ui import outputs
 from components.impact.ui.session import ImpactResources, ImpactSession
 
@@ -29,16 +30,16 @@ def own_render_dir(tmp_path, monkeypatch):
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
     make_impact_data(root)
-    return handlers.load_data(root)
+    return load_tab(root)
 
 
 def test_read_link_opens_the_named_clip_and_frame(data):
     items = data.annotations.items
     second = items[1]
-    assert view.read_link({"tab": "impact", "clip": second.qid, "frame": "3"}, items) == (second.qid, 3, "")
-    assert view.read_link({"clip": second.qid}, items) == (second.qid, None, "")  # no tab: its own keys
-    assert view.read_link({"tab": "cloze", "clip": second.qid}, items) == (None, None, "")
-    assert view.read_link({}, items) == (None, None, "")
+    assert links.read_link({"tab": "impact", "clip": second.qid, "frame": "3"}, items) == (second.qid, 3, "")
+    assert links.read_link({"clip": second.qid}, items) == (second.qid, None, "")  # no tab: its own keys
+    assert links.read_link({"tab": "cloze", "clip": second.qid}, items) == (None, None, "")
+    assert links.read_link({}, items) == (None, None, "")
 
 
 @pytest.mark.parametrize("params,words", [
@@ -49,7 +50,7 @@ def test_read_link_opens_the_named_clip_and_frame(data):
     ({"tab": "impact", "clip": "`<b>x</b>` " + "y" * 80}, ["`<b>x</b> yyyy", "…`"]),
 ])
 def test_a_link_value_this_data_cannot_show_falls_back_and_says_which(data, params, words):
-    qid, frame, note = view.read_link(params, data.annotations.items)
+    qid, frame, note = links.read_link(params, data.annotations.items)
     assert qid == data.annotations.items[0].qid and frame is None
     for word in words:
         assert word in note, note
@@ -65,7 +66,7 @@ def test_the_page_load_view_follows_the_link_with_its_body_and_says_what_was_wro
     bad = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": "nope"})
     assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.message   # the message line
     plain = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
-    assert plain.frame.value == handlers.first_frame(data.annotations.items[0])
+    assert plain.frame.value == handlers.clip.first_frame(data.annotations.items[0])
 
 
 def test_copy_link_names_the_clip_and_frame_shown(data):
@@ -75,7 +76,7 @@ def test_copy_link_names_the_clip_and_frame_shown(data):
     assert link(12) == f"clip={qid}&frame=12&tab=impact"
     assert link(12.0) == f"clip={qid}&frame=12&tab=impact"
     assert link(None) == f"clip={qid}&tab=impact"  # an empty box: no frame
-    assert view.view_link(b="2", a="x y&z", c=None) == "a=x+y%26z&b=2"
+    assert links.view_link(b="2", a="x y&z", c=None) == "a=x+y%26z&b=2"
 
 
 @pytest.mark.parametrize("value,words", [(None, "frame box is empty"), ("", "frame box is empty"),
@@ -105,16 +106,16 @@ def test_the_page_load_view_carries_the_body_and_the_same_painting_is_never_sent
     assert first["key"] and len(first["camera"]) == 3 and first["mesh"].startswith("gradio_api/file=")
     again = handlers.on_frame(data, page, ImpactSession(), item.qid, 3, shown=first)
     assert isinstance(again.body.body3d, SKIP)  # the page shows it: the camera the visitor turned stays
-    other = handlers.on_frame(data, page, ImpactSession(), item.qid, handlers.first_frame(item), shown=first)
+    other = handlers.on_frame(data, page, ImpactSession(), item.qid, handlers.clip.first_frame(item), shown=first)
     assert other.body.body3d["key"] != first["key"]  # a different painting goes out
 
 
 def test_reset_view_resends_the_camera_facing_the_hit_each_time(data):
     item = data.annotations.items[0]
-    frame = handlers.first_frame(item)
+    frame = handlers.clip.first_frame(item)
     one = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame)
     two = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame)
-    painted = handlers.frame_view(data, ImpactSession(), item.qid, frame).body3d
+    painted = handlers.clip.frame_view(data, ImpactSession(), item.qid, frame).body3d
     assert one["key"] == painted["key"]  # the same painting: only the camera moves
     assert one["camera"][:2] == two["camera"][:2] and one["camera"] != two["camera"]
     assert painted["camera"][:2] == one["camera"][:2]

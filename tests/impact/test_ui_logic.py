@@ -136,9 +136,10 @@ def test_the_tab_has_every_documented_component(data_dir):
                    "impact-metrics", "impact-video"):
         assert needed in ids, needed
     from components.impact.ui import handlers
+    from components.impact.ui.session import tab_source
     from components.impact.ui.session import ImpactResources, ImpactSession
 
-    data = handlers.data_source(data_dir).get()          # what a page load reads
+    data = tab_source(data_dir).get()          # what a page load reads
     opened = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
     assert opened.clip.choices[0] == ("h0001 · A man is struck behind the knees by a staff.", "h0001")
     # a click on a timeline block (the browser sends {frame}) seeks the player and the slider
@@ -158,7 +159,8 @@ def test_missing_annotations_show_a_note_instead_of_failing(tmp_path):
 
     with gr.Blocks():
         build_tab(TabContext(data_dir=tmp_path, settings=gr.State({})))   # builds without data
-    opened = handlers.on_load(handlers.data_source(tmp_path).get(), ImpactResources(), ImpactSession(), {})
+    from components.impact.ui.session import tab_source
+    opened = handlers.on_load(tab_source(tmp_path).get(), ImpactResources(), ImpactSession(), {})
     assert opened.message.startswith("⚠ No impact annotations") and str(tmp_path) not in opened.message
 
 
@@ -167,9 +169,10 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     from components.impact.ui import handlers
     from components.impact.ui.session import ImpactSession
 
-    data = handlers.load_data(data_dir)
+    from components.impact.ui.session import load_tab
+    data = load_tab(data_dir)
     state = ImpactSession(spatial={"h0001": {"84": {"regions": ["left calf", "right calf"], "note": "text-only"}}})
-    frame = handlers.frame_view(data, state, "h0001", 84, turntable=False)
+    frame = handlers.clip.frame_view(data, state, "h0001", 84, turntable=False)
     body3d, legend, line, turn, msg, note = (frame.body3d, frame.legend, frame.regions,
                                              frame.turntable, frame.turntable_msg, frame.body_note)
     mesh = Path(unquote(body3d["mesh"].removeprefix("gradio_api/file=")))
@@ -182,26 +185,27 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     def no_gl(body, painted, **kwargs):
         raise RenderUnavailable("no offscreen OpenGL (install libosmesa6 or libegl1)")
 
-    monkeypatch.setattr(handlers.view, "turntable_for", no_gl)
-    frame = handlers.frame_view(data, state, "h0001", 85, turntable=True)
+    monkeypatch.setattr(handlers.clip.view, "turntable_for", no_gl)
+    frame = handlers.clip.frame_view(data, state, "h0001", 85, turntable=True)
     turn, msg = frame.turntable, frame.turntable_msg
     assert turn is None and msg == "Rotating view unavailable: no offscreen OpenGL (install libosmesa6 or libegl1)"
 
 
 def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir):
-    from components.impact.ui.handlers import ImpactData, set_metrics, temporal_status
+    from components.impact.ui.handlers.clip import set_metrics, temporal_status
+    from components.impact.ui.session import ImpactTab
     from components.impact.ui.session import ImpactResources
     from components.impact.ui.session import ImpactSession
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
-    md = set_metrics(ImpactData(annotations), ImpactResources(), ImpactSession(), "test",
+    md = set_metrics(ImpactTab(annotations), ImpactResources(), ImpactSession(), "test",
                      {"backend": "baseline", "max_frames": 32})
     assert "motion-energy baseline (no model)" in md and "text-only" in md
     assert "(paper, Table 3)" in md and "(paper, Table 4)" in md
     row = next(line for line in md.splitlines() if line.startswith("| **motion-energy"))
     assert re.search(r"\| \d+\.\d\d \|", row)
 
-    from components.impact.temporal_solvers import TemporalPrediction
+    from components.impact.solvers import TemporalPrediction
 
     text = temporal_status(TemporalPrediction("q", [], "unparsed", "openai:gpt-4o", raw="blah",
                                               attempts=["blah"] * 3, prompt_style="gpt", num_frames_sent=40))
@@ -211,12 +215,13 @@ def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir
 def test_every_metrics_row_names_its_data_and_the_table_says_rows_are_not_comparable(data_dir):
     """Issue 13: this app's numbers on a few clips sat above the paper's HAPACT-test rows with
     nothing saying they are on different data."""
-    from components.impact.ui.handlers import ImpactData, set_metrics
+    from components.impact.ui.handlers.clip import set_metrics
+    from components.impact.ui.session import ImpactTab
     from components.impact.ui.session import ImpactResources
     from components.impact.ui.session import ImpactSession
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
-    md = set_metrics(ImpactData(annotations), ImpactResources(), ImpactSession(), "test",
+    md = set_metrics(ImpactTab(annotations), ImpactResources(), ImpactSession(), "test",
                      {"backend": "baseline", "max_frames": 32})
     assert md.count("Rows on different data are not comparable") == 3  # temporal, breakdown, spatial
     rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| Method")]

@@ -12,6 +12,7 @@ import pytest
 from components.impact import view
 from components.impact.body import load_body
 from components.impact.ui import handlers
+from components.impact.ui.session import load_tab
 from components.impact.ui.session import ImpactResources, ImpactSession
 from components.settings.session import SessionSettings
 from tests.helpers.openai_server import ScriptedOpenAIServer
@@ -27,7 +28,7 @@ def own_render_dir(tmp_path, monkeypatch):
 def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
     make_impact_data(root)
-    return handlers.load_data(root)
+    return load_tab(root)
 
 
 def _images(body: dict) -> int:

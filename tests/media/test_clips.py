@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import VideoSource, cut_clip, loop_segment, reorder_thirds, reverse_clip, \
     write_frames, write_video_from_arrays
 from components.media.clips import third_bounds

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import VideoSource, cut_clip, open_video
 from tests.media.videos import write_index_video
 

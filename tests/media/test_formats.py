@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import VideoSource
 from tests.media.ffmpeg_videos import FORMATS, WIDTH, HEIGHT, write_format
 from tests.media.videos import read_index

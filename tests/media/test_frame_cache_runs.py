@@ -13,7 +13,7 @@ from app import build_parser
 from components.cloze import frames
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
-from components.common.lru import SingleFlightLRU
+from components.base.lru import SingleFlightLRU
 from components.media import frames_decoded
 from tests.helpers.openai_server import ScriptedOpenAIServer
 

@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import VideoSource
 from components.media.gop_pool import group_by_keyframe, read_sorted
 from tests.media.videos import read_index, write_index_video

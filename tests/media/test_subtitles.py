@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import Cue, cues_in_window, load_subtitles
 
 SRT = """1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components.common.errors import DataFormatError, MediaError, UserError
+from components.base.errors import DataFormatError, MediaError, UserError
 from tests.robustness.media_files import SRT, png_bytes, write_audio_only, write_video
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -442,7 +442,7 @@ def test_cli_human_study_files_that_are_not_records(tmp_path, content):
 
 
 def test_read_jsonl_skips_undecodable_lines(tmp_path):
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
 
     path = tmp_path / "side.jsonl"
     path.write_bytes(b'{"key": "a"}\n' + bytes(range(128, 256)) + b'\n{"key": "b"}\n{"key": "\xe2\x82')

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from components.cloze.prompts import parse_answer
-from components.cloze.solvers import read_reply
+from components.cloze.replies import parse_answer
+from components.cloze.replies import read_reply
 
 CORPUS = Path(__file__).parent / "corpus" / "cloze_answer.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]

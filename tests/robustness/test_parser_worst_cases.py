@@ -10,7 +10,7 @@ import pytest
 from backends.ask import Unparsed
 from components.cloze.solvers import read_reply
 from components.common.replies import MAX_REPLY_CHARS
-from components.impact.intervals import UNPARSED, parse_intervals
+from components.impact.replies import UNPARSED, parse_intervals
 from components.impact.regions import read_region_answer
 from components.window_search import reading
 from components.window_search.localizer import parse_interval

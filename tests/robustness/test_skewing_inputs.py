@@ -10,7 +10,7 @@ import pytest
 
 from app import main
 from components.common.batch import run_resumable
-from components.common.io import read_jsonl, torn_path
+from components.base.io import read_jsonl, torn_path
 from tests.impact.clipdata import make_impact_data
 
 OM = {"A": "GT", "B": "Rand1", "C": "Rand2", "D": "Rand3"}

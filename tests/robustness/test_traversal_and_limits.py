@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from components.common.errors import DataFormatError, UserError
+from components.base.errors import DataFormatError, UserError
 
 
 # -- cloze zip upload -----------------------------------------------------------------------------
@@ -136,7 +136,7 @@ def test_upload_size_limit_is_configured():
 @pytest.mark.parametrize("duration,ok", [(11.99, False), (12.0, True), (45.0, True), (90.0, True),
                                          (90.01, False), (0.0, False), (float("inf"), False)])
 def test_cloze_build_duration_rule(duration, ok):
-    from components.cloze.intervals import duration_problem
+    from components.cloze.gaps import duration_problem
 
     problem = duration_problem(duration)
     assert (problem is None) == ok, problem

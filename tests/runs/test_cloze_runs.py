@@ -162,7 +162,7 @@ def test_items_mean_is_the_eval_score(data_dir, tmp_path, capsys, suffix):
 
 
 def test_run_files_without_items_are_refused(data_dir, capsys):
-    from components.common.errors import UserError
+    from components.base.errors import UserError
     files = sorted((data_dir / "cloze" / "results").glob("*.json"))
     with pytest.raises(UserError, match="--items"):
         run_cli(["eval", "cloze", str(files[1]), "--results", str(files[0])], capsys)

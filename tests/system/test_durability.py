@@ -161,7 +161,7 @@ def test_a_torn_tail_does_not_eat_the_next_answer(cloze_examples, tmp_path, monk
     from components.cloze.human import annotator_file, load_progress, record_answer, study_questions
     from components.cloze.data import load_dataset
     from components.cloze.study import handlers as h
-    from components.common.io import read_jsonl
+    from components.base.io import read_jsonl
     from tests.cloze.test_study_flow import make_study
 
     questions = study_questions(load_dataset(cloze_examples), "all", 42).questions

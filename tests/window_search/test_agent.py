@@ -7,7 +7,7 @@ import pytest
 
 from backends.base import GenerationResult
 from backends.errors import TooManyImagesError
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.window_search import prompts
 from components.window_search.agent import agentic_window_search
 from components.window_search.solvers import ModelWindowSolver

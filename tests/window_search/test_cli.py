@@ -6,7 +6,7 @@ import json
 import pytest
 
 from app import build_parser
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 KEYS = {"mIoU", "R@1@0.3", "R@1@0.5", "R@1@0.7", "PairSuccess@0.3", "PairSuccess@0.5", "PairSuccess@0.7",

@@ -9,7 +9,7 @@ from PIL import Image
 
 from backends.config import ApiSettings
 from backends.registry import resolve
-from components.common.errors import DataFormatError, UserError
+from components.base.errors import DataFormatError, UserError
 from components.media import Cue, DiskCache, load_subtitles
 from components.window_search.memory import CharacterMemory, build_names_only, build_with_vlm, name_mentions
 from components.window_search.movie import Movie

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 from components.window_search.data import load_annotations, load_predictions
 from components.window_search.metrics import METRIC_KEYS, evaluate, grounding_metrics, temporal_iou, \
     window_bound_iou

@@ -6,7 +6,7 @@ import weakref
 
 import pytest
 
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import DiskCache
 from components.window_search.movie import Movie, chunk_bounds
 from tests.window_search.conftest import write_srt, write_test_video

@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from backends.registry import resolve
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.media import DiskCache
 from components.window_search.data import load_annotations
 from components.window_search.movie import Movie

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from app import build_parser
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 OFF = {"enable_thinking": False}  # what a vLLM / SGLang server gets for thinking=False

@@ -192,7 +192,7 @@ def test_the_localizer_prompt_states_the_real_sampling():
 
 
 def test_the_tab_sends_thinking_off_unless_the_box_is_unticked():
-    from components.window_search.ui.handlers import search_settings
+    from components.window_search.ui.handlers.search import search_settings
 
     assert search_settings(None, 5, 3, 30).thinking is False
     assert search_settings(None, 5, 3, 30, True).thinking is False
@@ -204,7 +204,7 @@ def test_the_sessions_localizer_choice_is_used(monkeypatch):
     from components.window_search.ui import handlers
 
     verifier = ScriptedBackend()
-    assert handlers._localizer_backend(SessionSettings(backend="openai:x").to_state(), verifier) is verifier
-    chosen = handlers._localizer_backend(SessionSettings(backend="openai:x", localizer="baseline").to_state(),
+    assert handlers.search._localizer_backend(SessionSettings(backend="openai:x").to_state(), verifier) is verifier
+    chosen = handlers.search._localizer_backend(SessionSettings(backend="openai:x", localizer="baseline").to_state(),
                                          verifier)
     assert chosen is not verifier and chosen.is_baseline

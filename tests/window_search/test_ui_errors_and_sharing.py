@@ -8,17 +8,19 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.window_search.data import load_annotations
 from components.window_search.memory import CharacterMemory
-from components.window_search.ui import handlers, memory_handlers
+from components.window_search.ui import handlers
+from components.window_search.ui.handlers import memory as memory_handlers
+from components.window_search.ui.session import WindowSearchTab
 from components.common.ui import TabEvents
-from components.window_search.ui.session import SESSIONS, SessionResources, WindowSearchSession
+from components.window_search.ui.session import RESOURCES, WindowSearchResources, WindowSearchSession
 
 
 @pytest.fixture(scope="module")
-def tab(grounding_examples) -> handlers.TabData:
-    return handlers.TabData(load_annotations(grounding_examples / "annotations.json"))
+def tab(grounding_examples) -> WindowSearchTab:
+    return WindowSearchTab(load_annotations(grounding_examples / "annotations.json"))
 
 
 @pytest.mark.parametrize("k, m, delta, says", [
@@ -30,14 +32,14 @@ def tab(grounding_examples) -> handlers.TabData:
 ])
 def test_absurd_budgets_are_refused_naming_the_field(k, m, delta, says):
     with pytest.raises(UserError) as err:
-        handlers.search_settings(None, k, m, delta)
+        handlers.search.search_settings(None, k, m, delta)
     assert says in str(err.value)
-    assert handlers.search_settings(None, 5, 0, 30).k == 5
+    assert handlers.search.search_settings(None, 5, 0, 30).k == 5
 
 
 def test_a_chunk_length_below_ten_seconds_is_refused():
     with pytest.raises(UserError, match="chunk seconds must be at least 10"):
-        handlers.read_chunk(0)
+        handlers.search.read_chunk(0)
 
 
 def _request(key: str) -> SimpleNamespace:
@@ -45,7 +47,7 @@ def _request(key: str) -> SimpleNamespace:
 
 
 def test_errors_go_to_the_message_line_and_leave_the_other_outputs_alone(tab):
-    events = TabEvents(tab, SESSIONS, message=None)
+    events = TabEvents(tab, RESOURCES, message=None)
     fn = events.fn(handlers.select_window, 7)
     out = fn(_request("ev"), WindowSearchSession(), "#1")
     assert len(out) == 8 and out[-1] == "⚠ Window: run a query (or load a trace) first."
@@ -58,11 +60,11 @@ def test_errors_go_to_the_message_line_and_leave_the_other_outputs_alone(tab):
     assert msg.startswith("⚠ Something went wrong") and "/tmp" not in msg and "Errno" not in msg
     ok = events.fn(handlers.pick_query, 7)(_request("ev"), WindowSearchSession(), "p0002_t")
     assert ok[-1] == "" and ok[1] == "Mary waves in the kitchen."   # the next action clears the line
-    SESSIONS.release("ev")
+    RESOURCES.release("ev")
 
 
 def test_a_file_that_is_not_a_trace_is_refused(tab, tmp_path):
-    res, session = SessionResources(), WindowSearchSession()
+    res, session = WindowSearchResources(), WindowSearchSession()
     for name, text, why in [("hello.json", '{"hello": 1}', "it has no 'query' and 'candidates'"),
                             ("list.json", "[1, 2]", "it has no 'query'"),
                             ("bad.json", "{not json", "not JSON: line 1"),
@@ -80,7 +82,7 @@ def test_an_upload_that_is_not_a_video_says_so_without_server_paths(tab, tmp_pat
     fake.parent.mkdir()
     fake.write_bytes(b"this is not a video at all" * 100)
     with pytest.raises(UserError) as err:
-        handlers.upload_movie(tab, SessionResources(), WindowSearchSession(), [str(fake)], 180)
+        handlers.upload_movie(tab, WindowSearchResources(), WindowSearchSession(), [str(fake)], 180)
     text = str(err.value)
     assert text.startswith("Upload: holiday.mp4 could not be read as a video.")
     assert str(tmp_path) not in text and "Errno" not in text
@@ -91,7 +93,7 @@ def shared_memory(grounding_examples, tmp_path):
     """A private copy of the example data (the shared memory file must stay as it is elsewhere)."""
     data = tmp_path / "grounding"
     shutil.copytree(grounding_examples, data)
-    return handlers.TabData(load_annotations(data / "annotations.json")), data / "memory" / "m01.json"
+    return WindowSearchTab(load_annotations(data / "annotations.json")), data / "memory" / "m01.json"
 
 
 def _picked_ref(tab, res) -> WindowSearchSession:
@@ -103,7 +105,7 @@ def test_removing_a_reference_asks_first_and_changes_only_this_session(shared_me
     monkeypatch.delenv("APP_ADMIN", raising=False)
     tab, shared = shared_memory
     before = shared.read_text()
-    res_a, res_b = SessionResources(), SessionResources()
+    res_a, res_b = WindowSearchResources(), WindowSearchResources()
     a = _picked_ref(tab, res_a)
     ask = memory_handlers.remove_ref(tab, res_a, a)
     assert ask.confirm_row["visible"] is True and "your session's copy of the memory only" in ask.confirm_text
@@ -128,7 +130,7 @@ def test_with_app_admin_the_shared_memory_is_edited(shared_memory, monkeypatch):
     monkeypatch.setenv("APP_ADMIN", "1")
     tab, shared = shared_memory
     n_before = sum(len(c.references) for c in CharacterMemory.load(shared).characters)
-    res = SessionResources()
+    res = WindowSearchResources()
     session = _picked_ref(tab, res)
     ask = memory_handlers.remove_ref(tab, res, session)
     assert "the shared memory file on the server, for every visitor" in ask.confirm_text
@@ -140,7 +142,7 @@ def test_with_app_admin_the_shared_memory_is_edited(shared_memory, monkeypatch):
 def test_find_names_says_what_it_found_as_a_note_on_the_message_line(shared_memory, monkeypatch):
     monkeypatch.delenv("APP_ADMIN", raising=False)
     tab, _ = shared_memory
-    res = SessionResources()
+    res = WindowSearchResources()
     session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 180).session
     found = memory_handlers.find_names(tab, res, session)
     assert found.message.startswith("<span class='tab-note'>")          # a note, not a toast
@@ -151,9 +153,9 @@ def test_find_names_says_what_it_found_as_a_note_on_the_message_line(shared_memo
 def test_a_movie_the_browser_cannot_play_is_one_line_not_a_toast(tmp_path, monkeypatch):
     movie = tmp_path / "film.avi"
     movie.write_bytes(b"not a video")
-    monkeypatch.setattr(handlers.processing_utils, "ffmpeg_installed", lambda: True)
-    monkeypatch.setattr(handlers.players, "playable", lambda path: False)
-    shown, line = handlers.player_value(str(movie))
+    monkeypatch.setattr(handlers.search.processing_utils, "ffmpeg_installed", lambda: True)
+    monkeypatch.setattr(handlers.search.players, "playable", lambda path: False)
+    shown, line = handlers.search.player_value(str(movie))
     assert shown is None and line.startswith("⚠ film.avi is not browser-playable")
     assert str(tmp_path) not in line
-    assert handlers.player_value(None) == (None, "")
+    assert handlers.search.player_value(None) == (None, "")

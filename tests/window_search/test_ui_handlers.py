@@ -7,11 +7,12 @@ import threading
 import pytest
 
 from backends.base import GenerationRequest, GenerationResult, VLMBackend
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.settings.session import SessionSettings
 from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
-from components.window_search.ui.session import SESSIONS, SessionResources, WindowSearchSession
+from components.window_search.ui.session import WindowSearchTab
+from components.window_search.ui.session import RESOURCES, WindowSearchResources, WindowSearchSession
 from tests.window_search.agent_fixtures import decompose_reply, inspect_reply
 
 
@@ -40,14 +41,14 @@ class GatedBackend(VLMBackend):
 
 
 @pytest.fixture(scope="module")
-def tab(grounding_examples) -> handlers.TabData:
-    return handlers.TabData(load_annotations(grounding_examples / "annotations.json"))
+def tab(grounding_examples) -> WindowSearchTab:
+    return WindowSearchTab(load_annotations(grounding_examples / "annotations.json"))
 
 
 @pytest.fixture
 def gated(monkeypatch) -> GatedBackend:
     backend = GatedBackend()
-    monkeypatch.setattr(handlers, "backend_for", lambda settings: backend)
+    monkeypatch.setattr(handlers.search, "backend_for", lambda settings: backend)
     return backend
 
 
@@ -56,14 +57,14 @@ def _settings(max_frames: int = 192) -> dict:
 
 
 def _start(tab, key: str, settings: dict, *, k: int = 1, m: int = 1):
-    res = SESSIONS.get(key)
+    res = RESOURCES.get(key)
     session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 60).session
     query = tab.annotations.query("p0001_t").query
     return res, handlers.run(tab, res, session, settings, query, 60, k, m, 30, "aws")
 
 
 def test_picking_a_movie_and_a_query_gives_typed_views(tab):
-    res = SessionResources()
+    res = WindowSearchResources()
     picked = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 180)
     assert picked.session.movie.movie_id == "m01" and picked.session.movie.duration > 0
     assert "ws-tl" in picked.timeline and "data-rank" not in picked.timeline
@@ -79,8 +80,8 @@ def test_an_unloaded_session_stops_asking_the_model(tab, gated):
     res, search = _start(tab, "closing-page", _settings())
     assert next(search).progress == "Retrieving chunks…"
     assert gated.entered.wait(60)          # the search is inside its first model call (Decompose)
-    SESSIONS.release("closing-page")       # the page closes: demo.unload
-    assert res.stop.is_set() and "closing-page" not in SESSIONS
+    RESOURCES.release("closing-page")       # the page closes: demo.unload
+    assert res.stop.is_set() and "closing-page" not in RESOURCES
     gated.gate.set()
     views = list(search)
     assert views[-1].progress == "Stopped." and views[-1].session.trace.stopped
@@ -98,11 +99,11 @@ def test_an_open_session_runs_to_the_end_within_the_frame_cap(tab, gated):
         assert 0 < r.num_images() <= 8, (r.task, r.num_images())
     steps = views[-1].session.trace.candidates[0].steps
     assert [s.num_frames for s in steps] == [8, 8]
-    SESSIONS.release("open-page")
+    RESOURCES.release("open-page")
 
 
 def test_the_stop_button_sets_the_sessions_stop_event(tab):
-    res = SessionResources()
+    res = WindowSearchResources()
     handlers.stop(tab, res)
     assert res.stop.is_set()
 
@@ -125,8 +126,8 @@ class ReplayMissBackend(VLMBackend):
 def test_a_search_whose_model_calls_fail_says_failed_where_the_eye_is(tab, monkeypatch):
     """A replay miss is a failed step: the progress says Failed and the message line names the
     cause (not "Done." with the warning in grey below the timeline)."""
-    monkeypatch.setattr(handlers, "backend_for", lambda settings: ReplayMissBackend())
-    res = SESSIONS.get("replay-miss")
+    monkeypatch.setattr(handlers.search, "backend_for", lambda settings: ReplayMissBackend())
+    res = RESOURCES.get("replay-miss")
     session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 60).session
     query = tab.annotations.query("p0001_t").query
     views = list(handlers.run(tab, res, session, _settings(), query, 60, 2, 1, 30, "aws"))
@@ -134,4 +135,4 @@ def test_a_search_whose_model_calls_fail_says_failed_where_the_eye_is(tab, monke
     assert last.progress.startswith("**Failed**") and "Done" not in last.progress
     assert last.message.startswith("⚠ The search failed:") and "talk.jsonl" in last.message
     assert all(v.message == "" for v in views[:-1])          # the line stays clear while it runs
-    SESSIONS.release("replay-miss")
+    RESOURCES.release("replay-miss")

@@ -15,19 +15,21 @@ from components.window_search import pair_view
 from components.window_search.data import load_annotations
 from components.window_search.metrics import evaluate
 from components.window_search.data import Prediction
-from components.window_search.ui import bench, handlers
-from components.window_search.ui.session import SessionResources, WindowSearchSession
+from components.window_search.ui import handlers
+from components.window_search.ui.handlers import bench
+from components.window_search.ui.session import WindowSearchTab
+from components.window_search.ui.session import WindowSearchResources, WindowSearchSession
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.window_search.test_pairs import Model, _inspect
 
 
 @pytest.fixture(scope="module")
-def tab(grounding_examples) -> handlers.TabData:
-    return handlers.TabData(load_annotations(grounding_examples / "annotations.json"))
+def tab(grounding_examples) -> WindowSearchTab:
+    return WindowSearchTab(load_annotations(grounding_examples / "annotations.json"))
 
 
 def _run(tab, settings: dict, qid: str = "p0006_t"):
-    res = SessionResources()
+    res = WindowSearchResources()
     session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 60).session
     session = handlers.pick_query(tab, res, session, qid).session
     views = list(handlers.run(tab, res, session, settings, tab.annotations.query(qid).query, 60, 2, 0, 30, "aws"))
@@ -62,7 +64,7 @@ def test_two_servers_side_by_side_with_the_disagreement_marked(tab):
     assert "<details class='vb-reasoning'" in checklist and "② reasoning · tokens: 11 prompt · 7 out" in checklist
     assert "the office shows in the first window" in checklist and "① reasoning ·" not in checklist
     # the first window (rejected by ①, accepted by ②) on the timeline, marked
-    timeline = handlers._timeline(done.session)
+    timeline = handlers.search._timeline(done.session)
     assert "ws-bar-window-2" in timeline and "ws-bar-pred-2" in timeline and "data-compared='1'" in timeline
     assert re.search(r"data-rank='1' data-differs='1'", timeline)
     # under the result: both windows, both predictions, every disagreement
@@ -84,7 +86,7 @@ def test_one_model_looks_as_before_with_its_reasoning_collapsed_beside_each_step
         settings = SessionSettings(backend="openai:model-a", base_url=a.url, max_frames=8).to_state()
         _, done = _run(tab, settings)
     assert "ws-pair" not in done.checklist and "②" not in done.checklist
-    assert "data-compared" not in handlers._timeline(done.session)
+    assert "data-compared" not in handlers.search._timeline(done.session)
     # each Inspect call's reasoning beside its decision, its token counts in the summary line
     assert re.search(r"<li><b>EMIT</b>.*?<details class='vb-reasoning'.*?reasoning · tokens: 11 prompt · 7 out"
                      r".*?s2 fails: no office", done.checklist, re.S)
@@ -118,10 +120,10 @@ def test_a_loaded_compared_trace_shows_both_sides(tab, tmp_path):
                                    compare="openai:model-b", compare_base_url=b.url).to_state()
         res, done = _run(tab, settings)
     exported = handlers.export(tab, res, done.session).export_file["value"]
-    loaded = handlers.load(tab, SessionResources(), WindowSearchSession(), exported)
+    loaded = handlers.load(tab, WindowSearchResources(), WindowSearchSession(), exported)
     assert "ws-pair-checklist" in loaded.checklist and loaded.calls == done.calls
     assert json.loads(open(exported).read())["trace"]["partner_backend"] == "openai:model-b"
-    assert pair_view.checklist(None, None) == handlers.view.checklist_html(None, None)
+    assert pair_view.checklist(None, None) == handlers.search.view.checklist_html(None, None)
 
 
 def test_two_no_model_methods_side_by_side_offline(tab):

@@ -9,25 +9,26 @@ import pytest
 
 from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
-from components.window_search.ui.session import SessionResources, WindowSearchSession
+from components.window_search.ui.session import WindowSearchTab
+from components.window_search.ui.session import WindowSearchResources, WindowSearchSession
 
 
 @pytest.fixture(scope="module")
-def tab(grounding_examples) -> handlers.TabData:
-    return handlers.TabData(load_annotations(grounding_examples / "annotations.json"))
+def tab(grounding_examples) -> WindowSearchTab:
+    return WindowSearchTab(load_annotations(grounding_examples / "annotations.json"))
 
 
 @pytest.fixture(scope="module")
 def ran(tab):
     """p0005_t run with the baseline: every candidate rejected, Select's fallback chosen."""
-    res = SessionResources()
+    res = WindowSearchResources()
     page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0005_t"})
     views = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))
     return res, views[-1]
 
 
 def test_a_new_page_has_the_first_query_picked_so_run_works_at_once(tab):
-    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {})
+    page = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {})
     first = tab.queries_of("m01")[0]
     assert page.movie_pick["value"] == "m01" and page.query_pick["value"] == first.qid
     assert page.query == first.query and first.partner_qid in page.partner
@@ -35,7 +36,7 @@ def test_a_new_page_has_the_first_query_picked_so_run_works_at_once(tab):
 
 
 def test_a_deep_link_opens_that_query_at_that_time(tab):
-    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"tab": "window-search", "movie": "m01", "qid": "p0005_t", "t": "400"})
+    page = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {"tab": "window-search", "movie": "m01", "qid": "p0005_t", "t": "400"})
     assert page.query == tab.annotations.query("p0005_t").query and page.query_pick["value"] == "p0005_t"
     assert page.session.playhead == 400 and page.scrub["value"] == 400
     assert page.video["playback_position"] == 400 and "data-t='400.0'" in page.timeline
@@ -48,13 +49,13 @@ def test_a_deep_link_opens_that_query_at_that_time(tab):
     ({"tab": "window-search", "movie": "nope"}, "The link's movie `nope` is not in this data"),
 ])
 def test_a_bad_deep_link_opens_the_default_view_with_one_readable_line(tab, params, says):
-    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, params)
+    page = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, params)
     assert says in page.message and page.movie_pick["value"] == "m01" and page.session.movie is not None
     assert page.session.playhead == 0
 
 
 def test_a_link_for_another_tab_changes_nothing_here(tab):
-    page = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"tab": "impact", "qid": "p0005_t"})
+    page = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {"tab": "impact", "qid": "p0005_t"})
     assert page.query_pick["value"] == tab.queries_of("m01")[0].qid and page.message == ""
 
 
@@ -84,7 +85,7 @@ def test_clicks_the_radio_and_the_slider_move_all_four_views(tab, ran):
 
 
 def test_scrubbing_or_clicking_onto_a_chunk_never_inspected_says_so(tab, grounding_examples):
-    res = SessionResources()
+    res = WindowSearchResources()
     page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0001_t"})
     last = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1]
     session = last.session
@@ -128,7 +129,7 @@ def _shown(timeline: str) -> tuple[float, float]:
 @pytest.fixture
 def fresh(tab):
     """p0005_t just run with the baseline (its own session: other tests change `ran`'s)."""
-    res = SessionResources()
+    res = WindowSearchResources()
     page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0005_t"})
     return res, list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1]
 
@@ -140,7 +141,7 @@ def test_the_timeline_names_the_span_its_checklist_shows(tab, fresh):
     shown = handlers.select_window(tab, res, session, f"#{trace.selected_rank}")
     cand = next(c for c in trace.candidates if c.rank == trace.selected_rank)
     assert _shown(shown.timeline) == (float(cand.span[0]), float(cand.span[1]))
-    res = SessionResources()             # p0001_t is accepted early: chunks stay unseen
+    res = WindowSearchResources()             # p0001_t is accepted early: chunks stay unseen
     page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0001_t"})
     session = list(handlers.run(tab, res, page.session, None, page.query, 180, 5, 3, 30, "aws"))[-1].session
     covered = [c.span for c in session.trace.candidates]
@@ -159,18 +160,18 @@ def test_playing_into_another_window_moves_the_checklist_but_never_the_player(ta
     handlers.timeline_click(tab, res, session, {"rank": first.rank, "start": first.span[0]})
     inside = handlers.timeline_click(tab, res, session, {"played": other.span[0] + 5})
     assert f"Window rank #{other.rank} " in inside.checklist and inside.window_pick["value"] == f"#{other.rank}"
-    assert inside.video is handlers.SKIP and "data-seek" not in inside.timeline
+    assert inside.video is handlers.search.SKIP and "data-seek" not in inside.timeline
     assert f"data-t='{other.span[0] + 5:.1f}'" in inside.timeline and inside.scrub["value"] == other.span[0] + 5
     assert inside.frames and session.playhead == other.span[0] + 5
     again = handlers.timeline_click(tab, res, session, {"played": other.span[0] + 6})
-    assert again.frames is handlers.SKIP                  # the same window: its frames are not decoded again
+    assert again.frames is handlers.search.SKIP                  # the same window: its frames are not decoded again
     past = handlers.timeline_click(tab, res, session, {"played": 10 ** 6})
     assert session.playhead == session.movie.duration and "data-seek" not in past.timeline
 
 
 def test_a_player_time_that_is_not_a_number_is_one_readable_line(tab, fresh):
     res, last = fresh
-    from components.common.errors import UserError
+    from components.base.errors import UserError
 
     with pytest.raises(UserError, match="player time must be a number"):
         handlers.timeline_click(tab, res, last.session, {"played": "soon"})
@@ -179,13 +180,13 @@ def test_a_player_time_that_is_not_a_number_is_one_readable_line(tab, fresh):
 def test_a_loaded_trace_of_another_query_shows_its_own_query_truth_and_partner(tab):
     """A p0005_t trace loaded while p0001_t is picked: the header, the ground truth and the
     partner are p0005_t's (the views never mix two queries)."""
-    res = SessionResources()
+    res = WindowSearchResources()
     page = handlers.open_page(tab, res, WindowSearchSession(), 180, {"qid": "p0005_t"})
     done = list(handlers.run(tab, res, page.session, None, page.query, 180, 2, 1, 30, "aws"))[-1]
     exported = handlers.export(tab, res, done.session).export_file["value"]
-    other = handlers.open_page(tab, SessionResources(), WindowSearchSession(), 180, {"qid": "p0001_t"})
+    other = handlers.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {"qid": "p0001_t"})
     assert other.session.picked.qid == "p0001_t"
-    loaded = handlers.load(tab, SessionResources(), other.session, exported)
+    loaded = handlers.load(tab, WindowSearchResources(), other.session, exported)
     assert loaded.query_pick["value"] == "p0005_t" and loaded.query == done.session.trace.query
     assert "p0005_c" in loaded.partner and "p0001" not in loaded.partner
     truth = tab.annotations.query("p0005_t").interval

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from components.window_search import links, view
-from components.window_search.timeline_view import axis_step, timeline_html
+from components.window_search.timeline import axis_step, timeline_html
 from components.window_search.types import CandidateTrace, Chunk, InspectStep, SearchTrace, Statement, \
     StatementCheck
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from components.cloze.study import access
 from components.cloze.study.cache import study_set
 from components.cloze.study.config import StudyConfig, load_config
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.datasource import as_source
 
 COMMANDS = ("serve", "invite", "invites", "revoke", "check", "adopt")

@@ -25,8 +25,8 @@ from pathlib import Path
 
 from components.cloze.human import sanitise_annotator
 from components.cloze.study.config import StudyConfig
-from components.common.errors import UserError
-from components.common.io import atomic_write
+from components.base.errors import UserError
+from components.base.io import atomic_write
 
 PRIVATE = 0o600
 KEY_ENV = "APP_STUDY_PSEUDONYM_KEY"

@@ -29,7 +29,7 @@ from components.cloze.study.config import StudyConfig
 from components.cloze.study.page import CSS, HEAD, NAVIGATOR_JS, PLAY_ALL, STAMP, STRIP_INVITE, TOP
 from components.cloze.study.practice import INSTRUCTION, practice_image
 from components.cloze.study.store import hub_push
-from components.common.errors import UserError
+from components.base.errors import UserError
 from components.common.idle import quiet_when_idle
 from components.common.page import LAUNCH_OPTIONS
 from components.common.players import trusting_own_media

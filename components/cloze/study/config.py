@@ -24,8 +24,8 @@ from pathlib import Path
 
 from components import datasource
 from components.cloze.study.protocol import set_folders, set_seed
-from components.common.errors import UserError
-from components.common.io import load_json
+from components.base.errors import UserError
+from components.base.io import load_json
 
 DISPLAYS = ("frames", "frames16", "video")  # frames16: the older app's 16-frame grid per clip
 FLOWS = ("immediate", "confirm")

@@ -14,8 +14,8 @@ from pathlib import Path
 from components.cloze.data import ClozeDataset
 from components.cloze.study.protocol import REQUIRED_CLIPS
 from components.cloze.data import clip_relpath
-from components.common.errors import UserError
-from components.common.io import atomic_write_json
+from components.base.errors import UserError
+from components.base.io import atomic_write_json
 
 
 def assign(stems: list[str], k: int, r: int, seed: int = 0) -> dict[str, list[str]]:

@@ -30,7 +30,7 @@ from components.cloze.study.report import ResearcherReport, researcher_report
 from components.cloze.study.routing import Router, router_for
 from components.cloze.study.store import AnnotatorStore, all_records, store_for
 from components.cloze.study.timing import from_page
-from components.common.errors import MediaError, UserError
+from components.base.errors import MediaError, UserError
 
 log = logging.getLogger(__name__)
 NOT_CONFIGURED = ("No study is configured here. The researcher sets one up in `<data>/cloze/study.json` "

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from components import datasource
 from components.cloze.data import Instance
 from components.cloze.questions import LETTERS, Question
-from components.common.errors import MediaError
+from components.base.errors import MediaError
 from components.media import open_video
 from components.media.probe import browser_playable
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from components import datasource
 from components.cloze.data import CONTEXT_CLIPS, DIM_CLIPS, ClozeDataset, Instance, clip_relpath
 from components.cloze.questions import ORDER_HUMAN, Question, make_question
-from components.common.errors import UserError
+from components.base.errors import UserError
 
 SEED_PREFIX = "temporal-cloze-human-eval-folder-v1"
 SCHEDULE_POLICY = "single_folder_navigation_v1"

@@ -14,7 +14,7 @@ from components.cloze.study.agreement import Kappa, fleiss_kappa
 from components.cloze.study.cache import StudySet
 from components.cloze.study.config import StudyConfig
 from components.cloze.study.store import all_checks, all_records, annotators, store_for, unclaimed_released_files
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from components.common.stats import Estimate, ratio_interval
 
 #: the paper's Human row (Appendix C): S, A, P, overall, >=1, >=2, 3/3

@@ -16,8 +16,8 @@ from pathlib import Path
 from components.cloze.human import load_study_files
 from components.cloze.questions import Question
 from components.cloze.study.protocol import FLOW_ALIASES, SCHEDULE_POLICY
-from components.common.errors import DataFormatError
-from components.common.io import atomic_write_bytes, fsync_dir, load_json
+from components.base.errors import DataFormatError
+from components.base.io import atomic_write_bytes, fsync_dir, load_json
 
 #: what the released app (@e121dcf, `run_matches_config`) compares before it reuses a file; its
 #: older version compared `choices_dir` instead of `dataset_id`, a path that differs per machine

@@ -26,8 +26,8 @@ from components.cloze.study.protocol import FLOW_ALIASES
 from components.cloze.study.results_file import (copy_aside, file_stamp, matches, normalise_responses,
                                                  read_result_file, result_header, set_aside, write_result_file)
 from components.cloze.study.timing import Timing
-from components.common.errors import UserError
-from components.common.io import append_jsonl, atomic_write_json, load_json, read_jsonl
+from components.base.errors import UserError
+from components.base.io import append_jsonl, atomic_write_json, load_json, read_jsonl
 
 
 class AnnotatorStore:

@@ -12,7 +12,7 @@ from components.cloze import runs_view
 from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
 from components.cloze.ui.handlers import runs_panel
-from components.cloze.ui.keys import KEYS_JS
+from components.cloze.ui.page import KEYS_JS
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
 from components.common.ui import TabContext, TabEvents, message_line
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from components import datasource
-from components.common.admin import admin_mode
-from components.common.errors import UserError
+from components.base.admin import admin_mode
+from components.base.errors import UserError
 from components.common.fields import whole
 from components.common.sessions import Resources, SessionRegistry
 
@@ -113,9 +113,12 @@ def shown_root(root: str, data_dir: str) -> str:
     return str(path.relative_to(base)) if path.is_relative_to(base) else path.name
 
 
-#: the Cloze tab's per-visitor resources (stop event of running batches, the folders its uploads,
-#: builds and runs wrote): a closing page's runs stop first, then its folders go
-RESOURCES: SessionRegistry[Resources] = SessionRegistry(Resources)
+class ClozeResources(Resources):
+    """The Cloze tab's per-visitor resources (stop event of running batches, the folders its
+    uploads, builds and runs wrote): a closing page's runs stop first, then its folders go."""
+
+
+RESOURCES: SessionRegistry[ClozeResources] = SessionRegistry(ClozeResources)
 
 
 @dataclass(frozen=True)

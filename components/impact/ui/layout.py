@@ -1,4 +1,4 @@
-"""The Impact tab's components and event wiring; the handlers are in handlers.py, wired through
+"""The Impact tab's components and event wiring; the handlers are in handlers/, wired through
 components/common/ui.py's TabEvents."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import gradio as gr
 from components.common.ui import TabContext, TabEvents, message_line
 from components.impact import pair_view, runs_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
-from components.impact.ui import handlers as h, page
-from components.impact.ui import runs_panel
+from components.impact.ui import page
+from components.impact.ui.handlers import clip as h, runs_panel
 from components.impact.ui.body_view import body_viewer
-from components.impact.ui.session import RESOURCES, ImpactSession
+from components.impact.ui.session import RESOURCES, ImpactSession, tab_source
 
 __all__ = ["build_tab"]
 
@@ -88,7 +88,7 @@ class ImpactComponents:
 
 def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
-    source = h.data_source(ctx.data_dir)
+    source = tab_source(ctx.data_dir)
     c = _layout()
     _wire(ctx, source, c)
     _runs_panel(ctx, source, c)
@@ -96,7 +96,7 @@ def build_tab(ctx: TabContext) -> None:
 
 def warm(data_dir) -> None:
     """After start-up (components/common/warm.py): read the annotation file before a page asks."""
-    h.data_source(data_dir).get()
+    tab_source(data_dir).get()
 
 
 def _layout() -> ImpactComponents:
@@ -220,7 +220,7 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
 
 
 def _runs_fold() -> gr.HTML:
-    """What every run answered on the clip and the frame shown (handlers in ui/runs_panel.py)."""
+    """What every run answered on the clip and the frame shown (handlers in ui/handlers/runs_panel.py)."""
     gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="impact-runs-css")
     # no fold around it: its rows share the timeline's x range (the same container, no padding)
     return gr.HTML("", elem_id="impact-runs-panel", container=False)

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from components.base.errors import UserError
 from components.common.sessions import Resources, SessionRegistry
+from components.common.watched import WatchedFile
+from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
 
 
 #: how the body is painted for a frame both compared models answered (`ImpactSession.paint`)
@@ -82,3 +86,43 @@ class ImpactResources(Resources):
 
 #: the tab's visitors (one app per process): a closing page's running model calls stop
 RESOURCES: SessionRegistry[ImpactResources] = SessionRegistry(ImpactResources)
+
+
+@dataclass(frozen=True)
+class ImpactTab:
+    """What the tab read at start: the annotations (None when missing or unreadable) and why not."""
+
+    annotations: ImpactAnnotations | None
+    load_error: str | None = None
+
+    @property
+    def first(self) -> ImpactItem | None:
+        return self.annotations.items[0] if self.annotations and self.annotations.items else None
+
+    def splits(self) -> list[str]:
+        return sorted({i.split for i in (self.annotations.items if self.annotations else []) if i.split})
+
+    def item(self, qid: str | None) -> ImpactItem:
+        if self.annotations is None:
+            raise UserError("No impact annotations are loaded; see the note at the top of the tab.")
+        items = self.annotations.by_qid()
+        if not qid or qid not in items:
+            raise UserError("Choose a clip first.")
+        return items[qid]
+
+
+def tab_source(data_dir: Path) -> WatchedFile[ImpactTab]:
+    """The tab's data as each page reads it: the annotation file, read again when it changes."""
+    return WatchedFile(Path(data_dir) / "impact" / "annotations.json", lambda: load_tab(data_dir))
+
+
+def load_tab(data_dir: Path) -> ImpactTab:
+    path = Path(data_dir) / "impact" / "annotations.json"
+    if not path.exists():
+        return ImpactTab(None, "No impact annotations in the data folder (impact/annotations.json). Run "
+                                "`python -m examples.generate` for example clips, or put your own "
+                                "annotations.json (docs/formats.md) there.")
+    try:
+        return ImpactTab(load_annotations(path))
+    except UserError as exc:
+        return ImpactTab(None, f"Could not load impact/annotations.json: {exc}")

@@ -1,5 +1,5 @@
 """The Window search tab: `build_tab(ctx)` lays it out (layout.py) and wires the handlers
-(handlers.py) to the per-session state (session.py). `python -m components.window_search.ui` runs
+(handlers/, returning the views of views.py) to the per-session state (session.py). `python -m components.window_search.ui` runs
 it alone."""
 from components.window_search.ui.layout import build_tab, warm
 

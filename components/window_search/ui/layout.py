@@ -1,5 +1,5 @@
 """The Window search tab's components and event wiring (docs/ui-design.md). Handlers are in
-handlers.py, memory_handlers.py and bench.py; components/common/ui.py's TabEvents wires them."""
+handlers/ (search.py, memory.py, bench.py, runs_panel.py); components/common/ui.py's TabEvents wires them."""
 from __future__ import annotations
 
 import functools
@@ -9,10 +9,9 @@ import gradio as gr
 
 from components.common.ui import TabContext, TabEvents, message_line
 from components.window_search import runs_view, view
-from components.window_search.ui import bench as b, handlers as h, memory_handlers as mh
-from components.window_search.ui import runs_panel
+from components.window_search.ui.handlers import bench as b, memory as mh, runs_panel, search as h
 from components.window_search.ui.playback import PLAYBACK_JS
-from components.window_search.ui.session import SESSIONS, WindowSearchSession
+from components.window_search.ui.session import RESOURCES, WindowSearchSession, tab_source
 
 TAGLINE = ("Find one moment in a full movie when a near-identical moment exists elsewhere: "
            "<b>Run</b> checks each candidate window statement by statement.")
@@ -49,7 +48,7 @@ SHOW_LINE_JS = """(text) => { if (!text) return;
 
 def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
-    source = h.tab_source(ctx.data_dir)
+    source = tab_source(ctx.data_dir)
     c = SimpleNamespace(state=gr.State(WindowSearchSession()), prep_timer=gr.Timer(1.0, active=False))
     _controls(c)
     _stage(c, ctx)
@@ -65,7 +64,7 @@ def build_tab(ctx: TabContext) -> None:
 
 def warm(data_dir) -> None:
     """After start-up (components/common/warm.py): read the annotation file before a page asks."""
-    h.tab_source(data_dir).get()
+    tab_source(data_dir).get()
 
 
 def _controls(c: SimpleNamespace) -> None:
@@ -175,7 +174,7 @@ def _bench_panel(c: SimpleNamespace) -> None:
 
 def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     """Every event; outputs in the order of each view's fields, then the message line."""
-    ev = TabEvents(source.get, SESSIONS, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address))
+    ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address))
     on = ev.on
     movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
                   c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick, c.calls]

@@ -1,20 +1,20 @@
 """A visitor's own copy of a movie's character memory: edits (add / remove a reference, names,
 model-built references) go to a copy in a per-session folder, never to the shared file, unless
-the app runs with APP_ADMIN=1 (components.common.admin). Pure file work; no gradio."""
+the app runs with APP_ADMIN=1 (components.base.admin). Pure file work; no gradio."""
 from __future__ import annotations
 
 import shutil
 import tempfile
 from pathlib import Path
 
-from components.common.admin import admin_mode
+from components.base.admin import admin_mode
 from components.window_search.memory import CharacterMemory, load_or_empty
-from components.window_search.ui.session import MovieInfo, SessionResources
+from components.window_search.ui.session import MovieInfo, WindowSearchResources
 
 PREFIX = "ws-session-memory-"
 
 
-def editable_memory(info: MovieInfo, res: SessionResources) -> CharacterMemory:
+def editable_memory(info: MovieInfo, res: WindowSearchResources) -> CharacterMemory:
     """The memory an edit may change: the shared one in admin mode, else the session's copy
     (made on the first edit: the JSON and its reference images, so the copy owns its files)."""
     if admin_mode() or info.memory_private:

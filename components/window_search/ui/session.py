@@ -5,9 +5,14 @@ closed page asks the model nothing more."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from components.common.lru import SingleFlightLRU
+from components.base.errors import UserError
+from components.base.lru import SingleFlightLRU
 from components.common.sessions import Resources, SessionRegistry
+from components.common.watched import WatchedFile
+from components.window_search.data import GroundingAnnotations, load_annotations
+from components.window_search.memory import memory_path
 from components.window_search.movie import Movie
 from components.window_search.types import SearchTrace
 
@@ -73,7 +78,7 @@ class WindowSearchSession:
 
 
 @dataclass
-class SessionResources(Resources):
+class WindowSearchResources(Resources):
     """One visitor's heavy objects: the common ones (stop event, own folders) and its open movies
     (decoders; the sampled frames are cached on disk)."""
 
@@ -92,4 +97,51 @@ class SessionResources(Resources):
 
 
 #: the tab's sessions (one app per process); `release` on page unload stops a running search
-SESSIONS: SessionRegistry[SessionResources] = SessionRegistry(SessionResources, MAX_SESSIONS)
+RESOURCES: SessionRegistry[WindowSearchResources] = SessionRegistry(WindowSearchResources, MAX_SESSIONS)
+
+
+# -- the tab's data ---------------------------------------------------------------------------------
+@dataclass
+class WindowSearchTab:
+    """The annotation file the tab offers (None, with the reason, when there is none)."""
+
+    annotations: GroundingAnnotations | None
+    error: str = ""
+
+    def queries_of(self, movie_id: str | None) -> list:
+        if self.annotations is None or movie_id is None:
+            return []
+        return [q for q in self.annotations.queries if q.movie_id == movie_id]
+
+    def movie_choices(self) -> list[tuple[str, str]]:
+        movies = self.annotations.movies.values() if self.annotations else []
+        return [(f"{m.movie_id} · {m.extra.get('title', m.video.name)}", m.movie_id) for m in movies]
+
+    def movie_info(self, movie_id: str) -> MovieInfo:
+        if self.annotations is None or movie_id not in self.annotations.movies:
+            raise UserError(f"Movie: `{movie_id}` is not a movie of the annotation file; pick one from the list.")
+        entry = self.annotations.movie(movie_id)
+        return MovieInfo(movie_id, str(entry.video), str(entry.subtitles) if entry.subtitles else None,
+                         str(memory_path(Path(self.annotations.path).parent, movie_id)))
+
+    @property
+    def first_movie(self) -> str | None:
+        choices = self.movie_choices()
+        return choices[0][1] if choices else None
+
+
+def tab_source(data_dir: Path) -> WatchedFile[WindowSearchTab]:
+    """The tab's data as each page reads it: the annotation file, read again when it changes."""
+    path = Path(data_dir) / "grounding" / "annotations.json"
+    return WatchedFile(path, lambda: load_tab(data_dir))
+
+
+def load_tab(data_dir: Path) -> WindowSearchTab:
+    path = Path(data_dir) / "grounding" / "annotations.json"
+    if not path.is_file():
+        return WindowSearchTab(None, "No annotation file in the data folder's grounding/ (generate the examples "
+                             "with `python -m examples.generate`), or upload a movie.")
+    try:
+        return WindowSearchTab(load_annotations(path))
+    except UserError as exc:
+        return WindowSearchTab(None, str(exc))

@@ -1,5 +1,5 @@
 """The Cloze tab's handlers, one module per panel; each handler takes the tab, this visitor's
-resources, the typed session and the event's inputs, and returns a view (views.py):
+resources, the typed session and the event's inputs, and returns a view (../views.py):
 
 - question.py      the question on screen (shared): its set, clips, progress, drawing ahead
 - practice.py      the practice playthrough: Start / resume, answers, navigation, export

@@ -13,19 +13,19 @@ from components.cloze.leaderboard import comparability_note, reference_rows, row
 from components.cloze.metrics import check_results, human_results
 from components.cloze.study.config import researcher_allowed
 from components.cloze.ui.handlers.model_panel import runs_dir
-from components.cloze.ui.handlers.views import LeaderboardView
-from components.cloze.ui.session import ClozeSession, ClozeTab
-from components.common.admin import admin_mode
-from components.common.errors import UserError
-from components.common.io import load_json
-from components.common.sessions import Resources
+from components.cloze.ui.views import LeaderboardView
+from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
+from components.base.admin import admin_mode
+from components.base.errors import UserError
+from components.base.io import load_json
+
 from components.common.ui import markdown_safe
 
 #: the leaderboard's first column marks this app's own runs
 OWN_MARK = "★ "
 
 
-def run_files(res: Resources, data_dir: str) -> tuple[dict[str, dict], list[str]]:
+def run_files(res: ClozeResources, data_dir: str) -> tuple[dict[str, dict], list[str]]:
     """The shared run result files and this page's own, by name, and one line for each file set
     aside (half-written or malformed: its name and what is wrong with it)."""
     runs, set_aside = {}, []
@@ -84,7 +84,7 @@ def _human_vs_model(human: dict, runs: dict[str, dict]) -> Any:
     return gr.update(value=rows or [["-", "-", "-"]], headers=headers)
 
 
-def refresh(tab: ClozeTab, res: Resources, session: ClozeSession, imported: list | None, files: list | None,
+def refresh(tab: ClozeTab, res: ClozeResources, session: ClozeSession, imported: list | None, files: list | None,
             token: str | None = "") -> LeaderboardView:
     """This app's runs (marked ★, first), imported files, this study and the paper's rows, scored
     alike. The study's own answers (its row, the per-question human column) need the researcher

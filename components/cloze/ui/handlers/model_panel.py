@@ -16,16 +16,16 @@ from components.cloze.data import ClozeDataset
 from components.cloze.metrics import score_results
 from components.cloze.pairs import answer_pair
 from components.cloze.questions import Question
-from components.cloze.runner import answer_safely, run_orders, run_set
+from components.cloze.pipeline import answer_safely, run_orders, run_set
 from components.cloze.solvers import ClozeSolvers, SolverSettings, solvers_for
 from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question, \
     writable_dir
-from components.cloze.ui.handlers.views import AnswerBoxes, RunOneView, RunSetView
-from components.cloze.ui.session import MODEL, ClozeSession, ClozeTab
-from components.common.admin import admin_mode
+from components.cloze.ui.views import AnswerBoxes, RunOneView, RunSetView
+from components.cloze.ui.session import ClozeResources, MODEL, ClozeSession, ClozeTab
+from components.base.admin import admin_mode
 from components.common.fields import whole
-from components.common.errors import MediaError
-from components.common.sessions import Resources
+from components.base.errors import MediaError
+
 from components.settings.session import SessionSettings, backend_for, compare_backend_for, own_backend_for
 
 CLIPS_PER_QUESTION = 6
@@ -41,7 +41,7 @@ def runs_dir(data_dir: str | Path) -> Path:
     return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "runs", "cloze-runs")
 
 
-def visitor_folder(res: Resources, parent: Path) -> Path:
+def visitor_folder(res: ClozeResources, parent: Path) -> Path:
     """A new folder of this visitor's under `parent`, removed when the page closes."""
     folder = parent / uuid.uuid4().hex[:12]
     folder.mkdir(parents=True, exist_ok=True)
@@ -49,7 +49,7 @@ def visitor_folder(res: Resources, parent: Path) -> Path:
     return folder
 
 
-def visitor_runs_dir(res: Resources, data_dir: str | Path) -> Path:
+def visitor_runs_dir(res: ClozeResources, data_dir: str | Path) -> Path:
     """Where a visitor's "Run the set" writes: the shared folder with APP_ADMIN=1, else a folder
     of this page's own (listed only on its leaderboard, removed when the page closes)."""
     if admin_mode():
@@ -79,7 +79,7 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def run_one(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
+def run_one(tab: ClozeTab, res: ClozeResources, session: ClozeSession, settings: dict, root: str, set_name: str,
             dims: str, seed: float, edge: str, strict: bool, prompt_style: str, display: str) -> RunOneView:
     """Answer the question on screen with the session's backend (or the edge baseline), found
     in the evaluation order whichever order showed it (a practice question, a link's); the
@@ -151,7 +151,7 @@ def _missing(m: dict) -> str:
     return "missing entries " + ", ".join(f"{k} {n}" for k, n in missing.items()) + " (left out, as released) · "
 
 
-def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str, set_name: str,
+def run_whole_set(tab: ClozeTab, res: ClozeResources, session: ClozeSession, settings: dict, root: str, set_name: str,
                   dims: str, seed: float, edge: str, strict: bool, prompt_style: str = "api", *,
                   progress=None) -> RunSetView:
     """Answer the whole set into this app's runs folder (resumable; Stop or closing the page ends
@@ -193,11 +193,11 @@ def run_whole_set(tab: ClozeTab, res: Resources, session: ClozeSession, settings
                                                         visible=True))
 
 
-def stop(tab: ClozeTab, res: Resources, session: ClozeSession) -> None:
+def stop(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> None:
     res.ask_stop()
 
 
-def order_sensitivity(tab: ClozeTab, res: Resources, session: ClozeSession, settings: dict, root: str,
+def order_sensitivity(tab: ClozeTab, res: ClozeResources, session: ClozeSession, settings: dict, root: str,
                       set_name: str, dims: str, seed: float, edge: str, k: float, limit: float,
                       prompt_style: str = "api", *, progress=None) -> str:
     """The first `limit` questions under k candidate orders: FR, CFR, Range, Disp (Table 4)."""

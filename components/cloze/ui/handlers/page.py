@@ -16,12 +16,12 @@ from components.cloze.questions import set_names
 from components.cloze.ui.handlers.compare_panel import refresh
 from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question
 from components.cloze.ui.handlers.source_panel import load_root
-from components.cloze.ui.handlers.views import LeaderboardView, LinkBoxView, LinkView, ModePick, ModeView, \
+from components.cloze.ui.views import LeaderboardView, LinkBoxView, LinkView, ModePick, ModeView, \
     QuestionView
-from components.cloze.ui.session import COMPARE, HUMAN, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, \
+from components.cloze.ui.session import ClozeResources, COMPARE, HUMAN, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, \
     ClozeTab, resolve_root, shown_root
-from components.common.errors import UserError
-from components.common.sessions import Resources
+from components.base.errors import UserError
+
 from components.common.ui import SKIP, error_line, poll, preparing_note
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def mode_view(mode: str) -> ModeView:
                     gr.update(visible=mode == MODEL))
 
 
-def pick_mode(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, imported: list | None,
+def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: str, imported: list | None,
               token: str | None, display: str = "frames") -> ModePick:
     """The Mode radio: its panels; Compare opens on the leaderboard at once. The question on
     screen stays, numbered in the new mode's order (the practice playthrough's or the
@@ -57,7 +57,7 @@ def pick_mode(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, i
     return ModePick(mode_view(mode), board, session, question, "")
 
 
-def open_page(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, params: dict) -> LinkView:
+def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, params: dict) -> LinkView:
     """Page load: the question a link names (`?tab=cloze&stem=&q=`), else nothing changes (and the
     default sets' first questions are drawn ahead). While the tab's data is still being made, only
     that is said, and the page asks again."""
@@ -177,7 +177,7 @@ def view_address(tab: ClozeTab, session: ClozeSession) -> str:
                                stem=shown[0], dim=shown[1])
 
 
-def copy_link(tab: ClozeTab, res: Resources, session: ClozeSession) -> LinkBoxView:
+def copy_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> LinkBoxView:
     """The query string of a link to the question on screen (the page adds its own address)."""
     if not session.loaded:
         raise UserError("Copy link: open a question first (Start / resume, or Load the question set).")

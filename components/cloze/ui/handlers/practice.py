@@ -17,11 +17,11 @@ from components.cloze.human import (annotator_file, answer_feedback, export_reco
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
 from components.cloze.ui.handlers.question import index_of, mmss, practice_dir, questions_for, render, \
     shown_question
-from components.cloze.ui.handlers.views import AnswerView, ClockView, ExportView, NavView, QuestionView, StartView
-from components.cloze.ui.session import ClozeSession, ClozeTab
-from components.common.errors import UserError
-from components.common.io import atomic_write_text, read_jsonl
-from components.common.sessions import Resources
+from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, QuestionView, StartView
+from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
+from components.base.errors import UserError
+from components.base.io import atomic_write_text, read_jsonl
+
 from components.common.ui import SKIP
 
 
@@ -50,7 +50,7 @@ def _open_practice(session: ClozeSession, annotator: str | None, chosen: int | N
     return replace(session, index=progress.next_index), message
 
 
-def start(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, root: str, set_name: str, dims: str,
+def start(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: str, root: str, set_name: str, dims: str,
           seed: float, annotator: str, display: str) -> StartView:
     """Start / resume (practice playthrough) or Load the question set (model mode). A question
     the visitor asked for (a link, ◀ ▶, the navigator) is the one played, when the set has it;
@@ -67,7 +67,7 @@ def start(tab: ClozeTab, res: Resources, session: ClozeSession, mode: str, root:
     return StartView(session, view, feedback, session.annotator if session.human else SKIP)
 
 
-def tick(tab: ClozeTab, res: Resources, session: ClozeSession) -> ClockView:
+def tick(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> ClockView:
     """The progress line's clock (every second while a practice question is shown)."""
     if not session.loaded or session.shown_at is None or not session.total or not session.human:
         return ClockView(SKIP)
@@ -82,15 +82,15 @@ def go_to(session: ClozeSession, display: str, target: int, *, pin: bool = True)
     return NavView(*render(replace(session, index=target, pinned=session.pinned or pin), display))
 
 
-def previous_question(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
+def previous_question(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str) -> NavView:
     return go_to(session, display, session.index - 1)
 
 
-def next_question(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
+def next_question(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str) -> NavView:
     return go_to(session, display, session.index + 1)
 
 
-def navigate(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, label: str) -> NavView:
+def navigate(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, label: str) -> NavView:
     """The navigator's label "7 · answered", or a number typed into it -> question 7."""
     words = str(label or "").split()
     if not session.loaded or not words:
@@ -101,7 +101,7 @@ def navigate(tab: ClozeTab, res: Resources, session: ClozeSession, display: str,
     return go_to(session, display, int(words[0]) - 1)
 
 
-def redisplay(tab: ClozeTab, res: Resources, session: ClozeSession, display: str) -> NavView:
+def redisplay(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str) -> NavView:
     return go_to(session, display, session.index, pin=False)
 
 
@@ -136,7 +136,7 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
     return AnswerView(session, view, feedback)
 
 
-def choose(tab: ClozeTab, res: Resources, session: ClozeSession, letter: str, display: str, flow: str,
+def choose(tab: ClozeTab, res: ClozeResources, session: ClozeSession, letter: str, display: str, flow: str,
            blind: bool) -> AnswerView:
     """A letter button: answers at once, or (select then submit) only selects."""
     if flow == "immediate":
@@ -145,14 +145,14 @@ def choose(tab: ClozeTab, res: Resources, session: ClozeSession, letter: str, di
                       f"Selected {letter}; press Submit.")
 
 
-def submit(tab: ClozeTab, res: Resources, session: ClozeSession, display: str, flow: str,
+def submit(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, flow: str,
            blind: bool) -> AnswerView:
     if not session.selected:
         raise UserError("Select A, B, C or D first.")
     return _save_answer(session, session.selected, display, flow, blind)
 
 
-def export(res: Resources, session: ClozeSession, fmt: str) -> ExportView:
+def export(res: ClozeResources, session: ClozeSession, fmt: str) -> ExportView:
     """The session's latest answers as a JSON or CSV file to download (removed with the page)."""
     if not session.file:
         raise UserError("Start a playthrough first; its answers are exported.")
@@ -164,9 +164,9 @@ def export(res: Resources, session: ClozeSession, fmt: str) -> ExportView:
     return ExportView(gr.update(value=str(out), visible=True))
 
 
-def export_json(tab: ClozeTab, res: Resources, session: ClozeSession) -> ExportView:
+def export_json(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> ExportView:
     return export(res, session, "json")
 
 
-def export_csv(tab: ClozeTab, res: Resources, session: ClozeSession) -> ExportView:
+def export_csv(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> ExportView:
     return export(res, session, "csv")

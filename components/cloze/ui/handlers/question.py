@@ -16,11 +16,11 @@ from components.cloze.frames import clip_grids, prefetch
 from components.cloze.human import latest_records, study_questions
 from components.cloze.questions import Question, QuestionSet, build_set
 from components.cloze.study.media import opaque_videos
-from components.cloze.ui.handlers.views import AnswerBoxes, QuestionView
+from components.cloze.ui.views import AnswerBoxes, QuestionView
 from components.cloze.ui.session import ClozeSession
 from components.common.ui import SKIP
-from components.common.io import read_jsonl
-from components.common.lru import SingleFlightLRU
+from components.base.io import read_jsonl
+from components.base.lru import SingleFlightLRU
 
 PAPER_FRAMES = 16
 _SETS_KEPT = 64

@@ -16,7 +16,7 @@ from components.cloze.metrics import PAPER_KEYS
 from components.cloze.runs import ClozeRuns, cloze_runs_loader
 from components.cloze.ui.handlers.question import questions_for
 from components.cloze.ui.session import ClozeSession
-from components.common.io import read_jsonl
+from components.base.io import read_jsonl
 from components.common.runs import RunsLoader, forget_runs_loaders, runs_loader
 
 

@@ -12,14 +12,14 @@ from components.cloze.build import build_instance
 from components.cloze.data import find_root, load_dataset, safe_extract_zip, shared_dataset
 from components.cloze.questions import set_names
 from components.cloze.ui.handlers.model_panel import safe_name, visitor_folder
-from components.cloze.ui.handlers.views import BuildView, RootView, SourceView
-from components.cloze.ui.session import ClozeSession, ClozeTab, resolve_root, shown_root
-from components.common.errors import UserError
+from components.cloze.ui.views import BuildView, RootView, SourceView
+from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab, resolve_root, shown_root
+from components.base.errors import UserError
 from components.common.fields import number, whole
-from components.common.sessions import Resources
 
 
-def upload(tab: ClozeTab, res: Resources, session: ClozeSession, file) -> SourceView:
+
+def upload(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file) -> SourceView:
     """An uploaded zip in the released layout, extracted safely into a folder of this visitor's
     (another visitor cannot open it; it is removed when the page closes, or at once when bad)."""
     if file is None:
@@ -38,7 +38,7 @@ def upload(tab: ClozeTab, res: Resources, session: ClozeSession, file) -> Source
                       f"Loaded {len(ds.instances)} stems from {path.name}.")
 
 
-def load_root(tab: ClozeTab, res: Resources, session: ClozeSession, root: str) -> RootView:
+def load_root(tab: ClozeTab, res: ClozeResources, session: ClozeSession, root: str) -> RootView:
     ds = shared_dataset(resolve_root(root, session.data_dir, session.own_roots))
     problems = ds.problems()
     note = f"{len(ds.instances)} stems." + (f" Problems: {'; '.join(problems[:4])}" if problems else "")
@@ -58,7 +58,7 @@ def requested_gap(gap_start: float | None, gap_end: float | None) -> tuple[float
     return start, end
 
 
-def build(tab: ClozeTab, res: Resources, session: ClozeSession, file, gap_start: float | None,
+def build(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file, gap_start: float | None,
           gap_end: float | None, seed: float, *, progress=None) -> BuildView:
     """A TempCloze instance cut from the uploaded video; the data folder then points at it."""
     if file is None:

@@ -7,8 +7,6 @@ UserError for what the user can fix.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
@@ -16,165 +14,36 @@ import gradio as gr
 
 from backends.pair import partner_id
 from components import datasource
-from components.common.errors import UserError
-from components.common.ui import View, poll, preparing_note
-from components.common.watched import WatchedFile
-from components.impact import pair_view, view
-from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations
+from components.base.errors import UserError
+from components.common.ui import poll, preparing_note
+from components.impact import links, pair_view, view
+from components.impact.data import ImpactItem
 from components.impact.body import load_body
 from components.impact.pairs import region_pair, temporal_pair
 from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, frame_images, select_regions
 from components.impact.render import RenderUnavailable
 from components.impact.solvers import single_method_note, solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
-from components.impact.temporal_solvers import TemporalPrediction
+from components.impact.solvers import TemporalPrediction
 from components.impact.ui.body_view import body_value, shown_key
-from components.impact.ui.session import ImpactResources, ImpactSession
+from components.impact.ui.session import ImpactResources, ImpactSession, ImpactTab
+from components.impact.ui.views import ClipView, FrameMoveView, FrameView, LinkView, LoadView, PaintView, SeekView, \
+    SpatialView, TemporalView, TurntableView
 from components.settings.session import SessionSettings, backend_for
 
 MANNEQUIN_NOTE = " Vertex-level SMPL-X annotations are shown as their regions on the mannequin."
 
 
-@dataclass(frozen=True)
-class ImpactData:
-    """What the tab read at start: the annotations (None when missing or unreadable) and why not."""
-
-    annotations: ImpactAnnotations | None
-    load_error: str | None = None
-
-    @property
-    def first(self) -> ImpactItem | None:
-        return self.annotations.items[0] if self.annotations and self.annotations.items else None
-
-    def splits(self) -> list[str]:
-        return sorted({i.split for i in (self.annotations.items if self.annotations else []) if i.split})
-
-    def item(self, qid: str | None) -> ImpactItem:
-        if self.annotations is None:
-            raise UserError("No impact annotations are loaded; see the note at the top of the tab.")
-        items = self.annotations.by_qid()
-        if not qid or qid not in items:
-            raise UserError("Choose a clip first.")
-        return items[qid]
-
-
-def data_source(data_dir: Path) -> WatchedFile[ImpactData]:
-    """The tab's data as each page reads it: the annotation file, read again when it changes."""
-    return WatchedFile(Path(data_dir) / "impact" / "annotations.json", lambda: load_data(data_dir))
-
-
-def load_data(data_dir: Path) -> ImpactData:
-    path = Path(data_dir) / "impact" / "annotations.json"
-    if not path.exists():
-        return ImpactData(None, "No impact annotations in the data folder (impact/annotations.json). Run "
-                                "`python -m examples.generate` for example clips, or put your own "
-                                "annotations.json (docs/formats.md) there.")
-    try:
-        return ImpactData(load_annotations(path))
-    except UserError as exc:
-        return ImpactData(None, f"Could not load impact/annotations.json: {exc}")
-
-
-# -- views ---------------------------------------------------------------------------------------
-
-@dataclass
-class FrameView(View):
-    """Everything that depends on (clip, frame, predictions)."""
-
-    body3d: Any  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or gr.skip()
-    legend: str
-    regions: str
-    turntable: str | None
-    turntable_msg: str
-    body_note: str
-    beside: str  # this frame's region reasoning and, compared, whether the two models agree
-
-
-@dataclass
-class ClipView(View):
-    clip: Any   # the clip list: the clip chosen (a typed qid or query resolved) and its neighbours
-    video: Any  # gr.Video update
-    frame: Any  # gr.Slider update
-    timeline: str
-    body: FrameView
-    status: str  # cleared: the last run's line was about the previous clip
-
-
-@dataclass
-class LoadView(View):
-    """The page's first view (a deep link's clip and frame), the painted body with it."""
-
-    clip: Any
-    video: Any
-    frame: Any
-    timeline: str
-    body3d: Any
-    legend: str
-    regions: str
-    turntable: str | None
-    turntable_msg: str
-    body_note: str
-    status: str
-    split: Any
-    poll: Any = field(default_factory=gr.skip)   # the preparation timer (on while the data is made)
-
-
-@dataclass
-class FrameMoveView(View):
-    video: Any
-    timeline: str
-    body: FrameView
-    status: str
-
-
-@dataclass
-class SeekView(View):
-    video: Any
-    frame: Any
-
-
-@dataclass
-class TemporalView(View):
-    session: ImpactSession
-    timeline: str
-    status: str
-
-
-@dataclass
-class SpatialView(View):
-    session: ImpactSession
-    body: FrameView
-    status: str
-    paint: Any  # the painting choice, shown once two models answered
-
-
-@dataclass
-class PaintView(View):
-    session: ImpactSession
-    body: FrameView
-
-
-@dataclass
-class LinkView(View):
-    link: Any  # the query string (the page adds its address), in the now visible link box
-
-
-@dataclass
-class TurntableView(View):
-    turntable: str | None
-    turntable_msg: str
-
-
 # -- handlers ------------------------------------------------------------------------------------
 
-def frame_view(data: ImpactData, session: ImpactSession, qid: str, frame: int, *,
+def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
                shown: dict | None = None, turntable: bool = False) -> FrameView:
     """The painted body, its legend, the regions line and the rotating view for one frame.
 
     `shown` is the 3D view's value as the page holds it: a painting it shows already is not sent
     again, so the camera the visitor turned stays.
     """
-    item = data.item(qid)
+    item = tab.item(qid)
     frame = int(max(1, min(item.num_frames, int(frame or 1))))
     body = load_body()
     answer = session.answer_at(qid, frame)
@@ -243,60 +112,60 @@ def first_frame(item: ImpactItem) -> int:
     return item.moments[0][0] if item.moments else 1
 
 
-def on_clip(data: ImpactData, res: ImpactResources, session: ImpactSession, typed: str,
+def on_clip(tab: ImpactTab, res: ImpactResources, session: ImpactSession, typed: str,
             shown: dict | None = None) -> ClipView:
     """A clip chosen from the list, or typed into it: a qid, or words of its query."""
-    qid = view.find_clip(data.annotations, typed) if data.annotations is not None else None
+    qid = view.find_clip(tab.annotations, typed) if tab.annotations is not None else None
     if qid is None and typed:
         raise UserError(f"No clip matches “{view.md_text(str(typed))[:80]}”: type a qid (e.g. "
-                        f"{data.first.qid if data.first else 'h0001'}) or words of a clip's query.")
-    item = data.item(qid)
+                        f"{tab.first.qid if tab.first else 'h0001'}) or words of a clip's query.")
+    item = tab.item(qid)
     start = first_frame(item)
-    return ClipView(gr.Dropdown(choices=view.clip_choices(data.annotations, qid), value=qid),
+    return ClipView(gr.Dropdown(choices=view.clip_choices(tab.annotations, qid), value=qid),
                     gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=start),
                     timeline_for(item, session, start),
-                    frame_view(data, session, qid, start, shown=shown), "")
+                    frame_view(tab, session, qid, start, shown=shown), "")
 
 
-def on_load(data: ImpactData, res: ImpactResources, session: ImpactSession, params: dict[str, str]) -> LoadView:
+def on_load(tab: ImpactTab, res: ImpactResources, session: ImpactSession, params: dict[str, str]) -> LoadView:
     """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
     the first clip at its first moment, with one line about a link value that was not understood."""
     note = preparing_note("impact")
     if note is not None:
         return LoadView(*[gr.skip()] * 12, poll=poll(True), message=note)
-    if data.first is None:
+    if tab.first is None:
         skip = gr.skip()
-        return LoadView(*[skip] * 12, poll=poll(False), message=f"⚠ {data.load_error}")
-    qid, frame, link_note = view.read_link(params, data.annotations.items if data.annotations else [])
-    item = data.item(qid or (data.first.qid if data.first else None))
+        return LoadView(*[skip] * 12, poll=poll(False), message=f"⚠ {tab.load_error}")
+    qid, frame, link_note = links.read_link(params, tab.annotations.items if tab.annotations else [])
+    item = tab.item(qid or (tab.first.qid if tab.first else None))
     frame = frame or first_frame(item)
-    body = frame_view(data, session, item.qid, frame)
-    return LoadView(gr.Dropdown(choices=view.clip_choices(data.annotations, item.qid), value=item.qid),
+    body = frame_view(tab, session, item.qid, frame)
+    return LoadView(gr.Dropdown(choices=view.clip_choices(tab.annotations, item.qid), value=item.qid),
                     gr.Video(value=str(datasource.local(item.video)), playback_position=(frame - 1) / item.fps),
                     gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
                     timeline_for(item, session, frame), body.body3d, body.legend, body.regions, body.turntable,
                     body.turntable_msg, body.body_note, "",
-                    gr.Dropdown(choices=["all", *data.splits()], value="all"), poll(False),
+                    gr.Dropdown(choices=["all", *tab.splits()], value="all"), poll(False),
                     message=f"⚠ {link_note}" if link_note else "")
 
 
-def reset_view(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
+def reset_view(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
     """The camera facing the hit region of the frame shown, sent even when unchanged (`nudge`
     moves it by a hair, so the page applies it after the user turned the body)."""
-    item = data.item(qid)
+    item = tab.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    value = frame_view(data, session, qid, number).body3d
+    value = frame_view(tab, session, qid, number).body3d
     alpha, beta, radius = value["camera"]
     return {**value, "camera": [alpha, beta, round(radius + 0.001 * (res.next_reset() % 2), 3)]}
 
 
-def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
+def on_frame(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
              shown: dict | None = None) -> FrameMoveView:
     """A new frame from the slider or its box. A box left empty, or holding no frame of this
     clip, changes nothing but the message line, which says what to type; the next good frame
     clears that line. The status line (the last run's summary) stays."""
-    item = data.item(qid)
+    item = tab.item(qid)
     problem = view.frame_problem(frame, item)
     skip = gr.skip()
     if problem:
@@ -309,7 +178,7 @@ def on_frame(data: ImpactData, res: ImpactResources, session: ImpactSession, qid
     message, res.frame_problem = ("" if res.frame_problem else None), False
     return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
                          timeline_for(item, session, number),
-                         frame_view(data, session, qid, number, shown=shown), skip,
+                         frame_view(tab, session, qid, number, shown=shown), skip,
                          message=message)
 
 
@@ -327,29 +196,29 @@ def clicked_frame(payload: dict | None) -> int | None:
     return int(payload["frame"]) if payload.get("frame") else None
 
 
-def on_timeline_click(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
+def on_timeline_click(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str,
                       payload: dict | None) -> SeekView:
     frame = clicked_frame(payload)
     if not frame:
         return SeekView(gr.skip(), gr.skip())
-    item = data.item(qid)
+    item = tab.item(qid)
     frame = int(max(1, min(item.num_frames, frame)))
     return SeekView(gr.Video(playback_position=(frame - 1) / item.fps), gr.Slider(value=frame))
 
 
-def copy_link(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> LinkView:
+def copy_link(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> LinkView:
     """The query string of a link to the clip and frame shown (the page adds its own address);
     a frame box that holds no frame of the clip is left out of the link."""
-    item = data.item(qid)
-    query = view.view_link(tab=view.TAB, clip=item.qid,
+    item = tab.item(qid)
+    query = links.view_link(tab=links.TAB, clip=item.qid,
                            frame=None if view.frame_problem(frame, item) else int(float(frame)))
     return LinkView(gr.update(value=query, visible=True))
 
 
-def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
+def run_temporal(tab: ImpactTab, res: ImpactResources, session: ImpactSession, settings: dict | None,
                  qid: str, frame: float, style: str, *, progress: gr.Progress | None = None) -> TemporalView:
     cancel = res.fresh_stop()
-    item = data.item(qid)
+    item = tab.item(qid)
     backend = backend_for(settings)
     solver = solvers_for(backend, SessionSettings.from_state(settings), style=style).temporal
     if progress is not None:
@@ -367,11 +236,11 @@ def run_temporal(data: ImpactData, res: ImpactResources, session: ImpactSession,
     return TemporalView(session, timeline_for(item, session, cursor), status)
 
 
-def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, settings: dict | None,
+def run_spatial(tab: ImpactTab, res: ImpactResources, session: ImpactSession, settings: dict | None,
                 qid: str, frame: Any, shown: dict | None = None, *,
                 progress: gr.Progress | None = None) -> SpatialView:
     cancel = res.fresh_stop()
-    item = data.item(qid)
+    item = tab.item(qid)
     frame = checked_frame(item, frame)
     backend = backend_for(settings)
     solver = solvers_for(backend, SessionSettings.from_state(settings)).regions
@@ -389,7 +258,7 @@ def run_spatial(data: ImpactData, res: ImpactResources, session: ImpactSession, 
         session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
         status = _with_note(f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.",
                             single_method_note(backend))
-    return SpatialView(session, frame_view(data, session, qid, frame, shown=shown), status,
+    return SpatialView(session, frame_view(tab, session, qid, frame, shown=shown), status,
                        gr.update(visible=bool(session.spatial_second), value=session.paint))
 
 
@@ -410,23 +279,23 @@ def paired_regions(solver, item: ImpactItem, frames: list[int], *, cancel=None,
     return firsts, seconds
 
 
-def set_paint(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
+def set_paint(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
               paint: str, shown: dict | None = None) -> PaintView:
     """The painting of a frame both compared models answered: their difference, or one of them
     against the truth."""
     session = session.with_paint(paint)
-    item = data.item(qid)
+    item = tab.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    return PaintView(session, frame_view(data, session, qid, number, shown=shown))
+    return PaintView(session, frame_view(tab, session, qid, number, shown=shown))
 
 
-def render_turntable(data: ImpactData, res: ImpactResources, session: ImpactSession, qid: str,
+def render_turntable(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str,
                      frame: Any) -> TurntableView:
-    body = frame_view(data, session, qid, checked_frame(data.item(qid), frame), turntable=True)
+    body = frame_view(tab, session, qid, checked_frame(tab.item(qid), frame), turntable=True)
     return TurntableView(body.turntable, body.turntable_msg)
 
 
-def stop(data: ImpactData, res: ImpactResources, session: ImpactSession) -> None:
+def stop(tab: ImpactTab, res: ImpactResources, session: ImpactSession) -> None:
     """Stop: the running model call or set run ends before its next step."""
     res.ask_stop()
 
@@ -445,12 +314,12 @@ def temporal_status(pred: TemporalPrediction) -> str:
     return f"{head} · {text}{raw}{notes}"
 
 
-def set_metrics(data: ImpactData, res: ImpactResources, session: ImpactSession, split_name: str | None,
+def set_metrics(tab: ImpactTab, res: ImpactResources, session: ImpactSession, split_name: str | None,
                 settings: dict | None, style: str = "auto", *, progress: gr.Progress | None = None) -> str:
     """Run the session's model (or the baselines) over every clip of the set, then both tables
     (Stop, or closing the page, ends it before the next clip). With "compare with", both models
     answer the same requests and each table has a row (with its intervals) for each."""
-    annotations, cancel = data.annotations, res.fresh_stop()
+    annotations, cancel = tab.annotations, res.fresh_stop()
     split_name = None if split_name in (None, "all") else split_name
     if annotations is None:
         raise UserError("No impact annotations are loaded.")

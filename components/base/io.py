@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from collections.abc import Callable
 
-from components.common.errors import DataFormatError
+from components.base.errors import DataFormatError
 
 #: permissions of files the app writes (mkstemp alone would leave 0600)
 FILE_MODE = 0o644
@@ -58,7 +58,7 @@ def output_lock(path: str | Path) -> Iterator[None]:
     same thread may nest it; another thread or process is refused."""
     import fcntl
 
-    from components.common.errors import UserError
+    from components.base.errors import UserError
 
     target = lock_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)

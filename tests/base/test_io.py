@@ -1,4 +1,4 @@
-"""components.common.io: atomic writes, torn-tail-safe appends, path locks."""
+"""components.base.io: atomic writes, torn-tail-safe appends, path locks."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from components.common import io
-from components.common.errors import DataFormatError
+from components.base import io
+from components.base.errors import DataFormatError
 
 
 def mode(path) -> int:
@@ -131,7 +131,7 @@ def test_fsync_dir_ignores_what_it_cannot_open(tmp_path):
 
 
 def test_a_repeated_key_is_found_with_its_line_and_only_inside_one_object():
-    from components.common.io import duplicate_key_line
+    from components.base.io import duplicate_key_line
 
     # the same key in sibling objects of a list, or inside a string, is no repeat
     assert duplicate_key_line('[{"a": 1}, {"a": 2}, {"s": "\\"a\\": 3, \\"a\\": 4"}]') is None
@@ -140,7 +140,7 @@ def test_a_repeated_key_is_found_with_its_line_and_only_inside_one_object():
 
 
 def test_load_json_refuses_a_repeated_key(tmp_path):
-    from components.common.io import load_json
+    from components.base.io import load_json
 
     path = tmp_path / "r.json"
     path.write_text('{"s1": 1,\n "s1": 2}')
@@ -151,7 +151,7 @@ def test_load_json_refuses_a_repeated_key(tmp_path):
 
 
 def test_a_torn_tail_longer_than_the_search_window_is_cut_at_its_own_line(tmp_path):
-    from components.common.io import repair_torn_tail, torn_path
+    from components.base.io import repair_torn_tail, torn_path
 
     path = tmp_path / "p.jsonl"
     head = b'{"qid": "a"}\n'

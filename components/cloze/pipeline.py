@@ -14,8 +14,8 @@ from components.cloze.questions import Question, question_with_order
 from components.cloze.metrics import check_results, order_sensitivity
 from components.cloze.solvers import ClozeSolver, released_params
 from components.common.batch import repair_output, run_resumable
-from components.common.errors import DataFormatError, MediaError
-from components.common.io import append_jsonl, atomic_write_json, load_json, output_lock, read_jsonl
+from components.base.errors import DataFormatError, MediaError
+from components.base.io import append_jsonl, atomic_write_json, load_json, output_lock, read_jsonl
 
 
 def sidecar_path(out_path: str | Path) -> Path:

@@ -4,34 +4,24 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
 
-from components.common.admin import admin_mode
-from components.common.errors import UserError
-from components.common.ui import View, note
+from components.base.admin import admin_mode
+from components.base.errors import UserError
+from components.common.ui import note
 from components.settings.session import backend_for
 from components.window_search import view
 from components.window_search.memory import CharacterMemory, build_names_only
 from components.window_search.solvers import solvers_for
-from components.window_search.ui.handlers import TabData, WINDOW_FRAMES, memory_listing, memory_of, \
+from components.window_search.ui.handlers.search import WINDOW_FRAMES, memory_listing, memory_of, \
     search_settings
 from components.window_search.ui.private_memory import editable_memory
-from components.window_search.ui.session import SessionResources, WindowSearchSession
-
-
-@dataclass
-class MemoryView(View):
-    session: WindowSearchSession
-    memory_names: str
-    refs: list
-    char_pick: Any
-    confirm_row: Any = None
-    confirm_text: str = ""
+from components.window_search.ui.session import WindowSearchResources, WindowSearchSession, WindowSearchTab
+from components.window_search.ui.views import MemoryView
 
 
 def _view(session: WindowSearchSession) -> MemoryView:
@@ -39,7 +29,7 @@ def _view(session: WindowSearchSession) -> MemoryView:
     return MemoryView(session, names, refs, chars, gr.update(visible=False), "")
 
 
-def _editable(session: WindowSearchSession, res: SessionResources) -> CharacterMemory:
+def _editable(session: WindowSearchSession, res: WindowSearchResources) -> CharacterMemory:
     if session.movie is None or not session.movie.memory:
         raise UserError("Character memory: pick a movie first.")
     return editable_memory(session.movie, res)
@@ -50,7 +40,7 @@ def _refs(session: WindowSearchSession) -> list:
     return [(c, r) for c in mem.characters for r in c.references if Path(r.image).is_file()] if mem else []
 
 
-def ref_selected(tab: TabData, res: SessionResources, session: WindowSearchSession,
+def ref_selected(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
                  index: int | None) -> WindowSearchSession:
     refs = _refs(session)
     if index is not None and 0 <= index < len(refs):
@@ -58,7 +48,7 @@ def ref_selected(tab: TabData, res: SessionResources, session: WindowSearchSessi
     return session
 
 
-def remove_ref(tab: TabData, res: SessionResources, session: WindowSearchSession) -> MemoryView:
+def remove_ref(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> MemoryView:
     """Ask before removing: the confirmation names the reference and whose memory changes."""
     if not session.sel_ref:
         raise UserError("Remove reference: select a reference frame in the gallery first.")
@@ -74,7 +64,7 @@ def remove_ref(tab: TabData, res: SessionResources, session: WindowSearchSession
     return MemoryView(session, names, refs, chars, gr.update(visible=True), text)
 
 
-def confirm_remove(tab: TabData, res: SessionResources, session: WindowSearchSession) -> MemoryView:
+def confirm_remove(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> MemoryView:
     ref_id, session.pending_remove = session.pending_remove, None
     if not ref_id:
         return _view(session)
@@ -83,12 +73,12 @@ def confirm_remove(tab: TabData, res: SessionResources, session: WindowSearchSes
     return _view(session)
 
 
-def cancel_remove(tab: TabData, res: SessionResources, session: WindowSearchSession) -> MemoryView:
+def cancel_remove(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> MemoryView:
     session.pending_remove = None
     return _view(session)
 
 
-def frame_selected(tab: TabData, res: SessionResources, session: WindowSearchSession,
+def frame_selected(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
                    index: int | None) -> WindowSearchSession:
     trace = session.trace
     cand = view.candidate(trace, session.selected) if trace else None
@@ -100,7 +90,7 @@ def frame_selected(tab: TabData, res: SessionResources, session: WindowSearchSes
     return session
 
 
-def add_ref(tab: TabData, res: SessionResources, session: WindowSearchSession,
+def add_ref(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
             char_id: str | None) -> MemoryView:
     if session.sel_frame is None:
         raise UserError("Add reference: select a frame of the current window first (run a query and "
@@ -120,7 +110,7 @@ def _known_names(mem: CharacterMemory) -> set[str]:
     return {n.lower() for c in mem.characters for n in c.names}
 
 
-def find_names(tab: TabData, res: SessionResources, session: WindowSearchSession) -> MemoryView:
+def find_names(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> MemoryView:
     if session.movie is None:
         raise UserError("Find names: pick a movie first.")
     movie = res.movie(session.movie, session.chunk_seconds)
@@ -137,7 +127,7 @@ def find_names(tab: TabData, res: SessionResources, session: WindowSearchSession
     return dataclasses.replace(_view(session), message=note(f"{added} new name(s) found in the subtitles."))
 
 
-def build_refs(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
+def build_refs(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, settings: dict | None,
                progress: Callable[..., Any] | None = None) -> MemoryView:
     if not session.has_video:
         raise UserError("Build references: pick a movie first.")

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from components.cloze import intervals as iv
+from components.cloze import gaps as iv
 
 
 def test_alignment_intervals_hand_computed():

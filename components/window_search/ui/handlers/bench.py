@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
@@ -12,28 +11,21 @@ from collections.abc import Iterator
 import gradio as gr
 
 from backends.registry import resolve_embedder
-from components.common.errors import UserError
-from components.common.ui import View
+from components.base.errors import UserError
 from components.common.intervals import valid_interval
-from components.common.io import atomic_write_text
+from components.base.io import atomic_write_text
 from components.settings.session import own_backend_for
 from components.window_search import view
 from components.window_search.data import Prediction
 from components.window_search.metrics import evaluate
 from components.window_search.pipeline import ground_query, prediction_record
 from components.window_search.solvers import solvers_for
-from components.window_search.ui.handlers import TabData, _localizer_backend, memory_of, read_chunk, \
+from components.window_search.ui.handlers.search import _localizer_backend, memory_of, read_chunk, \
     search_settings
-from components.window_search.ui.session import SessionResources, WindowSearchSession
+from components.window_search.ui.session import WindowSearchResources, WindowSearchSession, WindowSearchTab
+from components.window_search.ui.views import BenchView
 
 METHOD_NAMES = {"aws": "Agentic Window Search", "rag": "Movie RAG (top-1)", "oracle-chunk": "oracle chunk"}
-
-
-@dataclass
-class BenchView(View):
-    progress: str
-    metrics: Any
-    file: Any
 
 
 def initial_table() -> list[list]:
@@ -49,7 +41,7 @@ def run_table(metrics: dict, *, data_set: str, method: str) -> list[list]:
     return table
 
 
-def bench(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
+def bench(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, settings: dict | None,
           chunk: Any, k: Any, m: Any, delta: Any, method: str,
           thinking_off: bool | None = True) -> Iterator[BenchView]:
     """Every query of the annotation file, the metrics after each (missing ones count as failures)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from components.common.intervals import format_mmss, parse_time
-from components.impact.intervals import NONE, OK, UNPARSED, parse_intervals
+from components.impact.replies import NONE, OK, UNPARSED, parse_intervals
 
 F = 1 / 24
 CASES = [

@@ -2,8 +2,8 @@
 session and the inputs, and returns a typed view whose fields are the event's outputs in order
 (layout.py wires them; a view's `message`, when it has one, goes to the tab's message line). They
 raise UserError for what the user can fix; layout shows it on the message line. Tested directly
-(tests/window_search/test_ui_handlers*.py). Memory edits: memory_handlers.py; the benchmark:
-bench.py."""
+(tests/window_search/test_ui_handlers*.py). Memory edits: memory.py; the benchmark:
+bench.py; the views: ../views.py."""
 from __future__ import annotations
 
 import html
@@ -12,7 +12,7 @@ import math
 import queue
 import tempfile
 import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping
@@ -22,169 +22,29 @@ from gradio import processing_utils
 
 from backends.registry import resolve_embedder
 from components import datasource
-from components.common.errors import DataFormatError, UserError
+from components.base.errors import DataFormatError, UserError
 from components.common.fields import number, whole
-from components.common.io import atomic_write_text
+from components.base.io import atomic_write_text
 from components.common.limits import check_video_duration
 from components.common import players
-from components.common.ui import SKIP, View, markdown_safe, poll, preparing_note
-from components.common.watched import WatchedFile
+from components.common.ui import SKIP, markdown_safe, poll, preparing_note
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
 from components.window_search import links, pair_view, view
-from components.window_search.data import GroundingAnnotations, load_annotations
-from components.window_search.memory import CharacterMemory, load_or_empty, memory_path
+from components.window_search.memory import CharacterMemory, load_or_empty
 from components.window_search.metrics import temporal_iou
 from components.window_search.pipeline import SearchSettings, ground_query
 from components.window_search.solvers import solvers_for
 from components.window_search.types import SearchTrace, is_scored_source
 from components.window_search.ui import playback
-from components.window_search.ui.session import MovieInfo, Partner, PickedQuery, SessionResources, \
-    WindowSearchSession
+from components.window_search.ui.session import MovieInfo, Partner, PickedQuery, WindowSearchResources, \
+    WindowSearchSession, WindowSearchTab
+from components.window_search.ui.views import ExportView, LinkView, LoadView, MovieView, PageView, PlayheadView, \
+    QueryView, RunView
 
 VIDEO_TYPES = (".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v")
 SUB_TYPES = (".srt", ".vtt")
 WINDOW_FRAMES = 24  # frames of a window shown for picking a reference
-
-
-# -- the tab's data ---------------------------------------------------------------------------------
-@dataclass
-class TabData:
-    """The annotation file the tab offers (None, with the reason, when there is none)."""
-
-    annotations: GroundingAnnotations | None
-    error: str = ""
-
-    def queries_of(self, movie_id: str | None) -> list:
-        if self.annotations is None or movie_id is None:
-            return []
-        return [q for q in self.annotations.queries if q.movie_id == movie_id]
-
-    def movie_choices(self) -> list[tuple[str, str]]:
-        movies = self.annotations.movies.values() if self.annotations else []
-        return [(f"{m.movie_id} · {m.extra.get('title', m.video.name)}", m.movie_id) for m in movies]
-
-    def movie_info(self, movie_id: str) -> MovieInfo:
-        if self.annotations is None or movie_id not in self.annotations.movies:
-            raise UserError(f"Movie: `{movie_id}` is not a movie of the annotation file; pick one from the list.")
-        entry = self.annotations.movie(movie_id)
-        return MovieInfo(movie_id, str(entry.video), str(entry.subtitles) if entry.subtitles else None,
-                         str(memory_path(Path(self.annotations.path).parent, movie_id)))
-
-    @property
-    def first_movie(self) -> str | None:
-        choices = self.movie_choices()
-        return choices[0][1] if choices else None
-
-
-def tab_source(data_dir: Path) -> WatchedFile[TabData]:
-    """The tab's data as each page reads it: the annotation file, read again when it changes."""
-    path = Path(data_dir) / "grounding" / "annotations.json"
-    return WatchedFile(path, lambda: load_tab_data(data_dir))
-
-
-def load_tab_data(data_dir: Path) -> TabData:
-    path = Path(data_dir) / "grounding" / "annotations.json"
-    if not path.is_file():
-        return TabData(None, "No annotation file in the data folder's grounding/ (generate the examples "
-                             "with `python -m examples.generate`), or upload a movie.")
-    try:
-        return TabData(load_annotations(path))
-    except UserError as exc:
-        return TabData(None, str(exc))
-
-
-# -- views: one dataclass per event, fields in the order of its outputs ---------------------------
-@dataclass
-class MovieView(View):
-    session: WindowSearchSession
-    video: Any
-    timeline: str
-    query_pick: Any
-    query: Any
-    partner: str
-    scrub: Any
-    checklist: str
-    result: str
-    window_pick: Any
-    memory_names: str
-    refs: list
-    char_pick: Any
-    calls: str      # the last run's reasoning and, compared, both models' windows: cleared
-
-
-@dataclass
-class PageView(MovieView):
-    """A page opened (maybe from a deep link): the movie view plus the movie dropdown."""
-
-    movie_pick: Any = None
-    poll: Any = field(default_factory=lambda: SKIP)   # the preparation timer (on while the data is made)
-
-
-@dataclass
-class QueryView(View):
-    session: WindowSearchSession
-    query: Any
-    partner: str
-    timeline: str   # the picked query's ground truth drawn at once
-    checklist: Any  # a run of another query is cleared with its bars
-    result: Any
-    window_pick: Any
-    calls: Any
-
-
-@dataclass
-class RunView(View):
-    session: WindowSearchSession
-    timeline: str
-    checklist: str
-    progress: str
-    result: str
-    window_pick: Any
-    cast: list
-    frames: Any
-    video: Any
-    scrub: Any
-    calls: str      # each role's reasoning; compared: both windows, predictions, disagreements
-
-
-@dataclass
-class PlayheadView(View):
-    """The four views of one playhead: timeline, checklist, player, slider (and the window radio)."""
-
-    session: WindowSearchSession
-    timeline: str
-    checklist: str
-    video: Any
-    scrub: Any
-    window_pick: Any
-    frames: Any
-
-
-@dataclass
-class ExportView(View):
-    export_file: Any
-
-
-@dataclass
-class LoadView(View):
-    session: WindowSearchSession
-    video: Any
-    timeline: str
-    checklist: str
-    result: str
-    window_pick: Any
-    cast: list
-    query: str
-    scrub: Any
-    query_pick: Any   # the trace's own query, ground truth and partner (not the one picked before)
-    partner: Any
-    calls: str
-
-
-@dataclass
-class LinkView(View):
-    link: Any  # the query string (the page adds its address), in the now visible link box
 
 
 # -- helpers ----------------------------------------------------------------------------------------
@@ -277,7 +137,7 @@ def _default_rank(trace: SearchTrace) -> int | None:
     return trace.accepted_rank or trace.selected_rank or last
 
 
-def window_frames(res: SessionResources, session: WindowSearchSession, window: tuple[float, float]) -> list:
+def window_frames(res: WindowSearchResources, session: WindowSearchSession, window: tuple[float, float]) -> list:
     if not session.has_video:
         return []
     frames = res.movie(session.movie, session.chunk_seconds).frames(window[0], window[1], fps=1.0,
@@ -305,7 +165,7 @@ def memory_listing(session: WindowSearchSession) -> tuple[str, list, Any]:
     return md, gallery, gr.update(choices=choices, value=choices[0][1] if choices else None)
 
 
-def _picked(tab: TabData, session: WindowSearchSession, qid: str | None) -> tuple[Any, str]:
+def _picked(tab: WindowSearchTab, session: WindowSearchSession, qid: str | None) -> tuple[Any, str]:
     """Pick `qid` into the session: (the query text, the partner line)."""
     if not qid or tab.annotations is None:
         session.picked, session.partner = None, None
@@ -320,7 +180,7 @@ def _picked(tab: TabData, session: WindowSearchSession, qid: str | None) -> tupl
     return q.query, md
 
 
-def _movie_view(tab: TabData, session: WindowSearchSession, qid: str | None = None) -> MovieView:
+def _movie_view(tab: WindowSearchTab, session: WindowSearchSession, qid: str | None = None) -> MovieView:
     """The view of a freshly opened movie, `qid` (default: its first annotated query) picked."""
     mv = session.movie
     queries = tab.queries_of(mv.movie_id if mv and not mv.uploaded else None)
@@ -338,7 +198,7 @@ def _movie_view(tab: TabData, session: WindowSearchSession, qid: str | None = No
                      chars, "", message=unplayable)
 
 
-def _opened(res: SessionResources, info: MovieInfo, chunk: float | None,
+def _opened(res: WindowSearchResources, info: MovieInfo, chunk: float | None,
             session: WindowSearchSession) -> WindowSearchSession:
     """A fresh session on `info` (the IoUs of earlier runs are kept for the pair line)."""
     chunk_seconds = read_chunk(chunk)
@@ -377,7 +237,7 @@ def baseline_label(settings: dict | None) -> str:
 
 
 # -- opening the page, a movie and a query ----------------------------------------------------------
-def open_page(tab: TabData, res: SessionResources, session: WindowSearchSession, chunk: Any,
+def open_page(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, chunk: Any,
               params: Mapping[str, str]) -> PageView:
     """A new page: the first movie and its first query, or what a deep link names
     (`?tab=window-search&movie=m01&qid=p0005_t&t=400`), with one line about any value not understood.
@@ -405,14 +265,14 @@ def _fields(v: Any) -> list:
     return [getattr(v, f) for f in v.__dataclass_fields__ if f != "message"]
 
 
-def pick_movie(tab: TabData, res: SessionResources, session: WindowSearchSession, movie_id: str | None,
+def pick_movie(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, movie_id: str | None,
                chunk: Any) -> MovieView:
     if not movie_id or tab.annotations is None:
         return _movie_view(tab, session)
     return _movie_view(tab, _opened(res, tab.movie_info(movie_id), chunk, session))
 
 
-def upload_movie(tab: TabData, res: SessionResources, session: WindowSearchSession, files: list | None,
+def upload_movie(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, files: list | None,
                  chunk: Any) -> MovieView:
     if not files:
         return _movie_view(tab, session)
@@ -435,7 +295,7 @@ def upload_movie(tab: TabData, res: SessionResources, session: WindowSearchSessi
     return _movie_view(tab, opened)
 
 
-def pick_query(tab: TabData, res: SessionResources, session: WindowSearchSession,
+def pick_query(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
                qid: str | None) -> QueryView:
     if not qid or tab.annotations is None:
         session.partner = None
@@ -475,7 +335,7 @@ def _drained(updates: queue.Queue) -> Iterator[tuple[str, Any]]:
             return
 
 
-def run(tab: TabData, res: SessionResources, session: WindowSearchSession, settings: dict | None,
+def run(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, settings: dict | None,
         text: str | None, chunk: Any, k: Any, m: Any, delta: Any, method: str,
         thinking_off: bool | None = True) -> Iterator[RunView]:
     """Ground the query in the session's movie, yielding the views as the search goes; when it is
@@ -514,7 +374,7 @@ def run(tab: TabData, res: SessionResources, session: WindowSearchSession, setti
         yield _run_view(res, session, SearchTrace.from_dict(payload), search.k, done=kind == "done")
 
 
-def _run_view(res: SessionResources, session: WindowSearchSession, trace: SearchTrace, k: int, *,
+def _run_view(res: WindowSearchResources, session: WindowSearchSession, trace: SearchTrace, k: int, *,
               done: bool) -> RunView:
     session.trace = trace
     session.selected = sel = _default_rank(trace)
@@ -533,12 +393,12 @@ def _run_view(res: SessionResources, session: WindowSearchSession, trace: Search
                    message=f"⚠ The search failed: {html.escape(trace.errors[0], quote=False)}" if failed else "")
 
 
-def stop(tab: TabData, res: SessionResources, session: WindowSearchSession | None = None) -> None:
+def stop(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession | None = None) -> None:
     res.ask_stop()
 
 
 # -- one playhead: timeline clicks, the window radio, the slider, the presentation keys ------------
-def _at_playhead(res: SessionResources, session: WindowSearchSession, rank: int | None, *,
+def _at_playhead(res: WindowSearchResources, session: WindowSearchSession, rank: int | None, *,
                  seek: bool = True) -> PlayheadView:
     """All four views at session.playhead, showing window `rank` (None: the chunk under the
     playhead, with its "not inspected" note when no Inspect call saw it). `seek=False`: the player
@@ -558,7 +418,7 @@ def _at_playhead(res: SessionResources, session: WindowSearchSession, rank: int 
                         _scrub(session), _window_pick(trace, rank), frames)
 
 
-def timeline_click(tab: TabData, res: SessionResources, session: WindowSearchSession,
+def timeline_click(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
                    data: Mapping[str, Any] | None) -> PlayheadView:
     """A click on a chunk (or the n / p keys): {rank: ranked chunk or None, start: its start}.
     Clicking the window already shown seeks the player back to its start. {played: t}: the
@@ -577,7 +437,7 @@ def timeline_click(tab: TabData, res: SessionResources, session: WindowSearchSes
     return _at_playhead(res, session, None)
 
 
-def played(tab: TabData, res: SessionResources, session: WindowSearchSession, t: Any) -> PlayheadView:
+def played(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, t: Any) -> PlayheadView:
     """The player reached `t` by itself (playing, or the visitor seeked in it): the timeline,
     the slider and the checklist follow it; the player is not moved."""
     if session.movie is None:
@@ -587,14 +447,14 @@ def played(tab: TabData, res: SessionResources, session: WindowSearchSession, t:
     return _at_playhead(res, session, rank, seek=False)
 
 
-def select_window(tab: TabData, res: SessionResources, session: WindowSearchSession,
+def select_window(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
                   choice: str | None) -> PlayheadView:
     if session.movie is None or session.trace is None or not choice:
         raise UserError("Window: run a query (or load a trace) first.")
     return timeline_click(tab, res, session, {"rank": int(str(choice).lstrip("#"))})
 
 
-def scrubbed(tab: TabData, res: SessionResources, session: WindowSearchSession, t: Any) -> PlayheadView:
+def scrubbed(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, t: Any) -> PlayheadView:
     if session.movie is None:
         raise UserError("Movie: pick a movie first.")
     session.playhead = max(0.0, min(number(t, "scrub", default=0.0), session.movie.duration))
@@ -602,7 +462,7 @@ def scrubbed(tab: TabData, res: SessionResources, session: WindowSearchSession, 
     return _at_playhead(res, session, rank)
 
 
-def copy_link(tab: TabData, res: SessionResources, session: WindowSearchSession, t: Any = None) -> LinkView:
+def copy_link(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, t: Any = None) -> LinkView:
     """The query string of a link to this view (the page adds its own address in the browser):
     the movie, the picked query and the player's time (`t` from the page, else the playhead)."""
     if session.movie is None:
@@ -614,7 +474,7 @@ def copy_link(tab: TabData, res: SessionResources, session: WindowSearchSession,
     return LinkView(gr.update(value=view_address(tab, session, now, keep_zero=True), visible=True))
 
 
-def view_address(tab: TabData, session: WindowSearchSession, now: float | None = None, *,
+def view_address(tab: WindowSearchTab, session: WindowSearchSession, now: float | None = None, *,
                  keep_zero: bool = False) -> str:
     """The query string of a link to the view `session` shows (the page's address follows it):
     the movie and the picked query when they are in the annotation file, the playhead (`now`,
@@ -631,7 +491,7 @@ def view_address(tab: TabData, session: WindowSearchSession, now: float | None =
 
 
 # -- saved traces -----------------------------------------------------------------------------------
-def export(tab: TabData, res: SessionResources, session: WindowSearchSession) -> ExportView:
+def export(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> ExportView:
     trace = session.trace
     if trace is None:
         raise UserError("Export trace: nothing to export yet; run a query first.")
@@ -670,7 +530,7 @@ def _read_trace_file(path: Path, want_qid: str | None) -> tuple[dict, SearchTrac
         raise _not_a_trace(path.name, f"a part of it is malformed: {type(exc).__name__}") from None
 
 
-def load(tab: TabData, res: SessionResources, session: WindowSearchSession, file: Any) -> LoadView:
+def load(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, file: Any) -> LoadView:
     if not file:
         raise UserError("Load trace: choose a trace file (.json or .jsonl).")
     path = Path(file if isinstance(file, str) else file.name)
@@ -698,7 +558,7 @@ def load(tab: TabData, res: SessionResources, session: WindowSearchSession, file
                     _scrub(session), query_pick, partner, pair_view.calls_html(trace), message=unplayable)
 
 
-def _trace_query(tab: TabData, session: WindowSearchSession, trace: SearchTrace) -> tuple[Any, str]:
+def _trace_query(tab: WindowSearchTab, session: WindowSearchSession, trace: SearchTrace) -> tuple[Any, str]:
     """(query dropdown, partner line) for a loaded trace: its own query when the annotation file
     has it (header, ground truth and partner then are that query's), else no picked query."""
     known = tab.annotations is not None and trace.qid and trace.qid in {q.qid for q in tab.annotations.queries}

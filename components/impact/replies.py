@@ -32,8 +32,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from backends.ask import Unparsed
 from components.common.intervals import DASHES, TIME, UNIT, json_span, pairs_in_json, parse_time
 from components.common.replies import ReplyRefused, answer_part
+from components.impact.regions import read_region_answer
 
 OK, NONE, UNPARSED = "ok", "none", "unparsed"
 
@@ -248,3 +250,44 @@ def parse_intervals(text: str | None, *, duration: float | None = None,
         return ParsedIntervals([], raw, NONE)
     why = [f"the reply only negates interval(s) ({negated})"] if negated else []
     return ParsedIntervals([], raw, UNPARSED, notes=why)
+
+
+# -- frame numbers and region replies ----------------------------------------------------------
+
+def frame_index_answer(text: str, num_frames: int, duration: float) -> ParsedIntervals:
+    """A VTimeLLM-style answer ("From 12 to 30": numbers of the frames sent, 0-based, spread
+    uniformly over the clip, as VTimeLLM's own "From 00 to 99" over its 100 frames) in seconds:
+    frame i of n stands for [i/n, (i+1)/n] x duration, so "From a to b" is [a/n, (b+1)/n] x duration.
+    Read by the one interval parser first (negation, reasoning, size rules), clamped to the clip."""
+    # fps=1e9: "From 50 to 50" (one frame) stays an interval of (almost) no width, then frame 50
+    parsed = parse_intervals(text, duration=None, fps=1e9)
+    if parsed.status != OK or num_frames <= 0:
+        return parsed
+    step = duration / num_frames
+    intervals, scores, notes = [], [], list(parsed.notes)
+    for (a, b), window in zip(parsed.intervals, parsed.windows()):
+        s, e = max(0.0, a * step), min(duration, (b + 1) * step)
+        if e <= s:
+            notes.append(f"frames {a:g}-{b:g} lie outside the {num_frames} frames sent, dropped")
+            continue
+        intervals.append((s, e))
+        scores.append(window[2])
+    notes.append(f"frame numbers read as indices of the {num_frames} frames sent "
+                 f"({step:.3f} s each)")
+    return ParsedIntervals(intervals, parsed.raw, OK, parsed.out_of_range, notes, scores)
+
+
+def no_label_reason(unmapped: list[str]) -> str:
+    return ("no body-region label found in the reply"
+            + (f" (unmapped: {', '.join(unmapped)})" if unmapped else ""))
+
+
+def read_regions(raw: str) -> tuple[list[str], list[str]]:
+    """(labels, unmapped) of a reply; raises Unparsed when it names no label and is not "None"
+    (also for an echo of the prompt's label list, a reply that only negates, unfinished reasoning
+    or an oversized reply: components.impact.regions.read_region_answer)."""
+    reading = read_region_answer(raw)
+    if reading.status in (OK, NONE):
+        return reading.labels, reading.unmapped
+    raise Unparsed(reading.reason + (f" (unmapped: {', '.join(reading.unmapped)})"
+                                     if reading.unmapped else ""))

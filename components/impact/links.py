@@ -1,0 +1,45 @@
+"""Deep links to a frame of the Impact tab (pure; no gradio): `?tab=impact&clip=<qid>&frame=<n>`
+(1-based). `view_link` writes the query string, `read_link` reads one back into what to open."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from collections.abc import Sequence
+
+from components.common.links import view_link  # noqa: F401 - the tab's links are written by it
+
+if TYPE_CHECKING:
+    from components.impact.data import ImpactItem
+
+TAB = "impact"
+
+
+def shown_value(value: str) -> str:
+    """A link's value quoted back to the user: short, and unable to break the Markdown around it."""
+    text = "".join(ch for ch in str(value) if ch.isprintable() and ch != "`")
+    return text[:40] + ("…" if len(text) > 40 else "")
+
+
+def read_link(params: dict[str, str], items: Sequence[ImpactItem]) -> tuple[str | None, int | None, str]:
+    """A page address's query -> (clip qid, 1-based frame, note), for `?tab=impact&clip=&frame=`.
+
+    (None, None, "") when the link is not for this tab. A value this data cannot show falls back
+    to the first clip / the clip's first moment, and the note says which parameter was not
+    understood."""
+    tab = (params.get("tab") or "").strip().lower()
+    if (tab and tab != TAB) or (not tab and "clip" not in params and "frame" not in params) or not items:
+        return None, None, ""
+    by_qid = {item.qid: item for item in items}
+    clip, raw_frame = (params.get("clip") or "").strip(), (params.get("frame") or "").strip()
+    notes = []
+    item = by_qid.get(clip)
+    if clip and item is None:
+        notes.append(f"The link's clip `{shown_value(clip)}` is not in this data; showing the first clip.")
+    item = item or items[0]
+    frame = None
+    if raw_frame:
+        frame = int(raw_frame) if raw_frame.isdigit() else None
+        if frame is None or not 1 <= frame <= item.num_frames:
+            notes.append(f"The link's frame `{shown_value(raw_frame)}` is not a frame of {item.qid} "
+                         f"(1-{item.num_frames}); showing its first moment.")
+            frame = None
+    return item.qid, frame, " ".join(notes)

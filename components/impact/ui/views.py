@@ -1,0 +1,99 @@
+"""The Impact tab's views: one dataclass per event, fields in the order of its outputs."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gradio as gr
+
+from components.common.ui import View
+from components.impact.ui.session import ImpactSession
+
+
+
+@dataclass
+class FrameView(View):
+    """Everything that depends on (clip, frame, predictions)."""
+
+    body3d: Any  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or gr.skip()
+    legend: str
+    regions: str
+    turntable: str | None
+    turntable_msg: str
+    body_note: str
+    beside: str  # this frame's region reasoning and, compared, whether the two models agree
+
+
+@dataclass
+class ClipView(View):
+    clip: Any   # the clip list: the clip chosen (a typed qid or query resolved) and its neighbours
+    video: Any  # gr.Video update
+    frame: Any  # gr.Slider update
+    timeline: str
+    body: FrameView
+    status: str  # cleared: the last run's line was about the previous clip
+
+
+@dataclass
+class LoadView(View):
+    """The page's first view (a deep link's clip and frame), the painted body with it."""
+
+    clip: Any
+    video: Any
+    frame: Any
+    timeline: str
+    body3d: Any
+    legend: str
+    regions: str
+    turntable: str | None
+    turntable_msg: str
+    body_note: str
+    status: str
+    split: Any
+    poll: Any = field(default_factory=gr.skip)   # the preparation timer (on while the data is made)
+
+
+@dataclass
+class FrameMoveView(View):
+    video: Any
+    timeline: str
+    body: FrameView
+    status: str
+
+
+@dataclass
+class SeekView(View):
+    video: Any
+    frame: Any
+
+
+@dataclass
+class TemporalView(View):
+    session: ImpactSession
+    timeline: str
+    status: str
+
+
+@dataclass
+class SpatialView(View):
+    session: ImpactSession
+    body: FrameView
+    status: str
+    paint: Any  # the painting choice, shown once two models answered
+
+
+@dataclass
+class PaintView(View):
+    session: ImpactSession
+    body: FrameView
+
+
+@dataclass
+class LinkView(View):
+    link: Any  # the query string (the page adds its address), in the now visible link box
+
+
+@dataclass
+class TurntableView(View):
+    turntable: str | None
+    turntable_msg: str

@@ -1,0 +1,80 @@
+"""The floor and the names every tab shares (docs/architecture.md): components/base imports nothing
+of the project; backends, datasource, media and the settings session import nothing of common; the
+three tabs use one file name per role."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TABS = ("window_search", "cloze", "impact")
+
+
+def project_imports(path: Path) -> set[str]:
+    """The project modules `path` imports (top-level or inside functions)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] in {"components", "backends", "app", "examples"}}
+
+
+def files(*folders: str) -> list[Path]:
+    return [p for folder in folders for p in sorted((ROOT / folder).rglob("*.py"))]
+
+
+def test_the_base_floor_imports_nothing_of_the_project():
+    offenders = {str(p.relative_to(ROOT)): sorted(n for n in project_imports(p) if not n.startswith("components.base"))
+                 for p in files("components/base")}
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_backends_data_sources_media_and_the_session_settings_stand_on_the_floor_only():
+    lower = files("backends", "components/datasource", "components/media") + [ROOT / "components/settings/session.py"]
+    upward = {str(p.relative_to(ROOT)): sorted(n for n in project_imports(p) if n.startswith("components.common"))
+              for p in lower}
+    assert {k: v for k, v in upward.items() if v} == {}
+
+
+def test_every_tab_names_each_role_alike():
+    roles = ("data.py", "metrics", "prompts", "replies.py", "solvers.py", "pipeline.py", "links.py", "view.py",
+             "runs.py", "cli.py", "ui/layout.py", "ui/views.py", "ui/session.py", "ui/handlers/__init__.py",
+             "ui/handlers/runs_panel.py")
+    missing = [f"{tab}/{role}" for tab in TABS for role in roles
+               if not any((ROOT / "components" / tab / name).exists() for name in (role, f"{role}.py"))]
+    assert missing == []
+    # one meaning per file name: intervals are the shared time intervals only, handlers a package
+    assert sorted(str(p.relative_to(ROOT)) for p in (ROOT / "components").rglob("intervals.py")) == \
+        ["components/common/intervals.py"]
+    assert not [p for p in (ROOT / "components").rglob("*_handlers.py")]
+    assert not [p for tab in TABS for p in (ROOT / "components" / tab / "ui").glob("handlers.py")]
+
+
+def test_every_tab_session_module_holds_its_data_resources_and_registry():
+    import importlib
+
+    for tab, data in (("window_search", "WindowSearchTab"), ("cloze", "ClozeTab"), ("impact", "ImpactTab")):
+        session = importlib.import_module(f"components.{tab}.ui.session")
+        assert hasattr(session, data), (tab, data)
+        assert hasattr(session, "RESOURCES") and not hasattr(session, "SESSIONS"), tab
+        resources = type(session.RESOURCES.get(f"layers-{tab}"))
+        assert resources.__name__.endswith("Resources") and resources.__name__ != "Resources", tab
+        session.RESOURCES.release(f"layers-{tab}")
+
+
+def test_every_wired_handler_takes_the_tab_first_as_tab():
+    import importlib
+    import inspect
+
+    for tab in TABS:
+        package = importlib.import_module(f"components.{tab}.ui.handlers")
+        for name in package.__all__:
+            fn = getattr(package, name)
+            if not inspect.isfunction(fn):
+                continue
+            params = list(inspect.signature(fn).parameters)
+            if len(params) >= 3 and params[1] == "res":
+                assert params[0] == "tab", f"{tab}: {name}({', '.join(params[:3])}, ...)"
