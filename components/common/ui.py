@@ -20,6 +20,8 @@ import html
 import inspect
 import logging
 import os
+import sys
+import typing
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -59,24 +61,133 @@ class TabContext:
     runs: tuple[str, ...] = ()
 
 
+class _Unchanged:
+    """A view field's default: the component is left as it is (gr.skip() on the wire)."""
+
+    _one: _Unchanged | None = None
+
+    def __new__(cls) -> _Unchanged:
+        if cls._one is None:
+            cls._one = super().__new__(cls)
+        return cls._one
+
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNCHANGED: Any = _Unchanged()
+
+
 @dataclass
 class View:
-    """What a handler returns. Its fields, in order, are the event's outputs (a nested view or a
-    tuple fills several); `message` goes to the tab's message line: "" clears it (the default:
-    an action that works clears an old error), None leaves it as it is."""
+    """What a handler returns: a dataclass whose fields are named after the components the event
+    changes. Every field defaults to UNCHANGED and is keyword-only, so a handler names only what
+    it changes (`FrameView(frame=46, message="Frame 46")`); a field typed as another view fills
+    that view's components (UNCHANGED: all of them left alone); a tuple field fills several.
+    `message` goes to the tab's message line: "" clears it (the default: an action that works
+    clears an old error), None leaves it as it is. The event's outputs come from the field names
+    once (`components(namespace)`), so their order lives in the dataclass alone."""
 
     message: str | None = field(default="", kw_only=True)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # before @dataclass reads the class: every field without a default gets UNCHANGED, and
+        # every field is keyword-only (no view is built from a list of positions)
+        for name in cls.__dict__.get("__annotations__", {}):
+            if name.startswith("_"):
+                continue
+            default = cls.__dict__.get(name, dataclasses.MISSING)
+            if isinstance(default, dataclasses.Field):
+                default.kw_only = True
+                continue
+            if default is dataclasses.MISSING:
+                setattr(cls, name, field(default=UNCHANGED, kw_only=True))
+            else:
+                setattr(cls, name, field(default=default, kw_only=True))
 
-def outputs(view: Any) -> list:
-    """The outputs of `view` in order, without its message."""
-    values: list = []
-    for f in dataclasses.fields(view):
+    @classmethod
+    def components(cls, namespace: Any) -> list:
+        """The event's outputs: for each field in order, the component named like it in
+        `namespace` (an object or a mapping); a view-typed field gives its own fields' components
+        (from `namespace.<field>` when that is a namespace of its own, else from `namespace`); a
+        tuple field's name gives a sequence of components. `message` is not an output here (the
+        tab's TabEvents adds its message line)."""
+        found: list = []
+        for f, nested in _view_fields(cls):
+            value = _lookup(namespace, f.name, cls)
+            if nested is not None:
+                inner = value if value is not None and not _is_component(value) else namespace
+                found.extend(nested.components(inner))
+            elif isinstance(value, (list, tuple)):
+                found.extend(value)
+            else:
+                found.append(value)
+        return found
+
+    @classmethod
+    def size(cls) -> int:
+        """How many outputs the view fills."""
+        return sum(nested.size() if nested is not None else _tuple_size(cls, f) for f, nested in _view_fields(cls))
+
+
+def _view_fields(cls: type) -> list[tuple[dataclasses.Field, type | None]]:
+    """(field, the view type it holds or None) for each output field of the view class, in order."""
+    cached = cls.__dict__.get("_fields_cache")
+    if cached is not None:
+        return cached
+    hints = typing.get_type_hints(cls, globalns=vars(sys.modules[cls.__module__]), localns={"Any": Any})
+    result = []
+    for f in dataclasses.fields(cls):
         if f.name == "message":
             continue
+        kind = hints.get(f.name)
+        result.append((f, kind if isinstance(kind, type) and issubclass(kind, View) else None))
+    cls._fields_cache = result
+    return result
+
+
+def _tuple_size(cls: type, f: dataclasses.Field) -> int:
+    if f.default_factory is not dataclasses.MISSING:   # a tuple field declares its size by its default
+        default = f.default_factory()
+        if isinstance(default, tuple):
+            return len(default)
+    return 1
+
+
+def _is_component(value: Any) -> bool:
+    return isinstance(value, gr.blocks.Block)
+
+
+def _lookup(namespace: Any, name: str, cls: type) -> Any:
+    if isinstance(namespace, Mapping):
+        value = namespace.get(name)
+    else:
+        value = getattr(namespace, name, None)
+    if value is None and _view_fields_nested(cls, name) is None:
+        raise KeyError(f"{cls.__name__}.{name}: no component named {name!r} in the layout")
+    return value
+
+
+def _view_fields_nested(cls: type, name: str) -> type | None:
+    for f, nested in _view_fields(cls):
+        if f.name == name:
+            return nested
+    return None
+
+
+def outputs(view: Any) -> list:
+    """The outputs of `view` in order, without its message (UNCHANGED: gr.skip())."""
+    values: list = []
+    for f, nested in _view_fields(type(view)):
         value = getattr(view, f.name)
         if isinstance(value, View):
             values.extend(outputs(value))
+        elif value is UNCHANGED:
+            values.extend([SKIP] * (nested.size() if nested is not None else _tuple_size(type(view), f)))
         elif isinstance(value, tuple):
             values.extend(value)
         else:
@@ -153,8 +264,10 @@ class TabEvents:
 
     def __init__(self, tab: Any, registry: SessionRegistry, message: gr.Markdown, *,
                  data_dir: str | Path | None = None,
-                 address: tuple[gr.Textbox, Callable[[Any, Any], str]] | None = None) -> None:
+                 address: tuple[gr.Textbox, Callable[[Any, Any], str]] | None = None,
+                 components: Any = None) -> None:
         self._tab = tab
+        self.components = components
         self.registry = registry
         self.message = message
         self.data_dir = data_dir
@@ -163,8 +276,18 @@ class TabEvents:
     def tab(self) -> Any:
         return self._tab() if callable(self._tab) else self._tab
 
+    def outputs_of(self, outs: list | type[View]) -> tuple[list, type[View] | None]:
+        """(the output components, the view type the handler must return): `outs` is a list of
+        components, or a View class whose fields name them in the layout's `components`."""
+        if isinstance(outs, type) and issubclass(outs, View):
+            if self.components is None:
+                raise ValueError(f"{outs.__name__}: TabEvents needs the layout's components to find its outputs")
+            return outs.components(self.components), outs
+        return list(outs), None
+
     def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain",
-           drop_repeat: bool = False, addressed: bool = False) -> Callable[..., Any]:
+           drop_repeat: bool = False, addressed: bool = False,
+           view_type: type[View] | None = None) -> Callable[..., Any]:
         """`handler(tab, res, *inputs[, extra])` as a gradio function with `n_out` outputs plus the
         message line. kind: "plain"; "select" (extra: the selected index); "data" (extra: the data
         a gr.HTML trigger sent); "params" (extra: the page's query parameters); "progress"
@@ -196,6 +319,8 @@ class TabEvents:
                 return [SKIP]
 
         def shown(value: Any, tab: Any = None) -> Any:
+            if view_type is not None and not isinstance(value, view_type):
+                raise TypeError(f"{event} returned {type(value).__name__}, not the {view_type.__name__} its event shows")
             if isinstance(value, View):
                 return single([*outputs(value), message_value(value), *address_of(tab, value)])
             if n_out == 0 and not tail:
@@ -248,19 +373,22 @@ class TabEvents:
                 return call(request, args, {})
         return _named(fn, handler)
 
-    def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list, outs: list, *,
-           kind: str = "plain", drop_repeat: bool = False, message: gr.Markdown | None = None, **kw) -> Any:
-        """`listener(handler)` with the outputs `outs` and then the message line (drop_repeat:
-        see `fn`; for a Dropdown's `input`). `message`: another line for this event's message,
-        beside the control that caused it (a button far below the tab's line)."""
-        return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat, addressed=True), inputs,
-                        [*outs, *self._tail(message)], **kw)
+    def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list,
+           outs: list | type[View], *, kind: str = "plain", drop_repeat: bool = False,
+           message: gr.Markdown | None = None, **kw) -> Any:
+        """`listener(handler)` with the outputs `outs` (a View class: the components its fields
+        name; see `outputs_of`) and then the message line (drop_repeat: see `fn`; for a Dropdown's
+        `input`). `message`: another line for this event's message, beside the control that
+        caused it (a button far below the tab's line)."""
+        outs, view_type = self.outputs_of(outs)
+        return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat, addressed=True,
+                                view_type=view_type), inputs, [*outs, *self._tail(message)], **kw)
 
     def _tail(self, message: gr.Markdown | None = None) -> list:
         """The outputs every wired event ends with: the message line, then the address box."""
         return [message or self.message, *([self.address[0]] if self.address is not None else [])]
 
-    def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list, *,
+    def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list | type[View], *,
                 api_name: str, **kw) -> list[Any]:
         """The tab's page view, `handler(tab, res, session, *inputs, params)`, drawn once per
         visitor: on page load when the page shows this tab first, else the first time the visitor
@@ -268,7 +396,8 @@ class TabEvents:
         0.1-0.3 s of server time beside the browser's own work). gradio sends the tab its Tabs
         show at mount a select event on every page, the visitor's or not; that one is left to the
         load. Returns the events (load, then the tab's select), to chain on."""
-        draw = self.fn(handler, len(outs), kind="params", addressed=True)
+        outs, view_type = self.outputs_of(outs)
+        draw = self.fn(handler, len(outs), kind="params", addressed=True, view_type=view_type)
         untouched = [SKIP] * (len(outs) + len(self._tail()))
 
         def params_of(request: gr.Request) -> dict:
