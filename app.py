@@ -122,7 +122,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
         sync_presentation
     from components.common.progress import busy_on_one_component
     from components.common.ui import TabContext, message_line
-    from components.settings.ui import build_settings_panel, model_badge
+    from components.common.model_panel import build_settings_panel, model_badge
 
     with gr.Blocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
         # before any component: each queue() call rebuilds gradio's server app and the config of

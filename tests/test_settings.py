@@ -147,7 +147,7 @@ def _recorded_trace(folder, name: str = "loc.jsonl"):
 
 
 def test_apply_validates_the_localizer_and_the_thinking_control(tmp_path, monkeypatch):
-    from components.settings.ui import SAME_AS_MODEL, apply_settings
+    from components.common.model_panel import SAME_AS_MODEL, apply_settings
 
     monkeypatch.setenv("APP_TRACE_DIR", str(tmp_path))
     request = _recorded_trace(tmp_path)
@@ -168,7 +168,7 @@ def test_set_backend_over_http_takes_the_localizer_and_keeps_its_old_arguments(t
     import gradio as gr
     from gradio_client import Client
 
-    from components.settings.ui import build_settings_panel
+    from components.common.model_panel import build_settings_panel
 
     monkeypatch.setenv("APP_TRACE_DIR", str(tmp_path))
     _recorded_trace(tmp_path)

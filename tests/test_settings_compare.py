@@ -17,7 +17,7 @@ from backends.pair import PairedBackend
 from backends.record import RecordingBackend
 from components.settings import traces
 from components.settings.session import SessionSettings, backend_for, compare_backend_for
-from components.settings.ui import NO_COMPARE, SAME_AS_MODEL, apply_settings, pick_replay, replay_sides
+from components.common.model_panel import NO_COMPARE, SAME_AS_MODEL, apply_settings, pick_replay, replay_sides
 from tests.backends.support import ScriptedBackend
 
 
@@ -65,7 +65,7 @@ def test_compare_with_its_own_server_and_key_kept_in_the_session_only():
 
 def test_two_no_model_methods_pair_offline_and_the_panel_offers_them_as_methods():
     from backends.pair import method_pair
-    from components.settings.ui import compare_choices_for
+    from components.common.model_panel import compare_choices_for
 
     state, badge = _apply("baseline:text", "baseline:rag")
     first, second = method_pair(backend_for(state))

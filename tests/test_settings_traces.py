@@ -13,7 +13,7 @@ from backends.errors import BackendError
 from backends.record import RecordingBackend
 from components.settings import traces
 from components.settings.session import SessionSettings, backend_for
-from components.settings.ui import SAME_AS_MODEL, apply_settings, recording_view, replay_choices
+from components.common.model_panel import SAME_AS_MODEL, apply_settings, recording_view, replay_choices
 from tests.backends.support import ScriptedBackend
 
 

@@ -1,1 +1,2 @@
-"""What every tab shares: errors, file I/O, intervals, validation, paths, limits, batch runs."""
+"""What every tab shares: intervals, validation, paths, limits, batch runs, run files, statistics, and
+the gradio layer every page stands on (ui.py, page.py, theme.py, the Model panel)."""

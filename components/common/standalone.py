@@ -17,7 +17,7 @@ from components.common.progress import busy_on_one_component
 from components.common.ui import TabContext
 from components.datasource import allowed_paths, as_source, open_data_dir
 from components.settings.session import SessionSettings
-from components.settings.ui import build_settings_panel
+from components.common.model_panel import build_settings_panel
 
 ROOT = Path(__file__).resolve().parents[2]
 BuildTab = Callable[[TabContext], None]

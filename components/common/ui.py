@@ -10,7 +10,7 @@ UserError / BackendError is one readable line there (the outputs are left as the
 else is logged with a short id and the line says "something went wrong (id)". A success worth
 saying ("3 new names found") is a `note` on the same line. Nothing raises into gradio and no
 handler calls gr.Error / gr.Warning / gr.Info, so no badge or toast ever covers a control; the
-Model panel (components/settings/ui.py) and the study page (components/cloze/study/app.py) have
+Model panel (components/common/model_panel.py) and the study page (components/cloze/study/app.py) have
 message lines of their own, fed by the same `error_line`.
 """
 from __future__ import annotations

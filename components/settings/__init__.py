@@ -1,1 +1,2 @@
-"""The shared "Model" settings panel: which backend a session uses (pure part in `session`)."""
+"""Which backend a session uses (`session`) and its recorded traces (`traces`); no gradio here (the
+Model panel that sets them is components/common/model_panel.py)."""
