@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from components.base.lru import SingleFlightLRU
 from components.cloze.study import cache, media, results_file
 from components.cloze.study.config import load_config
 from tests.cloze.test_study_flow import make_study
@@ -18,7 +19,8 @@ def test_an_edge_view_asked_for_by_several_visitors_at_once_is_drawn_once(tmp_pa
         clip.write_bytes(b"clip " + clip.name.encode())
     drawn = Held(lambda paths: object())
     monkeypatch.setattr(media, "_draw_edge_view", drawn)
-    views = asked_at_once(lambda: media.edge_view(clips), drawn)
+    own = SingleFlightLRU(media.EDGE_VIEWS_KEPT)
+    views = asked_at_once(lambda: media.edge_view(clips, cache=own), drawn)
     assert drawn.calls == 1 and len(views) == 6 and all(v is views[0] for v in views)
 
 
@@ -26,15 +28,16 @@ def test_the_edge_views_kept_are_bounded_and_a_changed_clip_is_drawn_again(tmp_p
     monkeypatch.setattr(media, "_draw_edge_view", lambda paths: object())
     clip = tmp_path / "clip.mp4"
     clip.write_bytes(b"one")
-    first = media.edge_view([clip])
-    for i in range(media._EDGE_CACHE_SIZE):
-        media.edge_view([tmp_path / f"other-{i}.mp4"])
-    assert len(media._edge_cache) == media._EDGE_CACHE_SIZE
-    again = media.edge_view([clip])
+    own = SingleFlightLRU(media.EDGE_VIEWS_KEPT)
+    first = media.edge_view([clip], cache=own)
+    for i in range(media.EDGE_VIEWS_KEPT):
+        media.edge_view([tmp_path / f"other-{i}.mp4"], cache=own)
+    assert len(own) == media.EDGE_VIEWS_KEPT
+    again = media.edge_view([clip], cache=own)
     assert again is not first                                   # pushed out: drawn anew
-    assert media.edge_view([clip]) is again                     # kept
+    assert media.edge_view([clip], cache=own) is again          # kept
     clip.write_bytes(b"a longer clip")                          # replaced: another size
-    assert media.edge_view([clip]) is not again
+    assert media.edge_view([clip], cache=own) is not again
 
 
 def test_a_source_asked_for_by_several_visitors_at_once_is_probed_once(tmp_path, monkeypatch):
@@ -42,7 +45,8 @@ def test_a_source_asked_for_by_several_visitors_at_once_is_probed_once(tmp_path,
     src.write_bytes(b"not really a video")
     probed = Held(lambda path: True)
     monkeypatch.setattr(media, "browser_playable", probed)
-    found = asked_at_once(lambda: media.playable_source(src, tmp_path / "cache"), probed)
+    own = SingleFlightLRU(media.PLAYABLE_KEPT)
+    found = asked_at_once(lambda: media.playable_source(src, tmp_path / "cache", checked=own), probed)
     assert probed.calls == 1 and found == [src] * 6
 
 
@@ -50,30 +54,30 @@ def test_the_set_is_loaded_once_per_folder_state_and_the_sets_kept_are_bounded(c
                                                                                monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
     cfg = load_config(str(make_study(cloze_examples, tmp_path)))
-    cache.invalidate()
+    sets = SingleFlightLRU(cache.SETS_KEPT)
     loads, real = [], cache.load_set
     monkeypatch.setattr(cache, "load_set", lambda folder: loads.append(folder) or real(folder))
-    first = cache.study_set(cfg.set_folder, cfg.set_name, 0)
+    first = cache.study_set(cfg.set_folder, cfg.set_name, 0, cache=sets)
     for seed in range(1, cache.SETS_KEPT + 1):
-        cache.study_set(cfg.set_folder, cfg.set_name, seed)
-    assert len(cache._cache) == cache.SETS_KEPT and len(loads) == cache.SETS_KEPT + 1
-    assert cache.study_set(cfg.set_folder, cfg.set_name, 0) is not first      # seed 0 was pushed out
-    kept = cache.study_set(cfg.set_folder, cfg.set_name, 1)
+        cache.study_set(cfg.set_folder, cfg.set_name, seed, cache=sets)
+    assert len(sets) == cache.SETS_KEPT and len(loads) == cache.SETS_KEPT + 1
+    assert cache.study_set(cfg.set_folder, cfg.set_name, 0, cache=sets) is not first   # seed 0 was pushed out
+    kept = cache.study_set(cfg.set_folder, cfg.set_name, 1, cache=sets)
     stamp = os.stat(cfg.set_folder).st_mtime_ns
     os.utime(cfg.set_folder, ns=(stamp + 10**9, stamp + 10**9))                  # a stem folder added
-    changed = cache.study_set(cfg.set_folder, cfg.set_name, 1)
+    changed = cache.study_set(cfg.set_folder, cfg.set_name, 1, cache=sets)
     assert changed is not kept
     base = (str(Path(cfg.set_folder).resolve()), cfg.set_name, 1)
-    assert [k for k in cache._cache if k[:3] == base] == [(*base, stamp + 10**9)]   # the old one gone
+    assert [k for k in sets if k[:3] == base] == [(*base, stamp + 10**9)]   # the old one gone
 
 
 def test_the_set_asked_for_by_several_annotators_at_once_is_loaded_once(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
     cfg = load_config(str(make_study(cloze_examples, tmp_path)))
-    cache.invalidate()
     loading = Held(cache.load_set)
     monkeypatch.setattr(cache, "load_set", loading)
-    sets = asked_at_once(lambda: cache.study_set(cfg.set_folder, cfg.set_name, cfg.seed), loading)
+    own = SingleFlightLRU(cache.SETS_KEPT)
+    sets = asked_at_once(lambda: cache.study_set(cfg.set_folder, cfg.set_name, cfg.seed, cache=own), loading)
     assert loading.calls == 1 and all(s is sets[0] for s in sets)
 
 

@@ -23,10 +23,12 @@ class StudySet:
 
 #: sets kept (each set, seed and folder state its own entry; a study uses one or a few)
 SETS_KEPT = 8
-_cache: SingleFlightLRU[tuple, StudySet] = SingleFlightLRU(SETS_KEPT)
+#: the app's loaded sets (`study_set` takes `cache=` another, e.g. a test's own)
+SETS: SingleFlightLRU[tuple, StudySet] = SingleFlightLRU(SETS_KEPT)
 
 
-def study_set(folder: str | Path, set_name: str, seed: int) -> StudySet:
+def study_set(folder: str | Path, set_name: str, seed: int, *,
+              cache: SingleFlightLRU[tuple, StudySet] = SETS) -> StudySet:
     """The set, loaded once however many annotators open it at the same moment (the others wait
     for that load: 32 starting together once loaded 1,521 stems 32 times)."""
     folder = Path(folder)
@@ -36,11 +38,11 @@ def study_set(folder: str | Path, set_name: str, seed: int) -> StudySet:
     def load() -> StudySet:
         ds, found = load_set(folder)
         value = StudySet(ds, tuple(released_questions(ds, set_name, seed)), found.dropped, found.warnings)
-        for old in [k for k in _cache if k[:3] == base and k[3] != stamp]:  # the folder changed
-            _cache.pop(old)
+        for old in [k for k in cache if k[:3] == base and k[3] != stamp]:  # the folder changed
+            cache.pop(old)
         return value
-    return _cache.get((*base, stamp), load)
+    return cache.get((*base, stamp), load)
 
 
 def invalidate() -> None:
-    _cache.clear()
+    SETS.clear()

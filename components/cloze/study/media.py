@@ -13,7 +13,6 @@ import hashlib
 import logging
 import shutil
 import struct
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -32,9 +31,10 @@ if TYPE_CHECKING:
 
 SLOTS = ("BEGINNING", "END", *LETTERS)
 EDGE_TILE_HEIGHT = 90
-_EDGE_CACHE_SIZE = 512
-#: drawn views by their clips' paths, sizes and times (a changed clip: a new key)
-_edge_cache: SingleFlightLRU[tuple, Image.Image] = SingleFlightLRU(_EDGE_CACHE_SIZE)
+EDGE_VIEWS_KEPT = 512
+#: the app's drawn views by their clips' paths, sizes and times (a changed clip: a new key); the
+#: views take `cache=` another, e.g. a test's own
+EDGE_VIEWS: SingleFlightLRU[tuple, Image.Image] = SingleFlightLRU(EDGE_VIEWS_KEPT)
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study-prefetch")
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,12 @@ def opaque_name(study: str, annotator: str, task_index: int | str, slot: str) ->
 
 
 #: sources checked (one entry per clip file, a few hundred bytes each)
-_PLAYABLE_KEPT = 16384
-_playable: SingleFlightLRU[tuple, Path] = SingleFlightLRU(_PLAYABLE_KEPT)
+PLAYABLE_KEPT = 16384
+#: the app's checked sources (`playable_source` takes `checked=` another, e.g. a test's own)
+PLAYABLE: SingleFlightLRU[tuple, Path] = SingleFlightLRU(PLAYABLE_KEPT)
 
 
-def playable_source(src: Path, cache: Path) -> Path:
+def playable_source(src: Path, cache: Path, *, checked: SingleFlightLRU[tuple, Path] = PLAYABLE) -> Path:
     """`src` if a browser plays it as MP4, else an MP4 made from it once (kept in `cache`)."""
     st = src.stat()
     key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # hard links of one clip: one check
@@ -65,7 +66,7 @@ def playable_source(src: Path, cache: Path) -> Path:
             raise MediaError(f"{src} could not be converted to a browser-playable MP4; re-encode it "
                              "with: ffmpeg -i in -c:v libx264 -pix_fmt yuv420p out.mp4")
         return converted
-    return _playable.get(key, check)
+    return checked.get(key, check)
 
 
 def _salt(name: str) -> bytes:
@@ -145,17 +146,11 @@ def _edge_key(clips: list[Path]) -> tuple:
     return tuple((str(p), *_file_key(p)) for p in clips)
 
 
-def edge_view(clips: list[Path]) -> Image.Image:
+def edge_view(clips: list[Path], *, cache: SingleFlightLRU[tuple, Image.Image] = EDGE_VIEWS) -> Image.Image:
     """One image: row 1 BEGINNING (last 4) | END (first 4); rows 2-3 candidates A B / C D, each
     first 2 | last 2 frames, labelled. Cached by the clips' paths, sizes and times; a view being
     drawn (by `prefetch_edge_view`) is waited for, not drawn twice."""
-    return _cached(_edge_key(clips), lambda: _draw_edge_view(clips))
-
-
-def _cached(key: tuple, draw: Callable[[], Image.Image]) -> Image.Image:
-    """A drawn view from the cache; one being drawn (by another request or the prefetcher) is
-    waited for, not drawn twice."""
-    return _edge_cache.get(key, draw)
+    return cache.get(_edge_key(clips), lambda: _draw_edge_view(clips))
 
 
 def frames_name(study: str, key: str, clips: list[Path], kind: str) -> str:
@@ -181,11 +176,11 @@ def frames_view(clips: list[Path], kind: str) -> Image.Image:
     return grid16_view(clips) if kind == "frames16" else edge_view(clips)
 
 
-def grid16_view(clips: list[Path]) -> Image.Image:
+def grid16_view(clips: list[Path], *, cache: SingleFlightLRU[tuple, Image.Image] = EDGE_VIEWS) -> Image.Image:
     """The released app's older frames display, in one image: each clip as 16 frames at
     endpoint-inclusive indices floor(i * (total - 1) / 15), 4 per row, captioned 1..16; BEGINNING
     and END on the first row, A B and C D below. Cached like the edge view."""
-    return _cached(("grid16", *_edge_key(clips)), lambda: _draw_grid16(clips))
+    return cache.get(("grid16", *_edge_key(clips)), lambda: _draw_grid16(clips))
 
 
 GRID_TILE_HEIGHT = 54
