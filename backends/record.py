@@ -9,6 +9,7 @@ from datetime import datetime, UTC
 from pathlib import Path
 
 from backends.base import EncodedImage, GenerationRequest, GenerationResult, VLMBackend
+from backends.shared import is_shared
 from backends.trace_format import (encode_messages, image_extension, image_relpath, image_sha256,
                                    images_dir, trace_key)
 from components.base.io import append_jsonl, atomic_write, atomic_write_bytes
@@ -74,4 +75,5 @@ class RecordingBackend(VLMBackend):
         append_jsonl(self.trace_path, record)
 
     def close(self) -> None:
-        self.inner.close()
+        if not is_shared(self.inner):  # a local model's weights stay loaded for every session
+            self.inner.close()

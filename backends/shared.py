@@ -12,6 +12,13 @@ _instances: dict[tuple[type, str], object] = {}
 _lock = threading.Lock()
 
 
+def is_shared(instance: object) -> bool:
+    """Whether `instance` is one `once_per_process` built (shared by every session: never closed
+    on behalf of one)."""
+    # not under _lock: a model being built holds it for as long as its weights take to load
+    return any(instance is kept for kept in list(_instances.values()))
+
+
 def once_per_process(cls: type[T], key: str, build: Callable[[], T]) -> T:
     """The instance of `cls` built for `key`; `build()` runs only the first time."""
     with _lock:

@@ -25,7 +25,8 @@ from components.cloze.build import build_instance
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
 from components.cloze.study.design import assign, materialise
-from components.cloze.pipeline import answer_safely, records_to_results, write_json_atomic
+from components.base.io import atomic_write_json
+from components.cloze.pipeline import answer_safely, records_to_results
 from components.cloze.solvers import EdgeSolver
 from components.media import write_video_from_arrays
 from examples.released_runs import write_released_runs
@@ -154,4 +155,4 @@ def _baseline_results(out_dir: Path) -> None:
     recs = [answer_safely(solver, ds, q) for q in build_set(ds, "all").questions]
     for r in recs:
         r.pop("timestamp_utc", None)  # keep the file byte-identical across runs
-    write_json_atomic(out_dir / "results" / "edge1.json", records_to_results(recs))
+    atomic_write_json(out_dir / "results" / "edge1.json", records_to_results(recs))

@@ -13,13 +13,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
-import json
 import os
 import shutil
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from components.base.io import atomic_write_json
 
 #: Each part's generator module (its `generate(out_dir, seed=0, progress=None)` writes the part).
 GENERATORS = {"grounding": "examples.movie", "cloze": "examples.cloze_data", "impact": "examples.impact_clips"}
@@ -82,9 +83,8 @@ def _reporter(path: Path, part: str, every_s: float = 0.25) -> Callable[[float],
         if fraction < 1.0 and now - last[0] < every_s:
             return
         last[0] = now
-        tmp = Path(f"{path}.tmp")
-        tmp.write_text(json.dumps({"part": part, "fraction": round(min(1.0, max(0.0, fraction)), 4)}))
-        os.replace(tmp, path)
+        atomic_write_json(path, {"part": part, "fraction": round(min(1.0, max(0.0, fraction)), 4)},
+                          indent=None, durable=False)
     report(0.0)
     return report
 

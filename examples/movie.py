@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path
+from components.base.io import atomic_temp_path, commit_temp
 from examples.example_runs import write_grounding_runs
 
 WIDTH, HEIGHT, FPS = 320, 180, 8
@@ -333,7 +334,7 @@ def _write_video(path: Path, seed: int, seconds: float = DURATION,
 
     bgs, flakes = _backgrounds(seed)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.mp4")
+    tmp = atomic_temp_path(path)
     with av.open(str(tmp), "w", format="mp4") as container:
         stream = container.add_stream("libx264", rate=FPS)
         stream.width, stream.height, stream.pix_fmt = WIDTH, HEIGHT, "yuv420p"
@@ -352,7 +353,7 @@ def _write_video(path: Path, seed: int, seconds: float = DURATION,
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
-    tmp.replace(path)
+    commit_temp(tmp, path)
 
 
 def _srt_time(s: float) -> str:

@@ -236,8 +236,7 @@ def cloze_run(url: str, data: Path, items: int, concurrency: int, out: Path) -> 
     from components.cloze import frames
 
     # every level decodes: no clip cache of an earlier level, in memory or on disk
-    frames._cache.clear()
-    frames._pil_cache.clear()
+    frames.FRAMES.clear()
     os.environ["APP_CACHE_DIR"] = str(out.parent / f"cache-{out.stem}")
     argv = ["run", "cloze", "--data", str(data), "--backend", "openai:bench", "--base-url", url,
             "--out", str(out), "--limit", str(items), "--retry-sleep", "0",

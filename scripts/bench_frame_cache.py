@@ -77,8 +77,7 @@ def as_new_process() -> None:
     from components.cloze import frames
 
     frames._prefetcher.submit(lambda: None).result(300)
-    frames._cache.clear()
-    frames._pil_cache.clear()
+    frames.FRAMES.clear()
 
 
 def run_app(argv: list[str]) -> tuple[float, float, int]:

@@ -252,8 +252,7 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
     def cold(sets: bool = True) -> None:  # a cold action: no clip decoded (and no set cached)
         if sets:
             question._sets_cache.clear()
-        frames._cache.clear()
-        frames._pil_cache.clear()
+        frames.FRAMES.clear()
 
     def action(name: str, fn: Callable[[], Any], *, warm: bool = False, sets: bool = True) -> Any:
         """One action as a person meets it: what the page drew ahead in the background after the

@@ -82,8 +82,8 @@ def test_the_backend_cache_is_bounded_and_holds_no_key(tmp_path):
     secret = "sk-cache-secret-555"
     for i in range(session.BACKEND_CACHE_SIZE + 5):
         backend_for({"backend": "openai:m", "base_url": f"http://127.0.0.1:{i + 1}/v1", "api_key": secret})
-    assert len(session._backends) <= session.BACKEND_CACHE_SIZE
-    assert secret not in repr(list(session._backends))
+    assert len(session.BACKENDS.process) <= session.BACKEND_CACHE_SIZE
+    assert secret not in repr(list(session.BACKENDS.process))
 
 
 def test_replay_keeps_its_place_from_click_to_click(tmp_path):

@@ -2,7 +2,9 @@
 
 - `atomic_write*`: write a temp file beside the target, fsync it, rename it over the target, fsync
   the folder. Readers see the old file or the new one, never a partial one. The temp name is unique
-  per call (process and thread), so two writers of one path never share a temp file.
+  per call (process and thread), so two writers of one path never share a temp file. Every file
+  the app writes whole goes through these (or `atomic_temp_path` + `commit_temp` for a writer that
+  needs a file name, `atomic_symlink` for a link); `durable=False` for caches.
 - `append_jsonl`: one JSON line, flushed and fsynced before returning; a file whose last line was
   torn (power loss, full disk) is first ended with a newline, so the new line stays readable.
 - `read_jsonl`: every readable line, skipping blank and torn ones.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -25,7 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from collections.abc import Callable
 
-from components.base.errors import DataFormatError
+from components.base.errors import DataFormatError, UserError
 
 #: permissions of files the app writes (mkstemp alone would leave 0600)
 FILE_MODE = 0o644
@@ -57,8 +60,6 @@ def output_lock(path: str | Path) -> Iterator[None]:
     """Hold `<path>.lock` for the block, or raise UserError naming the process holding it. The
     same thread may nest it; another thread or process is refused."""
     import fcntl
-
-    from components.base.errors import UserError
 
     target = lock_path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -140,8 +141,8 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, durable: bool = True) -
     return atomic_write(path, lambda fh: fh.write(data), durable=durable)
 
 
-def atomic_write_text(path: str | Path, text: str) -> Path:
-    return atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: str | Path, text: str, *, durable: bool = True) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"), durable=durable)
 
 
 def atomic_write_json(path: str | Path, obj: Any, *, indent: int | None = 1, durable: bool = True) -> Path:
@@ -169,6 +170,29 @@ def commit_temp(tmp: str | Path, path: str | Path, *, mode: int = FILE_MODE) -> 
     os.replace(tmp, path)
     fsync_dir(Path(path).parent)
     return Path(path)
+
+
+#: the ending of `atomic_symlink`'s temp names (a folder listing leaves them out)
+LINK_TEMP_SUFFIX = ".link"
+
+
+def atomic_symlink(target: str | Path, path: str | Path) -> Path:
+    """`path` made a symbolic link to `target` in one step (a link made under a unique temp name
+    beside it, renamed over it), or a copy of `target` where links are not allowed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.urandom(6).hex()}{LINK_TEMP_SUFFIX}")
+    try:
+        try:
+            os.symlink(target, tmp)
+        except OSError:
+            shutil.copyfile(target, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
 
 
 def append_jsonl(path: str | Path, record: dict, *, lock: threading.Lock | None = None) -> None:

@@ -82,6 +82,11 @@ class SingleFlightLRU(Generic[K, V]):
             values, self._items = list(self._items.values()), OrderedDict()
         return values
 
+    def values(self) -> list[V]:
+        """The kept values, least recently used first (a snapshot)."""
+        with self._lock:
+            return list(self._items.values())
+
     def being_made(self, key: K) -> bool:
         with self._lock:
             return key in self._making

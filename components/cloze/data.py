@@ -294,17 +294,19 @@ def folder_stamp(path: str | Path) -> tuple:
                  for p in (base / "choices", base / "meta.json", base / "sets.json"))
 
 
-_DATASETS_KEPT = 16
-_datasets: SingleFlightLRU[tuple, ClozeDataset] = SingleFlightLRU(_DATASETS_KEPT)
+#: folders kept loaded by `shared_dataset` (each folder state its own entry)
+DATASETS_KEPT = 16
+#: the app's loaded folders (`shared_dataset` takes `cache=` another, e.g. a test's own)
+DATASETS: SingleFlightLRU[tuple, ClozeDataset] = SingleFlightLRU(DATASETS_KEPT)
 
 
-def shared_dataset(path: str | Path) -> ClozeDataset:
+def shared_dataset(path: str | Path, *, cache: SingleFlightLRU[tuple, ClozeDataset] = DATASETS) -> ClozeDataset:
     """`load_dataset`, kept per folder until `folder_stamp` changes, so opening a folder, building
     its question sets and starting a study read a 1,521-stem folder (and check its 18,252 clips)
     once, not once each, however many visitors open it at once. Callers must not change the
     dataset they get."""
     key = str(find_root(path).resolve())
-    return _datasets.get((key, folder_stamp(key)), lambda: load_dataset(path))
+    return cache.get((key, folder_stamp(key)), lambda: load_dataset(path))
 
 
 # ---- zip upload ------------------------------------------------------------------------------

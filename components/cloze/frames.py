@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,12 +27,28 @@ from components.media import DiskCache, open_video, resize_max_height, to_jpeg_b
 if TYPE_CHECKING:
     from PIL import Image
 
-_CACHE_SIZE = 256
-_cache: SingleFlightLRU[tuple, list] = SingleFlightLRU(_CACHE_SIZE)      # JPEGs and grids: ~0.5 MB a clip
-# decoded frames (16 x 640x360 RGB, ~11 MB a clip): two questions' worth, enough for a question's
-# grids and JPEGs to share one decode without a batch run holding gigabytes of them
-_PIL_CACHE_SIZE = 12
-_pil_cache: SingleFlightLRU[tuple, list] = SingleFlightLRU(_PIL_CACHE_SIZE)
+#: JPEGs and grids kept: ~0.5 MB a clip
+CACHE_SIZE = 256
+#: decoded frames kept (16 x 640x360 RGB, ~11 MB a clip): two questions' worth, enough for a
+#: question's grids and JPEGs to share one decode without a batch run holding gigabytes of them
+PIL_CACHE_SIZE = 12
+
+
+@dataclass
+class FrameCaches:
+    """The frames a process keeps in memory, by clip identity (path, size, time), kind, count
+    and height: `made` the JPEGs and grids, `decoded` the decoded pictures."""
+
+    made: SingleFlightLRU[tuple, list] = field(default_factory=lambda: SingleFlightLRU(CACHE_SIZE))
+    decoded: SingleFlightLRU[tuple, list] = field(default_factory=lambda: SingleFlightLRU(PIL_CACHE_SIZE))
+
+    def clear(self) -> None:
+        self.made.clear()
+        self.decoded.clear()
+
+
+#: the app's frames (every function below takes `caches=` another, e.g. a test's own)
+FRAMES = FrameCaches()
 GRID_TILE_HEIGHT = 120
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cloze-prefetch")
 # a question's clips decoded side by side in the request (the decoders release the GIL)
@@ -47,16 +64,16 @@ def _key(path: Path, kind: str, n: int, max_height: int | None) -> tuple:
     return str(path.resolve()), st.st_size, st.st_mtime_ns, kind, n, max_height
 
 
-def _kept(path: Path, n: int, max_height: int | None) -> list | None:
+def _kept(path: Path, n: int, max_height: int | None, caches: FrameCaches) -> list | None:
     """The clip's decoded frames if they are still kept (nothing is decoded)."""
-    kept = _pil_cache.peek(_key(path, "pil", n, max_height))
+    kept = caches.decoded.peek(_key(path, "pil", n, max_height))
     return None if kept is None else list(kept)
 
 
-def _cached(path: Path, kind: str, n: int, max_height: int | None, make) -> list:
+def _cached(path: Path, kind: str, n: int, max_height: int | None, make, caches: FrameCaches) -> list:
     """One entry per (file identity, kind, n, max_height); an entry being made (by another
     request or the prefetcher) is waited for, not made twice."""
-    store = _pil_cache if kind == "pil" else _cache
+    store = caches.decoded if kind == "pil" else caches.made
     return list(store.get(_key(path, kind, n, max_height), make))
 
 
@@ -91,13 +108,14 @@ def _on_disk(path: Path, n: int, max_height: int | None) -> list[EncodedImage] |
     return None if found is None else _as_encoded(found)
 
 
-def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[EncodedImage]:
+def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT,
+               caches: FrameCaches = FRAMES) -> list[EncodedImage]:
     """The clip's frames as the released evaluation sends them: bin-centred, at most `max_height`
     high (360; None for the open-model style), JPEG quality 85, encoded once and kept on disk."""
     path = Path(path)
 
     def encode():  # from the display's frames: one decode serves both
-        for img in clip_frames(path, n, jpeg=False, max_height=max_height):
+        for img in clip_frames(path, n, jpeg=False, max_height=max_height, caches=caches):
             yield to_jpeg_bytes(img, JPEG_QUALITY), {"mime": "image/jpeg", "width": img.width,
                                                      "height": img.height}
 
@@ -105,20 +123,21 @@ def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HE
         stored = DiskCache().get_or_compute_encoded(datasource.local(path), _disk_params(n, max_height), encode)
         return _as_encoded(stored)
 
-    return _cached(path, "jpeg", n, max_height, make)
+    return _cached(path, "jpeg", n, max_height, make, caches)
 
 
 def clip_frames(path: str | Path, n: int = 16, *, jpeg: bool = True,
-                max_height: int | None = MAX_HEIGHT) -> list[Image.Image]:
+                max_height: int | None = MAX_HEIGHT, caches: FrameCaches = FRAMES) -> list[Image.Image]:
     """The same frames as pictures: decoded from the JPEG the model receives (`jpeg=True`, for the
     edge baseline), or straight from the video (`jpeg=False`, for display)."""
     path = Path(path)
     if jpeg:
-        return [e.to_pil() for e in clip_jpegs(path, n, max_height=max_height)]
-    return _cached(path, "pil", n, max_height, lambda: _sampled(path, n, max_height))
+        return [e.to_pil() for e in clip_jpegs(path, n, max_height=max_height, caches=caches)]
+    return _cached(path, "pil", n, max_height, lambda: _sampled(path, n, max_height), caches)
 
 
-def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> Image.Image:
+def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEIGHT,
+              caches: FrameCaches = FRAMES) -> Image.Image:
     """The clip's display frames drawn as one `frame_grid`, kept. Drawn from the frames a model is
     sent when they are decoded already, or from their JPEGs in the disk cache; else decoded
     straight at the grid's tile height by the decoder's scaler (no full-size RGB frames made and
@@ -126,7 +145,7 @@ def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEI
     path = Path(path)
 
     def make() -> list[Image.Image]:
-        images = _kept(path, n, max_height)
+        images = _kept(path, n, max_height, caches)
         if images is None:
             stored = _on_disk(path, n, max_height)
             if stored is not None:
@@ -134,7 +153,7 @@ def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEI
         if images is None:
             images = _sampled(path, n, min(max_height or GRID_TILE_HEIGHT, GRID_TILE_HEIGHT), in_decoder=True)
         return [frame_grid(images, tile_height=GRID_TILE_HEIGHT)]
-    return _cached(path, "grid", n, max_height, make)[0]
+    return _cached(path, "grid", n, max_height, make, caches)[0]
 
 
 def _small(image: EncodedImage, height: int) -> Image.Image:
@@ -148,14 +167,16 @@ def _small(image: EncodedImage, height: int) -> Image.Image:
         return im.convert("RGB")
 
 
-def clip_grids(paths: list[Path], n: int = 16, *, max_height: int | None = MAX_HEIGHT) -> list[Image.Image]:
+def clip_grids(paths: list[Path], n: int = 16, *, max_height: int | None = MAX_HEIGHT,
+               caches: FrameCaches = FRAMES) -> list[Image.Image]:
     """`clip_grid` of each clip, the ones not kept yet decoded at the same time (a repository's
     clips fetched all at once first: the decoding pool has as many workers as cores)."""
     datasource.fetch_all(paths, progress=False)
-    return list(_decoders.map(lambda path: clip_grid(path, n, max_height=max_height), paths))
+    return list(_decoders.map(lambda path: clip_grid(path, n, max_height=max_height, caches=caches), paths))
 
 
-def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: int | None = MAX_HEIGHT) -> None:
+def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: int | None = MAX_HEIGHT,
+             caches: FrameCaches = FRAMES) -> None:
     """Make, in the background, what an action is about to show or send for these clips (the next
     question's): "grid" (display), "jpeg" (a model's frames). One worker, so a prefetch never takes
     more than one core from the requests it serves."""
@@ -168,7 +189,7 @@ def prefetch(paths: list[Path], n: int = 16, *, kind: str = "grid", max_height: 
             log.debug("cloze prefetch of %s failed: %s", paths, exc)
         for path in paths:
             try:
-                make(path, n, max_height=max_height)
+                make(path, n, max_height=max_height, caches=caches)
             except Exception as exc:  # noqa: BLE001 - the real request reports it
                 log.debug("cloze prefetch of %s failed: %s", path, exc)
     _prefetcher.submit(work)

@@ -32,10 +32,6 @@ def records_to_results(records: Iterable[dict]) -> dict:
     return out
 
 
-def write_json_atomic(path: str | Path, obj) -> None:
-    atomic_write_json(path, obj)
-
-
 def answer_safely(solver: ClozeSolver, ds: ClozeDataset, q: Question) -> dict:
     """One record; a broken clip becomes a recorded error (never a guessed answer)."""
     try:
@@ -103,7 +99,7 @@ def _run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], o
         with lock:
             entry = {k: v for k, v in rec.items() if k not in ("key", "stem", "dim")}
             results.setdefault(rec["stem"], {})[rec["dim"]] = entry
-            write_json_atomic(out_path, results)
+            atomic_write_json(out_path, results)
         if on_result:
             on_result(rec)
 
@@ -126,7 +122,7 @@ def _run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], o
                            stamp={"data_revision": datasource.data_revision(ds.root), **run_stamp(solver)},
                            stop=stop, stop_after_failures=stop_after_failures)
     with lock:
-        write_json_atomic(out_path, results)
+        atomic_write_json(out_path, results)
     return {"counts": counts, "results": results}
 
 

@@ -13,6 +13,7 @@ import logging
 import shutil
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -128,8 +129,10 @@ class SessionRegistry(Generic[R]):
     def __init__(self, make: Callable[[], R], max_sessions: int = MAX_SESSIONS) -> None:
         self._make = make
         self._by_session: OrderedDict[str, R] = OrderedDict()
+        self._releasing: set[str] = set()
         self._lock = threading.Lock()
         self.max_sessions = max_sessions
+        _registries.add(self)
 
     def get(self, session_hash: str | None) -> R:
         key = session_hash or ""
@@ -145,13 +148,36 @@ class SessionRegistry(Generic[R]):
         return resources
 
     def release(self, session_hash: str | None) -> None:
+        key = session_hash or ""
         with self._lock:
-            resources = self._by_session.pop(session_hash or "", None)
-        if resources is not None:
+            resources = self._by_session.pop(key, None)
+            if resources is not None:
+                self._releasing.add(key)
+        if resources is None:
+            return
+        try:
             resources.release()
+        finally:
+            with self._lock:
+                self._releasing.discard(key)
+
+    def holds(self, session_hash: str | None) -> bool:
+        """Whether the session has resources here, or is being released (its work stopping)."""
+        key = session_hash or ""
+        with self._lock:
+            return key in self._by_session or key in self._releasing
 
     def __contains__(self, session_hash: str | None) -> bool:
         return (session_hash or "") in self._by_session
 
     def __len__(self) -> int:
         return len(self._by_session)
+
+
+_registries: weakref.WeakSet[SessionRegistry] = weakref.WeakSet()
+
+
+def held_anywhere(session_hash: str | None) -> bool:
+    """Whether any tab's registry still holds the session (or is releasing it): what the tabs
+    share for a visitor (their backends) is released only after the last tab let go."""
+    return any(registry.holds(session_hash) for registry in list(_registries))

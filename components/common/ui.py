@@ -34,7 +34,8 @@ from backends.errors import BackendError
 from components.common import preparing
 from components.base.errors import UserError
 from components.common.progress import BUSY_CLASS
-from components.common.sessions import SessionRegistry
+from components.common.sessions import SessionRegistry, held_anywhere
+from components.settings.session import release_backends
 
 log = logging.getLogger(__name__)
 
@@ -429,8 +430,12 @@ class TabEvents:
         return events
 
     def release(self, request: gr.Request) -> None:
-        """The page closed: that visitor's running work stops, then its resources go."""
-        self.registry.release(getattr(request, "session_hash", None))
+        """The page closed: that visitor's running work stops, then its resources go; once no
+        tab holds the visitor any more, the backends their settings built are closed too."""
+        session_hash = getattr(request, "session_hash", None)
+        self.registry.release(session_hash)
+        if session_hash and not held_anywhere(session_hash):
+            release_backends(session_hash)
 
 
 def _named(fn: Callable[..., Any], handler: Callable[..., Any]) -> Callable[..., Any]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
 
 from components.base.errors import UserError
+from components.base.io import atomic_write_json, atomic_write_text
 from components.datasource.spec import HubSpec
 
 LISTING_FORMAT = 1
@@ -182,11 +182,8 @@ def _save_ref(repo_id: str, revision: str, commit: str) -> None:
     """The Hub cache's `refs/<revision>` (what huggingface_hub reads offline), written atomically."""
     ref = storage_folder(repo_id) / "refs" / revision
     try:
-        ref.parent.mkdir(parents=True, exist_ok=True)
         if not ref.exists() or ref.read_text() != commit:
-            tmp = ref.with_name(f"{ref.name}.{os.getpid()}.tmp")
-            tmp.write_text(commit)
-            os.replace(tmp, ref)
+            atomic_write_text(ref, commit, durable=False)
     except OSError:  # a read-only cache: resolving again next time is all it costs
         pass
 
@@ -246,14 +243,10 @@ def _read_listing(path: Path) -> dict[str, int] | None:
 
 
 def _write_listing(path: Path, files: dict[str, int]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"format": LISTING_FORMAT, "files": files}, out)
-        os.replace(tmp, path)
-    except OSError:
-        Path(tmp).unlink(missing_ok=True)
+        atomic_write_json(path, {"format": LISTING_FORMAT, "files": files}, indent=None, durable=False)
+    except OSError:  # a read-only cache: listing again next time is all it costs
+        pass
 
 
 def _info_files(spec: HubSpec, commit: str) -> dict[str, int] | None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
 import threading
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from components.base.io import LINK_TEMP_SUFFIX, atomic_symlink
 
 
 class Index:
@@ -119,22 +119,6 @@ def source_of(path: str | Path) -> str | None:
     return mount.source if mount.index.is_file(rel) or mount.index.is_dir(rel) else None
 
 
-def _link(target: str, path: str) -> None:
-    """`path` made a link to `target` in one step (a copy where links are not allowed)."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.{uuid.uuid4().hex[:8]}.link"
-    try:
-        os.symlink(target, tmp)
-    except OSError:
-        shutil.copyfile(target, tmp)
-    try:
-        os.replace(tmp, path)
-    except OSError:
-        if os.path.lexists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def local(path: str | Path) -> Path:
     """`path` as a file on this machine: fetched (and linked there) first when it is a repository
     file not fetched yet. A local path, or one no listing names, is returned as it is (the reader
@@ -149,7 +133,7 @@ def local(path: str | Path) -> Path:
     if not mount.index.is_file(rel):
         return p
     target = mount.fetch(rel)
-    _link(target, os.path.abspath(p))
+    atomic_symlink(target, os.path.abspath(p))
     mount.linked.add(rel)
     return p
 
@@ -196,7 +180,7 @@ def entries(path: str | Path) -> dict[str, int | None]:
     try:
         with os.scandir(path) as found:
             for entry in found:
-                if entry.name in out or entry.name.endswith(".link"):
+                if entry.name in out or entry.name.endswith(LINK_TEMP_SUFFIX):
                     continue
                 try:
                     out[entry.name] = None if entry.is_dir() else entry.stat().st_size

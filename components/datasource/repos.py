@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.base.io import atomic_write_json
+from components.base.lru import SingleFlightLRU
 from components.datasource import hub
 from components.datasource.hub import DataSourceError
 from components.datasource.mounts import Index, Mount, add_mount, local, remove_mounts
@@ -118,14 +119,12 @@ def _prepare_mirror(root: Path, opened: dict) -> None:
                 if os.path.islink(path) and old in os.readlink(path):
                     os.unlink(path)
     if before != opened["commit"] or not marker.exists():
-        tmp = marker.with_name(marker.name + ".tmp")
-        tmp.write_text(json.dumps(opened, indent=1), encoding="utf-8")
-        os.replace(tmp, marker)
+        atomic_write_json(marker, opened)
 
 
-_opened: dict[str, OpenedRepo] = {}
-_lock = threading.Lock()
-_opening: dict[str, threading.Lock] = {}
+#: repositories opened and listed in this process (a handful; one pushed out is opened again)
+REPOS_KEPT = 64
+_opened: SingleFlightLRU[str, OpenedRepo] = SingleFlightLRU(REPOS_KEPT)
 
 
 def _fetcher(spec: HubSpec, commit: str, folder: str):
@@ -134,54 +133,44 @@ def _fetcher(spec: HubSpec, commit: str, folder: str):
     return fetch
 
 
-_listed: dict[tuple[str, str | None], tuple[str, dict[str, int]]] = {}
+_listed: SingleFlightLRU[tuple[str, str | None], tuple[str, dict[str, int]]] = SingleFlightLRU(REPOS_KEPT)
 
 
 def listed(spec: HubSpec) -> tuple[str, dict[str, int]]:
     """(commit, every file of the repository) for the spec's revision: resolved and listed once
     per process, whichever folder or file of it is asked for."""
-    key = (spec.repo_id, spec.revision)
-    with _lock:
-        if key in _listed:
-            return _listed[key]
-    commit = hub.resolve_commit(spec)
-    files = hub.list_folder(spec, commit, "")
-    with _lock:
-        return _listed.setdefault(key, (commit, files))
+    def resolve_and_list() -> tuple[str, dict[str, int]]:
+        commit = hub.resolve_commit(spec)
+        return commit, hub.list_folder(spec, commit, "")
+    return _listed.get((spec.repo_id, spec.revision), resolve_and_list)
 
 
 def open_repo(spec: HubSpec | str) -> OpenedRepo:
     """The spec opened (once per process: a later call returns the same commit and listing)."""
     spec = parse_spec(spec) if isinstance(spec, str) else spec
-    key = str(spec)
-    with _lock:
-        if key in _opened:
-            return _opened[key]
-        gate = _opening.setdefault(key, threading.Lock())
-    with gate:
-        with _lock:
-            if key in _opened:
-                return _opened[key]
-        commit, files = listed(spec)
-        if spec.subfolder and spec.subfolder not in files and not any(
-                p.startswith(spec.subfolder + "/") for p in files):
-            raise DataSourceError(f"{spec.at(revision=commit)} has no folder or file '{spec.subfolder}': "
-                                  f"point at one listed at {hub.repo_url(spec.repo_id)}/tree/{commit}.")
-        index = Index(_under(files, spec.subfolder))
-        layout = detect_layout(spec, commit, index)
-        root = mirror_dir(spec)
-        pinned = str(spec.at(revision=commit))
-        _prepare_mirror(root, {"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
-                               "commit": commit, "subfolder": spec.subfolder, "layout": layout})
-        remove_mounts(root)
-        base = root
-        add_mount(Mount(str(base if layout == "data" else base / layout), index,
-                        _fetcher(spec, commit, spec.subfolder), pinned))
-        opened = OpenedRepo(spec, commit, base, layout, index)
-        _fetch_annotations(opened)
-        with _lock:
-            _opened[key] = opened
-        return opened
+    return _opened.get(str(spec), lambda: _open(spec))
+
+
+def _open(spec: HubSpec) -> OpenedRepo:
+    """Resolve, list, mount and check the spec (what `open_repo` does once per process)."""
+    commit, files = listed(spec)
+    if spec.subfolder and spec.subfolder not in files and not any(
+            p.startswith(spec.subfolder + "/") for p in files):
+        raise DataSourceError(f"{spec.at(revision=commit)} has no folder or file '{spec.subfolder}': "
+                              f"point at one listed at {hub.repo_url(spec.repo_id)}/tree/{commit}.")
+    index = Index(_under(files, spec.subfolder))
+    layout = detect_layout(spec, commit, index)
+    root = mirror_dir(spec)
+    pinned = str(spec.at(revision=commit))
+    _prepare_mirror(root, {"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
+                           "commit": commit, "subfolder": spec.subfolder, "layout": layout})
+    remove_mounts(root)
+    base = root
+    add_mount(Mount(str(base if layout == "data" else base / layout), index,
+                    _fetcher(spec, commit, spec.subfolder), pinned))
+    opened = OpenedRepo(spec, commit, base, layout, index)
+    _fetch_annotations(opened)
+    return opened
 
 
 def _fetch_annotations(opened: OpenedRepo) -> None:
@@ -212,14 +201,11 @@ def open_file(spec: HubSpec) -> Path:
 
 
 def opened_repos() -> list[OpenedRepo]:
-    with _lock:
-        return list(_opened.values())
+    return _opened.values()
 
 
 def forget_all() -> None:
     """Tests: forget every opened repository and mount (nothing on disk changes)."""
-    with _lock:
-        _opened.clear()
-        _opening.clear()
-        _listed.clear()
+    _opened.clear()
+    _listed.clear()
     remove_mounts()

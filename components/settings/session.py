@@ -3,10 +3,13 @@
 when the session chose one) and `localizer_backend_for(state)` (the window-search localizer: its
 own backend when the session chose one, else the model's; CoM2 keeps an unchanged localizer apart
 from the verifier). The API key lives only in that session state: it
-is never logged, traced, exported or shown."""
+is never logged, traced, exported or shown. The backends a visitor's settings build are that
+visitor's (`VisitorBackends`), closed when their page closes (`release_backends`, called by the
+tabs' unload once the last tab let go); a local model's weights stay loaded and shared."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -16,6 +19,7 @@ from backends.config import ApiSettings, check_thinking_control
 from backends.errors import BackendError
 from backends.pair import pair_backends
 from backends.registry import resolve
+from backends.shared import is_shared
 from components.base.lru import SingleFlightLRU
 from components.settings.traces import resolve_replay_spec
 
@@ -87,9 +91,55 @@ class BackendKey:
     thinking_control: str | None = None
 
 
-#: most backends kept at once (one per distinct Model-panel setting in use)
+#: most backends kept at once for one visitor, or for the process (the command line, scripts):
+#: one per distinct Model-panel setting in use
 BACKEND_CACHE_SIZE = 16
-_backends: SingleFlightLRU[BackendKey, VLMBackend] = SingleFlightLRU(BACKEND_CACHE_SIZE)  # evicted: not closed, a running call may still use it
+#: visitors whose backends are kept (as components/common/sessions.MAX_SESSIONS)
+MAX_VISITORS = 256
+#: the session of settings applied outside a browser page (the command line, scripts, tests)
+NO_VISITOR = ("", "cli")
+
+
+class VisitorBackends:
+    """The backends built for visitors' settings: each visitor's own (their API clients, their
+    replay positions, their recorders) apart, made once and closed when their page unloads
+    (`release`); settings applied outside a page share one process-wide set. A local model's
+    weights are loaded once per process and shared by every visitor (backends.shared): releasing
+    a visitor never closes them. A visitor or a backend pushed out of its bound is forgotten,
+    not closed (a running call may still use it)."""
+
+    def __init__(self, per_visitor: int = BACKEND_CACHE_SIZE, max_visitors: int = MAX_VISITORS) -> None:
+        self.per_visitor = per_visitor
+        self.process: SingleFlightLRU[BackendKey, VLMBackend] = SingleFlightLRU(per_visitor)
+        self.visitors: SingleFlightLRU[str, SingleFlightLRU[BackendKey, VLMBackend]] = SingleFlightLRU(max_visitors)
+
+    def of(self, session: str) -> SingleFlightLRU[BackendKey, VLMBackend]:
+        """The backends kept for `session` (the process-wide ones outside a page)."""
+        if session in NO_VISITOR:
+            return self.process
+        return self.visitors.get(session, lambda: SingleFlightLRU(self.per_visitor))
+
+    def get(self, key: BackendKey, build: Callable[[], VLMBackend]) -> VLMBackend:
+        return self.of(key.session).get(key, build)
+
+    def release(self, session: str | None) -> None:
+        """The visitor's page closed: their backends are forgotten and closed (shared weights
+        kept). Nothing for settings applied outside a page."""
+        if not session or session in NO_VISITOR:
+            return
+        kept = self.visitors.pop(session)
+        for backend in kept.clear() if kept is not None else []:
+            if not is_shared(backend):
+                backend.close()
+
+
+#: the app's backends (one app per process)
+BACKENDS = VisitorBackends()
+
+
+def release_backends(session: str | None) -> None:
+    """Close the backends of a visitor whose page closed (BACKENDS.release)."""
+    BACKENDS.release(session)
 
 
 def _backend_key(settings: SessionSettings, api: ApiSettings, spec: str) -> BackendKey:
@@ -126,7 +176,7 @@ def _cached_backend(settings: SessionSettings, spec: str, *, compared: bool = Fa
     api = _api(settings, compared=compared)
     spec = resolve_replay_spec(spec)  # a trace picked in the panel: the trace folder's file
     key = _backend_key(settings, api, spec)
-    return _backends.get(key, lambda: resolve(spec, api=api, record_to=key.record_to))
+    return BACKENDS.get(key, lambda: resolve(spec, api=api, record_to=key.record_to))
 
 
 def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
@@ -134,9 +184,9 @@ def backend_for(state: dict | SessionSettings | None) -> VLMBackend:
     "compare with" backend, the two paired (backends.pair): every request the tabs send through
     `backends.ask` then goes to both, and the session model's answers steer.
 
-    One backend per distinct setting is kept (a few, least recently used first out), so the
-    clicks of a session share one HTTP client, and a replay trace is read once and keeps its
-    recorded-order position from click to click."""
+    One backend per distinct setting is kept for the visitor (a few, least recently used first
+    out; closed when their page closes), so the clicks of a session share one HTTP client, and a
+    replay trace is read once and keeps its recorded-order position from click to click."""
     settings = _settings(state)
     primary = _cached_backend(settings, settings.backend)
     return pair_backends(primary, compare_backend_for(settings))

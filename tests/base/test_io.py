@@ -162,3 +162,33 @@ def test_a_torn_tail_longer_than_the_search_window_is_cut_at_its_own_line(tmp_pa
     assert repair_torn_tail(path) == 0 and path.read_bytes() == head  # nothing left to repair
     path.write_bytes(torn)  # the only line torn: the file becomes empty, the bytes kept aside
     assert repair_torn_tail(path) == len(torn) and path.read_bytes() == b""
+
+
+def test_a_symlink_replaces_what_was_there_in_one_step_and_leaves_no_temp(tmp_path):
+    first, second = tmp_path / "first.bin", tmp_path / "second.bin"
+    first.write_bytes(b"one")
+    second.write_bytes(b"two")
+    link = tmp_path / "mirror" / "clip.bin"
+    io.atomic_symlink(first, link)
+    assert link.is_symlink() and link.read_bytes() == b"one"
+    io.atomic_symlink(second, link)                     # over an existing link
+    assert os.readlink(link) == str(second) and link.read_bytes() == b"two"
+    assert [p.name for p in link.parent.iterdir()] == ["clip.bin"]
+
+
+def test_where_links_are_not_allowed_the_file_is_copied(tmp_path, monkeypatch):
+    src = tmp_path / "src.bin"
+    src.write_bytes(b"bytes")
+
+    def refused(*args):
+        raise PermissionError("links not allowed here")
+
+    monkeypatch.setattr(os, "symlink", refused)
+    io.atomic_symlink(src, tmp_path / "copy.bin")
+    assert not (tmp_path / "copy.bin").is_symlink() and (tmp_path / "copy.bin").read_bytes() == b"bytes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy.bin", "src.bin"]
+
+
+def test_a_text_written_without_fsync_is_still_whole_and_0644(tmp_path):
+    target = io.atomic_write_text(tmp_path / "ref", "abc123", durable=False)
+    assert target.read_text() == "abc123" and mode(target) == 0o644

@@ -23,8 +23,7 @@ def decodes(monkeypatch, tmp_path):
         calls.append((threading.current_thread().name, path))
         return real(path, n, max_height, **how)
     monkeypatch.setattr(frames, "_sampled", counted)
-    monkeypatch.setattr(frames, "_cache", frames.SingleFlightLRU(frames._CACHE_SIZE))
-    monkeypatch.setattr(frames, "_pil_cache", frames.SingleFlightLRU(frames._PIL_CACHE_SIZE))
+    frames.FRAMES.clear()   # what the app keeps (a test calling frames itself passes its own)
     yield calls
     frames._prefetcher.submit(lambda: None).result(120)
 

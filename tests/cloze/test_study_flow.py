@@ -243,12 +243,12 @@ def test_the_next_questions_edge_view_is_drawn_before_it_is_asked_for(cloze_exam
     q = sset.questions[out.session.index + 1]
     key = media._edge_key(media.question_clips(sset.dataset.instance(q.stem), q))
     deadline = time.monotonic() + 120
-    while key not in media._edge_cache:
+    while key not in media.EDGE_VIEWS:
         assert time.monotonic() < deadline, "the next question's edge view was never drawn"
         time.sleep(0.1)
-    cached = media._edge_cache[key]
+    cached = media.EDGE_VIEWS.peek(key)
     following = h.go(study, out.session, out.session.index + 1)
-    assert media._edge_cache[key] is cached                                  # served, not redrawn
+    assert media.EDGE_VIEWS.peek(key) is cached                             # served, not redrawn
     assert Path(following.image).is_file()
 
 

@@ -51,16 +51,15 @@ def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_quest
     from components.cloze.ui.handlers import question
     from components.cloze.ui.session import ClozeSession
 
-    monkeypatch.setattr(layout, "_datasets", layout.SingleFlightLRU(layout._DATASETS_KEPT))
-    monkeypatch.setattr(question, "_sets_cache", question.SingleFlightLRU(question._SETS_KEPT))
-    monkeypatch.setattr(frames, "_cache", frames.SingleFlightLRU(frames._CACHE_SIZE))
-    monkeypatch.setattr(frames, "_pil_cache", frames.SingleFlightLRU(frames._PIL_CACHE_SIZE))
+    layout.DATASETS.clear()    # a process that has read nothing yet (the warm-up fills the app's own)
+    frames.FRAMES.clear()
+    monkeypatch.setattr(question, "_sets_cache", question.SingleFlightLRU(question._SETS_KEPT))  # a handler's
     tasks = app.warm_up_tasks(example_data_dir)
     assert len(tasks) == 4      # each tab's (window search, cloze, impact), then the API client's
     warm_in_background(tasks[1:2]).join(300)
     frames._prefetcher.submit(lambda: None).result(120)
-    assert len(layout._datasets) == 1 and len(question._sets_cache) == 2     # study order and model order
-    grids = [k for k in frames._cache if k[3] == "grid"]
+    assert len(layout.DATASETS) == 1 and len(question._sets_cache) == 2     # study order and model order
+    grids = [k for k in frames.FRAMES.made if k[3] == "grid"]
     assert len(grids) >= 6                                             # a first question's six clips
     loads = []
     monkeypatch.setattr(layout, "load_dataset", lambda path: loads.append(path))

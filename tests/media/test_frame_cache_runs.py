@@ -13,7 +13,6 @@ from app import build_parser
 from components.cloze import frames
 from components.cloze.data import load_dataset
 from components.cloze.questions import build_set
-from components.base.lru import SingleFlightLRU
 from components.media import frames_decoded
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
@@ -33,8 +32,7 @@ def cloze_data(cloze_examples, tmp_path, monkeypatch):
 def _new_process(monkeypatch) -> None:
     """What a new process starts with: no frames kept in memory."""
     frames._prefetcher.submit(lambda: None).result(120)
-    monkeypatch.setattr(frames, "_cache", SingleFlightLRU(frames._CACHE_SIZE))
-    monkeypatch.setattr(frames, "_pil_cache", SingleFlightLRU(frames._PIL_CACHE_SIZE))
+    frames.FRAMES.clear()
 
 
 def _run_cloze(data, model: str, out, url: str) -> None:

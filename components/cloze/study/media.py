@@ -11,21 +11,18 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import shutil
 import struct
-import tempfile
-import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from components import datasource
 from components.cloze.data import Instance
 from components.cloze.questions import LETTERS, Question
 from components.base.errors import MediaError
+from components.base.io import atomic_write
+from components.base.lru import SingleFlightLRU
 from components.media import open_video
 from components.media.probe import browser_playable
 
@@ -34,10 +31,10 @@ if TYPE_CHECKING:
 
 SLOTS = ("BEGINNING", "END", *LETTERS)
 EDGE_TILE_HEIGHT = 90
-_edge_cache: OrderedDict[tuple, Image.Image] = OrderedDict()
-_edge_lock = threading.Lock()
-_edge_drawing: dict[tuple, threading.Event] = {}
-_EDGE_CACHE_SIZE = 512
+EDGE_VIEWS_KEPT = 512
+#: the app's drawn views by their clips' paths, sizes and times (a changed clip: a new key); the
+#: views take `cache=` another, e.g. a test's own
+EDGE_VIEWS: SingleFlightLRU[tuple, Image.Image] = SingleFlightLRU(EDGE_VIEWS_KEPT)
 _prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="study-prefetch")
 log = logging.getLogger(__name__)
 
@@ -47,19 +44,20 @@ def opaque_name(study: str, annotator: str, task_index: int | str, slot: str) ->
     return hashlib.sha256(f"{study}:{annotator}:{task_index}:{slot}".encode()).hexdigest()[:24] + ".mp4"
 
 
-_playable: dict[tuple, Path] = {}
-_playable_lock = threading.Lock()
+#: sources checked (one entry per clip file, a few hundred bytes each)
+PLAYABLE_KEPT = 16384
+#: the app's checked sources (`playable_source` takes `checked=` another, e.g. a test's own)
+PLAYABLE: SingleFlightLRU[tuple, Path] = SingleFlightLRU(PLAYABLE_KEPT)
 
 
-def playable_source(src: Path, cache: Path) -> Path:
+def playable_source(src: Path, cache: Path, *, checked: SingleFlightLRU[tuple, Path] = PLAYABLE) -> Path:
     """`src` if a browser plays it as MP4, else an MP4 made from it once (kept in `cache`)."""
     st = src.stat()
     key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)  # hard links of one clip: one check
-    with _playable_lock:
-        if key in _playable:
-            return _playable[key]
-    result = src
-    if src.suffix.lower() != ".mp4" or not browser_playable(src):
+
+    def check() -> Path:
+        if src.suffix.lower() == ".mp4" and browser_playable(src):
+            return src
         from gradio import processing_utils  # ffmpeg, as gradio's own Video would convert it
 
         converted = Path(processing_utils.convert_video_to_playable_mp4(
@@ -67,10 +65,8 @@ def playable_source(src: Path, cache: Path) -> Path:
         if converted.suffix.lower() != ".mp4":
             raise MediaError(f"{src} could not be converted to a browser-playable MP4; re-encode it "
                              "with: ffmpeg -i in -c:v libx264 -pix_fmt yuv420p out.mp4")
-        result = converted
-    with _playable_lock:
-        _playable[key] = result
-    return result
+        return converted
+    return checked.get(key, check)
 
 
 def _salt(name: str) -> bytes:
@@ -83,18 +79,12 @@ def _materialise(src: Path, dest: Path) -> Path:
     salt = _salt(dest.name)
     if dest.exists() and dest.stat().st_size == src.stat().st_size + len(salt):
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
-    try:
-        with os.fdopen(fd, "wb") as out, open(src, "rb") as data:
+
+    def copy(out: BinaryIO) -> None:
+        with open(src, "rb") as data:
             shutil.copyfileobj(data, out)
-            out.write(salt)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return dest
+        out.write(salt)
+    return atomic_write(dest, copy, durable=False)  # a cache: a lost copy is made again
 
 
 def question_clips(inst: Instance, q: Question) -> list[Path]:
@@ -156,36 +146,11 @@ def _edge_key(clips: list[Path]) -> tuple:
     return tuple((str(p), *_file_key(p)) for p in clips)
 
 
-def edge_view(clips: list[Path]) -> Image.Image:
+def edge_view(clips: list[Path], *, cache: SingleFlightLRU[tuple, Image.Image] = EDGE_VIEWS) -> Image.Image:
     """One image: row 1 BEGINNING (last 4) | END (first 4); rows 2-3 candidates A B / C D, each
     first 2 | last 2 frames, labelled. Cached by the clips' paths, sizes and times; a view being
     drawn (by `prefetch_edge_view`) is waited for, not drawn twice."""
-    return _cached(_edge_key(clips), lambda: _draw_edge_view(clips))
-
-
-def _cached(key: tuple, draw: Callable[[], Image.Image]) -> Image.Image:
-    """A drawn view from the cache; one being drawn (by another request or the prefetcher) is
-    waited for, not drawn twice."""
-    while True:
-        with _edge_lock:
-            if key in _edge_cache:
-                _edge_cache.move_to_end(key)
-                return _edge_cache[key]
-            drawing = _edge_drawing.get(key)
-            if drawing is None:
-                _edge_drawing[key] = threading.Event()
-                break
-        drawing.wait(60)
-    try:
-        canvas = draw()
-        with _edge_lock:
-            _edge_cache[key] = canvas
-            while len(_edge_cache) > _EDGE_CACHE_SIZE:
-                _edge_cache.popitem(last=False)
-        return canvas
-    finally:
-        with _edge_lock:
-            _edge_drawing.pop(key).set()
+    return cache.get(_edge_key(clips), lambda: _draw_edge_view(clips))
 
 
 def frames_name(study: str, key: str, clips: list[Path], kind: str) -> str:
@@ -202,16 +167,7 @@ def frames_file(cache: Path, study: str, key: str, clips: list[Path], kind: str)
     dest = cache / frames_name(study, key, clips, kind)
     if not dest.exists():
         image = frames_view(clips, kind)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                image.save(out, format="JPEG", quality=85)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, dest)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(dest, lambda out: image.save(out, format="JPEG", quality=85), durable=False)
     return str(dest)
 
 
@@ -220,11 +176,11 @@ def frames_view(clips: list[Path], kind: str) -> Image.Image:
     return grid16_view(clips) if kind == "frames16" else edge_view(clips)
 
 
-def grid16_view(clips: list[Path]) -> Image.Image:
+def grid16_view(clips: list[Path], *, cache: SingleFlightLRU[tuple, Image.Image] = EDGE_VIEWS) -> Image.Image:
     """The released app's older frames display, in one image: each clip as 16 frames at
     endpoint-inclusive indices floor(i * (total - 1) / 15), 4 per row, captioned 1..16; BEGINNING
     and END on the first row, A B and C D below. Cached like the edge view."""
-    return _cached(("grid16", *_edge_key(clips)), lambda: _draw_grid16(clips))
+    return cache.get(("grid16", *_edge_key(clips)), lambda: _draw_grid16(clips))
 
 
 GRID_TILE_HEIGHT = 54

@@ -18,6 +18,7 @@ from components.cloze.questions import Question
 from components.cloze.study.protocol import FLOW_ALIASES, SCHEDULE_POLICY
 from components.base.errors import DataFormatError
 from components.base.io import atomic_write_bytes, fsync_dir, load_json
+from components.base.lru import SingleFlightLRU
 
 #: what the released app (@e121dcf, `run_matches_config`) compares before it reuses a file; its
 #: older version compared `choices_dir` instead of `dataset_id`, a path that differs per machine
@@ -153,20 +154,22 @@ def write_result_file(path: str | Path, header: dict, records: list[dict]) -> Pa
     return atomic_write_bytes(path, _encoded(header, tail))
 
 
-_header_json: dict[int, tuple[dict, list[str | None]]] = {}
+#: headers encoded, by the header object's id (checked against a copy: an id may be reused)
+_HEADERS_KEPT = 256
+_header_json: SingleFlightLRU[int, tuple[dict, list[str | None]]] = SingleFlightLRU(_HEADERS_KEPT)
 
 
 def _encoded(header: dict, tail: dict) -> bytes:
     """`{**header, **tail}` as JSON, keys in that order. The header's own fields (the schedule of
     every question: 4,563 at the real size) are encoded once per header and kept; only the answers
     are encoded per write."""
-    kept = _header_json.get(id(header))
-    if kept is None or kept[0].keys() != header.keys() or any(kept[0][k] is not v for k, v in header.items()):
-        pieces = [None if k in tail else f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
-                  for k, v in header.items()]
-        kept = _header_json[id(header)] = (dict(header), pieces)
-        while len(_header_json) > 256:
-            _header_json.pop(next(iter(_header_json)))
+    def encode() -> tuple[dict, list[str | None]]:
+        return dict(header), [None if k in tail else f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}"
+                              for k, v in header.items()]
+    kept = _header_json.get(id(header), encode)
+    if kept[0].keys() != header.keys() or any(kept[0][k] is not v for k, v in header.items()):
+        kept = encode()
+        _header_json.put(id(header), kept)
     keys = [*header, *(k for k in tail if k not in header)]
     pieces = [*kept[1], *([None] * (len(keys) - len(kept[1])))]
     body = ", ".join(piece if piece is not None else f"{json.dumps(k)}: {json.dumps(tail[k], ensure_ascii=False)}"
