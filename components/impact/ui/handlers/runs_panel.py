@@ -12,6 +12,7 @@ import gradio as gr
 from components.common.runs import RunsLoader, runs_loader
 from components.impact import runs_view
 from components.impact.runs import ImpactRuns, impact_runs_loader
+from components.impact.ui.views import RunsPanelView
 
 
 def loader_for(data_dir: str | Path, named: Sequence[str] = ()) -> RunsLoader:
@@ -42,6 +43,6 @@ def clip_panel(source, data_dir: str | Path, clip: str | None, frame, named: Seq
                                     _frame_number(frame), refused)
 
 
-def show(source, data_dir: str | Path, clip: str | None, frame, named: Sequence[str] = ()) -> tuple[str, gr.Timer]:
+def show(source, data_dir: str | Path, clip: str | None, frame, named: Sequence[str] = ()) -> RunsPanelView:
     html = clip_panel(source, data_dir, clip, frame, named)
-    return html, gr.Timer(active="data-state='loading'" in html)
+    return RunsPanelView(runs_panel=html, runs_timer=gr.Timer(active="data-state='loading'" in html), message=None)
