@@ -73,12 +73,13 @@ class ImpactComponents:
     metrics: gr.Markdown
     poll: gr.Timer   # the preparation timer
     runs_panel: gr.HTML   # what every run answered (ui/handlers/runs_panel.py)
+    runs_heat: gr.Checkbox   # paint how many runs named each region on the body
     runs_timer: gr.Timer   # on while the run files load
 
 
 def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
-    source = tab_source(ctx.data_dir)
+    source = tab_source(ctx.data_dir, tuple(getattr(ctx, "runs", ()) or ()))
     c = _layout()
     _wire(ctx, source, c)
     _runs_panel(ctx, source, c)
@@ -126,7 +127,7 @@ def _layout() -> ImpactComponents:
     with gr.Row(equal_height=True, elem_id="impact-readout"):
         legend = gr.HTML(elem_id="impact-legend", container=False)
         regions = gr.Markdown(elem_id="impact-regions")
-    runs_panel = _runs_fold()
+    runs_panel, runs_heat = _runs_fold()
     # shown once two compared models answered a frame: paint their difference or one of them
     paint = gr.Radio(pair_view.PAINT_CHOICES, value="difference", label="Body painting (two models)",
                      elem_id="impact-paint", visible=False)
@@ -162,7 +163,7 @@ def _layout() -> ImpactComponents:
         reset_view=reset_view, copy_link=copy_link, link=link, hooks=hooks, legend=legend, regions=regions,
         beside=beside, paint=paint, status=status, message=message, body_note=body_note, split=split,
         metrics_button=metrics_button, metrics=metrics, poll=gr.Timer(1.0, active=False), runs_panel=runs_panel,
-        runs_timer=gr.Timer(1.0, active=False))
+        runs_heat=runs_heat, runs_timer=gr.Timer(1.0, active=False))
 
 
 def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
@@ -195,6 +196,8 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
        SpatialView, kind="progress", api_name="on_run_spatial", **raw)
     on(c.paint.input, h.set_paint, [c.session, c.clip, c.frame, c.paint, c.body3d], PaintView,
        show_progress="hidden", api_name="on_paint", **raw)
+    on(c.runs_heat.input, h.set_runs_heat, [c.session, c.clip, c.frame, c.runs_heat, c.body3d], PaintView,
+       show_progress="hidden", api_name="on_runs_heat", **raw)
     on(c.stop.click, h.stop, [c.session], View, queue=False, api_name="on_stop")
     on(c.render_button.click, h.render_turntable, [c.session, c.clip, c.frame], TurntableView,
        api_name="on_render", **raw)
@@ -208,11 +211,16 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
         ctx.demo.unload(ev.release)
 
 
-def _runs_fold() -> gr.HTML:
-    """What every run answered on the clip and the frame shown (handlers in ui/handlers/runs_panel.py)."""
+def _runs_fold() -> tuple[gr.HTML, gr.Checkbox]:
+    """What every run answered on the clip and the frame shown (handlers in ui/handlers/runs_panel.py),
+    and the toggle painting it on the body."""
     gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="impact-runs-css")
     # no fold around it: its rows share the timeline's x range (the same container, no padding)
-    return gr.HTML("", elem_id="impact-runs-panel", container=False)
+    panel = gr.HTML("", elem_id="impact-runs-panel", container=False)
+    heat = gr.Checkbox(False, label="Paint the runs' answers on the body: each region by how many of the N runs "
+                       "named it at this frame (annotated regions striped green)", elem_id="impact-runs-heat",
+                       container=False)
+    return panel, heat
 
 
 def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:

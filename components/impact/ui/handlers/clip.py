@@ -16,16 +16,18 @@ from backends.pair import partner_id
 from components import datasource
 from components.base.errors import UserError
 from components.common.ui import UNCHANGED, View, poll, preparing_note
-from components.impact import links, pair_view, view
+from components.impact import links, pair_view, runs_view, view
 from components.impact.data import ImpactItem
 from components.impact.body import load_body
 from components.impact.pairs import region_pair, temporal_pair
 from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, frame_images, select_regions
 from components.impact.render import RenderUnavailable
+from components.impact.runs import FrameRuns
 from components.impact.solvers import single_method_note, solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.solvers import TemporalPrediction
 from components.impact.ui.body_view import body_value, shown_key
+from components.impact.ui.handlers import runs_panel
 from components.impact.ui.session import ImpactResources, ImpactSession, ImpactTab
 from components.impact.ui.views import CameraView, ClipView, FrameMoveView, FrameView, LinkView, LoadView, \
     MetricsView, PaintView, SeekView, SpatialView, TemporalView, TurntableView
@@ -58,6 +60,15 @@ def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
         line += f"  \n_Model answer not usable ({answer['error']}); raw: `{answer.get('raw', '')[:200]}`_"
     elif alone and answer.get("note"):
         line += f"  \n_{answer['note']}_"
+    if session.runs_heat:   # the runs' heat replaces the painting; the line keeps this session's answer
+        heat = runs_panel.frame_runs(tab, qid, frame)
+        if isinstance(heat, FrameRuns):
+            painted = runs_view.paint_runs_heat(body, item, heat)
+            line += "  \n" + runs_view.heat_line(heat)
+        elif heat == "loading":
+            line += "  \n_The run files are still being read: turn the runs' painting off and on in a moment._"
+        else:
+            line += f"  \n_No run answered frame {frame}: the body shows this session's painting._"
     turn_value, turn_msg = None, "Press **Render turntable** for a rotating view of this frame."
     cached = view.turntable_path(painted)
     if cached.exists():  # rendered once per painted state, then reused
@@ -277,6 +288,16 @@ def set_paint(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid:
     """The painting of a frame both compared models answered: their difference, or one of them
     against the truth."""
     session = session.with_paint(paint)
+    item = tab.item(qid)
+    number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
+    return PaintView(session=session, body=frame_view(tab, session, qid, number, shown=shown))
+
+
+def set_runs_heat(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
+                  on: bool, shown: dict | None = None) -> PaintView:
+    """The runs panel's toggle: the body painted with how many runs named each region at the
+    frame shown (k of N runs, the annotated regions striped green), or this session's painting again."""
+    session = session.with_runs_heat(on)
     item = tab.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
     return PaintView(session=session, body=frame_view(tab, session, qid, number, shown=shown))
