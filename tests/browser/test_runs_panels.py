@@ -1,11 +1,14 @@
 """The window-search and Impact "What the runs answered" panels in the browser (1440x900, the
 example data's run files): a picked query shows a row per run with the IoU the file's interval
 scores and "k of N runs reach IoU ≥ 0.5"; a linked Impact frame lists "k of N runs say <region>"
-as the files say."""
+as the files say, and the runs panel's toggle paints those counts on the 3D body (legend "k of N
+runs", the annotated regions striped green), measured on the canvas."""
 from __future__ import annotations
 
 import json
 from collections import Counter
+
+import numpy as np
 
 from components.common.intervals import iou
 from components.impact.data import load_annotations as load_impact
@@ -71,5 +74,60 @@ def test_an_impact_frame_says_how_many_runs_name_each_region(browser, app_url, e
             assert any(t.startswith(f"{n} of {len(spatial)} runs say {region}") for t in shown), shown
         assert page.locator("#impact-runs-panel .impact-runs-row[data-run]").count() == len(spatial)
         snap(page, "impact-runs-panel-1440x900")
+    finally:
+        page.close()
+
+
+def _red_and_green(page, selector: str) -> tuple[int, int]:
+    """Pixels of the element's screenshot that are deep red (the heat of most runs: green under a
+    third of red; the truth's amber is not) and that are green (the truth's stripes)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    image = Image.open(BytesIO(page.locator(selector).first.screenshot())).convert("RGB")
+    pixels = np.asarray(image, dtype=int)
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    red = (r > 60) & (g < 0.35 * r) & (b < 0.6 * r)
+    green = (g > 60) & (g > 1.4 * r) & (g > 1.4 * b)
+    return int(red.sum()), int(green.sum())
+
+
+def test_the_runs_heat_paints_how_many_runs_named_each_region_on_the_body(browser, app_url, example_data_dir):
+    impact = example_data_dir / "impact"
+    item = load_impact(impact / "annotations.json").items[0]
+    spatial = [{(line["qid"], line["frame"]): line for line in _lines(p)} for p in (impact / "runs").glob("*/spatial_pred.jsonl")]
+    runs = len(spatial)
+
+    def counts(frame: int) -> Counter:
+        return Counter(r for lines in spatial for r in dict.fromkeys(lines[(item.qid, frame)]["regions"]))
+
+    # a frame where some region is named by two runs or more (painted deep red)
+    frame = next(f for f in sorted(item.frames) if max(counts(f).values(), default=0) >= 2)
+    page = _new_page(browser, f"{app_url.rstrip('/')}/?tab=impact&clip={item.qid}&frame={frame}")
+    canvas = "#impact-body3d canvas"
+    drawn = ("() => { const c = document.querySelector('#impact-body3d canvas');"
+             " return !!c && !!c.dataset.draws && !!c.dataset.key && c.dataset.key === c.dataset.want; }")
+    try:
+        page.wait_for_selector(f"#impact-runs-panel .impact-runs-frame[data-frame='{frame}']", timeout=90_000)
+        page.wait_for_function(drawn, timeout=120_000)
+        page.locator(canvas).scroll_into_view_if_needed()
+        before_key = page.locator(canvas).get_attribute("data-key")
+        red_before, green_before = _red_and_green(page, canvas)
+        page.locator("#impact-runs-heat input[type='checkbox']").check()
+        page.wait_for_function("(text) => (document.querySelector('#impact-legend')?.innerText || '').includes(text)",
+                               arg=f"{runs} of {runs} runs", timeout=60_000)
+        legend = page.locator("#impact-legend").inner_text()
+        assert all(f"{k} of {runs} runs" in legend for k in range(1, runs + 1)) and "annotated (green stripes)" in legend
+        regions = page.locator("#impact-regions").inner_text()
+        for region, n in counts(frame).items():
+            assert f"{n} of {runs} runs say {region}" in regions, regions
+        page.wait_for_function(f"(old) => ({drawn})() && document.querySelector('{canvas}').dataset.key !== old",
+                               arg=before_key, timeout=60_000)
+        page.wait_for_timeout(300)   # the drawn frame reaches the screen
+        red_after, green_after = _red_and_green(page, canvas)
+        snap(page, "impact-runs-heat-1440x900")
+        assert red_after > 200 and red_after > 5 * (red_before + 1), (red_before, red_after)
+        assert green_after > 50 and green_after > 5 * (green_before + 1), (green_before, green_after)
     finally:
         page.close()

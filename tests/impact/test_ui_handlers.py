@@ -1,14 +1,18 @@
 """The Impact tab's module-level handlers, its session objects, its wiring and its standalone app."""
 from __future__ import annotations
 
+import dataclasses
 import threading
+
+import gradio as gr
 
 import pytest
 
 from backends.errors import GenerationStopped
 from components.impact.ui import handlers
+from components.impact.ui.views import FrameView
 from components.impact.ui.session import ImpactTab, load_tab
-from components.common.ui import outputs
+from components.common.ui import UNCHANGED, outputs
 from components.impact.ui.session import RESOURCES, ImpactResources, ImpactSession
 
 from tests.impact.clipdata import make_impact_data
@@ -73,12 +77,10 @@ def test_run_spatial_with_the_baseline_paints_the_text_only_answer(data):
 
 def test_the_painting_the_page_already_shows_is_never_sent_again(data):
     """The same painting again would reset the camera the visitor turned."""
-    import gradio as gr
-
     first = handlers.on_clip(data, RES, ImpactSession(), "h0001")
     shown = dict(first.body.body3d)   # as the page sends it back
     again = handlers.on_frame(data, RES, ImpactSession(), "h0001", first.frame.value, shown)
-    assert isinstance(again.body.body3d, type(gr.skip()))
+    assert again.body.body3d is UNCHANGED
     assert "truth [" in again.body.regions  # everything else is still sent
     ran = handlers.run_spatial(data, RES, ImpactSession(), BASELINE, "h0001", first.frame.value, shown=shown)
     assert painting_of(ran.body.body3d) not in (None, shown["key"])  # painted anew
@@ -134,12 +136,48 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
     events = {fn.api_name: len(fn.outputs) for fn in demo.fns.values()
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
     # every event's outputs end with the tab's message line
-    assert events == {"on_clip": 13, "on_frame": 11, "on_timeline_click": 3, "on_run_temporal": 4,
-                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 14,
-                      "on_load_impact_prepared": 14, "on_reset_view": 2,
-                      "on_copy_link": 2, "on_stop": 1, "on_paint": 9,
+    assert events == {"on_clip": 13, "on_frame": 10, "on_timeline_click": 3, "on_run_temporal": 4,
+                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 15,
+                      "on_load_impact_prepared": 15, "on_reset_view": 2,
+                      "on_copy_link": 2, "on_stop": 1, "on_paint": 9, "on_runs_heat": 9,
                       "_impact_runs_panel": 2}   # the runs panel and its timer (no message line)
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
+
+
+BODY = ["impact-body3d", "impact-legend", "impact-regions", "impact-turntable", "impact-turntable-msg",
+        "impact-body-note", "impact-beside"]
+
+
+def test_each_event_fills_the_components_its_view_names_and_no_others(data_dir):
+    """The outputs come from the views' field names: a frame move fills the video, the timeline and
+    the body, never the last run's status line (the old hand-made list carried it as a skip)."""
+    import gradio as gr
+
+    from components.common.ui import TabContext
+    from components.impact.ui import build_tab
+
+    with gr.Blocks() as demo:
+        build_tab(TabContext(data_dir=data_dir, settings=gr.State(BASELINE), demo=demo))
+    filled = {fn.api_name: [getattr(c, "elem_id", None) for c in fn.outputs] for fn in demo.fns.values()
+              if fn.api_name}
+    assert filled["on_frame"] == ["impact-video", "impact-timeline", *BODY, "impact-message"]
+    assert filled["on_clip"] == ["impact-clip", "impact-video", "impact-frame", "impact-timeline", *BODY,
+                                 "impact-status", "impact-message"]
+    assert filled["on_load_impact"][-4:] == ["impact-status", "impact-split", None, "impact-message"]  # None: the timer
+    assert filled["on_paint"] == [None, *BODY, "impact-message"]   # None: the session state
+    assert filled["on_reset_view"] == ["impact-body3d", "impact-message"]
+    assert filled["_impact_runs_panel"][0] == "impact-runs-panel"
+
+
+def test_a_frame_move_names_only_the_video_the_timeline_and_the_body(data):
+    moved = handlers.on_frame(data, ImpactResources(), ImpactSession(), "h0001", 84)
+    named = {f.name for f in dataclasses.fields(moved) if getattr(moved, f.name) is not UNCHANGED}
+    assert named == {"video", "timeline", "body", "message"}
+    assert moved.body.body3d["key"] and "frame 84 = " in moved.timeline
+    kept = handlers.on_frame(data, ImpactResources(), ImpactSession(), "h0001", "x")
+    assert outputs(kept) == [gr.skip()] * 9 and "holds `x`" in kept.message   # a bad box: nothing but the line
+    with pytest.raises(TypeError):
+        FrameView("body", "legend")   # the point: no view is built from positions
 
 
 def test_the_tab_runs_alone_with_the_model_panel(data_dir):

@@ -199,7 +199,7 @@ def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
     md = set_metrics(ImpactTab(annotations), ImpactResources(), ImpactSession(), "test",
-                     {"backend": "baseline", "max_frames": 32})
+                     {"backend": "baseline", "max_frames": 32}).metrics
     assert "motion-energy baseline (no model)" in md and "text-only" in md
     assert "(paper, Table 3)" in md and "(paper, Table 4)" in md
     row = next(line for line in md.splitlines() if line.startswith("| **motion-energy"))
@@ -222,7 +222,7 @@ def test_every_metrics_row_names_its_data_and_the_table_says_rows_are_not_compar
 
     annotations = load_annotations(data_dir / "impact" / "annotations.json")
     md = set_metrics(ImpactTab(annotations), ImpactResources(), ImpactSession(), "test",
-                     {"backend": "baseline", "max_frames": 32})
+                     {"backend": "baseline", "max_frames": 32}).metrics
     assert md.count("Rows on different data are not comparable") == 3  # temporal, breakdown, spatial
     rows = [line for line in md.splitlines() if line.startswith("| ") and not line.startswith("| Method")]
     assert rows

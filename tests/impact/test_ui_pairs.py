@@ -120,7 +120,7 @@ def test_one_model_looks_as_before_with_its_reasoning_beside(data):
 def test_the_sets_metrics_give_each_compared_model_its_row_and_interval(data):
     with ScriptedOpenAIServer(model("The event happens in 3.4 - 3.6 seconds.", "left calf, right calf")) as a, \
             ScriptedOpenAIServer(model("The event happens in 0.0 - 0.5 seconds.", "head")) as b:
-        table = handlers.set_metrics(data, ImpactResources(), ImpactSession(), "all", _settings(a, b))
+        table = handlers.set_metrics(data, ImpactResources(), ImpactSession(), "all", _settings(a, b)).metrics
     assert table.count("(this app) |") >= 4   # temporal and spatial rows of both models
     assert "**openai:model-b" in table and "↳ openai:model-b" in table.replace("\\", "")
     assert "queries without a prediction: 0" in table and "queries with 3+ moments (@3+tgt): 0" in table

@@ -2,18 +2,19 @@
 components/common/ui.py's TabEvents."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import gradio as gr
 
-from components.common.ui import TabContext, TabEvents, message_line
+from components.common.ui import TabContext, TabEvents, View, message_line, outputs
 from components.impact import pair_view, runs_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import page
 from components.impact.ui.handlers import clip as h, runs_panel
 from components.impact.ui.body_view import body_viewer
 from components.impact.ui.session import RESOURCES, ImpactSession, tab_source
+from components.impact.ui.views import CameraView, ClipView, FrameMoveView, LinkView, LoadView, MetricsView, \
+    PaintView, RunsPanelView, SeekView, SpatialView, TemporalView, TurntableView
 
 __all__ = ["build_tab"]
 
@@ -36,11 +37,12 @@ pause. A link to this view (`?tab=impact&clip=h0003&frame=85`) opens the same fr
 """
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ImpactComponents:
-    """The tab's components that events read or write."""
+    """The tab's components that events read or write, each named like the view fields it fills
+    (ui/views.py): an event's outputs are the components its view's fields name."""
 
-    state: gr.State
+    session: gr.State   # the ImpactSession
     clip: gr.Dropdown
     run_temporal: gr.Button
     run_spatial: gr.Button
@@ -69,26 +71,15 @@ class ImpactComponents:
     split: gr.Dropdown
     metrics_button: gr.Button
     metrics: gr.Markdown
-    prep_timer: gr.Timer
-
-    @property
-    def frame_outputs(self) -> list:  # FrameView's fields
-        return [self.body3d, self.legend, self.regions, self.turntable, self.turntable_msg,
-                self.body_note, self.beside]
-
-    @property
-    def clip_outputs(self) -> list:  # ClipView's fields
-        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs, self.status]
-
-    @property
-    def load_outputs(self) -> list:  # LoadView's fields (a page opens with no answer: nothing beside)
-        return [self.clip, self.video, self.frame, self.timeline, *self.frame_outputs[:-1], self.status,
-                self.split]
+    poll: gr.Timer   # the preparation timer
+    runs_panel: gr.HTML   # what every run answered (ui/handlers/runs_panel.py)
+    runs_heat: gr.Checkbox   # paint how many runs named each region on the body
+    runs_timer: gr.Timer   # on while the run files load
 
 
 def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
-    source = tab_source(ctx.data_dir)
+    source = tab_source(ctx.data_dir, tuple(getattr(ctx, "runs", ()) or ()))
     c = _layout()
     _wire(ctx, source, c)
     _runs_panel(ctx, source, c)
@@ -100,7 +91,7 @@ def warm(data_dir) -> None:
 
 
 def _layout() -> ImpactComponents:
-    state = gr.State(ImpactSession())
+    session = gr.State(ImpactSession())
     gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="impact-intro", container=False)
     with gr.Row(elem_id="impact-controls", elem_classes=["tab-controls"], equal_height=True):
         clip = gr.Dropdown(choices=[], value=None, label="Clip (type a qid or words to find one)", allow_custom_value=True,
@@ -136,7 +127,7 @@ def _layout() -> ImpactComponents:
     with gr.Row(equal_height=True, elem_id="impact-readout"):
         legend = gr.HTML(elem_id="impact-legend", container=False)
         regions = gr.Markdown(elem_id="impact-regions")
-    runs_html = _runs_fold()
+    runs_panel, runs_heat = _runs_fold()
     # shown once two compared models answered a frame: paint their difference or one of them
     paint = gr.Radio(pair_view.PAINT_CHOICES, value="difference", label="Body painting (two models)",
                      elem_id="impact-paint", visible=False)
@@ -165,13 +156,14 @@ def _layout() -> ImpactComponents:
         metrics = gr.Markdown(elem_id="impact-metrics-table")
     with gr.Accordion("About this tab", open=False, elem_id="impact-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
-    components = ImpactComponents(state, clip, run_temporal, run_spatial, stop, prompt_style, video, body3d,
-                                  turntable, turntable_msg, render_button, timeline, frame, step_back,
-                                  step_on, reset_view, copy_link, link, hooks, legend, regions, beside, paint,
-                                  status, message, body_note, split, metrics_button, metrics,
-                                  gr.Timer(1.0, active=False))
-    components.runs_html = runs_html   # the runs panel (_runs_panel wires it)
-    return components
+    return ImpactComponents(
+        session=session, clip=clip, run_temporal=run_temporal, run_spatial=run_spatial, stop=stop,
+        prompt_style=prompt_style, video=video, body3d=body3d, turntable=turntable, turntable_msg=turntable_msg,
+        render_button=render_button, timeline=timeline, frame=frame, step_back=step_back, step_on=step_on,
+        reset_view=reset_view, copy_link=copy_link, link=link, hooks=hooks, legend=legend, regions=regions,
+        beside=beside, paint=paint, status=status, message=message, body_note=body_note, split=split,
+        metrics_button=metrics_button, metrics=metrics, poll=gr.Timer(1.0, active=False), runs_panel=runs_panel,
+        runs_heat=runs_heat, runs_timer=gr.Timer(1.0, active=False))
 
 
 def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
@@ -180,60 +172,67 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     Events that read the frame box take its raw value (preprocess=False): a cleared or absurd box
     then reaches the handler, which says what to type, instead of gradio's own "Could not
     preprocess ..." error. Their other inputs are plain values (the 3D view's is its value dict)."""
-    ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir)
+    ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir, components=c)
     on = ev.on
     raw = {"preprocess": False}
     # .input: only the user's choice; a deep link sets the dropdown without resetting the frame
-    on(c.clip.input, h.on_clip, [c.state, c.clip, c.body3d], c.clip_outputs, api_name="on_clip", drop_repeat=True)
-    on(c.frame.change, h.on_frame, [c.state, c.clip, c.frame, c.body3d],
-       [c.video, c.timeline, *c.frame_outputs, c.status],
+    on(c.clip.input, h.on_clip, [c.session, c.clip, c.body3d], ClipView, api_name="on_clip", drop_repeat=True)
+    on(c.frame.change, h.on_frame, [c.session, c.clip, c.frame, c.body3d], FrameMoveView,
        trigger_mode="always_last", show_progress="hidden", api_name="on_frame", **raw)
-    on(c.reset_view.click, h.reset_view, [c.state, c.clip, c.frame], [c.body3d], show_progress="hidden",
+    on(c.reset_view.click, h.reset_view, [c.session, c.clip, c.frame], CameraView, show_progress="hidden",
        api_name="on_reset_view", **raw)
-    on(c.timeline.click, h.on_timeline_click, [c.state, c.clip], [c.video, c.frame], kind="data",
+    on(c.timeline.click, h.on_timeline_click, [c.session, c.clip], SeekView, kind="data",
        api_name="on_timeline_click")
     if ctx.address is not None:   # the address follows the clip and frame shown (in the page alone)
         for changed in (c.clip.change, c.frame.change):
             changed(None, [c.clip, c.frame], [ctx.address], js=page.ADDRESS_JS, queue=False)
     c.step_back.click(None, js=page.STEP_BACK_JS)
     c.step_on.click(None, js=page.STEP_ON_JS)
-    on(c.copy_link.click, h.copy_link, [c.state, c.clip, c.frame], [c.link], api_name="on_copy_link", **raw).then(
-        None, [c.link], [c.link], js=page.COPY_JS)
-    on(c.run_temporal.click, h.run_temporal, [c.state, ctx.settings, c.clip, c.frame, c.prompt_style],
-       [c.state, c.timeline, c.status], kind="progress", api_name="on_run_temporal", **raw)
-    on(c.run_spatial.click, h.run_spatial, [c.state, ctx.settings, c.clip, c.frame, c.body3d],
-       [c.state, *c.frame_outputs, c.status, c.paint], kind="progress", api_name="on_run_spatial", **raw)
-    on(c.paint.input, h.set_paint, [c.state, c.clip, c.frame, c.paint, c.body3d], [c.state, *c.frame_outputs],
+    on(c.copy_link.click, h.copy_link, [c.session, c.clip, c.frame], LinkView, api_name="on_copy_link",
+       **raw).then(None, [c.link], [c.link], js=page.COPY_JS)
+    on(c.run_temporal.click, h.run_temporal, [c.session, ctx.settings, c.clip, c.frame, c.prompt_style],
+       TemporalView, kind="progress", api_name="on_run_temporal", **raw)
+    on(c.run_spatial.click, h.run_spatial, [c.session, ctx.settings, c.clip, c.frame, c.body3d],
+       SpatialView, kind="progress", api_name="on_run_spatial", **raw)
+    on(c.paint.input, h.set_paint, [c.session, c.clip, c.frame, c.paint, c.body3d], PaintView,
        show_progress="hidden", api_name="on_paint", **raw)
-    on(c.stop.click, h.stop, [c.state], [], queue=False, api_name="on_stop")
-    on(c.render_button.click, h.render_turntable, [c.state, c.clip, c.frame], [c.turntable, c.turntable_msg],
+    on(c.runs_heat.input, h.set_runs_heat, [c.session, c.clip, c.frame, c.runs_heat, c.body3d], PaintView,
+       show_progress="hidden", api_name="on_runs_heat", **raw)
+    on(c.stop.click, h.stop, [c.session], View, queue=False, api_name="on_stop")
+    on(c.render_button.click, h.render_turntable, [c.session, c.clip, c.frame], TurntableView,
        api_name="on_render", **raw)
-    on(c.metrics_button.click, h.set_metrics, [c.state, c.split, ctx.settings, c.prompt_style], [c.metrics],
+    on(c.metrics_button.click, h.set_metrics, [c.session, c.split, ctx.settings, c.prompt_style], MetricsView,
        kind="progress", api_name="on_metrics")
     if ctx.demo is not None:
-        load_outs = [*c.load_outputs, c.prep_timer]
-        for opened in ev.on_open(ctx, h.on_load, [c.state], load_outs, api_name="on_load_impact"):
+        for opened in ev.on_open(ctx, h.on_load, [c.session], LoadView, api_name="on_load_impact"):
             opened.then(None, js=page.READY_JS)
-        on(c.prep_timer.tick, h.on_load, [c.state], load_outs, kind="params", api_name="on_load_impact_prepared",
+        on(c.poll.tick, h.on_load, [c.session], LoadView, kind="params", api_name="on_load_impact_prepared",
            show_progress="hidden")
         ctx.demo.unload(ev.release)
 
 
-def _runs_fold() -> gr.HTML:
-    """What every run answered on the clip and the frame shown (handlers in ui/handlers/runs_panel.py)."""
+def _runs_fold() -> tuple[gr.HTML, gr.Checkbox]:
+    """What every run answered on the clip and the frame shown (handlers in ui/handlers/runs_panel.py),
+    and the toggle painting it on the body."""
     gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="impact-runs-css")
     # no fold around it: its rows share the timeline's x range (the same container, no padding)
-    return gr.HTML("", elem_id="impact-runs-panel", container=False)
+    panel = gr.HTML("", elem_id="impact-runs-panel", container=False)
+    heat = gr.Checkbox(False, label="Paint the runs' answers on the body: each region by how many of the N runs "
+                       "named it at this frame (annotated regions striped green)", elem_id="impact-runs-heat",
+                       container=False)
+    return panel, heat
 
 
 def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:
     """The runs panel follows the clip and the frame, and polls while the run files load."""
-    runs_html = c.runs_html
-    timer = gr.Timer(1.0, active=False)
-    show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
+    named = tuple(getattr(ctx, "runs", ()) or ())
+
+    def show(clip, frame) -> list:
+        return outputs(runs_panel.show(source, str(ctx.data_dir), clip, frame, named))
+
     # one event for every trigger, one request at a time: answers arrive in the order asked, so an
-    # older clip or frame never replaces the newer one's panel
-    gr.on([c.clip.change, c.frame.change, timer.tick], show, [c.clip, c.frame], [runs_html, timer],
-          api_name="_impact_runs_panel",
+    # older clip or frame never replaces the newer one's panel. No message line (not a TabEvents event)
+    gr.on([c.clip.change, c.frame.change, c.runs_timer.tick], show, [c.clip, c.frame],
+          RunsPanelView.components(c), api_name="_impact_runs_panel",
           show_progress="hidden", trigger_mode="always_last", preprocess=False, concurrency_limit=1,
           concurrency_id="impact-runs-panel")

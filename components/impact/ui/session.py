@@ -36,6 +36,7 @@ class ImpactSession:
     temporal_second_method: str = ""
     spatial_second_method: str = ""
     paint: str = "difference"  # PAINTS: the two models' difference, or one model against the truth
+    runs_heat: bool = False   # the body shows how many runs named each region (the runs panel's toggle)
 
     def answer_at(self, qid: str, frame: int) -> dict | None:
         """The region answer for one frame of a clip, if this session asked for it."""
@@ -66,6 +67,9 @@ class ImpactSession:
     def with_paint(self, paint: str) -> ImpactSession:
         return replace(self, paint=paint if paint in PAINTS else PAINTS[0])
 
+    def with_runs_heat(self, on: bool) -> ImpactSession:
+        return replace(self, runs_heat=bool(on))
+
 
 @dataclass
 class ImpactResources(Resources):
@@ -90,10 +94,13 @@ RESOURCES: SessionRegistry[ImpactResources] = SessionRegistry(ImpactResources)
 
 @dataclass(frozen=True)
 class ImpactTab:
-    """What the tab read at start: the annotations (None when missing or unreadable) and why not."""
+    """What the tab read at start: the annotations (None when missing or unreadable) and why not;
+    the data folder and the `--runs` folders the runs panel and the runs' heat read."""
 
     annotations: ImpactAnnotations | None
     load_error: str | None = None
+    data_dir: Path | None = None
+    runs: tuple[str, ...] = ()
 
     @property
     def first(self) -> ImpactItem | None:
@@ -111,18 +118,20 @@ class ImpactTab:
         return items[qid]
 
 
-def tab_source(data_dir: Path) -> WatchedFile[ImpactTab]:
-    """The tab's data as each page reads it: the annotation file, read again when it changes."""
-    return WatchedFile(Path(data_dir) / "impact" / "annotations.json", lambda: load_tab(data_dir))
+def tab_source(data_dir: Path, runs: tuple[str, ...] = ()) -> WatchedFile[ImpactTab]:
+    """The tab's data as each page reads it: the annotation file, read again when it changes
+    (`runs`: more runs folders, the app's `--runs`)."""
+    return WatchedFile(Path(data_dir) / "impact" / "annotations.json", lambda: load_tab(data_dir, runs))
 
 
-def load_tab(data_dir: Path) -> ImpactTab:
+def load_tab(data_dir: Path, runs: tuple[str, ...] = ()) -> ImpactTab:
     path = Path(data_dir) / "impact" / "annotations.json"
+    where = {"data_dir": Path(data_dir), "runs": tuple(runs)}
     if not path.exists():
         return ImpactTab(None, "No impact annotations in the data folder (impact/annotations.json). Run "
                                 "`python -m examples.generate` for example clips, or put your own "
-                                "annotations.json (docs/formats.md) there.")
+                                "annotations.json (docs/formats.md) there.", **where)
     try:
-        return ImpactTab(load_annotations(path))
+        return ImpactTab(load_annotations(path), **where)
     except UserError as exc:
-        return ImpactTab(None, f"Could not load impact/annotations.json: {exc}")
+        return ImpactTab(None, f"Could not load impact/annotations.json: {exc}", **where)

@@ -1,21 +1,21 @@
-"""The Impact tab's views: one dataclass per event, fields in the order of its outputs."""
+"""The Impact tab's views: one dataclass per event. Each field is named after the layout
+component it fills (ui/layout.py `ImpactComponents`), defaults to UNCHANGED and is set by name,
+so a handler names only what it changes; an event's outputs come from the field names
+(components/common/ui.py `View.components`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-import gradio as gr
 
 from components.common.ui import View
 from components.impact.ui.session import ImpactSession
-
 
 
 @dataclass
 class FrameView(View):
     """Everything that depends on (clip, frame, predictions)."""
 
-    body3d: Any  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or gr.skip()
+    body3d: Any  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or UNCHANGED
     legend: str
     regions: str
     turntable: str | None
@@ -31,7 +31,7 @@ class ClipView(View):
     frame: Any  # gr.Slider update
     timeline: str
     body: FrameView
-    status: str  # cleared: the last run's line was about the previous clip
+    status: str  # "" clears it: the last run's line was about the previous clip
 
 
 @dataclass
@@ -42,15 +42,10 @@ class LoadView(View):
     video: Any
     frame: Any
     timeline: str
-    body3d: Any
-    legend: str
-    regions: str
-    turntable: str | None
-    turntable_msg: str
-    body_note: str
+    body: FrameView
     status: str
     split: Any
-    poll: Any = field(default_factory=gr.skip)   # the preparation timer (on while the data is made)
+    poll: Any   # the preparation timer (on while the data is made)
 
 
 @dataclass
@@ -58,7 +53,11 @@ class FrameMoveView(View):
     video: Any
     timeline: str
     body: FrameView
-    status: str
+
+
+@dataclass
+class CameraView(View):
+    body3d: Any   # the 3D view's value with the camera facing the hit
 
 
 @dataclass
@@ -97,3 +96,16 @@ class LinkView(View):
 class TurntableView(View):
     turntable: str | None
     turntable_msg: str
+
+
+@dataclass
+class MetricsView(View):
+    metrics: str
+
+
+@dataclass
+class RunsPanelView(View):
+    """The runs panel (no message line: it follows the clip and frame on its own event)."""
+
+    runs_panel: str
+    runs_timer: Any   # on while the run files load

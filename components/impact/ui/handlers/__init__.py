@@ -6,7 +6,8 @@ resources, the typed session and the event's inputs, and returns a view (../view
 """
 from components.impact.ui.handlers.clip import (copy_link, on_clip, on_frame, on_load, on_timeline_click,
                                                 render_turntable, reset_view, run_spatial, run_temporal, set_metrics,
-                                                set_paint, stop)
+                                                set_paint, set_runs_heat, stop)
 
 __all__ = ["copy_link", "on_clip", "on_frame", "on_load", "on_timeline_click", "render_turntable", "reset_view",
-           "run_spatial", "run_temporal", "set_metrics", "set_paint", "stop"]
+           "run_spatial", "run_temporal", "set_metrics", "set_paint",
+           "set_runs_heat", "stop"]

@@ -1,9 +1,9 @@
 """The Impact tab's handlers: parse inputs, call the logic modules, return a typed view.
 
 Each handler takes the tab's loaded data, this visitor's `ImpactResources`, its `ImpactSession`
-and the inputs, and returns a view whose fields are, in order, the event's output components
-(components/common/ui.py spreads it; its `message` goes to the tab's message line). They raise
-UserError for what the user can fix.
+and the inputs, and returns a view (ui/views.py) naming only the components it changes (the rest
+are left as they are; its `message` goes to the tab's message line). They raise UserError for
+what the user can fix.
 """
 from __future__ import annotations
 
@@ -15,20 +15,22 @@ import gradio as gr
 from backends.pair import partner_id
 from components import datasource
 from components.base.errors import UserError
-from components.common.ui import poll, preparing_note
-from components.impact import links, pair_view, view
+from components.common.ui import UNCHANGED, View, poll, preparing_note
+from components.impact import links, pair_view, runs_view, view
 from components.impact.data import ImpactItem
 from components.impact.body import load_body
 from components.impact.pairs import region_pair, temporal_pair
 from components.impact.pipeline import annotated_frames, check_stop, evaluate_spatial, frame_images, select_regions
 from components.impact.render import RenderUnavailable
+from components.impact.runs import FrameRuns
 from components.impact.solvers import single_method_note, solvers_for
 from components.impact.metrics.temporal import evaluate_temporal
 from components.impact.solvers import TemporalPrediction
 from components.impact.ui.body_view import body_value, shown_key
+from components.impact.ui.handlers import runs_panel
 from components.impact.ui.session import ImpactResources, ImpactSession, ImpactTab
-from components.impact.ui.views import ClipView, FrameMoveView, FrameView, LinkView, LoadView, PaintView, SeekView, \
-    SpatialView, TemporalView, TurntableView
+from components.impact.ui.views import CameraView, ClipView, FrameMoveView, FrameView, LinkView, LoadView, \
+    MetricsView, PaintView, SeekView, SpatialView, TemporalView, TurntableView
 from components.settings.session import SessionSettings, backend_for
 
 MANNEQUIN_NOTE = " Vertex-level SMPL-X annotations are shown as their regions on the mannequin."
@@ -58,6 +60,15 @@ def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
         line += f"  \n_Model answer not usable ({answer['error']}); raw: `{answer.get('raw', '')[:200]}`_"
     elif alone and answer.get("note"):
         line += f"  \n_{answer['note']}_"
+    if session.runs_heat:   # the runs' heat replaces the painting; the line keeps this session's answer
+        heat = runs_panel.frame_runs(tab, qid, frame)
+        if isinstance(heat, FrameRuns):
+            painted = runs_view.paint_runs_heat(body, item, heat)
+            line += "  \n" + runs_view.heat_line(heat)
+        elif heat == "loading":
+            line += "  \n_The run files are still being read: turn the runs' painting off and on in a moment._"
+        else:
+            line += f"  \n_No run answered frame {frame}: the body shows this session's painting._"
     turn_value, turn_msg = None, "Press **Render turntable** for a rotating view of this frame."
     cached = view.turntable_path(painted)
     if cached.exists():  # rendered once per painted state, then reused
@@ -69,12 +80,11 @@ def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
             turn_value, turn_msg = None, f"Rotating view unavailable: {exc}"
     note = body.note + (MANNEQUIN_NOTE if body.kind != "smplx"
                         and "painted as their regions" not in body.note else "")
-    if shown_key(shown) == painted.key:
-        body3d = gr.skip()
-    else:
-        body3d = body_value(body, painted.key, painted.colors, painted.camera, view.render_dir())
-    return FrameView(body3d, view.legend_html(painted.legend), line, turn_value, turn_msg, f"_{note}_",
-                     pair_view.region_beside(answer, second))
+    # a painting the page shows already is left alone (UNCHANGED), so the camera the visitor turned stays
+    body3d = UNCHANGED if shown_key(shown) == painted.key else \
+        body_value(body, painted.key, painted.colors, painted.camera, view.render_dir())
+    return FrameView(body3d=body3d, legend=view.legend_html(painted.legend), regions=line, turntable=turn_value,
+                     turntable_msg=turn_msg, body_note=f"_{note}_", beside=pair_view.region_beside(answer, second))
 
 
 def _paired_painting(body, item: ImpactItem, frame: int, first: dict, second: dict, paint: str):
@@ -121,11 +131,11 @@ def on_clip(tab: ImpactTab, res: ImpactResources, session: ImpactSession, typed:
                         f"{tab.first.qid if tab.first else 'h0001'}) or words of a clip's query.")
     item = tab.item(qid)
     start = first_frame(item)
-    return ClipView(gr.Dropdown(choices=view.clip_choices(tab.annotations, qid), value=qid),
-                    gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
-                    gr.Slider(minimum=1, maximum=item.num_frames, value=start),
-                    timeline_for(item, session, start),
-                    frame_view(tab, session, qid, start, shown=shown), "")
+    return ClipView(clip=gr.Dropdown(choices=view.clip_choices(tab.annotations, qid), value=qid),
+                    video=gr.Video(value=str(datasource.local(item.video)), playback_position=(start - 1) / item.fps),
+                    frame=gr.Slider(minimum=1, maximum=item.num_frames, value=start),
+                    timeline=timeline_for(item, session, start),
+                    body=frame_view(tab, session, qid, start, shown=shown), status="")
 
 
 def on_load(tab: ImpactTab, res: ImpactResources, session: ImpactSession, params: dict[str, str]) -> LoadView:
@@ -133,31 +143,28 @@ def on_load(tab: ImpactTab, res: ImpactResources, session: ImpactSession, params
     the first clip at its first moment, with one line about a link value that was not understood."""
     note = preparing_note("impact")
     if note is not None:
-        return LoadView(*[gr.skip()] * 12, poll=poll(True), message=note)
+        return LoadView(poll=poll(True), message=note)
     if tab.first is None:
-        skip = gr.skip()
-        return LoadView(*[skip] * 12, poll=poll(False), message=f"⚠ {tab.load_error}")
+        return LoadView(poll=poll(False), message=f"⚠ {tab.load_error}")
     qid, frame, link_note = links.read_link(params, tab.annotations.items if tab.annotations else [])
     item = tab.item(qid or (tab.first.qid if tab.first else None))
     frame = frame or first_frame(item)
-    body = frame_view(tab, session, item.qid, frame)
-    return LoadView(gr.Dropdown(choices=view.clip_choices(tab.annotations, item.qid), value=item.qid),
-                    gr.Video(value=str(datasource.local(item.video)), playback_position=(frame - 1) / item.fps),
-                    gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
-                    timeline_for(item, session, frame), body.body3d, body.legend, body.regions, body.turntable,
-                    body.turntable_msg, body.body_note, "",
-                    gr.Dropdown(choices=["all", *tab.splits()], value="all"), poll(False),
+    return LoadView(clip=gr.Dropdown(choices=view.clip_choices(tab.annotations, item.qid), value=item.qid),
+                    video=gr.Video(value=str(datasource.local(item.video)), playback_position=(frame - 1) / item.fps),
+                    frame=gr.Slider(minimum=1, maximum=item.num_frames, value=frame),
+                    timeline=timeline_for(item, session, frame), body=frame_view(tab, session, item.qid, frame),
+                    status="", split=gr.Dropdown(choices=["all", *tab.splits()], value="all"), poll=poll(False),
                     message=f"⚠ {link_note}" if link_note else "")
 
 
-def reset_view(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> Any:
+def reset_view(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> CameraView:
     """The camera facing the hit region of the frame shown, sent even when unchanged (`nudge`
     moves it by a hair, so the page applies it after the user turned the body)."""
     item = tab.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
     value = frame_view(tab, session, qid, number).body3d
     alpha, beta, radius = value["camera"]
-    return {**value, "camera": [alpha, beta, round(radius + 0.001 * (res.next_reset() % 2), 3)]}
+    return CameraView(body3d={**value, "camera": [alpha, beta, round(radius + 0.001 * (res.next_reset() % 2), 3)]})
 
 
 def on_frame(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
@@ -167,19 +174,16 @@ def on_frame(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: 
     clears that line. The status line (the last run's summary) stays."""
     item = tab.item(qid)
     problem = view.frame_problem(frame, item)
-    skip = gr.skip()
     if problem:
         res.frame_problem = True
-        return FrameMoveView(skip, skip, FrameView(skip, skip, skip, skip, skip, skip, skip), skip,
-                             message=f"⚠ {problem} The view stays at the last frame shown.")
+        return FrameMoveView(message=f"⚠ {problem} The view stays at the last frame shown.")
     number = int(float(frame))
     # otherwise the message line is left as it is: the page moves the frame itself after a link
     # opened it, and the link's note stays
     message, res.frame_problem = ("" if res.frame_problem else None), False
-    return FrameMoveView(gr.Video(playback_position=(number - 1) / item.fps),
-                         timeline_for(item, session, number),
-                         frame_view(tab, session, qid, number, shown=shown), skip,
-                         message=message)
+    return FrameMoveView(video=gr.Video(playback_position=(number - 1) / item.fps),
+                         timeline=timeline_for(item, session, number),
+                         body=frame_view(tab, session, qid, number, shown=shown), message=message)
 
 
 def checked_frame(item: ImpactItem, frame: Any) -> int:
@@ -200,10 +204,10 @@ def on_timeline_click(tab: ImpactTab, res: ImpactResources, session: ImpactSessi
                       payload: dict | None) -> SeekView:
     frame = clicked_frame(payload)
     if not frame:
-        return SeekView(gr.skip(), gr.skip())
+        return SeekView()
     item = tab.item(qid)
     frame = int(max(1, min(item.num_frames, frame)))
-    return SeekView(gr.Video(playback_position=(frame - 1) / item.fps), gr.Slider(value=frame))
+    return SeekView(video=gr.Video(playback_position=(frame - 1) / item.fps), frame=gr.Slider(value=frame))
 
 
 def copy_link(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any) -> LinkView:
@@ -212,7 +216,7 @@ def copy_link(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid:
     item = tab.item(qid)
     query = links.view_link(tab=links.TAB, clip=item.qid,
                            frame=None if view.frame_problem(frame, item) else int(float(frame)))
-    return LinkView(gr.update(value=query, visible=True))
+    return LinkView(link=gr.update(value=query, visible=True))
 
 
 def run_temporal(tab: ImpactTab, res: ImpactResources, session: ImpactSession, settings: dict | None,
@@ -233,7 +237,7 @@ def run_temporal(tab: ImpactTab, res: ImpactResources, session: ImpactSession, s
         session = session.with_temporal(qid, pred.to_record(), solver.method)
         status = _with_note(temporal_status(pred), single_method_note(backend))
     cursor = None if view.frame_problem(frame, item) else int(float(frame))
-    return TemporalView(session, timeline_for(item, session, cursor), status)
+    return TemporalView(session=session, timeline=timeline_for(item, session, cursor), status=status)
 
 
 def run_spatial(tab: ImpactTab, res: ImpactResources, session: ImpactSession, settings: dict | None,
@@ -258,8 +262,8 @@ def run_spatial(tab: ImpactTab, res: ImpactResources, session: ImpactSession, se
         session = session.with_spatial(qid, {str(f): a.as_dict() for f, a in answers.items()}, solver.name)
         status = _with_note(f"Spatial: **{solver.name}** on {len(frames)} frame(s) of {qid}.",
                             single_method_note(backend))
-    return SpatialView(session, frame_view(tab, session, qid, frame, shown=shown), status,
-                       gr.update(visible=bool(session.spatial_second), value=session.paint))
+    return SpatialView(session=session, body=frame_view(tab, session, qid, frame, shown=shown), status=status,
+                       paint=gr.update(visible=bool(session.spatial_second), value=session.paint))
 
 
 def _with_note(status: str, note: str) -> str:
@@ -286,18 +290,29 @@ def set_paint(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid:
     session = session.with_paint(paint)
     item = tab.item(qid)
     number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
-    return PaintView(session, frame_view(tab, session, qid, number, shown=shown))
+    return PaintView(session=session, body=frame_view(tab, session, qid, number, shown=shown))
+
+
+def set_runs_heat(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str, frame: Any,
+                  on: bool, shown: dict | None = None) -> PaintView:
+    """The runs panel's toggle: the body painted with how many runs named each region at the
+    frame shown (k of N runs, the annotated regions striped green), or this session's painting again."""
+    session = session.with_runs_heat(on)
+    item = tab.item(qid)
+    number = first_frame(item) if view.frame_problem(frame, item) else int(float(frame))
+    return PaintView(session=session, body=frame_view(tab, session, qid, number, shown=shown))
 
 
 def render_turntable(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str,
                      frame: Any) -> TurntableView:
     body = frame_view(tab, session, qid, checked_frame(tab.item(qid), frame), turntable=True)
-    return TurntableView(body.turntable, body.turntable_msg)
+    return TurntableView(turntable=body.turntable, turntable_msg=body.turntable_msg)
 
 
-def stop(tab: ImpactTab, res: ImpactResources, session: ImpactSession) -> None:
-    """Stop: the running model call or set run ends before its next step."""
+def stop(tab: ImpactTab, res: ImpactResources, session: ImpactSession) -> View:
+    """Stop: the running model call or set run ends before its next step (nothing else changes)."""
     res.ask_stop()
+    return View()
 
 
 def temporal_status(pred: TemporalPrediction) -> str:
@@ -315,7 +330,7 @@ def temporal_status(pred: TemporalPrediction) -> str:
 
 
 def set_metrics(tab: ImpactTab, res: ImpactResources, session: ImpactSession, split_name: str | None,
-                settings: dict | None, style: str = "auto", *, progress: gr.Progress | None = None) -> str:
+                settings: dict | None, style: str = "auto", *, progress: gr.Progress | None = None) -> MetricsView:
     """Run the session's model (or the baselines) over every clip of the set, then both tables
     (Stop, or closing the page, ends it before the next clip). With "compare with", both models
     answer the same requests and each table has a row (with its intervals) for each."""
@@ -359,7 +374,7 @@ def set_metrics(tab: ImpactTab, res: ImpactResources, session: ImpactSession, sp
                   f"{result['num_frames']} frame(s) (scored as nothing predicted)" for name, result in scored]
         parts.append(view.spatial_table(scored, data=view.data_label(
             annotations, split_name, scored[0][1]["num_frames"], "frames")))
-    return "\n\n".join(parts)
+    return MetricsView(metrics="\n\n".join(parts))
 
 
 def _temporal_counts(result: dict) -> str:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
 import gradio as gr
 
 from components.common.runs import RunsLoader, runs_loader
 from components.impact import runs_view
-from components.impact.runs import ImpactRuns, impact_runs_loader
+from components.impact.data import ImpactAnnotations
+from components.impact.runs import FrameRuns, ImpactRuns, impact_runs_loader
+from components.impact.ui.session import ImpactTab
+from components.impact.ui.views import RunsPanelView
 
 
 def loader_for(data_dir: str | Path, named: Sequence[str] = ()) -> RunsLoader:
@@ -25,6 +29,23 @@ def _frame_number(value) -> int:
         return 1
 
 
+def runs_table(annotations: ImpactAnnotations, data_dir: str | Path, named: Sequence[str] = ()) -> ImpactRuns | None:
+    """Every run's answers on these annotations (None while the run files are read)."""
+    return loader_for(data_dir, named).derived(annotations, lambda loaded: ImpactRuns(loaded.runs, annotations))
+
+
+def frame_runs(tab: ImpactTab, qid: str, frame: int) -> FrameRuns | None | Literal["loading"]:
+    """What every run named at one frame of a clip: None where no run answered it (not an
+    annotated frame, no spatial run), "loading" while the run files are read."""
+    if tab.annotations is None or tab.data_dir is None:
+        return None
+    table = runs_table(tab.annotations, tab.data_dir, tab.runs)
+    if table is None:
+        return "loading"
+    found = table.clip(qid).frames.get(int(frame))
+    return found if found is not None and found.answers else None
+
+
 def clip_panel(source, data_dir: str | Path, clip: str | None, frame, named: Sequence[str] = ()) -> str:
     """The panel's HTML for the clip shown (`clip`: the list's value, a qid) at `frame`; empty
     without a clip of the annotation file."""
@@ -33,7 +54,7 @@ def clip_panel(source, data_dir: str | Path, clip: str | None, frame, named: Seq
     if item is None:
         return ""
     loader = loader_for(data_dir, named)
-    table = loader.derived(annotations, lambda loaded: ImpactRuns(loaded.runs, annotations))
+    table = runs_table(annotations, data_dir, named)
     if table is None:
         what = f"{loader.files} run files" if loader.files is not None else "the run files"
         return runs_view.note_html(f"reading {what}…", "loading")
@@ -42,6 +63,6 @@ def clip_panel(source, data_dir: str | Path, clip: str | None, frame, named: Seq
                                     _frame_number(frame), refused)
 
 
-def show(source, data_dir: str | Path, clip: str | None, frame, named: Sequence[str] = ()) -> tuple[str, gr.Timer]:
+def show(source, data_dir: str | Path, clip: str | None, frame, named: Sequence[str] = ()) -> RunsPanelView:
     html = clip_panel(source, data_dir, clip, frame, named)
-    return html, gr.Timer(active="data-state='loading'" in html)
+    return RunsPanelView(runs_panel=html, runs_timer=gr.Timer(active="data-state='loading'" in html), message=None)
