@@ -114,7 +114,7 @@ def test_the_localizer_sends_pictures_encoded_once_and_kept(video_25s, cache, mo
     real = sent_frames_module.encode
     monkeypatch.setattr(sent_frames_module, "encode", lambda *a, **k: encoded.append(1) or real(*a, **k))
     urls = []
-    for n in range(2):
+    for _ in range(2):
         backend = ScriptedBackend(fn=lambda request: "[3.0, 5.0]")
         ModelLocalizer(backend).localize("q", (2.0, 12.0), Movie(video_25s, chunk_seconds=10, cache=cache))
         messages = to_openai_messages(backend.requests[0].messages)
