@@ -137,10 +137,15 @@ def grounding_pair(examples: Path, url: str, tmp: Path, concurrency: int) -> lis
         _, fixed, _ = run_app(argv)
         results.append((max(0.0, cpu - fixed), decoded))
     (a, da), (b, db) = results
-    print(f"run grounding --method rag, {queries} queries: client CPU first {a:.2f} s ({da} frames decoded), "
-          f"second {b:.2f} s ({db} decoded), ratio {b / a if a else float('inf'):.3f}")
+    ratio = b / a if a else float("inf")
+    print(f"run grounding --method rag (window search), the example movie's {queries} queries:")
+    print(f"{'':24s}{'first model':>14s}{'second model':>14s}")
+    print(f"{'client CPU s (steady)':24s}{a:14.2f}{b:14.2f}")
+    print(f"{'CPU ms per query':24s}{1000 * a / queries:14.0f}{1000 * b / queries:14.0f}")
+    print(f"{'video frames decoded':24s}{da:14d}{db:14d}")
+    print(f"ratio second / first client CPU: {ratio:.3f} (goal <= {GOAL:.2f})")
     return [Row("frame cache", f"run grounding {queries} q: 2nd model / 1st model client CPU",
-                f"{b / a if a else float('inf'):.3f} ({b:.2f} / {a:.2f} s)")]
+                f"{ratio:.3f} ({b:.2f} / {a:.2f} s)", f"<= {GOAL:.2f}", ratio <= GOAL)]
 
 
 def released_pair(released: Path, data: Path, url: str, tmp: Path, first: dict) -> list[Row]:
