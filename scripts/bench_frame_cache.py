@@ -14,11 +14,26 @@ A run's fixed start-up (parsing, loading the data) is measured by running it aga
 (nothing left to ask) and subtracted. Printed side by side: client CPU of each, the ratio
 (goal <= 0.10), and the video frames each decoded (components.media.frames_decoded).
 
-`--grounding` also runs `run grounding --method rag` twice (models A and B) on the example movie's
-14 queries with one cache (window search keeps the movie's sampled windows on disk: the first run
-samples them, the second reads them).
+`--only` picks the parts (comma-separated; `all`: every one):
+  cloze      the two `run cloze` runs above;
+  impact     `run impact` (temporal: `--impact-frames` sampled frames a clip; spatial: one call a
+             annotated frame) twice, models A and B, on `--impact-clips` distinct 1280x720 clips
+             made from the example clips (each its own grain): the frames each run sends are kept
+             on disk (components.common.sent_frames);
+  grounding  `run grounding --method rag` twice on the example movie's 14 queries (window search
+             keeps the movie's sampled windows, and the pictures its localizer sends, on disk);
+  window     the localizer's request pictures on 8 windows of the example movie, warm caches:
+             read as sent (Movie.sent_frames) against made per request as before (the stored q=92
+             frames decoded, then encoded at q=85 by the backend), the same bytes checked.
+`--released-eval PATH`: the released TempCloze evaluation script (a checkout of the public
+repository the user gives; its eval.py is not part of this project) run as it is, in a process of
+its own, on the same clips against the same server, after the cloze runs; its client CPU (the
+child's rusage, its start-up subtracted the same way) against the first model's run (goal <= 0.25).
+It needs its own dependencies importable (opencv-python, openai, python-dotenv, tqdm).
 
-    python scripts/bench_frame_cache.py [--stems 8] [--concurrency 8] [--delay 0.05] [--grounding]
+    python scripts/bench_frame_cache.py [--stems 8] [--concurrency 8] [--delay 0.05]
+        [--only cloze,impact,grounding,window] [--impact-clips 14] [--impact-frames 32]
+        [--released-eval CHECKOUT]
 """
 from __future__ import annotations
 
