@@ -24,9 +24,10 @@
            call, against the action alone (goal <= 12x; bench_sessions.py)
   batch    the three run commands at concurrency 1/4/16/64 against a 200 ms server, and
            `run impact --tasks spatial` over 433 clips at 16 (goal >= 0.8 x c; bench_batch.py)
-  framecache  a second model's `run cloze` vs the first's on 24 questions of distinct 720p clips:
-           client CPU side by side, the disk frames cache between them (goal <= 0.10;
-           bench_frame_cache.py; --quick: 6 questions)
+  framecache  a second model's `run cloze` vs the first's on 24 questions of distinct 720p clips,
+           and a second `run impact` on 14 distinct 720p clips: client CPU side by side, the disk
+           frames cache between them (goal <= 0.10); window search's request pictures read as
+           sent vs decoded and encoded again (bench_frame_cache.py; --quick: 6 questions, 4 clips)
   memory   peak RSS of Movie.prepare, 30 vs 10 min (goal ~1.0, flat; bench_memory.py)
   ui       server time of the UI's actions on the real-size data, handlers called in process:
            window search (open the 46-movie file, prepare a movie, AWS with the baseline and a
@@ -172,7 +173,8 @@ def bench_batch(args) -> list[Row]:
 
 def bench_frame_cache(args) -> list[Row]:
     import bench_frame_cache as module
-    return module.run(stems=2 if args.quick else 8, examples=Path(args.data_dir))
+    return module.run(stems=2 if args.quick else 8, examples=Path(args.data_dir),
+                      only=("cloze", "impact", "window"), impact_clips=4 if args.quick else 14)
 
 
 def bench_memory(args) -> list[Row]:

@@ -7,13 +7,16 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 from collections.abc import Callable, Iterable, Mapping
 
+from backends.base import EncodedImage
 from backends.errors import GenerationStopped
 from components.base.errors import DataFormatError
 from components.impact.data import ImpactAnnotations, ImpactItem, is_invalid_region_record
 from components.impact.body import BodyModel, load_body
 from components.impact.solvers import RegionAnswer, RegionSolver
 from components.impact.metrics.spatial import frame_rows, summarise_rows
-from components.media import open_video
+from components.common.sent_frames import sent_frames
+from components.media import Frame, open_video
+from components.media.video import check_file
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -29,13 +32,32 @@ def annotated_frames(item: ImpactItem) -> list[int]:
     return sorted({f for fs, fe in item.moments for f in range(fs, fe + 1)})
 
 
-def frame_images(item: ImpactItem, frames: list[int]) -> dict[int, Image.Image]:
-    """1-based frame -> its image, decoded in one pass over the clip."""
-    source = open_video(item.video)
-    try:
-        return {f: fr.image for f, fr in zip(frames, source.frames_at_indices([f - 1 for f in frames]))}
-    finally:
-        source.close()
+def frame_images(item: ImpactItem, frames: list[int]) -> dict[int, EncodedImage]:
+    """1-based frame -> the picture the model is sent (the JPEG an API backend sends, made once
+    and kept on disk: components.common.sent_frames). The clip's annotated frames are one entry
+    (any of them asked reads it: a resumed run's pending frames too), other frames one more; a
+    miss decodes the entry's frames in one pass over the clip."""
+    wanted = sorted(set(frames))
+    annotated = set(annotated_frames(item))
+    out: dict[int, EncodedImage] = {}
+    for group in (sorted(annotated) if annotated & set(wanted) else [],
+                  [f for f in wanted if f not in annotated]):
+        if group:
+            out.update(_frame_entry(item, group))
+    return {f: out[f] for f in wanted}
+
+
+def _frame_entry(item: ImpactItem, frames: list[int]) -> dict[int, EncodedImage]:
+    def decode() -> list[Frame]:
+        source = open_video(item.video)
+        try:
+            return source.frames_at_indices([f - 1 for f in frames])
+        finally:
+            source.close()
+
+    params = {"use": "impact-frames", "frames": frames, "decode": "full-size"}
+    # keyed by the clip's content (a repository's clip fetched first; a missing one named)
+    return {f: fr.image for f, fr in zip(frames, sent_frames(check_file(item.video), params, decode))}
 
 
 class ClipFrames:
@@ -94,7 +116,7 @@ class ClipFrames:
             self._start(qid)
             units += len(self._frames[qid])
 
-    def image(self, item: ImpactItem, frame: int) -> Image.Image:
+    def image(self, item: ImpactItem, frame: int) -> EncodedImage:
         with self._lock:
             if item.qid not in self._items or frame not in self._frames[item.qid]:
                 clip = None  # not a pending unit: decoded on its own
@@ -127,7 +149,7 @@ def check_stop(cancel: threading.Event | None) -> None:
 
 def select_regions(solver: RegionSolver, item: ImpactItem, frames: list[int], *,
                    cancel: threading.Event | None = None, track: Track | None = None,
-                   images: Mapping[int, Image.Image] | None = None) -> dict[int, RegionAnswer]:
+                   images: Mapping[int, Image.Image | EncodedImage] | None = None) -> dict[int, RegionAnswer]:
     """The solver's answer for each frame (its image only decoded when the solver reads it;
     `images` when the caller decoded them already)."""
     if images is None:

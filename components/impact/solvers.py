@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 from collections.abc import Sequence
@@ -30,7 +31,9 @@ from components.impact.prompts.temporal import answer_in_frame_indices, build_me
 from components.impact.regions import find_region_words, read_region_answer
 from components.impact.replies import NONE, OK, UNPARSED, ParsedIntervals, frame_index_answer, parse_intervals, \
     no_label_reason, read_regions
-from components.media import Frame, open_video
+from components.common.sent_frames import sent_frames
+from components.media import DiskCache, Frame, open_video
+from components.media.video import check_file
 from components.settings.session import SessionSettings
 
 if TYPE_CHECKING:
@@ -101,14 +104,25 @@ class ModelTemporalSolver:
         self.method = f"{backend.backend_id} (Table 7, {self.style} prompt)"
 
     def _frames(self, item: ImpactItem, limit: int | None) -> list[Frame]:
-        source = open_video(item.video)
-        try:
-            total = source.info.num_frames
-            n = sample_count(total, backend_max_images=limit or self.backend.max_images,
-                             session_max_frames=self.max_frames, cap=max_frames_for(self.style))
-            return source.frames_at_indices(uniform_indices(total, n), max_side=self.max_side)
-        finally:
-            source.close()
+        """The clip's uniformly sampled frames as the model is sent them: JPEGs made once and
+        kept on disk (components.common.sent_frames), keyed by the clip, the count and the size;
+        the frame count is read without opening the decoder when the clip's count is cached."""
+        video = check_file(item.video)
+        total = _frame_count(video)
+        n = sample_count(total, backend_max_images=limit or self.backend.max_images,
+                         session_max_frames=self.max_frames, cap=max_frames_for(self.style))
+        indices = uniform_indices(total, n)
+
+        def decode() -> list[Frame]:
+            source = open_video(video)
+            try:
+                return source.frames_at_indices(indices, max_side=self.max_side)
+            finally:
+                source.close()
+
+        params = {"use": "impact-temporal-frames", "sampling": "uniform", "indices": indices,
+                  "decode_max_side": self.max_side}
+        return sent_frames(video, params, decode)
 
     def _request(self, item: ImpactItem, frames: Sequence[Frame],
                  cancel: threading.Event | None) -> GenerationRequest:
@@ -168,6 +182,18 @@ class ModelTemporalSolver:
         elif asked.error:
             pred.notes = [asked.error]  # why the last answer was unreadable
         return pred  # unparsed: kept raw, counted, never guessed
+
+
+def _frame_count(video: Path) -> int:
+    """The clip's frame count as its decoder reads it, kept on disk beside its frames (a cache
+    hit opens no decoder)."""
+    def count() -> int:
+        source = open_video(video)
+        try:
+            return int(source.info.num_frames)
+        finally:
+            source.close()
+    return int(DiskCache().get_or_compute_json(video, {"use": "frame-count"}, count))
 
 
 # -- motion-energy baseline --------------------------------------------------------------------------

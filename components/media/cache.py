@@ -194,7 +194,8 @@ def _store_frames(final: Path, frames: Iterable[Frame]) -> int:
 def _store_entry(final: Path, items: Iterable[tuple[bytes, dict]], suffix: str = ".bin") -> int:
     """Write each item's bytes to a file and an index.json listing them (each with its size) into
     a temp folder beside `final`, then rename it into place (and fsync the parent), so `final` is
-    complete or absent, never partial. Returns the bytes written."""
+    complete or absent, never partial. Returns the bytes written (0 when a whole entry of the same
+    key was stored meanwhile: that one is kept)."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=final.parent))
     try:
@@ -209,7 +210,10 @@ def _store_entry(final: Path, items: Iterable[tuple[bytes, dict]], suffix: str =
         total += len(index)
         os.chmod(tmp, DIR_MODE)
         if final.exists():
-            shutil.rmtree(final, ignore_errors=True)
+            if _is_whole(final):  # another thread or process stored it meanwhile: readers may be
+                shutil.rmtree(tmp, ignore_errors=True)  # reading theirs, so keep it
+                return 0
+            shutil.rmtree(final, ignore_errors=True)  # damaged: replaced
         try:
             os.replace(tmp, final)
         except OSError:  # another process stored the same entry first: keep theirs
@@ -230,6 +234,17 @@ def _index_items(entry: Path) -> list[dict] | None:
         return items if isinstance(items, list) else None
     except Exception:  # noqa: BLE001 - corrupt / partial entry: caller recomputes
         return None
+
+
+def _is_whole(entry: Path) -> bool:
+    """Every file the entry's index lists is there at the size it says (nothing is read)."""
+    items = _index_items(entry)
+    if items is None:
+        return False
+    try:
+        return all(os.path.getsize(entry / item["file"]) == int(item["bytes"]) for item in items)
+    except (OSError, KeyError, TypeError, ValueError):
+        return False
 
 
 def _load_encoded(entry: Path) -> list[tuple[bytes, dict]] | None:

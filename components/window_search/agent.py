@@ -48,6 +48,12 @@ class MovieView(Protocol):
         ...
 
 
+def sent_frames(movie: MovieView):
+    """The movie's frames as a model is sent them, made once and kept (`Movie.sent_frames`); a
+    movie without them (a test's) gives its frames."""
+    return getattr(movie, "sent_frames", movie.frames)
+
+
 class ReferenceLike(Protocol):
     ref_id: str
     image: str
@@ -117,7 +123,7 @@ def expand_window(W: tuple[float, float], h: InspectContext, side: str,
         new_end = min(movie.duration, W[1] + step)
         band, W_new = (W[1], new_end), (W[0], new_end)
     applied = round(band[1] - band[0], 6)
-    frames = movie.frames(band[0], band[1], fps=1.0, cap=max_new_frames) \
+    frames = sent_frames(movie)(band[0], band[1], fps=1.0, cap=max_new_frames) \
         if with_frames and applied > 0 else []
     frames = list(frames)[:max_new_frames]
     seen = {(c.start, c.end, c.text) for c in h.cues()}
@@ -241,7 +247,7 @@ def _inspect_candidate(search: _Search, dec: DecomposeOutcome, r: int, C_r: Chun
     h = InspectContext(query=search.query, statements=dec.statements, cast=dec.cast,
                        ref_images=dec.ref_images, chunk=C_r, rank=r, duration=movie.duration,
                        M=search.M, delta_max=search.delta_max)
-    frames = movie.frames(W[0], W[1], fps=1.0, cap=search.frame_cap) if search.with_frames else []
+    frames = sent_frames(movie)(W[0], W[1], fps=1.0, cap=search.frame_cap) if search.with_frames else []
     h.observations.append(Observation(kind="initial", window=W, band=W, frames=list(frames),  # 6
                                       cues=list(movie.cues(W[0], W[1])), applied_cap=search.delta_max))
     for n in range(search.M + 1):                                            # 7
@@ -312,7 +318,7 @@ def _select(search: _Search, D: list[Statement], H: list[Rejected]) -> Window:
         frame = None
         if search.with_frames:
             mid = (W[0] + W[1]) / 2.0
-            frames = search.movie.frames(mid, mid + 1.0, fps=1.0, cap=1)
+            frames = sent_frames(search.movie)(mid, mid + 1.0, fps=1.0, cap=1)
             frame = frames[0] if frames else None
         rejected.append(SelectCandidate(
             index=i, rank=ct.rank, chunk=ct.chunk, window=W, confidence=last.confidence,

@@ -190,7 +190,8 @@ class ModelLocalizer(Localizer):
 
     def _request(self, query: str, window: Window, movie: Any, limit: int,
                  stop: threading.Event | None, ref: str) -> GenerationRequest:
-        frames = movie.frames(window[0], window[1], fps=self.fps, cap=limit)
+        # the pictures as they are sent, made once (a movie without them: its frames)
+        frames = getattr(movie, "sent_frames", movie.frames)(window[0], window[1], fps=self.fps, cap=limit)
         return GenerationRequest(messages=prompts.localize_messages(query, window, frames, self.fps),
                                  params=self.params, task="aws.localize", ref=ref, cancel=stop)
 

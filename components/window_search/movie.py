@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 
 from components import datasource
 from components.base.errors import MediaError, UserError
+from components.common.sent_frames import sent_frames
 from components.media import Cue, DiskCache, Frame, cues_in_window, file_identity, load_subtitles, \
     open_video
 from components.media.video import check_file
@@ -122,6 +123,17 @@ class Movie:
 
         # the source carries the file's identity (hashed once at open, not per request)
         return self.cache.get_or_compute_frames(self.source, params, compute)
+
+    def sent_frames(self, start: float, end: float, fps: float = 1.0, cap: int | None = None) -> list[Frame]:
+        """`frames(...)` as a model is sent them: each picture a JPEG made once at the quality
+        and size an API backend sends (components.common.sent_frames) and kept on disk, so a
+        request reads the bytes it sends instead of decoding the stored frames and encoding them
+        again."""
+        start, end = max(0.0, float(start)), min(float(end), self.duration)
+        if end <= start:
+            return []
+        params = {"use": "window-frames", **self._params(start, end, fps, cap)}
+        return sent_frames(self.source, params, lambda: self.frames(start, end, fps, cap), cache=self.cache)
 
     def chunk_frames(self, index: int) -> list[Frame]:
         c = self.chunk(index)

@@ -23,6 +23,7 @@ from tests.helpers.openai_server import ScriptedOpenAIServer
 def test_each_clip_is_read_once_and_every_frame_is_the_one_asked(impact_examples, tmp_path,
                                                                   monkeypatch, concurrency):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))  # empty: every clip decoded here
     opened: Counter = Counter()
     real_open = pipeline.open_video
 

@@ -119,3 +119,24 @@ def test_key_depends_on_params_not_order(index_video):
     assert k == DiskCache.key(index_video, b=[1, 2], a=1)
     assert k != DiskCache.key(index_video, a=2, b=[1, 2])
     assert DiskCache.key(index_video, path="x")  # a parameter may be called "path"
+
+
+def test_many_threads_making_one_entry_at_once_all_get_it_whole(index_video, tmp_path):
+    """Threads that miss the same entry together each store it; a store finding the entry stored
+    meanwhile keeps that one (its readers may be reading it), so every thread reads it back
+    whole (a store that removed it made another thread's read-back fail)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = DiskCache(tmp_path / "cache")
+    together = threading.Barrier(8)
+
+    def compute():
+        frames = list(VideoSource(index_video).iter_fps(0, 5, fps=2))
+        together.wait(timeout=60)  # every thread has missed before any stores
+        return frames
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda _: cache.get_or_compute_frames(index_video, {"fps": 2}, compute), range(8)))
+    assert all([read_index(f.image) for f in frames] == list(range(0, 120, 12)) for frames in got)
+    assert [p.name for p in (tmp_path / "cache" / "frames").iterdir()] == [DiskCache.key(index_video, kind="frames", fps=2)]

@@ -96,3 +96,28 @@ def test_preparing_a_long_movie_holds_one_chunk_at_a_time(tmp_path, cache):
                                          chunk_frame_cap=None), short_cache)
     assert len(long_cache.handed_out) == 180 and len(short_cache.handed_out) == 60
     assert peak_long <= peak_short <= 30  # at most one chunk of frames alive, whatever the length
+
+
+def test_the_localizer_sends_pictures_encoded_once_and_kept(video_25s, cache, monkeypatch):
+    """What the model is sent for a window is made once (the JPEG an API backend made of each
+    stored frame before: the same bytes) and read back as it is by the next request: no stored
+    frame decoded, nothing encoded again."""
+    from backends.images import jpeg_data_url
+    from backends.openai_api import to_openai_messages
+    from components.common import sent_frames as sent_frames_module
+    from components.window_search.localizer import ModelLocalizer
+    from tests.window_search.agent_fixtures import ScriptedBackend
+
+    movie = Movie(video_25s, chunk_seconds=10, cache=cache)
+    stored = movie.frames(2.0, 12.0, fps=1.0, cap=32)
+    encoded = []
+    real = sent_frames_module.encode
+    monkeypatch.setattr(sent_frames_module, "encode", lambda *a, **k: encoded.append(1) or real(*a, **k))
+    urls = []
+    for _ in range(2):
+        backend = ScriptedBackend(fn=lambda request: "[3.0, 5.0]")
+        ModelLocalizer(backend).localize("q", (2.0, 12.0), Movie(video_25s, chunk_seconds=10, cache=cache))
+        messages = to_openai_messages(backend.requests[0].messages)
+        urls.append([p["image_url"]["url"] for m in messages for p in m["content"] if p["type"] == "image_url"])
+        assert len(encoded) == len(stored)  # the first request encoded each frame; the second none
+    assert urls[0] == urls[1] == [jpeg_data_url(f.image) for f in stored]
