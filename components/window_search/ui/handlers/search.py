@@ -416,7 +416,8 @@ def _at_playhead(res: WindowSearchResources, session: WindowSearchSession, rank:
             changed["frames"] = window_frames(res, session, cand.span)
     else:
         i, s, e = view.chunk_at(session.playhead, session.chunk_seconds, session.movie.duration)
-        checklist, changed["frames"] = view.not_inspected_html(trace, i, s, e), []
+        checklist = view.not_inspected_html(trace, i, s, e)
+        changed["frames"] = []
     return PlayheadView(session=session, timeline=_timeline(session, seek=seek), checklist=checklist,
                         scrub=_scrub(session), window_pick=_window_pick(trace, rank), **changed)
 
