@@ -171,8 +171,7 @@ def _search(run_views: Iterator[Any]) -> dict[str, float]:
 def bench_window_search(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
     from components.settings.session import SessionSettings
     from components.window_search.ui import handlers
-    from components.window_search.ui.session import load_tab
-    from components.window_search.ui.session import SessionRegistry, WindowSearchSession
+    from components.window_search.ui.session import RESOURCES, WindowSearchSession, load_tab
 
     rows: list[Row] = []
     tab, cpu, wall = measure(lambda: load_tab(realsize))
@@ -183,9 +182,9 @@ def bench_window_search(realsize: Path, ref_ms: float, quick: bool) -> list[Row]
                cpu, wall, ref_ms, goal=False))
     rows.append(Row("ui", f"window search: annotation file ({n_movies} movies, {n_queries} q) load",
                     f"{cpu:.0f} ms CPU ({wall:.0f} ms wall)"))
-    res = SessionRegistry().get("bench-ui")
+    res = RESOURCES.get("bench-ui")
     movie_id = tab.movie_choices()[len(tab.movie_choices()) // 2][1]
-    picked, cpu, wall = measure(lambda: handlers.pick_movie(tab, res, movie_id, 180, WindowSearchSession()))
+    picked, cpu, wall = measure(lambda: handlers.pick_movie(tab, res, WindowSearchSession(), movie_id, 180))
     session = picked.session
     print(line(f"window search: open movie {movie_id} ({session.movie.duration / 3600:.2f} h)", cpu, wall,
                ref_ms))
@@ -198,14 +197,14 @@ def bench_window_search(realsize: Path, ref_ms: float, quick: bool) -> list[Row]
     rows.append(Row("ui", "window search: prepare the movie (1 fps, once per movie, disk cache)",
                     f"{wall / 1000:.1f} s wall, {cpu / 1000:.1f} s CPU ({decoded} frames decoded)"
                     + (" (cached)" if not decoded else "")))
-    other = SessionRegistry().get("bench-ui-2")  # a second visitor opens the prepared movie
-    _, cpu, wall = measure(lambda: handlers.pick_movie(tab, other, movie_id, 180, WindowSearchSession()))
+    other = RESOURCES.get("bench-ui-2")  # a second visitor opens the prepared movie
+    _, cpu, wall = measure(lambda: handlers.pick_movie(tab, other, WindowSearchSession(), movie_id, 180))
     other.close()
     print(line("window search: open the prepared movie in a new session", cpu, wall, ref_ms))
     rows.append(Row("ui", "window search: open the prepared movie (new session)",
                     f"{cpu:.0f} ms CPU, {cpu / GOAL_MS:.2f} of 150 ms", "< 150 ms", cpu < GOAL_MS))
     qid = tab.queries_of(movie_id)[-1].qid
-    q_view, cpu, wall = best_of(lambda: handlers.pick_query(tab, res, qid, session), 5)
+    q_view, cpu, wall = best_of(lambda: handlers.pick_query(tab, res, session, qid), 5)
     print(line("window search: pick a query", cpu, wall, ref_ms))
     rows.append(Row("ui", "window search: pick a query", f"{cpu:.1f} ms CPU, {cpu / GOAL_MS:.2f} of 150 ms",
                     "< 150 ms", cpu < GOAL_MS))

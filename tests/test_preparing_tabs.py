@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from components.common import preparing
+from components.common.ui import UNCHANGED
 from components.common.preparing import BUILDING, PartStatus
 
 
@@ -29,7 +30,7 @@ def test_window_search_says_it_is_being_prepared_then_opens(building, example_da
     tab = tab_source(example_data_dir).get()
     waiting = h.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {})
     assert "Making the grounding example data (40%)" in waiting.message and waiting.poll.active is True
-    assert waiting.session == {"__type__": "update"}                    # nothing else is touched
+    assert waiting.session is UNCHANGED and waiting.movie_pick is UNCHANGED   # nothing else is touched
     building["waiting"] = False
     ready = h.open_page(tab, WindowSearchResources(), WindowSearchSession(), 180, {})
     assert ready.poll.active is False and ready.session.movie is not None and ready.message == ""

@@ -7,6 +7,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
+from components.common.ui import UNCHANGED
 from components.window_search.data import load_annotations
 from components.window_search.ui import handlers
 from components.window_search.ui.session import WindowSearchTab
@@ -160,11 +161,11 @@ def test_playing_into_another_window_moves_the_checklist_but_never_the_player(ta
     handlers.timeline_click(tab, res, session, {"rank": first.rank, "start": first.span[0]})
     inside = handlers.timeline_click(tab, res, session, {"played": other.span[0] + 5})
     assert f"Window rank #{other.rank} " in inside.checklist and inside.window_pick["value"] == f"#{other.rank}"
-    assert inside.video is handlers.search.SKIP and "data-seek" not in inside.timeline
+    assert inside.video is UNCHANGED and "data-seek" not in inside.timeline
     assert f"data-t='{other.span[0] + 5:.1f}'" in inside.timeline and inside.scrub["value"] == other.span[0] + 5
     assert inside.frames and session.playhead == other.span[0] + 5
     again = handlers.timeline_click(tab, res, session, {"played": other.span[0] + 6})
-    assert again.frames is handlers.search.SKIP                  # the same window: its frames are not decoded again
+    assert again.frames is UNCHANGED                  # the same window: its frames are not decoded again
     past = handlers.timeline_click(tab, res, session, {"played": 10 ** 6})
     assert session.playhead == session.movie.duration and "data-seek" not in past.timeline
 

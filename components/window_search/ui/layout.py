@@ -12,6 +12,8 @@ from components.window_search import runs_view, view
 from components.window_search.ui.handlers import bench as b, memory as mh, runs_panel, search as h
 from components.window_search.ui.playback import PLAYBACK_JS
 from components.window_search.ui.session import RESOURCES, WindowSearchSession, tab_source
+from components.window_search.ui.views import BenchView, ExportView, LinkView, LoadView, MemoryView, MovieView, \
+    PageView, PlayheadView, QueryView, RunView
 
 TAGLINE = ("Find one moment in a full movie when a near-identical moment exists elsewhere: "
            "<b>Run</b> checks each candidate window statement by statement.")
@@ -49,7 +51,7 @@ SHOW_LINE_JS = """(text) => { if (!text) return;
 def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
     source = tab_source(ctx.data_dir)
-    c = SimpleNamespace(state=gr.State(WindowSearchSession()), prep_timer=gr.Timer(1.0, active=False))
+    c = SimpleNamespace(session=gr.State(WindowSearchSession()), poll=gr.Timer(1.0, active=False))
     _controls(c)
     _stage(c, ctx)
     _tools(c)
@@ -79,7 +81,7 @@ def _controls(c: SimpleNamespace) -> None:
                              elem_id="ws-query", scale=3, min_width=160)
         c.run_btn = gr.Button("Run", variant="primary", elem_id="ws-run", scale=0, min_width=90)
         c.stop_btn = gr.Button("Stop", variant="stop", elem_id="ws-stop", scale=0, min_width=80)
-    c.partner_md = gr.Markdown("", elem_id="ws-partner", elem_classes=["tab-caption"])
+    c.partner = gr.Markdown("", elem_id="ws-partner", elem_classes=["tab-caption"])
     c.message = message_line("ws-message")
 
 
@@ -97,10 +99,10 @@ def _stage(c: SimpleNamespace, ctx: TabContext) -> None:
             c.runs_html = gr.HTML("", elem_id="ws-runs-panel", container=False)
             c.runs_timer = gr.Timer(1.0, active=False)
         with gr.Column(scale=2, min_width=320, elem_id="ws-side"):
-            c.progress_md = gr.Markdown("", elem_id="ws-progress", elem_classes=["tab-caption"])
+            c.progress = gr.Markdown("", elem_id="ws-progress", elem_classes=["tab-caption"])
             c.window_pick = gr.Radio([], label="Window (retrieval rank)", elem_id="ws-window-pick", visible=False)
             c.checklist = gr.HTML(view.checklist_html(None, None), elem_id="ws-checklist", container=False)
-            c.result_md = gr.Markdown("", elem_id="ws-result")
+            c.result = gr.Markdown("", elem_id="ws-result")
             c.calls = gr.HTML("", elem_id="ws-calls", container=False)
             c.baseline_md = gr.Markdown(h.baseline_label(ctx.settings.value), elem_id="ws-baseline-label",
                                         elem_classes=["tab-caption"])
@@ -119,8 +121,8 @@ def _tools(c: SimpleNamespace) -> None:
     c.tools_message = message_line("ws-tools-message")
     c.tools_message.change(None, [c.tools_message], None, js=SHOW_LINE_JS.replace("LINE", "ws-tools-message"),
                            queue=False)
-    c.link_box = gr.Textbox(label="link to this view", interactive=False, visible=False, elem_id="ws-link",
-                            buttons=["copy"])
+    c.link = gr.Textbox(label="link to this view", interactive=False, visible=False, elem_id="ws-link",
+                        buttons=["copy"])
     c.export_file = gr.File(label="trace JSON", elem_id="ws-export-file", visible=False)
     c.cast = gr.Gallery(format="jpeg", label="Cast references used", elem_id="ws-cast", columns=8, height=120,
                         object_fit="contain", allow_preview=False)
@@ -143,16 +145,16 @@ def _settings(c: SimpleNamespace) -> None:
 def _memory_panel(c: SimpleNamespace) -> None:
     with gr.Accordion("Character memory (names, reference frames)", open=False, elem_id="ws-memory",
                       elem_classes=["tab-config"]):
-        c.memory_md = gr.Markdown("", elem_id="ws-memory-names")
+        c.memory_names = gr.Markdown("", elem_id="ws-memory-names")
         c.refs = gr.Gallery(format="jpeg", label="Reference frames (select one to remove it)", elem_id="ws-memory-refs",
                             columns=6, height=150, allow_preview=False)
         c.remove_btn = gr.Button("Remove selected reference", elem_id="ws-memory-remove", size="sm")
         with gr.Row(visible=False, elem_id="ws-memory-confirm") as c.confirm_row:
-            c.confirm_md = gr.Markdown("", elem_id="ws-memory-confirm-text")
+            c.confirm_text = gr.Markdown("", elem_id="ws-memory-confirm-text")
             c.confirm_btn = gr.Button("Yes, remove it", variant="stop", size="sm", elem_id="ws-memory-confirm-yes")
             c.cancel_btn = gr.Button("Cancel", size="sm", elem_id="ws-memory-confirm-no")
-        c.frames_gal = gr.Gallery(format="jpeg", label="Frames of the selected window (select one, pick a character, add)",
-                                  elem_id="ws-window-frames", columns=8, height=150, allow_preview=False)
+        c.frames = gr.Gallery(format="jpeg", label="Frames of the selected window (select one, pick a character, add)",
+                              elem_id="ws-window-frames", columns=8, height=150, allow_preview=False)
         with gr.Row():
             c.char_pick = gr.Dropdown([], label="character", elem_id="ws-memory-char")
             c.add_btn = gr.Button("Add selected frame as reference", elem_id="ws-memory-add", size="sm")
@@ -173,54 +175,45 @@ def _bench_panel(c: SimpleNamespace) -> None:
 
 
 def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
-    """Every event; outputs in the order of each view's fields, then the message line."""
-    ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address))
+    """Every event, wired with the view its handler returns: the outputs are the components `c`
+    names like the view's fields (in their order), then the message line and the address box."""
+    ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address),
+                   components=c)
     on = ev.on
-    movie_outs = [c.state, c.video, c.timeline, c.query_pick, c.query, c.partner_md, c.scrub, c.checklist,
-                  c.result_md, c.window_pick, c.memory_md, c.refs, c.char_pick, c.calls]
-    playhead_outs = [c.state, c.timeline, c.checklist, c.video, c.scrub, c.window_pick, c.frames_gal]
-    memory_outs = [c.state, c.memory_md, c.refs, c.char_pick, c.confirm_row, c.confirm_md]
     budget = [c.chunk_s, c.k_in, c.m_in, c.delta_in, c.method, c.thinking_off]
-    on(c.movie_pick.input, h.pick_movie, [c.state, c.movie_pick, c.chunk_s], movie_outs, api_name="pick_movie",
+    on(c.movie_pick.input, h.pick_movie, [c.session, c.movie_pick, c.chunk_s], MovieView, api_name="pick_movie",
        drop_repeat=True)
-    on(c.upload.upload, h.upload_movie, [c.state, c.upload, c.chunk_s], movie_outs, api_name="upload_movie",
+    on(c.upload.upload, h.upload_movie, [c.session, c.upload, c.chunk_s], MovieView, api_name="upload_movie",
        message=c.tools_message)
-    on(c.query_pick.input, h.pick_query, [c.state, c.query_pick], [c.state, c.query, c.partner_md, c.timeline, c.checklist, c.result_md, c.window_pick,
-                                                      c.calls],
-       api_name="pick_query", drop_repeat=True)
-    on(c.run_btn.click, h.run, [c.state, ctx.settings, c.query, *budget],
-       [c.state, c.timeline, c.checklist, c.progress_md, c.result_md, c.window_pick, c.cast, c.frames_gal,
-        c.video, c.scrub, c.calls], concurrency_limit=4, api_name="run")
-    on(c.stop_btn.click, h.stop, [c.state], [], queue=False, api_name="stop_now")
-    on(c.bench_stop.click, h.stop, [c.state], [], queue=False, api_name="stop_now_1")
-    on(c.timeline.click, h.timeline_click, [c.state], playhead_outs, kind="data", api_name="timeline_click",
+    on(c.query_pick.input, h.pick_query, [c.session, c.query_pick], QueryView, api_name="pick_query", drop_repeat=True)
+    on(c.run_btn.click, h.run, [c.session, ctx.settings, c.query, *budget], RunView, concurrency_limit=4,
+       api_name="run")
+    on(c.stop_btn.click, h.stop, [c.session], [], queue=False, api_name="stop_now")
+    on(c.bench_stop.click, h.stop, [c.session], [], queue=False, api_name="stop_now_1")
+    on(c.timeline.click, h.timeline_click, [c.session], PlayheadView, kind="data", api_name="timeline_click",
        trigger_mode="multiple")  # the page sends one at a time (TIMELINE_JS)
-    on(c.window_pick.input, h.select_window, [c.state, c.window_pick], playhead_outs, api_name="select_window")
-    on(c.scrub.release, h.scrubbed, [c.state, c.scrub], playhead_outs, api_name="scrubbed",
+    on(c.window_pick.input, h.select_window, [c.session, c.window_pick], PlayheadView, api_name="select_window")
+    on(c.scrub.release, h.scrubbed, [c.session, c.scrub], PlayheadView, api_name="scrubbed",
        trigger_mode="always_last")
-    on(c.export_btn.click, h.export, [c.state], [c.export_file], api_name="export", message=c.tools_message)
-    on(c.load_trace.upload, h.load, [c.state, c.load_trace],
-       [c.state, c.video, c.timeline, c.checklist, c.result_md, c.window_pick, c.cast, c.query, c.scrub,
-        c.query_pick, c.partner_md, c.calls], api_name="load", message=c.tools_message)
-    on(c.copy_btn.click, h.copy_link, [c.state], [c.link_box], api_name="copy_link",
-       message=c.tools_message).then(
-        None, [c.link_box], [c.link_box], js=COPY_JS)
-    on(c.refs.select, mh.ref_selected, [c.state], [c.state], kind="select", api_name="ref_selected")
-    on(c.remove_btn.click, mh.remove_ref, [c.state], memory_outs, api_name="remove_ref")
-    on(c.confirm_btn.click, mh.confirm_remove, [c.state], memory_outs, api_name="confirm_remove")
-    on(c.cancel_btn.click, mh.cancel_remove, [c.state], memory_outs, api_name="cancel_remove")
-    on(c.frames_gal.select, mh.frame_selected, [c.state], [c.state], kind="select", api_name="frame_selected")
-    on(c.add_btn.click, mh.add_ref, [c.state, c.char_pick], memory_outs, api_name="add_ref")
-    on(c.names_btn.click, mh.find_names, [c.state], memory_outs, api_name="find_names")
-    on(c.vlm_btn.click, mh.build_refs, [c.state, ctx.settings], memory_outs, kind="progress", api_name="build_refs")
-    on(c.bench_run.click, b.bench, [c.state, ctx.settings, *budget], [c.bench_progress, c.bench_table, c.bench_file],
-       concurrency_limit=2, api_name="bench")
+    on(c.export_btn.click, h.export, [c.session], ExportView, api_name="export", message=c.tools_message)
+    on(c.load_trace.upload, h.load, [c.session, c.load_trace], LoadView, api_name="load", message=c.tools_message)
+    on(c.copy_btn.click, h.copy_link, [c.session], LinkView, api_name="copy_link", message=c.tools_message).then(
+        None, [c.link], [c.link], js=COPY_JS)
+    on(c.refs.select, mh.ref_selected, [c.session], [c.session], kind="select", api_name="ref_selected")
+    on(c.remove_btn.click, mh.remove_ref, [c.session], MemoryView, api_name="remove_ref")
+    on(c.confirm_btn.click, mh.confirm_remove, [c.session], MemoryView, api_name="confirm_remove")
+    on(c.cancel_btn.click, mh.cancel_remove, [c.session], MemoryView, api_name="cancel_remove")
+    on(c.frames.select, mh.frame_selected, [c.session], [c.session], kind="select", api_name="frame_selected")
+    on(c.add_btn.click, mh.add_ref, [c.session, c.char_pick], MemoryView, api_name="add_ref")
+    on(c.names_btn.click, mh.find_names, [c.session], MemoryView, api_name="find_names")
+    on(c.vlm_btn.click, mh.build_refs, [c.session, ctx.settings], MemoryView, kind="progress", api_name="build_refs")
+    on(c.bench_run.click, b.bench, [c.session, ctx.settings, *budget], BenchView, concurrency_limit=2,
+       api_name="bench")
     ctx.settings.change(h.baseline_label, [ctx.settings], [c.baseline_md], api_name="_baseline_label")
     if ctx.demo is not None:
         ctx.demo.unload(ev.release)
-        page_outs = [*movie_outs, c.movie_pick, c.prep_timer]
-        ev.on_open(ctx, h.open_page, [c.state, c.chunk_s], page_outs, api_name="open_page")
-        on(c.prep_timer.tick, h.open_page, [c.state, c.chunk_s], page_outs, kind="params",
+        ev.on_open(ctx, h.open_page, [c.session, c.chunk_s], PageView, api_name="open_page")
+        on(c.poll.tick, h.open_page, [c.session, c.chunk_s], PageView, kind="params",
            api_name="open_page_prepared", show_progress="hidden")
 
 
@@ -228,6 +221,6 @@ def _wire_runs(c: SimpleNamespace, ctx: TabContext, source) -> None:
     """The runs panel follows the picked query (and polls while the run files load)."""
     show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
     # one event, one request at a time: answers arrive in the order asked (never an older query's last)
-    gr.on([c.query_pick.change, c.runs_timer.tick], show, [c.state, c.query_pick], [c.runs_html, c.runs_timer],
+    gr.on([c.query_pick.change, c.runs_timer.tick], show, [c.session, c.query_pick], [c.runs_html, c.runs_timer],
           api_name="_ws_runs_panel", show_progress="hidden", trigger_mode="always_last", concurrency_limit=1,
           concurrency_id="ws-runs-panel")

@@ -1,10 +1,12 @@
-"""The Window search tab's views: one dataclass per event, fields in the order of its outputs."""
+"""The Window search tab's views: one dataclass per event, each field named after the layout
+component it fills (layout.py's namespace), so the event's outputs come from the field names
+(components/common/ui.py). Every field defaults to UNCHANGED: a handler names only what it changes."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from components.common.ui import SKIP, View
+from components.common.ui import View
 from components.window_search.ui.session import WindowSearchSession
 
 
@@ -30,8 +32,8 @@ class MovieView(View):
 class PageView(MovieView):
     """A page opened (maybe from a deep link): the movie view plus the movie dropdown."""
 
-    movie_pick: Any = None
-    poll: Any = field(default_factory=lambda: SKIP)   # the preparation timer (on while the data is made)
+    movie_pick: Any
+    poll: Any       # the preparation timer (on while the data is made)
 
 
 @dataclass
@@ -106,12 +108,12 @@ class MemoryView(View):
     memory_names: str
     refs: list
     char_pick: Any
-    confirm_row: Any = None
-    confirm_text: str = ""
+    confirm_row: Any    # the "remove this reference?" row, shown by Remove and hidden by every other edit
+    confirm_text: str
 
 
 @dataclass
 class BenchView(View):
-    progress: str
-    metrics: Any
-    file: Any
+    bench_progress: str
+    bench_table: Any
+    bench_file: Any

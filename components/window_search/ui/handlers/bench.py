@@ -8,8 +8,6 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-import gradio as gr
-
 from backends.registry import resolve_embedder
 from components.base.errors import UserError
 from components.common.intervals import valid_interval
@@ -80,10 +78,10 @@ def bench(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearc
                                       source=r.get("source")) for r in records}
         atomic_write_text(out, "".join(json.dumps(r) + "\n" for r in records))
         metrics = evaluate(ann, preds)
-        yield BenchView(f"{label}: {i} of {len(queries)} queries (missing ones count as failures) · "
-                        f"{view.bench_notes(metrics)}", run_table(metrics, data_set=data_set, method=run_name),
-                        str(out))
+        yield BenchView(bench_progress=f"{label}: {i} of {len(queries)} queries (missing ones count as failures) · "
+                                       f"{view.bench_notes(metrics)}",
+                        bench_table=run_table(metrics, data_set=data_set, method=run_name), bench_file=str(out))
     end = "stopped after" if res.stop.is_set() else "done,"
     notes = f" · {view.bench_notes(metrics)}" if metrics else ""
-    yield BenchView(f"{label}: {end} {len(records)} of {len(queries)} queries{notes}", gr.skip(),
-                    str(out) if records else None)
+    yield BenchView(bench_progress=f"{label}: {end} {len(records)} of {len(queries)} queries{notes}",
+                    bench_file=str(out) if records else None)

@@ -2,7 +2,6 @@
 (private_memory.py) unless the app runs with APP_ADMIN=1; removing a reference asks first."""
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 from pathlib import Path
 from collections.abc import Callable
@@ -24,9 +23,11 @@ from components.window_search.ui.session import WindowSearchResources, WindowSea
 from components.window_search.ui.views import MemoryView
 
 
-def _view(session: WindowSearchSession) -> MemoryView:
+def _view(session: WindowSearchSession, message: str = "") -> MemoryView:
+    """The memory as it now is, any open "remove?" question closed."""
     names, refs, chars = memory_listing(session)
-    return MemoryView(session, names, refs, chars, gr.update(visible=False), "")
+    return MemoryView(session=session, memory_names=names, refs=refs, char_pick=chars,
+                      confirm_row=gr.update(visible=False), confirm_text="", message=message)
 
 
 def _editable(session: WindowSearchSession, res: WindowSearchResources) -> CharacterMemory:
@@ -61,7 +62,8 @@ def remove_ref(tab: WindowSearchTab, res: WindowSearchResources, session: Window
     c, r = ref
     text = (f"Remove reference **{r.ref_id}** ({c.display_name}, {view.fmt_t(r.time)}) from {where}?")
     names, refs, chars = memory_listing(session)
-    return MemoryView(session, names, refs, chars, gr.update(visible=True), text)
+    return MemoryView(session=session, memory_names=names, refs=refs, char_pick=chars,
+                      confirm_row=gr.update(visible=True), confirm_text=text)
 
 
 def confirm_remove(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> MemoryView:
@@ -124,7 +126,7 @@ def find_names(tab: WindowSearchTab, res: WindowSearchResources, session: Window
             added += 1
     if added == 0 and mem.path is not None and not mem.path.exists():
         mem.save()
-    return dataclasses.replace(_view(session), message=note(f"{added} new name(s) found in the subtitles."))
+    return _view(session, note(f"{added} new name(s) found in the subtitles."))
 
 
 def build_refs(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, settings: dict | None,
@@ -153,6 +155,6 @@ def build_refs(tab: WindowSearchTab, res: WindowSearchResources, session: Window
             img = built.load_reference_image(r)
             if img is not None:
                 mem.add_reference(new.char_id, img, time=r.time)
-    return dataclasses.replace(_view(session), message=note(
+    return _view(session, note(
         f"{stats['kept']} character(s) kept, {stats['dropped']} dropped, {stats['calls']} model calls, "
         f"{stats['unparsed']} unparsed."))

@@ -1,9 +1,9 @@
 """The Window search tab's handlers: each takes the tab's data, the session's resources, the typed
-session and the inputs, and returns a typed view whose fields are the event's outputs in order
-(layout.py wires them; a view's `message`, when it has one, goes to the tab's message line). They
-raise UserError for what the user can fix; layout shows it on the message line. Tested directly
-(tests/window_search/test_ui_handlers*.py). Memory edits: memory.py; the benchmark:
-bench.py; the views: ../views.py."""
+session and the inputs, and returns a typed view naming only the components it changes (its fields
+are named after them; layout.py wires each event with its view class; a view's `message` goes to
+the tab's message line). They raise UserError for what the user can fix; layout shows it on the
+message line. Tested directly (tests/window_search/test_ui_handlers*.py). Memory edits: memory.py;
+the benchmark: bench.py; the views: ../views.py."""
 from __future__ import annotations
 
 import html
@@ -12,7 +12,7 @@ import math
 import queue
 import tempfile
 import threading
-from dataclasses import fields
+import dataclasses
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping
@@ -27,7 +27,7 @@ from components.common.fields import number, whole
 from components.base.io import atomic_write_text
 from components.common.limits import check_video_duration
 from components.common import players
-from components.common.ui import SKIP, markdown_safe, poll, preparing_note
+from components.common.ui import markdown_safe, poll, preparing_note
 from components.settings import session as settings_session
 from components.settings.session import SessionSettings, backend_for
 from components.window_search import links, pair_view, view
@@ -180,8 +180,10 @@ def _picked(tab: WindowSearchTab, session: WindowSearchSession, qid: str | None)
     return q.query, md
 
 
-def _movie_view(tab: WindowSearchTab, session: WindowSearchSession, qid: str | None = None) -> MovieView:
-    """The view of a freshly opened movie, `qid` (default: its first annotated query) picked."""
+def _movie_view(tab: WindowSearchTab, session: WindowSearchSession, qid: str | None = None, *,
+                kind: type[MovieView] = MovieView, **more: Any) -> MovieView:
+    """The view of a freshly opened movie, `qid` (default: its first annotated query) picked:
+    a `kind` of movie view (PageView: with `more`, the movie dropdown and the timer)."""
     mv = session.movie
     queries = tab.queries_of(mv.movie_id if mv and not mv.uploaded else None)
     if qid is None and queries:
@@ -192,10 +194,11 @@ def _movie_view(tab: WindowSearchTab, session: WindowSearchSession, qid: str | N
                       subtitles=mv.subtitles if mv else None,
                       label=f"Movie · {mv.movie_id}" if mv else "Movie")
     names, refs, chars = memory_listing(session)
-    return MovieView(session, video, _timeline(session, seek=True),
-                     gr.update(choices=view.query_choices(queries), value=qid), text, partner, _scrub(session),
-                     view.checklist_html(None, None), "", gr.update(choices=[], value=None, visible=False), names, refs,
-                     chars, "", message=unplayable)
+    return kind(session=session, video=video, timeline=_timeline(session, seek=True),
+                query_pick=gr.update(choices=view.query_choices(queries), value=qid), query=text, partner=partner,
+                scrub=_scrub(session), checklist=view.checklist_html(None, None), result="",
+                window_pick=gr.update(choices=[], value=None, visible=False), memory_names=names, refs=refs,
+                char_pick=chars, calls="", message=unplayable, **more)
 
 
 def _opened(res: WindowSearchResources, info: MovieInfo, chunk: float | None,
@@ -244,25 +247,21 @@ def open_page(tab: WindowSearchTab, res: WindowSearchResources, session: WindowS
     While the tab's data is still being made, only that is said, and the page asks again."""
     note = preparing_note("grounding")
     if note is not None:
-        return PageView(*[SKIP] * sum(f.name != "message" for f in fields(MovieView)), movie_pick=SKIP, poll=poll(True), message=note)
+        return PageView(poll=poll(True), message=note)
     queries = {q.qid: q.movie_id for q in tab.annotations.queries} if tab.annotations else {}
     movies = list(tab.annotations.movies) if tab.annotations else []
     req = links.read_link(params, movies, queries, tab.first_movie) if links.is_for_this_tab(params) \
         else links.LinkRequest(movie=tab.first_movie)
     if req.movie is None:
-        return PageView(*_fields(_movie_view(tab, session)), movie_pick=gr.update(choices=[], value=None),
-                        poll=poll(False), message=f"⚠ {tab.error}" if tab.error else "")
+        return dataclasses.replace(_movie_view(tab, session, kind=PageView, movie_pick=gr.update(choices=[], value=None),
+                                               poll=poll(False)), message=f"⚠ {tab.error}" if tab.error else "")
     opened = _opened(res, tab.movie_info(req.movie), chunk, session)
     t, problem = links.read_time(req.t, opened.movie.duration)
     opened.playhead = t or 0.0
     problems = req.problems + ([problem] if problem else [])
-    movie_view = _movie_view(tab, opened, req.qid)
-    return PageView(*_fields(movie_view), movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie),
-                    poll=poll(False), message=" ".join([*problems, movie_view.message]).strip())
-
-
-def _fields(v: Any) -> list:
-    return [getattr(v, f) for f in v.__dataclass_fields__ if f != "message"]
+    page = _movie_view(tab, opened, req.qid, kind=PageView,
+                       movie_pick=gr.update(choices=tab.movie_choices(), value=req.movie), poll=poll(False))
+    return dataclasses.replace(page, message=" ".join([*problems, page.message]).strip())
 
 
 def pick_movie(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession, movie_id: str | None,
@@ -299,13 +298,14 @@ def pick_query(tab: WindowSearchTab, res: WindowSearchResources, session: Window
                qid: str | None) -> QueryView:
     if not qid or tab.annotations is None:
         session.partner = None
-        return QueryView(session, gr.update(), "", SKIP, SKIP, SKIP, SKIP, SKIP)
+        return QueryView(session=session, partner="")
     text, partner = _picked(tab, session, qid)
     if session.trace is None or session.trace.qid == qid:
-        return QueryView(session, text, partner, _timeline(session), SKIP, SKIP, SKIP, SKIP)
+        return QueryView(session=session, query=text, partner=partner, timeline=_timeline(session))
     session.trace, session.selected = None, None   # the old run's bars and checklist are another query's
-    return QueryView(session, text, partner, _timeline(session), view.checklist_html(None, None), "",
-                     gr.update(choices=[], value=None, visible=False), "")
+    return QueryView(session=session, query=text, partner=partner, timeline=_timeline(session),
+                     checklist=view.checklist_html(None, None), result="",
+                     window_pick=gr.update(choices=[], value=None, visible=False), calls="")
 
 
 # -- running a search -------------------------------------------------------------------------------
@@ -368,8 +368,9 @@ def run(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchS
 
     updates = _search_in_thread(work)
     session.trace, session.selected = None, None
-    yield RunView(session, _timeline(session), view.checklist_html(None, None), "Retrieving chunks…", "",
-                  gr.update(choices=[], value=None, visible=False), [], [], SKIP, SKIP, "")
+    yield RunView(session=session, timeline=_timeline(session), checklist=view.checklist_html(None, None),
+                  progress="Retrieving chunks…", result="", window_pick=gr.update(choices=[], value=None, visible=False),
+                  cast=[], frames=[], calls="")
     for kind, payload in updates:
         yield _run_view(res, session, SearchTrace.from_dict(payload), search.k, done=kind == "done")
 
@@ -381,15 +382,15 @@ def _run_view(res: WindowSearchResources, session: WindowSearchSession, trace: S
     if done and trace.qid is not None and trace.prediction is not None:
         session.ious[_run_key(trace.qid, trace)] = _iou(trace)
     cand = view.candidate(trace, sel) if done else None
-    frames, video, scrub = SKIP, SKIP, SKIP
+    moved: dict[str, Any] = {}
     if cand is not None:  # done: the player, slider and timeline go to the window handed on
         session.playhead = float((trace.window or cand.span)[0])
-        frames, video, scrub = window_frames(res, session, cand.span), _seek(session), _scrub(session)
+        moved = {"frames": window_frames(res, session, cand.span), "video": _seek(session), "scrub": _scrub(session)}
     failed = done and not trace.stopped and trace.window is None and trace.errors
-    return RunView(session, _timeline(session, seek=cand is not None), pair_view.checklist(trace, sel),
-                   view.progress_text(trace, k, done), _result(session, trace) if done else "",
-                   _window_pick(trace, sel), _cast_gallery(trace), frames, video, scrub,
-                   pair_view.calls_html(trace),
+    return RunView(session=session, timeline=_timeline(session, seek=cand is not None),
+                   checklist=pair_view.checklist(trace, sel), progress=view.progress_text(trace, k, done),
+                   result=_result(session, trace) if done else "", window_pick=_window_pick(trace, sel),
+                   cast=_cast_gallery(trace), calls=pair_view.calls_html(trace), **moved,
                    message=f"⚠ The search failed: {html.escape(trace.errors[0], quote=False)}" if failed else "")
 
 
@@ -408,14 +409,17 @@ def _at_playhead(res: WindowSearchResources, session: WindowSearchSession, rank:
     same = rank is not None and rank == session.selected
     session.selected = rank
     cand = view.candidate(trace, rank) if trace is not None and rank is not None else None
+    changed: dict[str, Any] = {"video": _seek(session)} if seek else {}
     if cand is not None:
         checklist = pair_view.checklist(trace, rank)
-        frames = SKIP if same and not seek else window_frames(res, session, cand.span)
+        if seek or not same:
+            changed["frames"] = window_frames(res, session, cand.span)
     else:
         i, s, e = view.chunk_at(session.playhead, session.chunk_seconds, session.movie.duration)
-        checklist, frames = view.not_inspected_html(trace, i, s, e), []
-    return PlayheadView(session, _timeline(session, seek=seek), checklist, _seek(session) if seek else SKIP,
-                        _scrub(session), _window_pick(trace, rank), frames)
+        checklist = view.not_inspected_html(trace, i, s, e)
+        changed["frames"] = []
+    return PlayheadView(session=session, timeline=_timeline(session, seek=seek), checklist=checklist,
+                        scrub=_scrub(session), window_pick=_window_pick(trace, rank), **changed)
 
 
 def timeline_click(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
@@ -471,7 +475,7 @@ def copy_link(tab: WindowSearchTab, res: WindowSearchResources, session: WindowS
         now = float(t) if t is not None else session.playhead
     except (TypeError, ValueError):
         now = session.playhead
-    return LinkView(gr.update(value=view_address(tab, session, now, keep_zero=True), visible=True))
+    return LinkView(link=gr.update(value=view_address(tab, session, now, keep_zero=True), visible=True))
 
 
 def view_address(tab: WindowSearchTab, session: WindowSearchSession, now: float | None = None, *,
@@ -499,7 +503,7 @@ def export(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSear
     movie = session.movie.exported() if session.movie else {}
     atomic_write_text(out, json.dumps({"trace": trace.to_dict(), "movie": movie,
                                        "chunk_seconds": session.chunk_seconds}, indent=1))
-    return ExportView(gr.update(value=str(out), visible=True))
+    return ExportView(export_file=gr.update(value=str(out), visible=True))
 
 
 def _not_a_trace(name: str, why: str) -> DataFormatError:
@@ -552,10 +556,11 @@ def load(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearch
     session.playhead = float((trace.window or (cand.span if cand else (0.0, 0.0)))[0])
     vid = session.movie.video
     shown, unplayable = player_value(vid)
-    video = gr.update(value=shown, playback_position=session.playhead) if vid else SKIP
-    return LoadView(session, video, _timeline(session, seek=True), pair_view.checklist(trace, sel),
-                    _result(session, trace), _window_pick(trace, sel), _cast_gallery(trace), trace.query,
-                    _scrub(session), query_pick, partner, pair_view.calls_html(trace), message=unplayable)
+    player = {"video": gr.update(value=shown, playback_position=session.playhead)} if vid else {}
+    return LoadView(session=session, timeline=_timeline(session, seek=True), checklist=pair_view.checklist(trace, sel),
+                    result=_result(session, trace), window_pick=_window_pick(trace, sel), cast=_cast_gallery(trace),
+                    query=trace.query, scrub=_scrub(session), query_pick=query_pick, partner=partner,
+                    calls=pair_view.calls_html(trace), **player, message=unplayable)
 
 
 def _trace_query(tab: WindowSearchTab, session: WindowSearchSession, trace: SearchTrace) -> tuple[Any, str]:
