@@ -171,4 +171,4 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     session = replace(session, navigator=listed, players=display)
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
     progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}"
-    return session, QuestionView(clips, progress, navigator, AnswerBoxes())
+    return session, QuestionView(clips=clips, progress=progress, navigator=navigator, answer=AnswerBoxes())
