@@ -50,11 +50,13 @@ question. A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&
 projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
 a made-up id starts with the first answer) and the keys step the questions.
 """
+ORDER_CHOICES = [("Questions in the set's order", ""),
+                 *[(f"Questions: {label[0].lower()}{label[1:]}", key) for key, (label, _) in runs_view.SORTS.items()]]
 SLOTS = (("BEGINNING", "beginning"), ("END", "end"), *[(f"Candidate {x}", f"cand-{x}") for x in LETTERS])
 
 
 def build_tab(ctx: TabContext) -> None:
-    ui = SimpleNamespace(session=gr.State(ClozeSession(data_dir=str(ctx.data_dir))), settings=ctx.settings,
+    ui = SimpleNamespace(session=gr.State(ClozeSession(data_dir=str(ctx.data_dir), runs=tuple(ctx.runs or ()))), settings=ctx.settings,
                          demo=ctx.demo, ctx=ctx, data_dir=Path(ctx.data_dir))
     ui.kept = gr.BrowserState({"annotator": "", "blind": False}, storage_key="vbe-cloze-practice")
     _controls(ui)
@@ -93,8 +95,9 @@ def _controls(ui: SimpleNamespace) -> None:
     # the tab's one-sentence explanation, until a question is shown (then its number and clock);
     # beside it the verdict on the last answer: on the first screen, where the next question starts
     with gr.Row(elem_id="cloze-status-line", equal_height=True):
-        ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
-                                  elem_classes=["tab-caption"], scale=2, min_width=280)
+        with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
+            ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
+                                      elem_classes=["tab-caption"])
         ui.feedback = gr.Markdown("", elem_id="cloze-feedback", scale=3, min_width=280)
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)
 
@@ -123,6 +126,10 @@ def _question_panel(ui: SimpleNamespace) -> None:
                 ui.run_one = gr.Button("Run this question", variant="primary", elem_id="cloze-run-one")
                 ui.run_set = gr.Button("Run the set", elem_id="cloze-run-set")
                 ui.stop = gr.Button("Stop", variant="stop", elem_id="cloze-stop")
+                # the navigator's order: the set's own, or the runs' (hardest first, ...); never a
+                # practice playthrough's (this row is Model mode's)
+                ui.order = gr.Dropdown(ORDER_CHOICES, value="", show_label=False, container=False,
+                                       elem_id="cloze-question-order", min_width=200)
             ui.prev = gr.Button("◀", elem_id="cloze-prev", min_width=48, elem_classes=["cloze-nav"])
             ui.next = gr.Button("▶", elem_id="cloze-next", min_width=48, elem_classes=["cloze-nav"])
             # a large set lists the questions near the one shown; any number may be typed
@@ -259,6 +266,8 @@ def _wire(ui: SimpleNamespace) -> None:
     on(ui.prev.click, h.previous_question, [ui.session, ui.display], v.NavView, api_name="on_prev")
     on(ui.next.click, h.next_question, [ui.session, ui.display], v.NavView, api_name="on_next")
     on(ui.navigator.input, h.navigate, [ui.session, ui.display, ui.navigator], v.NavView, api_name="on_navigate",
+       drop_repeat=True)
+    on(ui.order.input, h.order_questions, [ui.session, ui.display, ui.order], v.NavView, api_name="on_order",
        drop_repeat=True)
     on(ui.display.input, h.redisplay, [ui.session, ui.display], v.NavView, api_name="on_display")
     on(ui.copy_link.click, h.copy_link, [ui.session], v.LinkBoxView, api_name="on_copy_link").then(

@@ -78,7 +78,8 @@ class ModeView(View):
     answer_row: Any
     export_row: Any
     start: Any
-    run_row: Any            # Run this question / Run the set / Stop (Model mode)
+    run_row: Any            # Run this question / Run the set / Stop, the question order (Model mode)
+    progress_box: Any       # "Question i of n": not in Compare mode, where no question is shown
 
 
 @dataclass
@@ -135,6 +136,7 @@ class LinkView(View):
     dims: Any
     seed: Any
     panels: ModeView
+    order: Any        # Model mode: the question order the link asks for (the Order dropdown)
     prep_timer: Any   # the preparation timer (on while the data is made)
 
 

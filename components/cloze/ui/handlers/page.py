@@ -16,7 +16,7 @@ from components.cloze.questions import set_names
 from components.cloze.ui.handlers.compare_panel import refresh
 from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question
 from components.cloze.ui.handlers.source_panel import load_root
-from components.cloze.ui.views import LinkBoxView, LinkView, ModePick, ModeView
+from components.cloze.ui.views import LinkBoxView, LinkView, ModePick, ModeView, NavView
 from components.cloze.ui.session import ClozeResources, COMPARE, HUMAN, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, \
     ClozeTab, resolve_root, shown_root
 from components.base.errors import UserError
@@ -32,7 +32,7 @@ def mode_view(mode: str) -> ModeView:
                     compare_group=gr.update(visible=mode == COMPARE), practice_row=gr.update(visible=practice),
                     answer_row=gr.update(visible=practice), export_row=gr.update(visible=practice),
                     start=gr.update(value="Start / resume" if practice else "Load the question set"),
-                    run_row=gr.update(visible=mode == MODEL))
+                    run_row=gr.update(visible=mode == MODEL), progress_box=gr.update(visible=mode != COMPARE))
 
 
 def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: str, imported: list | None,
@@ -54,6 +54,25 @@ def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: s
     _, qs = questions_for(session)
     session, question = render(replace(session, index=index_of(qs.questions, shown) or 0), display)
     return ModePick(panels=mode_view(mode), session=session, question=question, feedback="")
+
+
+def order_questions(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, order: str | None
+                    ) -> NavView:
+    """The Order dropdown (Model mode): the navigator, ◀ ▶ and the keys step through the set in the
+    runs' order (hardest first, most disagreement, people right and every model wrong, ...; "" the
+    set's own), the question on screen kept when the new order has it. A practice playthrough keeps
+    its own order: the runs' answers would spoil it."""
+    order = order or ""
+    if session.human:
+        raise UserError("Question order: a practice playthrough keeps its own order (the runs' answers would "
+                        "give it away); choose Model mode to order the questions by the runs.")
+    shown = shown_question(session)
+    session = replace(session, order=order)
+    if shown is None:
+        return NavView(session=session)
+    _, qs = questions_for(session)   # refuses an order with no question, before anything changes
+    session, question = render(replace(session, index=index_of(qs.questions, shown) or 0), display)
+    return NavView(session=session, question=question)
 
 
 def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, params: dict) -> LinkView:
@@ -135,7 +154,7 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     req = links.read_link(params)
     problems = list(req.problems)
     folder = _link_root(session, req, problems)
-    session = session.with_inputs(req.mode, folder, req.set_name, req.dims_choice, req.seed)
+    session = replace(session.with_inputs(req.mode, folder, req.set_name, req.dims_choice, req.seed), order="")
     try:
         ds, qs = questions_for(session)
     except UserError as exc:
@@ -145,6 +164,13 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
         problems.append(f"The link's set `{req.set_name}` is not in this data; showing all.")
         session = replace(session, set_name="all")
         ds, qs = questions_for(session)
+    if req.sort:
+        try:
+            session = replace(session, order=req.sort)
+            _, qs = questions_for(session)
+        except UserError as exc:
+            problems.append(str(exc))
+            session = replace(session, order="")
     index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
     problems += missing
     asked = req.stem is not None or req.number is not None
@@ -156,6 +182,7 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
                     root=shown_root(session.root, session.data_dir),
                     set_name=gr.update(choices=set_names(ds), value=session.set_name), dims=req.dims_choice,
                     seed=session.seed, panels=mode_view(req.mode),
+                    order=UNCHANGED if session.human else session.order,
                     message=f"⚠ {html.escape(note, quote=False)}" if note else "")
 
 
@@ -178,7 +205,7 @@ def view_address(tab: ClozeTab, session: ClozeSession) -> str:
         return links.view_link(tab=links.TAB, mode=None if session.human else "model")
     return links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
                                set_name=session.set_name, dims=session.dims, seed=session.seed,
-                               stem=shown[0], dim=shown[1])
+                               stem=shown[0], dim=shown[1], sort=session.order)
 
 
 def copy_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> LinkBoxView:
@@ -193,5 +220,5 @@ def copy_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> Link
     q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
     query = links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
                                 set_name=session.set_name, dims=session.dims, seed=session.seed,
-                                stem=q.stem, dim=q.dim)
+                                stem=q.stem, dim=q.dim, sort=session.order)
     return LinkBoxView(link=gr.update(value=query, visible=True))
