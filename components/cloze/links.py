@@ -89,16 +89,20 @@ def read_link(params: Mapping[str, str]) -> LinkRequest:
         _read_q(req, raw_q)
     if req.dim == "Mixed" and req.dims != ("Mixed",):
         req.dims = ("Mixed",)
-    _read_sort(req, _get(params, "sort").lower())
+    _read_sort(req, _get(params, "sort").lower(), mode_named=bool(mode))
     return req
 
 
-def _read_sort(req: LinkRequest, sort: str) -> None:
+def _read_sort(req: LinkRequest, sort: str, *, mode_named: bool) -> None:
+    """`sort`: Model mode's question order; a link that names no mode opens Model mode with it."""
     if not sort:
         return
     if sort not in SORTS:
         req.problems.append(f"The link's sort `{sort}` is not one of {', '.join(SORTS)}; showing the set's order.")
-    elif req.mode != "model":
+        return
+    if not mode_named:
+        req.mode = "model"
+    if req.mode != "model":
         req.problems.append("A practice playthrough keeps its own order; the link's sort is for Model mode.")
     else:
         req.sort = sort

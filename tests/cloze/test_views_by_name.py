@@ -60,4 +60,5 @@ def test_the_mode_events_outputs_are_derived_from_the_view_fields(cloze_examples
     # a link's page view carries the same panels, found by the same names
     link = list(wired["on_open_cloze_prepared"].outputs)
     assert link == [*views.LinkView.components(ui), ui.message]
-    assert link[-2 - views.ModeView.size():-2] == on_mode[:views.ModeView.size()] and link[-2] is ui.prep_timer
+    panels = views.ModeView.size()
+    assert link[-3 - panels:-3] == on_mode[:panels] and link[-3:-1] == [ui.order, ui.prep_timer]
