@@ -118,7 +118,7 @@ class LeaderboardView(View):
 class ModePick(View):
     panels: ModeView
     board: LeaderboardView
-    session: Any             # the question on screen, numbered in the new mode's order (UNCHANGED: as it was)
+    session: ClozeSession    # the question on screen, numbered in the new mode's order (UNCHANGED: as it was)
     question: QuestionView
     feedback: Any            # the last answer's verdict goes with the mode it was given in
 
