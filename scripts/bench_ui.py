@@ -317,7 +317,7 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
             nxt = h.next_question(tab, res, started.session, "frames")   # question 2 shown: its frames made ahead
             one = action("one model question on screen (its frames made while it was shown)",
                          lambda: run_one(nxt.session, settings), warm=True)
-            if one.question.answer.letter in ("", "(unparsed)"):
+            if one.question.answer.parsed in ("", "(unparsed)"):
                 raise RuntimeError(f"run_one: no answer ({one})")
             action("the same model question again (clips cached)", lambda: run_one(nxt.session, settings),
                    warm=True)

@@ -2,13 +2,16 @@
 `?tab=cloze&stem=<stem>&q=<S|A|P|Mixed>` opens that question; `q=<n>` without a stem opens the
 n-th question of the set. Optional keys say how the set is built: `mode=model` (the evaluation
 order; the human study's order otherwise), `set`, `dims` (e.g. `S,A`), `seed`, `folder` (inside the
-app's data folder). `question_link` writes one, `read_link` reads one back and `find_question`
-finds its question in the set."""
+app's data folder). In Model mode `sort` (runs_view.SORTS: hardest, easiest, disagree, people,
+stem) steps through the set in the runs' order; a practice playthrough never takes one (it keeps
+its own order: the runs' answers would spoil it). `question_link` writes one, `read_link` reads
+one back and `find_question` finds its question in the set."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from components.cloze.runs_view import SORTS
 from components.common.links import view_link
 
 TAB = "cloze"
@@ -34,6 +37,7 @@ class LinkRequest:
     stem: str | None = None
     dim: str | None = None      # S | A | C | Mixed (as Question.dim), with `stem`
     number: int | None = None   # 1-based question number, without `stem`
+    sort: str = ""              # Model mode: the question list in the runs' order ("": the set's own)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -85,7 +89,23 @@ def read_link(params: Mapping[str, str]) -> LinkRequest:
         _read_q(req, raw_q)
     if req.dim == "Mixed" and req.dims != ("Mixed",):
         req.dims = ("Mixed",)
+    _read_sort(req, _get(params, "sort").lower(), mode_named=bool(mode))
     return req
+
+
+def _read_sort(req: LinkRequest, sort: str, *, mode_named: bool) -> None:
+    """`sort`: Model mode's question order; a link that names no mode opens Model mode with it."""
+    if not sort:
+        return
+    if sort not in SORTS:
+        req.problems.append(f"The link's sort `{sort}` is not one of {', '.join(SORTS)}; showing the set's order.")
+        return
+    if not mode_named:
+        req.mode = "model"
+    if req.mode != "model":
+        req.problems.append("A practice playthrough keeps its own order; the link's sort is for Model mode.")
+    else:
+        req.sort = sort
 
 
 def _read_dims(raw: str) -> tuple[str, ...] | None:
@@ -135,12 +155,14 @@ def find_question(req: LinkRequest, questions: Sequence[tuple[str, str]]) -> tup
 
 
 def question_link(*, human: bool, folder: str, set_name: str, dims: Sequence[str], seed: int,
-                  stem: str, dim: str) -> str:
-    """The query string of a link to one question (defaults left out; the page adds its address)."""
+                  stem: str, dim: str, sort: str = "") -> str:
+    """The query string of a link to one question (defaults left out; the page adds its address);
+    `sort` only in Model mode."""
     shown_dims = tuple("P" if d == "C" else d for d in dims)
     return view_link(tab=TAB, stem=stem, q=SHOWN_DIM.get(dim, dim),
                      mode=None if human else "model",
                      folder=None if folder == DEFAULT_FOLDER else folder,
                      set=None if set_name == "all" else set_name,
                      dims=None if shown_dims in (DEFAULT_DIMS, ("Mixed",)) else ",".join(shown_dims),
-                     seed=None if seed == DEFAULT_SEED else seed)
+                     seed=None if seed == DEFAULT_SEED else seed,
+                     sort=sort if sort and not human else None)

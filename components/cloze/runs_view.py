@@ -26,9 +26,10 @@ GRID_COLUMNS_MAX = 120  # the overview's columns; more questions are binned
 PANEL_TITLE = "What the runs answered"
 
 
-def question_link(stem: str, dim: str) -> str:
-    """The tab's deep link to a question in Model mode (`q` is the paper's dimension name)."""
-    return "?" + urlencode({"tab": "cloze", "mode": "model", "stem": stem, "q": dim})
+def question_link(stem: str, dim: str, sort: str = "") -> str:
+    """The tab's deep link to a question in Model mode (`q` is the paper's dimension name), its
+    navigator in the list's order `sort`."""
+    return "?" + urlencode({"tab": "cloze", "mode": "model", "stem": stem, "q": dim, **({"sort": sort} if sort else {})})
 
 
 def _note(text: str) -> str:
@@ -110,7 +111,7 @@ def question_list_html(table: ClozeRuns, sort: str = DEFAULT_SORT) -> str:
         what = "no question where people were right and every model wrong" if sort == "people" else "no question"
         return f'<div class="runs-list" data-sort="{escape(sort)}">{_note(f"The runs have {what}.")}</div>'
     body = "".join(
-        f'<tr data-stem="{escape(s.stem)}" data-dim="{escape(s.dim)}"><td><a href="{escape(question_link(s.stem, s.dim))}">'
+        f'<tr data-stem="{escape(s.stem)}" data-dim="{escape(s.dim)}"><td><a href="{escape(question_link(s.stem, s.dim, sort if sort in SORTS else DEFAULT_SORT))}">'
         f'{escape(s.stem)} · {escape(s.dim)}</a></td><td>{_share(s)}</td><td>{s.disagreement:.2f}</td>'
         f'<td>{"" if s.human_right is None else ("✓" if s.human_right else "✗")}</td></tr>'
         for s in rows[:LIST_MAX])

@@ -1,7 +1,8 @@
 """The Cloze tab's "What the runs answered" panel in the browser (1440x900, the example data's
 run files in cloze/results/): a deep-linked question in Model mode shows every run's letter, the
 counts per letter and "k of N" as the files say; a practice playthrough keeps the panel shut until
-the player has answered the question; a `sort=` link opens the question list hardest first."""
+the player has answered the question; a `sort=` link opens the question list hardest first and makes it
+the navigator's order (Model mode)."""
 from __future__ import annotations
 
 import json
@@ -123,5 +124,35 @@ def test_a_sort_link_lists_the_hardest_questions_first(browser, app_url):
         first.locator("a").click()
         page.wait_for_selector(f"#cloze-runs-panel .runs-panel[data-state='ready'][data-stem='{stem}'][data-dim='{dim}']",
                                timeout=120_000)
+    finally:
+        page.close()
+
+
+def test_a_sort_link_makes_the_runs_order_the_navigators_own(browser, app_url):
+    """`?tab=cloze&sort=hardest` opens Model mode stepping through the set hardest first: the
+    question on screen is the list's first, ▶ goes to its second, the address keeps the sort;
+    Compare mode shows no "Question i of n" line."""
+    page = _new_page(browser, app_url.rstrip("/") + "/?tab=cloze&sort=hardest")
+    try:
+        page.wait_for_function("() => /Question 1 of \\d+.*hardest first/.test("
+                               "document.querySelector('#cloze-progress')?.innerText || '')", timeout=120_000)
+        page.wait_for_selector("#cloze-runs-list tr[data-stem]", timeout=120_000)
+        rows = page.locator("#cloze-runs-list tr[data-stem]")
+        listed = [(rows.nth(i).get_attribute("data-stem"), rows.nth(i).get_attribute("data-dim")) for i in range(2)]
+        for number, (stem, dim) in enumerate(listed, start=1):
+            if number > 1:
+                page.locator("#cloze-next").click()
+                page.wait_for_function(f"() => (document.querySelector('#cloze-progress')?.innerText || '')"
+                                       f".includes('Question {number} of')")
+            page.wait_for_selector(f"{PANEL} .runs-panel[data-state='ready'][data-stem='{stem}'][data-dim='{dim}']",
+                                   timeout=120_000)
+        page.wait_for_function("() => location.search.includes('sort=hardest')")
+        assert "hardest first" in page.locator("#cloze-question-order").inner_text().lower() or \
+            "hardest first" in (page.locator("#cloze-question-order input").first.input_value() or "").lower()
+        assert page.locator("#cloze-progress").is_visible()
+        page.locator("#cloze-mode").get_by_text("Compare", exact=True).click()
+        page.wait_for_selector("#cloze-leaderboard", state="visible")
+        page.wait_for_function("() => !document.querySelector('#cloze-progress')?.offsetParent")
+        assert not page.locator("#cloze-progress").is_visible()
     finally:
         page.close()

@@ -81,7 +81,7 @@ def test_select_then_submit_blind_redo_and_export(cloze_examples, tmp_path, monk
     recs = read_jsonl(tmp_path / "study" / "anon-6.jsonl")
     assert [r["redo_count"] for r in recs] == [0, 1]
     assert recs[0]["answer_flow"] == "select_then_submit" and recs[0]["blind"] is True
-    path = handlers.export_json(TAB, RES, out.session).file["value"]
+    path = handlers.export_json(TAB, RES, out.session).export_file["value"]
     data = json.loads(open(path).read())
     assert len(data) == 1 and data[0]["answer"] == "D"
 
@@ -146,6 +146,6 @@ def test_run_one_sends_the_chosen_prompt_style_and_the_leaderboard_marks_its_dat
                                False, "open", "frames")
         body = server.requests[0]
     assert body["messages"][0]["content"][0]["text"] == eval_prompt("open")
-    assert out.question.answer.letter == "A" and out.question.clips[0]["visible"]   # shown with its answer
+    assert out.question.answer.parsed == "A" and out.question.clips[0]["visible"]   # shown with its answer
     board = handlers.refresh(TAB, RES, fresh, [], []).leaderboard
     assert "not comparable" in board["label"] and "Data (size)" in board["headers"]

@@ -44,7 +44,7 @@ def test_run_this_question_shows_both_models_side_by_side(cloze_examples, tmp_pa
         out = _run_one(cloze_examples, settings)
         assert a.requests[0]["messages"] == b.requests[0]["messages"]   # one request, sent twice
     boxes = out.question.answer
-    assert (boxes.letter, boxes.raw) == ("B", _reply("B"))             # the session model's boxes, as before
+    assert (boxes.parsed, boxes.raw) == ("B", _reply("B"))             # the session model's boxes, as before
     beside = boxes.beside
     assert "cloze-pair" in beside and "data-agree='0'" in beside and "≠ differ" in beside
     assert re.findall(r"data-side='(\d)' data-letter='(\w)'", beside) == [("1", "B"), ("2", "D")]
@@ -140,7 +140,7 @@ def test_the_released_baseline_answers_in_the_tab_with_a_tiny_dinov2(cloze_examp
     fresh = ClozeSession(data_dir=str(cloze_examples.parent))
     out = handlers.run_one(TAB, RES, fresh, {"backend": "baseline"}, str(cloze_examples), "all", "S", 42,
                            "dinov2", False, "api", "frames")
-    assert out.question.answer.letter in "ABCD" and "Edge-4 DINOv2 (released)" in out.question.answer.raw
+    assert out.question.answer.parsed in "ABCD" and "Edge-4 DINOv2 (released)" in out.question.answer.raw
     assert out.question.answer.beside == ""
 
 
@@ -223,7 +223,7 @@ def test_two_no_model_methods_side_by_side_offline(cloze_examples, tmp_path, mon
     q = next(q for q in handlers.questions_for(out.session)[1].questions if q.stem == stem and q.dim == dim)
     alone = [EdgeSolver(v).answer(ds.instance(stem), q)["answer"] for v in ("edge1", "edge4")]
     assert [letter for _, letter in sides] == alone
-    assert out.question.answer.letter == alone[0]                     # the first method steers the boxes
+    assert out.question.answer.parsed == alone[0]                     # the first method steers the boxes
     # the same method on both sides: one line saying so
     same = SessionSettings(backend="baseline", compare="baseline:edge1").to_state()
     with pytest.raises(Exception, match="same method here .*baseline:edge1"):

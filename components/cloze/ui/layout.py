@@ -11,6 +11,7 @@ import gradio as gr
 from components.cloze import runs_view
 from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
+from components.cloze.ui import views as v
 from components.cloze.ui.handlers import runs_panel
 from components.cloze.ui.page import KEYS_JS
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
@@ -49,11 +50,13 @@ question. A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&
 projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
 a made-up id starts with the first answer) and the keys step the questions.
 """
+ORDER_CHOICES = [("Questions in the set's order", ""),
+                 *[(f"Questions: {label[0].lower()}{label[1:]}", key) for key, (label, _) in runs_view.SORTS.items()]]
 SLOTS = (("BEGINNING", "beginning"), ("END", "end"), *[(f"Candidate {x}", f"cand-{x}") for x in LETTERS])
 
 
 def build_tab(ctx: TabContext) -> None:
-    ui = SimpleNamespace(state=gr.State(ClozeSession(data_dir=str(ctx.data_dir))), settings=ctx.settings,
+    ui = SimpleNamespace(session=gr.State(ClozeSession(data_dir=str(ctx.data_dir), runs=tuple(ctx.runs or ()))), settings=ctx.settings,
                          demo=ctx.demo, ctx=ctx, data_dir=Path(ctx.data_dir))
     ui.kept = gr.BrowserState({"annotator": "", "blind": False}, storage_key="vbe-cloze-practice")
     _controls(ui)
@@ -92,8 +95,9 @@ def _controls(ui: SimpleNamespace) -> None:
     # the tab's one-sentence explanation, until a question is shown (then its number and clock);
     # beside it the verdict on the last answer: on the first screen, where the next question starts
     with gr.Row(elem_id="cloze-status-line", equal_height=True):
-        ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
-                                  elem_classes=["tab-caption"], scale=2, min_width=280)
+        with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
+            ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
+                                      elem_classes=["tab-caption"])
         ui.feedback = gr.Markdown("", elem_id="cloze-feedback", scale=3, min_width=280)
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)
 
@@ -122,6 +126,10 @@ def _question_panel(ui: SimpleNamespace) -> None:
                 ui.run_one = gr.Button("Run this question", variant="primary", elem_id="cloze-run-one")
                 ui.run_set = gr.Button("Run the set", elem_id="cloze-run-set")
                 ui.stop = gr.Button("Stop", variant="stop", elem_id="cloze-stop")
+                # the navigator's order: the set's own, or the runs' (hardest first, ...); never a
+                # practice playthrough's (this row is Model mode's)
+                ui.order = gr.Dropdown(ORDER_CHOICES, value="", show_label=False, container=False,
+                                       elem_id="cloze-question-order", min_width=200)
             ui.prev = gr.Button("◀", elem_id="cloze-prev", min_width=48, elem_classes=["cloze-nav"])
             ui.next = gr.Button("▶", elem_id="cloze-next", min_width=48, elem_classes=["cloze-nav"])
             # a large set lists the questions near the one shown; any number may be typed
@@ -192,7 +200,7 @@ def _compare_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="cloze-compare") as ui.compare_group:
         ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True,
                                       column_widths=LEADERBOARD_WIDTHS, max_height=560)
-        ui.hvm = gr.Dataframe(label="Human vs model, per question (chosen clip)", interactive=False,
+        ui.human_vs_model = gr.Dataframe(label="Human vs model, per question (chosen clip)", interactive=False,
                               elem_id="cloze-hvm")
         with gr.Row(equal_height=True, elem_classes=["tab-config"]):
             ui.imports = gr.File(label="Import result files (.json) or human-study files (.jsonl)",
@@ -234,64 +242,58 @@ KEEP_JS = """(kept, annotator, blind) => [{annotator: annotator || '', blind: !!
 
 
 def _wire(ui: SimpleNamespace) -> None:
-    """Every event with its api_name; outputs in the order of the handler's view fields, then the
-    tab's message line (TabEvents: cleared when the action works, one readable line when not)."""
+    """Every event with its api_name; its outputs are the components its view class names (the
+    field names are `ui`'s attribute names, views.py), then the tab's message line (TabEvents:
+    cleared when the action works, one readable line when not) and the address box."""
     ev = TabEvents(ClozeTab(str(ui.data_dir)), RESOURCES, ui.message, data_dir=ui.data_dir,
-                   address=(ui.ctx.address, h.view_address))
+                   address=(ui.ctx.address, h.view_address), components=ui)
     on = ev.on
-    answer_boxes = [ui.raw, ui.parsed, ui.reason, ui.option_map, ui.beside]
-    question = [ui.state, *ui.clips, ui.progress, ui.navigator, *answer_boxes]
-    qargs = [ui.state, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed]
-    model = [ui.state, ui.settings, ui.root, ui.set_name, ui.dims, ui.seed, ui.edge]
-    mode_outs = [ui.question_group, ui.model_group, ui.compare_group, ui.practice_row, ui.answer_row,
-                 ui.export_row, ui.start, ui.run_row]
-    board = [ui.leaderboard, ui.hvm]
-    on(ui.build.click, h.build, [ui.state, ui.build_video, ui.gap_start, ui.gap_end, ui.build_seed],
-       [ui.state, ui.build_out, ui.root], kind="progress", api_name="on_build")
-    started = on(ui.start.click, h.start, [*qargs, ui.annotator, ui.display],
-                 [*question, ui.feedback, ui.annotator], api_name="on_start")
+    qargs = [ui.session, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed]
+    model = [ui.session, ui.settings, ui.root, ui.set_name, ui.dims, ui.seed, ui.edge]
+    on(ui.build.click, h.build, [ui.session, ui.build_video, ui.gap_start, ui.gap_end, ui.build_seed], v.BuildView,
+       kind="progress", api_name="on_build")
+    started = on(ui.start.click, h.start, [*qargs, ui.annotator, ui.display], v.StartView, api_name="on_start")
     started.then(None, [ui.kept, ui.annotator, ui.blind], [ui.kept], js=KEEP_JS)
-    started.then(lambda s: gr.Timer(active=s.human and s.loaded), [ui.state], [ui.timer], api_name=False,
+    started.then(lambda s: gr.Timer(active=s.human and s.loaded), [ui.session], [ui.timer], api_name=False,
                  show_progress="hidden")
     ui.blind.input(None, [ui.kept, ui.annotator, ui.blind], [ui.kept], js=KEEP_JS)
-    ui.timer.tick(ev.fn(h.tick, 1), [ui.state], [ui.progress, ui.message], show_progress="hidden",
-                  api_name="on_tick")
+    ui.timer.tick(ev.fn(h.tick, v.ClockView.size(), view_type=v.ClockView), [ui.session],
+                  [*v.ClockView.components(ui), ui.message], show_progress="hidden", api_name="on_tick")
     for i, btn in enumerate(ui.choices):
-        on(btn.click, h.choose, [ui.state, gr.State(LETTERS[i]), ui.display, ui.flow, ui.blind],
-           [*question, ui.feedback], api_name="on_choice" + (f"_{i}" if i else ""))
-    on(ui.submit.click, h.submit, [ui.state, ui.display, ui.flow, ui.blind], [*question, ui.feedback],
-       api_name="on_submit")
-    on(ui.prev.click, h.previous_question, [ui.state, ui.display], question, api_name="on_prev")
-    on(ui.next.click, h.next_question, [ui.state, ui.display], question, api_name="on_next")
-    on(ui.navigator.input, h.navigate, [ui.state, ui.display, ui.navigator], question, api_name="on_navigate",
+        on(btn.click, h.choose, [ui.session, gr.State(LETTERS[i]), ui.display, ui.flow, ui.blind], v.AnswerView,
+           api_name="on_choice" + (f"_{i}" if i else ""))
+    on(ui.submit.click, h.submit, [ui.session, ui.display, ui.flow, ui.blind], v.AnswerView, api_name="on_submit")
+    on(ui.prev.click, h.previous_question, [ui.session, ui.display], v.NavView, api_name="on_prev")
+    on(ui.next.click, h.next_question, [ui.session, ui.display], v.NavView, api_name="on_next")
+    on(ui.navigator.input, h.navigate, [ui.session, ui.display, ui.navigator], v.NavView, api_name="on_navigate",
        drop_repeat=True)
-    on(ui.display.input, h.redisplay, [ui.state, ui.display], question, api_name="on_display")
-    on(ui.copy_link.click, h.copy_link, [ui.state], [ui.link], api_name="on_copy_link").then(
+    on(ui.order.input, h.order_questions, [ui.session, ui.display, ui.order], v.NavView, api_name="on_order",
+       drop_repeat=True)
+    on(ui.display.input, h.redisplay, [ui.session, ui.display], v.NavView, api_name="on_display")
+    on(ui.copy_link.click, h.copy_link, [ui.session], v.LinkBoxView, api_name="on_copy_link").then(
         None, [ui.link], [ui.link], js=COPY_JS)
-    on(ui.export_json.click, h.export_json, [ui.state], [ui.export_file], api_name="on_export_json")
-    on(ui.export_csv.click, h.export_csv, [ui.state], [ui.export_file], api_name="on_export_csv")
-    on(ui.upload.upload, h.upload, [ui.state, ui.upload], [ui.state, ui.root, ui.status], api_name="on_upload")
-    on(ui.root.submit, h.load_root, [ui.state, ui.root], [ui.set_name, ui.status], api_name="on_root")
+    on(ui.export_json.click, h.export_json, [ui.session], v.ExportView, api_name="on_export_json")
+    on(ui.export_csv.click, h.export_csv, [ui.session], v.ExportView, api_name="on_export_csv")
+    on(ui.upload.upload, h.upload, [ui.session, ui.upload], v.SourceView, api_name="on_upload")
+    on(ui.root.submit, h.load_root, [ui.session, ui.root], v.RootView, api_name="on_root")
     # .input: the user's choice; a link sets the radio itself, with the mode's view
-    on(ui.mode.input, h.pick_mode, [ui.state, ui.mode, ui.imported, ui.study_token, ui.display],
-       [*mode_outs, *board, *question, ui.feedback], api_name="on_mode")
-    on(ui.run_one.click, h.run_one, [ui.state, ui.settings, *model[2:], ui.strict, ui.prompt_style, ui.display],
-       [*question, ui.summary], api_name="on_run_one")
-    on(ui.run_set.click, h.run_whole_set, [*model, ui.strict, ui.prompt_style], [ui.summary, ui.results_file],
+    on(ui.mode.input, h.pick_mode, [ui.session, ui.mode, ui.imported, ui.study_token, ui.display], v.ModePick,
+       api_name="on_mode")
+    on(ui.run_one.click, h.run_one, [ui.session, ui.settings, *model[2:], ui.strict, ui.prompt_style, ui.display],
+       v.RunOneView, api_name="on_run_one")
+    on(ui.run_set.click, h.run_whole_set, [*model, ui.strict, ui.prompt_style], v.RunSetView,
        kind="progress", api_name="on_run_set")
-    on(ui.stop.click, h.stop, [ui.state], [], queue=False, api_name="on_stop")
+    on(ui.stop.click, h.stop, [ui.session], [], queue=False, api_name="on_stop")
     for i, event in enumerate((ui.refresh.click, ui.imports.upload)):
-        on(event, h.refresh, [ui.state, ui.imported, ui.imports, ui.study_token], board,
+        on(event, h.refresh, [ui.session, ui.imported, ui.imports, ui.study_token], v.LeaderboardView,
            api_name="on_refresh" + (f"_{i}" if i else ""))
     on(ui.order_run.click, h.order_sensitivity, [*model, ui.k_orders, ui.order_limit, ui.prompt_style],
        [ui.order_out], kind="progress", api_name="on_orders")
     if ui.demo is not None:
         ui.demo.unload(ev.release)
-        page_outs = [*question, ui.feedback, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed, *mode_outs,
-                     ui.prep_timer]
-        loaded = ev.on_open(ui.ctx, h.open_page, [ui.state, ui.display], page_outs,
+        loaded = ev.on_open(ui.ctx, h.open_page, [ui.session, ui.display], v.LinkView,
                             api_name="on_open_cloze_link", show_progress="hidden")[0]
-        on(ui.prep_timer.tick, h.open_page, [ui.state, ui.display], page_outs, kind="params",
+        on(ui.prep_timer.tick, h.open_page, [ui.session, ui.display], v.LinkView, kind="params",
            api_name="on_open_cloze_prepared", show_progress="hidden")
         restore = "(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]"
         loaded.then(None, [ui.kept], [ui.annotator, ui.blind], js=restore)
@@ -306,7 +308,7 @@ def _wire_runs(ui: SimpleNamespace) -> None:
     named = tuple(getattr(ui.ctx, "runs", ()) or ())
     show = functools.partial(runs_panel.show_question, named=named)
     # each panel one event, one request at a time: answers arrive in the order asked
-    gr.on([ui.state.change, ui.runs_timer.tick], show, [ui.state], [ui.runs_html, ui.runs_timer],
+    gr.on([ui.session.change, ui.runs_timer.tick], show, [ui.session], [ui.runs_html, ui.runs_timer],
           api_name="_cloze_runs_panel",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
     across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)

@@ -51,6 +51,10 @@ class ClozeSession:
     #: the question on screen was asked for (a link, ◀ ▶, the navigator): Start / resume and Load
     #: the question set play it, instead of the first unanswered one / the set's first
     pinned: bool = False
+    #: Model mode: the question list in the runs' order (runs_view.SORTS: "hardest", "people", ...),
+    #: "" for the set's own; a practice playthrough keeps its own order whatever this says
+    order: str = ""
+    runs: tuple[str, ...] = ()  # the `--runs` folders beside the data folder's runs (what `order` reads)
 
     @property
     def loaded(self) -> bool:

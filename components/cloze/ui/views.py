@@ -1,6 +1,7 @@
-"""What the Cloze tab's handlers return: one view per event, its fields in the order of the
-event's outputs (layout.py lists them; components/common/ui.py spreads them, nested views and
-tuples flattened, and puts `message` on the tab's message line)."""
+"""What the Cloze tab's handlers return: one view per event. Every field is named after the layout
+component it fills (layout.py's `ui` namespace), defaults to UNCHANGED (that component left as it
+is) and is given by name, so a handler names only what it changes; an event's outputs, in the
+fields' order, come from these classes alone (components/common/ui.py: `View.components`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -14,31 +15,27 @@ UNCHANGED_CLIPS = 12  # BEGINNING/END images, BEGINNING/END videos, A-D images, 
 
 @dataclass
 class AnswerBoxes(View):
-    """The Model panel's answer for the question on screen (cleared when the question changes)."""
+    """The Model panel's answer for the question on screen. Its "" / None defaults mean cleared,
+    not unchanged: `render` puts an `AnswerBoxes()` in every new question's view, so another
+    question's answer never stays beside it (a view that leaves the boxes alone leaves this
+    field out of its QuestionView)."""
 
     raw: Any = ""
-    letter: Any = ""
+    parsed: Any = ""          # the letter read from the reply
     reason: Any = ""
     option_map: Any = None
     #: the model's reasoning (collapsed, with token counts) and, with "compare with", both
     #: models' answers side by side (components/cloze/view.py)
     beside: Any = ""
 
-    @classmethod
-    def unchanged(cls) -> AnswerBoxes:
-        return cls(SKIP, SKIP, SKIP, SKIP, SKIP)
-
 
 @dataclass
 class QuestionView(View):
-    clips: tuple            # UNCHANGED_CLIPS updates (images shown for "frames", videos for "video")
-    progress: Any           # "**Question i of n · 00:00** · answered k/n"
-    navigator: Any          # gr.update(choices=["1 ✓", "2", ...], value=...)
-    answer: AnswerBoxes     # the Model panel's boxes: the old question's answer never stays
-
-    @classmethod
-    def unchanged(cls) -> QuestionView:
-        return cls((SKIP,) * UNCHANGED_CLIPS, SKIP, SKIP, AnswerBoxes.unchanged())
+    #: UNCHANGED_CLIPS updates (images shown for "frames", videos for "video"), in ui.clips' order
+    clips: tuple = field(default_factory=lambda: (SKIP,) * UNCHANGED_CLIPS)
+    progress: Any             # "**Question i of n · 00:00** · answered k/n"
+    navigator: Any            # gr.update(choices=["1 ✓", "2", ...], value=...)
+    answer: AnswerBoxes       # the Model panel's boxes: the old question's answer never stays
 
 
 @dataclass
@@ -72,6 +69,8 @@ class StartView(View):
 
 @dataclass
 class ModeView(View):
+    """The panels and buttons each mode shows (page.mode_view)."""
+
     question_group: Any
     model_group: Any
     compare_group: Any
@@ -79,7 +78,8 @@ class ModeView(View):
     answer_row: Any
     export_row: Any
     start: Any
-    run_row: Any            # Run this question / Run the set / Stop (Model mode)
+    run_row: Any            # Run this question / Run the set / Stop, the question order (Model mode)
+    progress_box: Any       # "Question i of n": not in Compare mode, where no question is shown
 
 
 @dataclass
@@ -118,7 +118,7 @@ class LeaderboardView(View):
 class ModePick(View):
     panels: ModeView
     board: LeaderboardView
-    session: Any             # the question on screen, numbered in the new mode's order (SKIP: as it was)
+    session: ClozeSession    # the question on screen, numbered in the new mode's order (UNCHANGED: as it was)
     question: QuestionView
     feedback: Any            # the last answer's verdict goes with the mode it was given in
 
@@ -135,13 +135,9 @@ class LinkView(View):
     set_name: Any
     dims: Any
     seed: Any
-    mode_view: ModeView
-    poll: Any = field(default_factory=lambda: SKIP)   # the preparation timer (on while the data is made)
-
-    @classmethod
-    def unchanged(cls, session: ClozeSession, message: Any = None, poll: Any = SKIP) -> LinkView:
-        return cls(session, QuestionView.unchanged(), SKIP, SKIP, SKIP, SKIP, SKIP, SKIP,
-                   ModeView(*[SKIP] * 8), poll, message=message)
+    panels: ModeView
+    order: Any        # Model mode: the question order the link asks for (the Order dropdown)
+    prep_timer: Any   # the preparation timer (on while the data is made)
 
 
 @dataclass
@@ -152,10 +148,10 @@ class LinkBoxView(View):
 @dataclass
 class BuildView(View):
     session: ClozeSession
-    built: str
+    build_out: str
     root: str
 
 
 @dataclass
 class ExportView(View):
-    file: Any
+    export_file: Any

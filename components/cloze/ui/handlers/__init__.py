@@ -12,7 +12,7 @@ from components.cloze.ui.handlers.compare_panel import refresh, run_files
 from components.cloze.ui.handlers.model_panel import (frame_cap, order_sensitivity, run_one, run_whole_set, runs_dir,
                                                       solver_settings, stop, visitor_runs_dir)
 from components.cloze.ui.handlers.page import (copy_link, draw_first_ahead, mode_view, open_link, open_page,
-                                               pick_mode, view_address, warm)
+                                               order_questions, pick_mode, view_address, warm)
 from components.cloze.ui.handlers.practice import (choose, export_csv, export_json, navigate, next_question,
                                                    previous_question, redisplay, start, submit, tick)
 from components.cloze.ui.handlers.question import PAPER_FRAMES, clip_views, practice_dir, questions_for, render
@@ -20,6 +20,6 @@ from components.cloze.ui.handlers.source_panel import build, load_root, requeste
 
 __all__ = ["PAPER_FRAMES", "build", "choose", "clip_views", "copy_link", "draw_first_ahead", "export_csv",
            "export_json", "frame_cap", "load_root", "mode_view", "navigate", "next_question", "open_link",
-           "open_page", "order_sensitivity", "pick_mode", "practice_dir", "previous_question", "questions_for",
+           "open_page", "order_questions", "order_sensitivity", "pick_mode", "practice_dir", "previous_question", "questions_for",
            "redisplay", "refresh", "render", "requested_gap", "run_files", "run_one", "run_whole_set", "runs_dir",
            "solver_settings", "start", "stop", "submit", "tick", "upload", "view_address", "visitor_runs_dir", "warm"]

@@ -103,8 +103,8 @@ def refresh(tab: ClozeTab, res: ClozeResources, session: ClozeSession, imported:
     label = (f"Leaderboard: this app's runs (★) first. {comparability_note()} Rows marked alike in the "
              f"{view.TIE_HEADER} column (and shaded alike) cannot be told apart: their accuracies differ by "
              "less than chance would (paired bootstrap over stems, 95 %).")
-    return LeaderboardView(gr.update(value=shaded(headers, body, ties), headers=headers, label=label),
-                           _human_vs_model(human, runs), message=set_aside_note(set_aside))
+    return LeaderboardView(leaderboard=gr.update(value=shaded(headers, body, ties), headers=headers, label=label),
+                           human_vs_model=_human_vs_model(human, runs), message=set_aside_note(set_aside))
 
 
 def shaded(headers: list[str], body: list[list], ties: list[str]) -> dict:

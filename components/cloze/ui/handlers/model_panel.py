@@ -100,9 +100,9 @@ def run_one(tab: ClozeTab, res: ClozeResources, session: ClozeSession, settings:
                                                 "unparsed - counted as unparsed, not guessed")
     summary = (f"{q.stem} · {q.dim} · expected {q.expected} · {verdict} · frames per clip "
                f"{rec.get('used_num_frames', '-')} · attempts {rec.get('attempts', '-')}")
-    question = replace(question, answer=AnswerBoxes(rec.get("raw", ""), rec.get("answer") or "(unparsed)", why,
-                                                    rec["option_map"], beside))
-    return RunOneView(session, question, summary)
+    question = replace(question, answer=AnswerBoxes(raw=rec.get("raw", ""), parsed=rec.get("answer") or "(unparsed)",
+                                                    reason=why, option_map=rec["option_map"], beside=beside))
+    return RunOneView(session=session, question=question, summary=summary)
 
 
 def _answered(solvers: ClozeSolvers, ds: ClozeDataset, q: Question, *, compared: bool) -> tuple[dict, str]:
@@ -189,8 +189,8 @@ def run_whole_set(tab: ClozeTab, res: ClozeResources, session: ClozeSession, set
             files.append(str(out))
             if stop.is_set():
                 break
-    return RunSetView("  \n".join(summaries), gr.update(value=files[0] if len(files) == 1 else files,
-                                                        visible=True))
+    return RunSetView(summary="  \n".join(summaries),
+                      results_file=gr.update(value=files[0] if len(files) == 1 else files, visible=True))
 
 
 def stop(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> None:

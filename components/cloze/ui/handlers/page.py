@@ -16,23 +16,23 @@ from components.cloze.questions import set_names
 from components.cloze.ui.handlers.compare_panel import refresh
 from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question
 from components.cloze.ui.handlers.source_panel import load_root
-from components.cloze.ui.views import LeaderboardView, LinkBoxView, LinkView, ModePick, ModeView, \
-    QuestionView
+from components.cloze.ui.views import LinkBoxView, LinkView, ModePick, ModeView, NavView
 from components.cloze.ui.session import ClozeResources, COMPARE, HUMAN, MODEL, PRACTICE, PRIVATE, RESOURCES, ClozeSession, \
     ClozeTab, resolve_root, shown_root
 from components.base.errors import UserError
 
-from components.common.ui import SKIP, error_line, poll, preparing_note
+from components.common.ui import SKIP, UNCHANGED, error_line, poll, preparing_note
 
 log = logging.getLogger(__name__)
 
 
 def mode_view(mode: str) -> ModeView:
     practice = mode == PRACTICE
-    return ModeView(gr.update(visible=mode != COMPARE), gr.update(visible=mode == MODEL),
-                    gr.update(visible=mode == COMPARE), *[gr.update(visible=practice) for _ in range(3)],
-                    gr.update(value="Start / resume" if practice else "Load the question set"),
-                    gr.update(visible=mode == MODEL))
+    return ModeView(question_group=gr.update(visible=mode != COMPARE), model_group=gr.update(visible=mode == MODEL),
+                    compare_group=gr.update(visible=mode == COMPARE), practice_row=gr.update(visible=practice),
+                    answer_row=gr.update(visible=practice), export_row=gr.update(visible=practice),
+                    start=gr.update(value="Start / resume" if practice else "Load the question set"),
+                    run_row=gr.update(visible=mode == MODEL), progress_box=gr.update(visible=mode != COMPARE))
 
 
 def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: str, imported: list | None,
@@ -43,18 +43,36 @@ def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: s
     verdict goes."""
     if mode == COMPARE:
         board = refresh(tab, res, session, imported, [], token)
-        return ModePick(mode_view(mode), board, SKIP, QuestionView.unchanged(), "", message=board.message)
-    board = LeaderboardView(SKIP, SKIP)
+        return ModePick(panels=mode_view(mode), board=board, feedback="", message=board.message)
     human = mode == PRACTICE
     if human == session.human:
-        return ModePick(mode_view(mode), board, SKIP, QuestionView.unchanged(), "")
+        return ModePick(panels=mode_view(mode), feedback="")
     shown = shown_question(session)
     session = replace(session, mode=HUMAN if human else MODEL)   # a playthrough's file stays for the way back
     if shown is None:
-        return ModePick(mode_view(mode), board, session, QuestionView.unchanged(), "")
+        return ModePick(panels=mode_view(mode), session=session, feedback="")
     _, qs = questions_for(session)
     session, question = render(replace(session, index=index_of(qs.questions, shown) or 0), display)
-    return ModePick(mode_view(mode), board, session, question, "")
+    return ModePick(panels=mode_view(mode), session=session, question=question, feedback="")
+
+
+def order_questions(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, order: str | None
+                    ) -> NavView:
+    """The Order dropdown (Model mode): the navigator, ◀ ▶ and the keys step through the set in the
+    runs' order (hardest first, most disagreement, people right and every model wrong, ...; "" the
+    set's own), the question on screen kept when the new order has it. A practice playthrough keeps
+    its own order: the runs' answers would spoil it."""
+    order = order or ""
+    if session.human:
+        raise UserError("Question order: a practice playthrough keeps its own order (the runs' answers would "
+                        "give it away); choose Model mode to order the questions by the runs.")
+    shown = shown_question(session)
+    session = replace(session, order=order)
+    if shown is None:
+        return NavView(session=session)
+    _, qs = questions_for(session)   # refuses an order with no question, before anything changes
+    session, question = render(replace(session, index=index_of(qs.questions, shown) or 0), display)
+    return NavView(session=session, question=question)
 
 
 def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, params: dict) -> LinkView:
@@ -63,11 +81,11 @@ def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display
     that is said, and the page asks again."""
     note = preparing_note("cloze")
     if note is not None:
-        return LinkView.unchanged(session, note, poll(True))
+        return LinkView(session=session, prep_timer=poll(True), message=note)
     if not links.is_for_this_tab(params):
         draw_first_ahead(session, display)
-        return replace(_first_question(session, display), poll=poll(False))
-    return replace(open_link(session, params, display), poll=poll(False))
+        return replace(_first_question(session, display), prep_timer=poll(False))
+    return replace(open_link(session, params, display), prep_timer=poll(False))
 
 
 def _first_question(session: ClozeSession, display: str) -> LinkView:
@@ -78,8 +96,8 @@ def _first_question(session: ClozeSession, display: str) -> LinkView:
         shown = session.with_inputs(PRACTICE, links.DEFAULT_FOLDER, "all", None, None)
         shown, view = render(replace(shown, index=0, file="", annotator="", pinned=False), display)
     except UserError:
-        return LinkView.unchanged(session)
-    return LinkView(shown, view, SKIP, SKIP, SKIP, SKIP, SKIP, SKIP, ModeView(*[SKIP] * 8))
+        return LinkView(session=session, message=None)
+    return LinkView(session=shown, question=view)
 
 
 def warm(data_dir: str | Path) -> None:
@@ -132,20 +150,27 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     the first answer starts a playthrough under a made-up id, as Start / resume with an empty id
     would); one line on the message line for each value that was not understood."""
     if not links.is_for_this_tab(params):
-        return LinkView.unchanged(session)
+        return LinkView(session=session, message=None)
     req = links.read_link(params)
     problems = list(req.problems)
     folder = _link_root(session, req, problems)
-    session = session.with_inputs(req.mode, folder, req.set_name, req.dims_choice, req.seed)
+    session = replace(session.with_inputs(req.mode, folder, req.set_name, req.dims_choice, req.seed), order="")
     try:
         ds, qs = questions_for(session)
     except UserError as exc:
         if req.set_name == "all":
-            return LinkView.unchanged(session, "⚠ The link could not be opened: "
-                                      + error_line(exc, session.data_dir).removeprefix("⚠ "))
+            return LinkView(session=session, message="⚠ The link could not be opened: "
+                            + error_line(exc, session.data_dir).removeprefix("⚠ "))
         problems.append(f"The link's set `{req.set_name}` is not in this data; showing all.")
         session = replace(session, set_name="all")
         ds, qs = questions_for(session)
+    if req.sort:
+        try:
+            session = replace(session, order=req.sort)
+            _, qs = questions_for(session)
+        except UserError as exc:
+            problems.append(str(exc))
+            session = replace(session, order="")
     index, missing = links.find_question(req, [(q.stem, q.dim) for q in qs.questions])
     problems += missing
     asked = req.stem is not None or req.number is not None
@@ -153,9 +178,12 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under "
                 "your id)." if session.human and asked else "")
     note = " ".join(problems)
-    return LinkView(session, view, feedback, req.mode, shown_root(session.root, session.data_dir),
-                    gr.update(choices=set_names(ds), value=session.set_name), req.dims_choice, session.seed,
-                    mode_view(req.mode), message=f"⚠ {html.escape(note, quote=False)}" if note else "")
+    return LinkView(session=session, question=view, feedback=feedback, mode=req.mode,
+                    root=shown_root(session.root, session.data_dir),
+                    set_name=gr.update(choices=set_names(ds), value=session.set_name), dims=req.dims_choice,
+                    seed=session.seed, panels=mode_view(req.mode),
+                    order=UNCHANGED if session.human else session.order,
+                    message=f"⚠ {html.escape(note, quote=False)}" if note else "")
 
 
 def _private(session: ClozeSession) -> bool:
@@ -167,14 +195,17 @@ def view_address(tab: ClozeTab, session: ClozeSession) -> str:
     """The query string of the view `session` shows, for the page's address: the question on
     screen once the visitor asked for it, played it or runs a model on it (a page opened on the
     playthrough's first question says only the tab: a reload opens that again, and Start still
-    resumes); a folder only this page can open is left out."""
+    resumes); a folder only this page can open is left out. A view that leaves the session
+    UNCHANGED leaves the address as it is."""
+    if session is UNCHANGED:
+        return SKIP
     shown = shown_question(session)
     asked = session.pinned or bool(session.file) or not session.human
     if shown is None or not asked or _private(session):
         return links.view_link(tab=links.TAB, mode=None if session.human else "model")
     return links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
                                set_name=session.set_name, dims=session.dims, seed=session.seed,
-                               stem=shown[0], dim=shown[1])
+                               stem=shown[0], dim=shown[1], sort=session.order)
 
 
 def copy_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> LinkBoxView:
@@ -189,5 +220,5 @@ def copy_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> Link
     q = qs.questions[min(max(0, session.index), len(qs.questions) - 1)]
     query = links.question_link(human=session.human, folder=shown_root(session.root, session.data_dir),
                                 set_name=session.set_name, dims=session.dims, seed=session.seed,
-                                stem=q.stem, dim=q.dim)
-    return LinkBoxView(gr.update(value=query, visible=True))
+                                stem=q.stem, dim=q.dim, sort=session.order)
+    return LinkBoxView(link=gr.update(value=query, visible=True))

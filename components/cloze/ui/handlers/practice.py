@@ -17,12 +17,12 @@ from components.cloze.human import (annotator_file, answer_feedback, export_reco
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
 from components.cloze.ui.handlers.question import index_of, mmss, practice_dir, questions_for, render, \
     shown_question
-from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, QuestionView, StartView
+from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, StartView
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
 from components.base.errors import UserError
 from components.base.io import atomic_write_text, read_jsonl
 
-from components.common.ui import SKIP
+from components.common.ui import UNCHANGED
 
 
 def anonymous_id() -> str:
@@ -64,22 +64,24 @@ def start(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: str, 
     else:
         session, feedback = replace(session, file="", index=chosen or 0), ""
     session, view = render(replace(session, pinned=False), display)
-    return StartView(session, view, feedback, session.annotator if session.human else SKIP)
+    return StartView(session=session, question=view, feedback=feedback,
+                     annotator=session.annotator if session.human else UNCHANGED)
 
 
 def tick(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> ClockView:
     """The progress line's clock (every second while a practice question is shown)."""
     if not session.loaded or session.shown_at is None or not session.total or not session.human:
-        return ClockView(SKIP)
-    return ClockView(f"**Question {session.index + 1} of {session.total} · "
+        return ClockView()
+    return ClockView(progress=f"**Question {session.index + 1} of {session.total} · "
                      f"{mmss(time.time() - session.shown_at)}**")
 
 
 def go_to(session: ClozeSession, display: str, target: int, *, pin: bool = True) -> NavView:
     """Question `target` on screen; `pin`: the visitor asked for it (Start then plays it)."""
     if not session.loaded:
-        return NavView(session, QuestionView.unchanged())
-    return NavView(*render(replace(session, index=target, pinned=session.pinned or pin), display))
+        return NavView(session=session)
+    session, question = render(replace(session, index=target, pinned=session.pinned or pin), display)
+    return NavView(session=session, question=question)
 
 
 def previous_question(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str) -> NavView:
@@ -133,7 +135,7 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
     else:
         feedback += f" All {len(questions)} questions answered - thank you."
     session, view = render(replace(session, pinned=False), display)
-    return AnswerView(session, view, feedback)
+    return AnswerView(session=session, question=view, feedback=feedback)
 
 
 def choose(tab: ClozeTab, res: ClozeResources, session: ClozeSession, letter: str, display: str, flow: str,
@@ -141,8 +143,7 @@ def choose(tab: ClozeTab, res: ClozeResources, session: ClozeSession, letter: st
     """A letter button: answers at once, or (select then submit) only selects."""
     if flow == "immediate":
         return _save_answer(session, letter, display, flow, blind)
-    return AnswerView(replace(session, selected=letter), QuestionView.unchanged(),
-                      f"Selected {letter}; press Submit.")
+    return AnswerView(session=replace(session, selected=letter), feedback=f"Selected {letter}; press Submit.")
 
 
 def submit(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display: str, flow: str,
@@ -161,7 +162,7 @@ def export(res: ClozeResources, session: ClozeSession, fmt: str) -> ExportView:
     res.folders.append(folder)
     out = folder / f"{session.annotator}.{fmt}"
     atomic_write_text(out, text)
-    return ExportView(gr.update(value=str(out), visible=True))
+    return ExportView(export_file=gr.update(value=str(out), visible=True))
 
 
 def export_json(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> ExportView:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,16 +14,22 @@ import gradio as gr
 
 from components.cloze.data import ClozeDataset, folder_stamp, shared_dataset
 from components.cloze.frames import clip_grids, prefetch
-from components.cloze.human import latest_records, study_questions
+from components.cloze.human import latest_records, study_dir, study_questions
+from components.cloze.metrics import PAPER_KEYS
+from components.cloze.runs import ClozeRuns, cloze_runs_loader
+from components.cloze.runs_view import SORTS
 from components.cloze.questions import Question, QuestionSet, build_set
 from components.cloze.study.media import opaque_videos
 from components.cloze.ui.views import AnswerBoxes, QuestionView
 from components.cloze.ui.session import ClozeSession
 from components.common.ui import SKIP
 from components.base.io import read_jsonl
+from components.base.errors import UserError
 from components.base.lru import SingleFlightLRU
+from components.common.runs import RunsLoader, runs_loader
 
 PAPER_FRAMES = 16
+RUNS_WAIT_S = 60   # how long a chosen question order waits for the runs to be read
 _SETS_KEPT = 64
 _sets_cache: SingleFlightLRU[tuple, tuple[ClozeDataset, QuestionSet]] = SingleFlightLRU(_SETS_KEPT)
 
@@ -50,11 +57,64 @@ def practice_dir(data_dir: str | Path) -> Path:
     return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "practice", "cloze-practice")
 
 
+def _study_folder(data_dir: str | Path | None) -> Path | None:
+    try:
+        return study_dir(data_dir) if data_dir is not None else None
+    except Exception:  # noqa: BLE001 - no study folder: no Human row
+        return None
+
+
+def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
+    """The one loader of these runs folders in this process (started on first use)."""
+    return runs_loader("cloze", data_dir, named,
+                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)))
+
+
+def _runs_table(session: ClozeSession) -> ClozeRuns:
+    """The runs' table the question order reads (waited for: the visitor asked for the order)."""
+    loaded = loader_for(session.data_dir, session.runs).wait(RUNS_WAIT_S)
+    if loaded is None:
+        raise UserError("The runs are still being read; choose the order again in a moment.")
+    return loaded.table
+
+
+def in_runs_order(questions: list[Question], table: ClozeRuns, order: str) -> list[Question]:
+    """`questions` in the runs' order `order` (runs_view.SORTS): the runs' questions sorted, then
+    the ones no run answered in the set's order; a filter ("people") keeps only its questions."""
+    _label, kwargs = SORTS[order]
+    rank = {(s.stem, s.dim): i for i, s in enumerate(table.questions(**kwargs))}
+    key = [(q, rank.get((q.stem, PAPER_KEYS.get(q.dim, q.dim)))) for q in questions]
+    ranked = sorted((pair for pair in key if pair[1] is not None), key=lambda pair: pair[1])
+    rest = [] if kwargs.get("people_only") else [q for q, r in key if r is None]
+    return [q for q, _ in ranked] + rest
+
+
+def _set_key(session: ClozeSession) -> tuple:
+    return (str(Path(session.root).resolve()), session.set_name, session.dims, session.seed, session.human,
+            folder_stamp(session.root))
+
+
 def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
     """The dataset and question set, cached per (folder, set, dims, seed, mode) until the folder
-    changes; a set asked for by several requests at once is built once."""
-    key = (str(Path(session.root).resolve()), session.set_name, session.dims, session.seed, session.human,
-           folder_stamp(session.root))
+    changes; a set asked for by several requests at once is built once. In Model mode a session
+    with an `order` steps through the set in the runs' order (`in_runs_order`); a practice
+    playthrough always keeps its own order (the runs would give its answers away)."""
+    if session.order and not session.human:
+        if session.order not in SORTS:
+            raise UserError(f"Question order: one of {', '.join(SORTS)}, not {session.order!r}.")
+        ds, plain = questions_for(replace(session, order=""))
+        table = _runs_table(session)
+        ordered = _sets_cache.get((*_set_key(session), session.order, id(table)),
+                                  lambda: (ds, replace(plain, name=f"{plain.name}:{session.order}",
+                                                       questions=in_runs_order(plain.questions, table,
+                                                                               session.order))))[1]
+        if not ordered.questions:
+            what = ("where people were right and every model wrong (that needs the study's answers)"
+                    if session.order == "people" else f"for “{SORTS[session.order][0]}”")
+            raise UserError(f"Question order: the runs have no question of this set {what}; the order is "
+                            "left as it was.")
+        return ds, ordered
+    key = _set_key(session)
 
     def make() -> tuple[ClozeDataset, QuestionSet]:
         ds = shared_dataset(session.root)
@@ -170,5 +230,6 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     navigator = shown if listed == session.navigator else gr.update(choices=marks, value=shown)
     session = replace(session, navigator=listed, players=display)
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
-    progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}"
-    return session, QuestionView(clips, progress, navigator, AnswerBoxes())
+    ordered = f" · {SORTS[session.order][0].lower()}" if session.order in SORTS and not session.human else ""
+    progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}{ordered}"
+    return session, QuestionView(clips=clips, progress=progress, navigator=navigator, answer=AnswerBoxes())

@@ -11,26 +11,13 @@ from pathlib import Path
 import gradio as gr
 
 from components.cloze import runs_view
-from components.cloze.human import latest_records, playthrough_blind, study_dir
+from components.cloze.human import latest_records, playthrough_blind
 from components.cloze.metrics import PAPER_KEYS
-from components.cloze.runs import ClozeRuns, cloze_runs_loader
-from components.cloze.ui.handlers.question import questions_for
+from components.cloze.runs import ClozeRuns
+from components.cloze.ui.handlers.question import loader_for, questions_for
 from components.cloze.ui.session import ClozeSession
 from components.base.io import read_jsonl
-from components.common.runs import RunsLoader, forget_runs_loaders, runs_loader
-
-
-def _study_folder(data_dir: str | Path | None) -> Path | None:
-    try:
-        return study_dir(data_dir) if data_dir is not None else None
-    except Exception:  # noqa: BLE001 - no study folder: no Human row
-        return None
-
-
-def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
-    """The one loader of these folders in this process (started on first use)."""
-    return runs_loader("cloze", data_dir, named,
-                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)))
+from components.common.runs import forget_runs_loaders
 
 
 def forget_loaders() -> None:

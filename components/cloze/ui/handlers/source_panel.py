@@ -23,7 +23,7 @@ def upload(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file) -> S
     """An uploaded zip in the released layout, extracted safely into a folder of this visitor's
     (another visitor cannot open it; it is removed when the page closes, or at once when bad)."""
     if file is None:
-        return SourceView(session, gr.update(), gr.update())
+        return SourceView(session=session)
     path = Path(file if isinstance(file, str) else file.name)
     dest = visitor_folder(res, Path(session.data_dir) / "cloze" / "uploads")
     try:
@@ -34,15 +34,15 @@ def upload(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file) -> S
         shutil.rmtree(dest, ignore_errors=True)
         raise
     session = replace(session, own_roots=(*session.own_roots, str(dest)))
-    return SourceView(session, shown_root(str(root), session.data_dir),
-                      f"Loaded {len(ds.instances)} stems from {path.name}.")
+    return SourceView(session=session, root=shown_root(str(root), session.data_dir),
+                      status=f"Loaded {len(ds.instances)} stems from {path.name}.")
 
 
 def load_root(tab: ClozeTab, res: ClozeResources, session: ClozeSession, root: str) -> RootView:
     ds = shared_dataset(resolve_root(root, session.data_dir, session.own_roots))
     problems = ds.problems()
     note = f"{len(ds.instances)} stems." + (f" Problems: {'; '.join(problems[:4])}" if problems else "")
-    return RootView(gr.update(choices=set_names(ds), value="all"), note)
+    return RootView(set_name=gr.update(choices=set_names(ds), value="all"), status=note)
 
 
 def requested_gap(gap_start: float | None, gap_end: float | None) -> tuple[float, float] | None:
@@ -76,5 +76,5 @@ def build(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file, gap_s
              f"seed {entry['seed']}" + (f" (tries: {tries})" if tries else " (explicit gap)")
              + f". Saved under `{shown_root(str(out_root), session.data_dir)}` (yours until this page "
                "closes); the tab now reads it.")
-    return BuildView(replace(session, own_roots=(*session.own_roots, str(out_root))), built,
-                     shown_root(str(out_root), session.data_dir))
+    return BuildView(session=replace(session, own_roots=(*session.own_roots, str(out_root))), build_out=built,
+                     root=shown_root(str(out_root), session.data_dir))
