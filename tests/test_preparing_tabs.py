@@ -46,11 +46,11 @@ def test_cloze_and_impact_say_it_is_being_prepared_then_open(building, example_d
 
     session = ClozeSession(data_dir=str(example_data_dir))
     waiting = ch.open_page(ClozeTab(str(example_data_dir)), Resources(), session, "frames", {})
-    assert "Making the cloze example data" in waiting.message and waiting.prep_timer.active is True
+    assert "Making the cloze example data" in waiting.message and waiting.poll.active is True
     data = tab_source(example_data_dir).get()
     held = ih.on_load(data, ImpactResources(), ImpactSession(), {})
     assert "Making the impact example data" in held.message and held.poll.active is True
     building["waiting"] = False
-    assert ch.open_page(ClozeTab(str(example_data_dir)), Resources(), session, "frames", {}).prep_timer.active is False
+    assert ch.open_page(ClozeTab(str(example_data_dir)), Resources(), session, "frames", {}).poll.active is False
     opened = ih.on_load(data, ImpactResources(), ImpactSession(), {})
     assert opened.poll.active is False and opened.clip.value == data.first.qid

@@ -156,6 +156,11 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   #cloze-answer {padding: 4px 0; gap: 4px;}
   #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
   #cloze-answer .cloze-nav {display: none !important;}
+  /* Model mode's run row: the three buttons on one line, the question order under them */
+  #cloze-run-buttons {flex-wrap: wrap !important;}
+  #cloze-run-buttons > button {flex: 1 1 30% !important; min-width: 0 !important; white-space: normal; line-height: 1.2;
+    padding: 4px 6px;}
+  #cloze-run-buttons > .form, #cloze-run-buttons > .block {flex: 1 1 100% !important; min-width: 0 !important;}
 }
 
 /* impact: clip | body, then the moment timeline and the frame slider */

@@ -311,7 +311,7 @@ class TabEvents:
             if link is None:
                 return []
             session = getattr(value, "session", SKIP)
-            if session is SKIP or session is None or isinstance(session, dict):
+            if session is SKIP or session is UNCHANGED or session is None or isinstance(session, dict):
                 return [SKIP]
             try:
                 return [link(tab, session)]

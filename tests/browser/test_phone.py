@@ -89,6 +89,22 @@ def test_cloze_on_a_phone_shows_each_16_frame_grid_at_the_screens_width_clear_of
     assert page.evaluate(SIDEWAYS, "#tab-cloze") == []
 
 
+def test_cloze_model_mode_on_a_phone_keeps_each_run_button_label_whole_and_the_order_under_them(visit):
+    page = visit("cloze", PHONE, "&mode=model&sort=hardest")
+    page.locator("#cloze-run-one").wait_for(state="visible", timeout=30_000)
+    buttons = [box(page, f"#cloze-run-{name}") for name in ("one", "set")] + [box(page, "#cloze-stop")]
+    assert max(b["y"] for b in buttons) - min(b["y"] for b in buttons) < 2          # one line of three
+    assert all(b["x"] >= 0 and b["x"] + b["width"] <= PHONE[0] + 1 for b in buttons)
+    cut = page.evaluate("""() => ['#cloze-run-one', '#cloze-run-set', '#cloze-stop'].map(s => document.querySelector(s))
+        .filter(b => b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1).map(b => b.id)""")
+    assert cut == []
+    order = box(page, "#cloze-question-order")
+    assert order["y"] >= max(b["y"] + b["height"] for b in buttons) - 1 and order["x"] + order["width"] <= PHONE[0] + 1
+    label = page.evaluate("() => { const i = document.querySelector('#cloze-question-order input'); "
+                          "return i.scrollWidth <= i.clientWidth + 1; }")
+    assert label, "the chosen order's name is cut in its box"
+
+
 def test_impact_on_a_phone_keeps_the_frame_label_on_two_lines_and_its_reset_icon_whole(visit):
     page = visit("impact", PHONE)
     label = page.locator("#impact-frame label span").first

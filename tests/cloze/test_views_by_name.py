@@ -61,4 +61,4 @@ def test_the_mode_events_outputs_are_derived_from_the_view_fields(cloze_examples
     link = list(wired["on_open_cloze_prepared"].outputs)
     assert link == [*views.LinkView.components(ui), ui.message]
     panels = views.ModeView.size()
-    assert link[-3 - panels:-3] == on_mode[:panels] and link[-3:-1] == [ui.order, ui.prep_timer]
+    assert link[-3 - panels:-3] == on_mode[:panels] and link[-3:-1] == [ui.order, ui.poll]

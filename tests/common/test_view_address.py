@@ -66,3 +66,13 @@ def test_a_failed_event_and_a_view_without_a_session_leave_the_address_alone(tab
     assert copied[0]["value"].startswith("movie=m01") and copied[-1] is SKIP   # no session: no new address
     unwired = _events(tab).fn(handlers.pick_query, QueryView.size())(_visitor(), WindowSearchSession(), "p0002_t")
     assert len(unwired) == QueryView.size() + 1   # without `addressed` (a timer's tick) the outputs are as before
+
+
+def test_a_view_that_leaves_its_session_unchanged_leaves_the_address_alone_quietly(tab, caplog):
+    def query_only(tab, res, session):
+        return QueryView(query="Harry and Mary sit together in the kitchen.")   # session UNCHANGED
+
+    with caplog.at_level("ERROR"):
+        out = _events(tab).fn(query_only, QueryView.size(), addressed=True)(_visitor(), WindowSearchSession())
+    assert out[-1] is SKIP and out[-2] == ""
+    assert not [r for r in caplog.records if "address" in r.getMessage()]

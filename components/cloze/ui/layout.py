@@ -68,7 +68,7 @@ def build_tab(ctx: TabContext) -> None:
     with gr.Accordion("About this tab", open=False, elem_id="cloze-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
     ui.timer = gr.Timer(1.0, active=False)
-    ui.prep_timer = gr.Timer(1.0, active=False)
+    ui.poll = gr.Timer(1.0, active=False)
     ui.imported = gr.State([])
     _wire(ui)
     _wire_runs(ui)
@@ -129,7 +129,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
                 # the navigator's order: the set's own, or the runs' (hardest first, ...); never a
                 # practice playthrough's (this row is Model mode's)
                 ui.order = gr.Dropdown(ORDER_CHOICES, value="", show_label=False, container=False,
-                                       elem_id="cloze-question-order", min_width=200)
+                                       elem_id="cloze-question-order", min_width=340, scale=2)
             ui.prev = gr.Button("◀", elem_id="cloze-prev", min_width=48, elem_classes=["cloze-nav"])
             ui.next = gr.Button("▶", elem_id="cloze-next", min_width=48, elem_classes=["cloze-nav"])
             # a large set lists the questions near the one shown; any number may be typed
@@ -293,7 +293,7 @@ def _wire(ui: SimpleNamespace) -> None:
         ui.demo.unload(ev.release)
         loaded = ev.on_open(ui.ctx, h.open_page, [ui.session, ui.display], v.LinkView,
                             api_name="on_open_cloze_link", show_progress="hidden")[0]
-        on(ui.prep_timer.tick, h.open_page, [ui.session, ui.display], v.LinkView, kind="params",
+        on(ui.poll.tick, h.open_page, [ui.session, ui.display], v.LinkView, kind="params",
            api_name="on_open_cloze_prepared", show_progress="hidden")
         restore = "(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]"
         loaded.then(None, [ui.kept], [ui.annotator, ui.blind], js=restore)

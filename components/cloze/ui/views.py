@@ -137,7 +137,7 @@ class LinkView(View):
     seed: Any
     panels: ModeView
     order: Any        # Model mode: the question order the link asks for (the Order dropdown)
-    prep_timer: Any   # the preparation timer (on while the data is made)
+    poll: Any   # the preparation timer (on while the data is made)
 
 
 @dataclass

@@ -21,7 +21,7 @@ from components.cloze.ui.session import ClozeResources, COMPARE, HUMAN, MODEL, P
     ClozeTab, resolve_root, shown_root
 from components.base.errors import UserError
 
-from components.common.ui import SKIP, UNCHANGED, error_line, poll, preparing_note
+from components.common.ui import UNCHANGED, error_line, poll, preparing_note
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +81,11 @@ def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display
     that is said, and the page asks again."""
     note = preparing_note("cloze")
     if note is not None:
-        return LinkView(session=session, prep_timer=poll(True), message=note)
+        return LinkView(session=session, poll=poll(True), message=note)
     if not links.is_for_this_tab(params):
         draw_first_ahead(session, display)
-        return replace(_first_question(session, display), prep_timer=poll(False))
-    return replace(open_link(session, params, display), prep_timer=poll(False))
+        return replace(_first_question(session, display), poll=poll(False))
+    return replace(open_link(session, params, display), poll=poll(False))
 
 
 def _first_question(session: ClozeSession, display: str) -> LinkView:
@@ -195,10 +195,7 @@ def view_address(tab: ClozeTab, session: ClozeSession) -> str:
     """The query string of the view `session` shows, for the page's address: the question on
     screen once the visitor asked for it, played it or runs a model on it (a page opened on the
     playthrough's first question says only the tab: a reload opens that again, and Start still
-    resumes); a folder only this page can open is left out. A view that leaves the session
-    UNCHANGED leaves the address as it is."""
-    if session is UNCHANGED:
-        return SKIP
+    resumes); a folder only this page can open is left out."""
     shown = shown_question(session)
     asked = session.pinned or bool(session.file) or not session.human
     if shown is None or not asked or _private(session):
