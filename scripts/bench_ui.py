@@ -250,7 +250,7 @@ def bench_cloze(realsize: Path, ref_ms: float, quick: bool) -> list[Row]:
 
     def cold(sets: bool = True) -> None:  # a cold action: no clip decoded (and no set cached)
         if sets:
-            question._sets_cache.clear()
+            question.SETS.clear()
         frames.FRAMES.clear()
 
     def action(name: str, fn: Callable[[], Any], *, warm: bool = False, sets: bool = True) -> Any:

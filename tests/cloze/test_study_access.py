@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def data(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
     monkeypatch.delenv(access.KEY_ENV, raising=False)
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     return make_study(cloze_examples, tmp_path, display="frames", access="invite", practice=False)
 
 
@@ -125,7 +125,7 @@ def test_over_http_a_stranger_can_neither_read_nor_change_an_annotators_answers(
     _, view, _ = h.start(study, h.StudySession(), token)
     view = h.choose(study, view.session, "B")
     h.choose(study, view.session, "C")                       # ann1 has answered two questions
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     demo = launch_study(data, port=free_port(), prevent_thread_lock=True)
     try:
         media._prefetcher.submit(lambda: None).result(120)   # ann1's next question, drawn ahead, is written
@@ -192,7 +192,7 @@ def test_a_signed_in_account_answers_under_its_pseudonym_and_sign_in_needs_a_spa
 
     monkeypatch.delenv("APP_STUDY", raising=False)
     monkeypatch.delenv(access.KEY_ENV, raising=False)
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames", access="hf", practice=False,
                                    hf_users=["Alice"])))
     _, view, stored = h.start(study, h.StudySession(), "", "alice")

@@ -309,7 +309,7 @@ def test_a_position_file_emptied_by_a_power_cut_resumes_at_the_first_unanswered(
     cfg, sset, store = study.parts("anon-cut")
     assert json.loads(store.position_path.read_text()) == {"index": 2}
     store.position_path.write_text("")                    # written without fsync, lost in a power cut
-    store_mod._stores.clear()                             # the server restarted
+    store_mod.forget_stores()                             # the server restarted
     again = start(study, "anon-cut")
     assert again.session.index == 1                       # the first unanswered question
 

@@ -65,7 +65,7 @@ def test_the_human_row_intervals_are_over_stems_and_keep_the_released_values():
 @pytest.fixture
 def study(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     return lambda **kw: h.Study(str(make_study(cloze_examples, tmp_path, stems=6, display="frames", **kw)))
 
 
@@ -123,7 +123,7 @@ def test_the_instruction_and_practice_come_before_question_1_and_score_nothing(s
     folder = cfg.results / cfg.study_id
     assert [r["correct"] for r in read_jsonl(folder / "p1.practice.jsonl")] == [False, True]
     assert read_jsonl(folder / "p1.jsonl") == []
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     _, again, _ = h.start(s, h.StudySession(), "p1")     # practised once: straight to the question
     assert again.session.stage == "question"
 

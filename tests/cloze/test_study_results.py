@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def study(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     return h.Study(str(make_study(cloze_examples, tmp_path, stems=6, display="frames")))
 
 
@@ -42,7 +42,7 @@ def responses(path: Path) -> dict[str, dict]:
 
 def restart() -> None:
     """The study server restarted: nothing kept in memory."""
-    store_mod._stores.clear()
+    store_mod.forget_stores()
 
 
 def test_a_released_file_is_resumed_at_its_first_unanswered_question_and_keeps_every_answer(study):

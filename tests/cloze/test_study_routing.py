@@ -40,7 +40,7 @@ def test_the_router_completes_questions_in_order_and_leases_them():
 @pytest.fixture
 def routed(cloze_examples, tmp_path, monkeypatch):
     monkeypatch.delenv("APP_STUDY", raising=False)
-    store_mod._stores.clear()
+    store_mod.forget_stores()
     routing.forget()
     return h.Study(str(make_study(cloze_examples, tmp_path, stems=6, display="frames",
                                   judgments_per_question=R)))

@@ -53,12 +53,12 @@ def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_quest
 
     layout.DATASETS.clear()    # a process that has read nothing yet (the warm-up fills the app's own)
     frames.FRAMES.clear()
-    monkeypatch.setattr(question, "_sets_cache", question.SingleFlightLRU(question._SETS_KEPT))  # a handler's
+    question.SETS.clear()
     tasks = app.warm_up_tasks(example_data_dir)
     assert len(tasks) == 4      # each tab's (window search, cloze, impact), then the API client's
     warm_in_background(tasks[1:2]).join(300)
     frames._prefetcher.submit(lambda: None).result(120)
-    assert len(layout.DATASETS) == 1 and len(question._sets_cache) == 2     # study order and model order
+    assert len(layout.DATASETS) == 1 and len(question.SETS) == 2     # study order and model order
     grids = [k for k in frames.FRAMES.made if k[3] == "grid"]
     assert len(grids) >= 6                                             # a first question's six clips
     loads = []

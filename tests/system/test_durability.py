@@ -184,7 +184,7 @@ def test_a_torn_tail_does_not_eat_the_next_answer(cloze_examples, tmp_path, monk
     with open(file, "ab") as fh:
         fh.write(b'{"task_index": 5, "answ')
     from components.cloze.study import store as study_store
-    study_store._stores.clear()                              # a restarted server reads the file
+    study_store.forget_stores()                              # a restarted server reads the file
     _, out, _ = h.start(study, h.StudySession(), "torn-2")
     h.choose(study, out.session, "D")
     assert [r["answer"] for r in read_jsonl(file)] == ["C", "D"]

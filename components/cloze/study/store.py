@@ -238,6 +238,13 @@ def store_for(config: StudyConfig, annotator: str, questions: tuple[Question, ..
         return store
 
 
+def forget_stores() -> None:
+    """Drop every annotator's store this process keeps (what a restarted server starts from: each
+    is read again from its files on the next answer)."""
+    with _stores_lock:
+        _stores.clear()
+
+
 def hub_push(config: StudyConfig) -> HubPush | None:
     """The study's answers pushed to the dataset named by APP_HUMAN_STUDY_REPO (a copy for the
     researcher, as the explorer's playthrough pushes its files): every annotator's JSONL files and

@@ -30,8 +30,9 @@ from components.common.runs import RunsLoader, runs_loader
 
 PAPER_FRAMES = 16
 RUNS_WAIT_S = 60   # how long a chosen question order waits for the runs to be read
-_SETS_KEPT = 64
-_sets_cache: SingleFlightLRU[tuple, tuple[ClozeDataset, QuestionSet]] = SingleFlightLRU(_SETS_KEPT)
+SETS_KEPT = 64
+#: the question sets drawn (each set's questions in the session's order), shared by every visitor
+SETS: SingleFlightLRU[tuple, tuple[ClozeDataset, QuestionSet]] = SingleFlightLRU(SETS_KEPT)
 
 
 def mmss(seconds: float) -> str:
@@ -104,7 +105,7 @@ def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
             raise UserError(f"Question order: one of {', '.join(SORTS)}, not {session.order!r}.")
         ds, plain = questions_for(replace(session, order=""))
         table = _runs_table(session)
-        ordered = _sets_cache.get((*_set_key(session), session.order, id(table)),
+        ordered = SETS.get((*_set_key(session), session.order, id(table)),
                                   lambda: (ds, replace(plain, name=f"{plain.name}:{session.order}",
                                                        questions=in_runs_order(plain.questions, table,
                                                                                session.order))))[1]
@@ -124,7 +125,7 @@ def questions_for(session: ClozeSession) -> tuple[ClozeDataset, QuestionSet]:
             return ds, study_questions(ds, set_name, session.seed, session.dims)
         return ds, build_set(ds, set_name, session.dims, seed=session.seed)
 
-    return _sets_cache.get(key, make)
+    return SETS.get(key, make)
 
 
 def shown_question(session: ClozeSession) -> tuple[str, str] | None:
