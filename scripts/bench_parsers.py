@@ -41,7 +41,7 @@ def parsers() -> dict:
     from components.cloze.replies import read_reply
     from components.impact.replies import parse_intervals
     from components.impact.regions import read_region_answer
-    from components.window_search.localizer import parse_interval
+    from components.window_search.replies import parse_interval
     from components.window_search.memory import _parse_pick
     from components.window_search.replies import parse_decompose, parse_inspect, parse_select
     from components.window_search.retrieval import _caption_text

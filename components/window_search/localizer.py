@@ -3,7 +3,7 @@
 With a VLM (`ModelLocalizer`): frames of W at `fps` (at most `cap`, uniform), each preceded by its
 "<T.T seconds>" marker, then a TimeLens-style grounding prompt. Appendix G has no localizer prompt
 (the paper runs TimeLens2 unchanged), so assets/prompts/aws_localize.txt is ours. The reply is
-parsed robustly (JSON list/object, "x - y seconds", "from x to y", "between x and y", HH:MM:SS /
+parsed robustly by replies.parse_interval (JSON list/object, "x - y seconds", "from x to y", "between x and y", HH:MM:SS /
 MM:SS; components.common.intervals and components.window_search.reading: no negated pair, no
 date, no list of numbers, no NaN / 1e309, JSON ends are numbers or time strings, never bare
 numeric strings), reversed ends are swapped, the interval is clamped into W (an interval that
@@ -22,20 +22,17 @@ the query above the similarity threshold ("baseline-subtitles"); when none does,
 from __future__ import annotations
 
 import dataclasses
-import math
-import re
 import threading
 from abc import ABC, abstractmethod
 from typing import Any
 
-from backends.ask import Unparsed, ask, resample
+from backends.ask import ask, resample
 from backends.base import EmbeddingBackend, GenerationParams, GenerationRequest, VLMBackend
 from backends.errors import BackendError
 from backends.pair import same_request
-from components.common.intervals import DASHES, END_KEYS, START_KEYS, TIME, json_span, parse_time
-from components.window_search.reading import NegationIndex, answer_text, blank_dates, \
-    finite_number, number_string, prose_pairs
+from components.common.intervals import parse_time
 from components.window_search import prompts
+from components.window_search.replies import IntervalParseError, parse_interval
 from components.window_search.text_baseline import TextSimilarity
 from components.window_search.types import LocalizeResult, PartnerReply, Window
 
@@ -44,93 +41,6 @@ MAX_RETRIES = 2
 
 #: the earlier name of components.common.intervals.parse_time
 to_seconds = parse_time
-
-
-class IntervalParseError(Unparsed):
-    pass
-
-
-_MARKER = re.compile(r"<-?\d+(?:\.\d+)? seconds>")
-_CLOCK = re.compile(rf"\s*(?:(?:\d{{1,2}}:){{1,2}}\d{{1,2}}(?:\.\d+)?|(?:{TIME})\s*(?:s|sec|secs|second|seconds))\s*",
-                    re.IGNORECASE)
-_ONE = r"(?<![\w.:])((?:\d{1,2}:){1,2}\d{1,2}(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?![\w:]|\.\d)"
-# window-search rule: "starts at 40.5 and ends at 52" (no separator between the two times)
-_START_END = re.compile(r"\bstart\w*\D{0,20}?" + _ONE + r"[^\n]{0,40}?\bend\w*\D{0,20}?" + _ONE, re.I)
-
-
-def json_time(value: Any) -> float | None:
-    """A time in a localizer's JSON reply: a finite JSON number, or a string written as a time
-    (a clock "00:12" / "1:02:03.5", or a number with its unit "7s"). A bare numeric string ("2")
-    is a string where a number was due, and NaN / Infinity / 1e309 are no times: None."""
-    number = finite_number(value)
-    if number is not None or not isinstance(value, str):
-        return number
-    if len(value) > 64 or not _CLOCK.fullmatch(value):
-        return None
-    t = parse_time(value)
-    return t if math.isfinite(t) else None
-
-
-def _looks_like_time(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)) or \
-        (isinstance(value, str) and number_string(value.replace(":", "")) is not None)
-
-
-def json_pair(data: Any) -> tuple[float, float] | None:
-    """The first interval in a parsed JSON reply ([s, e], [s, e, score] or an object with start /
-    end keys, any nesting, document order); None when there is none. An interval whose ends are no
-    times (a string, NaN, 1e309) raises IntervalParseError: the model's answer was that JSON."""
-    stack = [data]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            keys = {str(k).lower(): v for k, v in node.items()}
-            s = next((keys[k] for k in START_KEYS if k in keys), None)
-            e = next((keys[k] for k in END_KEYS if k in keys), None)
-            if s is not None and e is not None:
-                return _checked(s, e)
-            stack.extend(reversed(list(node.values())))
-        elif isinstance(node, list):
-            if len(node) in (2, 3) and all(_looks_like_time(v) for v in node[:2]):
-                return _checked(node[0], node[1])
-            stack.extend(reversed(node))
-    return None
-
-
-def _checked(s: Any, e: Any) -> tuple[float, float]:
-    start, end = json_time(s), json_time(e)
-    if start is None or end is None:
-        bad = s if start is None else e
-        raise IntervalParseError(f"{bad!r} is not a time (a JSON number or a time such as "
-                                 '"00:12" / "12 s"; NaN, Infinity and quoted bare numbers are not)')
-    return start, end
-
-
-def parse_interval(text: str) -> tuple[float, float]:
-    """The first (start, end) pair in a localizer reply, in seconds (order as written): JSON first,
-    then a pair written in prose, then "start ... end ..." (components.window_search.reading: no
-    negated pair, no date, no list of numbers)."""
-    body = answer_text(text, IntervalParseError)
-    if not body:
-        raise IntervalParseError("empty reply")
-    body = _MARKER.sub(" ", body).translate(DASHES)  # echoed frame markers are no answers
-    pair = json_pair(json_span(body))
-    if pair is None:
-        pair = next(((s, e) for _, s, e in prose_pairs(body)), None)
-    if pair is None:
-        dated = blank_dates(body)
-        negations = NegationIndex(dated)
-        for m in _START_END.finditer(dated):
-            if not negations.negated(m.start()):
-                pair = parse_time(m.group(1)), parse_time(m.group(2))
-                break
-    if pair is None:
-        raise IntervalParseError("no start and end time found in the reply")
-    if not (math.isfinite(pair[0]) and math.isfinite(pair[1])):
-        raise IntervalParseError(f"{pair} is not a finite interval")
-    if pair[0] == pair[1]:
-        raise IntervalParseError(f"[{pair[0]:g}, {pair[1]:g}] is empty (start = end)")
-    return pair
 
 
 def fit_interval(pair: tuple[float, float], window: Window) -> tuple[Window, bool]:

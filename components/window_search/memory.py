@@ -29,8 +29,7 @@ from components import datasource
 from components.base.errors import DataFormatError, UserError
 from components.base.io import atomic_write_bytes, load_json
 from components.media import Cue
-from components.window_search.reading import finite_number, number_string
-from components.window_search.replies import ReplyParseError, extract_json_object
+from components.window_search.replies import picked_frames
 
 if TYPE_CHECKING:  # PIL stays out of `python app.py --help`
     from PIL import Image
@@ -295,21 +294,6 @@ PICK_PROMPT = (
     "Reply with exactly one JSON object: {{\"frames\": [<frame numbers>], \"confidence\": <0 to 1>}}")
 
 
-def _pick_frames_reply(text: str, n_frames: int) -> tuple[list[int], float] | None:
-    """Frame numbers (1-based, in range) and confidence from a reply, or None when unparsable."""
-    try:
-        data = extract_json_object(text)
-    except ReplyParseError:
-        return None
-    frames_value, conf = data.get("frames", []), number_string(data.get("confidence", 0.0))
-    if not isinstance(frames_value, list) or conf is None or not 0.0 <= conf <= 1.0:
-        return None  # a confidence outside [0, 1] (or NaN, 1e309) is unreadable, never clamped
-    frames = [finite_number(x) for x in frames_value]
-    if any(f is None or f != int(f) for f in frames):
-        return None
-    return [int(f) for f in frames if 1 <= f <= n_frames][:2], conf
-
-
 def _clip_times(cues: list, *, max_clips: int, min_gap: float) -> list[float]:
     """Centres of reference clips: addressing lines at least `min_gap` seconds apart."""
     chosen: list[float] = []
@@ -326,7 +310,7 @@ PICK_PARAMS = GenerationParams(temperature=0.2, max_tokens=128, thinking=False) 
 
 
 def _parse_pick(text: str, n_frames: int) -> tuple[list[int], float]:
-    parsed = _pick_frames_reply(text, n_frames)
+    parsed = picked_frames(text, n_frames)
     if parsed is None:
         raise Unparsed("no {\"frames\": [...], \"confidence\": ...} object in the reply")
     return parsed

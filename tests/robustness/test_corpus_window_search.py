@@ -14,7 +14,7 @@ import pytest
 
 from backends.ask import Unparsed
 from components.common.replies import MAX_REPLY_CHARS
-from components.window_search.localizer import parse_interval
+from components.window_search.replies import parse_interval
 from components.window_search.memory import _parse_pick
 from components.window_search.replies import parse_decompose, parse_inspect, parse_select
 from components.window_search.retrieval import _caption_text

@@ -13,7 +13,7 @@ from components.common.replies import MAX_REPLY_CHARS
 from components.impact.replies import UNPARSED, parse_intervals
 from components.impact.regions import read_region_answer
 from components.window_search import reading
-from components.window_search.localizer import parse_interval
+from components.window_search.replies import parse_interval
 from components.window_search.replies import parse_inspect, parse_select
 
 

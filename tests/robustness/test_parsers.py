@@ -10,7 +10,8 @@ import pytest
 from components.cloze.replies import normalise_recorded_answer, parse_answer
 from components.impact.replies import NONE, OK, UNPARSED, parse_intervals
 from components.impact.regions import REGION_LABELS, parse_region_labels
-from components.window_search.localizer import IntervalParseError, fit_interval, parse_interval
+from components.window_search.localizer import fit_interval
+from components.window_search.replies import IntervalParseError, parse_interval
 from components.window_search.replies import ReplyParseError, extract_json_object, \
     parse_decompose, parse_inspect, parse_select
 from tests.robustness.corpus import corpus
@@ -253,7 +254,7 @@ def test_region_labels_semantics():
 _RUNTIME_SCRIPT = """
 import sys, time
 sys.path.insert(0, {root!r})
-from components.window_search.localizer import parse_interval, IntervalParseError
+from components.window_search.replies import IntervalParseError, parse_interval
 from components.impact.replies import parse_intervals
 text = "1" * 6000  # a degenerate, looping model answer
 try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from components.media import Cue, Frame, fps_times
-from components.window_search.localizer import IntervalParseError, fit_interval, localize, \
-    parse_interval, to_seconds
+from components.window_search.localizer import fit_interval, localize, to_seconds
+from components.window_search.replies import IntervalParseError, parse_interval
 from tests.window_search.agent_fixtures import ScriptedBackend, frame_times, texts
 
 

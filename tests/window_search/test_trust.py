@@ -10,8 +10,8 @@ import pytest
 from backends.registry import resolve
 from components.window_search.agent import MIN_EXPAND_S, expand_window
 from components.window_search.data import load_annotations, load_predictions
-from components.window_search.localizer import IntervalParseError, ModelLocalizer, SubtitleLocalizer, \
-    parse_interval
+from components.window_search.localizer import ModelLocalizer, SubtitleLocalizer
+from components.window_search.replies import IntervalParseError, parse_interval
 from components.window_search.metrics import evaluate
 from components.window_search.pipeline import prediction_record, prediction_source
 from components.window_search.replies import ReplyParseError, parse_confidence, parse_inspect
