@@ -39,7 +39,7 @@ def test_a_view_names_only_what_it_changes_and_the_rest_is_left_alone():
 
 def test_no_view_is_built_from_positions():
     with pytest.raises(TypeError):
-        Frame(46)   # noqa: the point: a list of positions is refused
+        Frame(46)   # the point: a list of positions is refused
     with pytest.raises(TypeError):
         Painting("body", "legend")
 
