@@ -19,12 +19,12 @@ import json
 import sys
 from pathlib import Path
 
-from components.cloze.study.results_file import load_human_files
+from components.cloze.study.results_file import read_human_files
 from components.cloze.data import load_dataset
 from components.cloze.prompts import DEFAULT_STYLE, PROMPT_STYLES, RELEASED_MAX_TOKENS
 from components.cloze.questions import build_set, question_files
 from components.cloze.pipeline import run_set
-from components.cloze.metrics import DIMS, PAPER_KEYS, as_released, check_results, human_results, \
+from components.cloze.metrics import DIMS, PAPER_KEYS, as_released, check_results, human_notes, human_results, \
     question_outcomes, \
     score_results, unit_scores
 from components.cloze.solvers import SolverSettings, solvers_for
@@ -260,18 +260,25 @@ def eval_handler(args: argparse.Namespace) -> int:
         missing = [str(p) for p in args.results if not Path(p).exists()]
         if missing:
             raise UserError(f"human-study file not found: {', '.join(missing)}")
-        records = load_human_files(args.results)
-        if not records:
-            raise UserError(f"no human-study records (JSON lines or set_N.json responses) in {', '.join(map(str, args.results))}.")
-        results = human_results(records)
+        read = read_human_files(args.results)
+        if not read.records:
+            left = f" ({read.practice} practice and {read.checks} attention-check answers, not scored)" \
+                if read.practice or read.checks else ""
+            raise UserError(f"no human-study answers (JSON lines or set_N.json responses) in "
+                            f"{', '.join(map(str, args.results))}{left}.")
+        results = human_results(read.records)
+        before = [*read.notes, *human_notes(read.records)]
     else:
         results = load_result_files(args.results)
+        before = []
     names = ", ".join(map(str, args.results))
     if not any(dim in DIMS or dim == "Mixed" for dims in results.values() for dim in dims):
         raise UserError(f"{names}: no S, A, C or Mixed entry to score (an empty result file such as "
                         "{}); pass the result file of a run.")
     metrics = as_released(score_results(results))
-    metrics["notes"] = result_notes(metrics)
+    if args.human:
+        metrics["practice_answers_skipped"], metrics["check_answers_skipped"] = read.practice, read.checks
+    metrics["notes"] = before + result_notes(metrics)
     write_eval_items(args, results)
     print(json.dumps(metrics) if args.json else format_table(metrics))
     for note in metrics["notes"]:

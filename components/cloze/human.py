@@ -156,10 +156,12 @@ def export_records(records: list[dict], fmt: str = "json") -> str:
     return buf.getvalue()
 
 
-def load_study_files(paths, *, strict: bool = False) -> list[dict]:
-    """Records of several annotator files; an annotator id missing in a record comes from the name.
-    `strict` (eval): a line that is not JSON (a torn last line included) is refused, naming the
-    file and the line, instead of skipped as a live file's reader skips a line still being written."""
+def load_study_files(paths, *, strict: bool = False, annotator: str | None = None) -> list[dict]:
+    """Records of several annotator files; an annotator id missing in a record comes from the name
+    (or `annotator`). Each record's `_line` is where it was read (`<file> line <n>`), for errors
+    and notes. `strict` (eval): a line that is not JSON (a torn last line included) is refused,
+    naming the file and the line, instead of skipped as a live file's reader skips a line still
+    being written (the lenient reader's line numbers then count the JSON lines only)."""
     out = []
     for p in paths:
         p = Path(p)
@@ -167,9 +169,8 @@ def load_study_files(paths, *, strict: bool = False) -> list[dict]:
             if not isinstance(rec, dict):
                 raise UserError(f"{p}: line {n}: every line of a human-study file must be a JSON object, "
                                 f"got {rec!r:.60}.")
-            rec.setdefault("annotator", p.stem)
-            if strict:
-                rec.setdefault("_line", f"{p} line {n}")
+            rec.setdefault("annotator", annotator or p.stem)
+            rec.setdefault("_line", f"{p} line {n}")
             out.append(rec)
     return out
 

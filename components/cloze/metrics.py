@@ -321,38 +321,108 @@ def _clip_family(clip: str) -> str:
 
 
 # ---- human study -> result file ----------------------------------------------------------------
-def human_results(records: Iterable[Mapping]) -> dict:
-    """Upstream-format results from human-study records of several annotators: the latest record
-    per (annotator, stem, dim) counts; a question is correct only if every annotator who answered
-    it chose GT (the paper's Human row: both annotators)."""
+HUMAN_DIMS = {"S": "S", "A": "A", "C": "C", "P": "C"}   # a record's dim -> the result file's key
+
+
+def _where(rec: Mapping, i: int) -> str:
+    return str(rec.get("_line") or f"human-study record {i + 1}")
+
+
+def human_verdict(rec: Mapping) -> tuple[str | None, bool | None]:
+    """(letter, right) of one human record. Right is judged by the answer: the clip its letter
+    picks in the record's option_map is GT or not (the paper's Human row), else the letter against
+    its `expected`; a record naming neither is judged by its `correct` flag; one with no flag
+    either, or with no valid letter, is None: not scorable (an invalid entry, never a wrong one)."""
+    letter = normalise_recorded_answer(rec.get("answer"))
+    if letter is None:
+        return None, None
+    option_map = rec.get("option_map")
+    if isinstance(option_map, dict) and letter in option_map:
+        return letter, option_map[letter] == "GT"
+    truth = truth_letter(rec)
+    if truth is not None:
+        return letter, letter == truth
+    if isinstance(rec.get("correct"), bool):
+        return letter, rec["correct"]
+    return letter, None
+
+
+def latest_human_records(records: Iterable[Mapping]) -> dict[tuple, Mapping]:
+    """(annotator, stem, dimension key) -> the record that counts: the newest `answered_at_utc`
+    (then the higher `redo_count`, then the later line), as the study page's own store resolves a
+    redo (components/cloze/study/merge.py). A record without the keys a question needs is refused,
+    naming its file and line."""
+    from components.cloze.study.merge import order_key
+
     latest: dict[tuple, Mapping] = {}
     for i, rec in enumerate(records):
         for key in ("stem", "dim", "answer"):
             if key not in rec:
-                raise DataFormatError(f"human-study record {i} lacks key '{key}'.")
+                raise DataFormatError(f"{_where(rec, i)} lacks key '{key}': a human-study answer names its "
+                                      "stem, dim and answer. Fix or remove the line.")
+        if rec["dim"] not in HUMAN_DIMS:
+            raise DataFormatError(f"{_where(rec, i)} key 'dim': {rec['dim']!r} is not S, A or C (P); fix or "
+                                  "remove the line.")
         who = rec.get("annotator", rec.get("_file", "annotator"))
-        latest[(who, rec["stem"], rec["dim"])] = rec
+        key = (who, rec["stem"], HUMAN_DIMS[rec["dim"]])
+        if key not in latest or order_key(dict(rec)) >= order_key(dict(latest[key])):
+            latest[key] = rec
+    return latest
+
+
+def human_results(records: Iterable[Mapping]) -> dict:
+    """Upstream-format results from human-study records of several annotators: the latest record
+    per (annotator, stem, dim) counts (`latest_human_records`); a question is correct only if every
+    annotator who answered it chose GT (the paper's Human row: both annotators). A question with a
+    record that cannot be scored (`human_verdict` None) is an invalid entry (`unscorable`, or `no
+    answer`), never a wrong one."""
     grouped: dict[tuple, list[Mapping]] = {}
-    for (_who, stem, dim), rec in latest.items():
+    for (_who, stem, dim), rec in latest_human_records(records).items():
         grouped.setdefault((stem, dim), []).append(rec)
     out: dict = {}
     for (stem, dim), recs in sorted(grouped.items()):
-        picks = []
-        for rec in recs:
-            letter = normalise_recorded_answer(rec.get("answer"))
-            picks.append((rec.get("option_map") or {}).get(letter) if letter else None)
-        all_gt = all(p == "GT" for p in picks)
-        first = recs[0]
-        dim_key = "C" if dim == "P" else dim
-        out.setdefault(stem, {})[dim_key] = {
-            "correct": all_gt, "answer": first.get("answer"), "expected": first.get("expected"),
-            "option_map": first.get("option_map"), "annotators": len(recs),
-            "picks": picks}
-        if not all_gt:  # keep the record consistent with 'correct' for the analysis
-            entry = out[stem][dim_key]
-            wrong = next((r for r, p in zip(recs, picks) if p != "GT"), first)
-            entry.update(answer=wrong.get("answer"), option_map=wrong.get("option_map"))
+        verdicts = [human_verdict(rec) for rec in recs]
+        picks = [(rec.get("option_map") or {}).get(letter) if letter else None
+                 for rec, (letter, _) in zip(recs, verdicts)]
+        unjudged = next((rec for rec, (_, right) in zip(recs, verdicts) if right is None), None)
+        if unjudged is not None:   # no 'correct', 'expected' or option map: counted invalid, not wrong
+            out.setdefault(stem, {})[dim] = {"answer": unjudged.get("answer"), "expected": None,
+                                             "option_map": None, "annotators": len(recs), "picks": picks}
+            continue
+        all_right = all(right for _, right in verdicts)
+        shown = recs[0] if all_right else next(r for r, (_, right) in zip(recs, verdicts) if not right)
+        out.setdefault(stem, {})[dim] = {
+            "correct": all_right, "answer": shown.get("answer"), "expected": shown.get("expected"),
+            "option_map": shown.get("option_map"), "annotators": len(recs), "picks": picks}
     return out
+
+
+def human_notes(records: Iterable[Mapping], named: int = 3) -> list[str]:
+    """What `human_results` decided about the records that count, said: records it could not
+    score, and `correct` flags that contradict the answer (scored by the answer), each with the
+    first `named` places (file and line)."""
+    unjudged, contradicting = [], []
+    for i, rec in enumerate(latest_human_records(records).values()):
+        letter, right = human_verdict(rec)
+        where = _where(rec, i)
+        if right is None:
+            unjudged.append(where)
+        elif isinstance(rec.get("correct"), bool) and rec["correct"] != right:
+            contradicting.append(where)
+
+    def places(found: list[str]) -> str:
+        more = len(found) - named
+        return "; ".join(found[:named]) + (f"; and {more} more" if more > 0 else "")
+    notes = []
+    if unjudged:
+        notes.append(f"{len(unjudged)} human answer(s) cannot be scored (no valid letter, or no option_map "
+                     f"GT, 'expected' or 'correct' to score it by: {places(unjudged)}); their questions are "
+                     "counted invalid, not wrong.")
+    if contradicting:
+        notes.append(f"{len(contradicting)} human answer(s) have a 'correct' flag that contradicts the answer "
+                     f"and its option_map/expected ({places(contradicting)}); scored by the answer (the pick "
+                     "is GT or not), not by the flag.")
+    return notes
 
 
 # ---- candidate-order sensitivity (Table 4) -----------------------------------------------------

@@ -114,14 +114,17 @@ def test_one_task_index_for_two_questions_is_refused(tmp_path, capsys):
     assert code == 2 and "task_index': 4 names stem 's1' A here and stem 's0' A at" in err
 
 
-def test_annotator_ids_differing_only_by_case_are_refused(tmp_path, capsys):
+def test_annotator_ids_differing_only_by_case_are_one_annotator_under_the_first_spelling(tmp_path, capsys):
     (tmp_path / "x").mkdir()
     a, b = tmp_path / "Ann1.jsonl", tmp_path / "x" / "ann1.jsonl"
-    a.write_text(human_line("s0", task_index=0))
-    b.write_text(human_line("s0", answer="B", task_index=0))
+    a.write_text(human_line("s0", task_index=0, answered_at_utc="2026-01-01T10:00:00+00:00"))
+    b.write_text(human_line("s0", answer="B", task_index=0, answered_at_utc="2026-01-01T11:00:00+00:00")
+                 + human_line("s1", task_index=1))
     code, out, err = human([a, b], capsys)
-    assert code == 2 and out == ""
-    assert "'ann1' and 'Ann1'" in err and "differ only by case" in err
+    m = json.loads(out)
+    # one person: their newer answer to s0 (B, wrong) replaces the older one; not two judgments
+    assert code == 0 and m["A"] == 50.0 and m["entries"] == 2
+    assert "annotator 'ann1'" in err and "counted as 'Ann1'" in err and "ann1.jsonl line 1" in err
 
 
 def test_clean_human_files_still_score(tmp_path, capsys):

@@ -139,6 +139,7 @@ def test_eval_cloze_human_accepts_both_file_kinds(study_root, tmp_path):
     assert out.returncode == 0, out.stderr
     m = json.loads(out.stdout)
     assert m.pop("notes") == []  # nothing in these files is ignored or contradicts itself
+    assert (m.pop("practice_answers_skipped"), m.pop("check_answers_skipped")) == (0, 0)
     assert m == as_released(score_results(human_results(load_human_files([f1, jl]))))   # 0 where nothing was valid
     assert m["acc"] == 100.0 and m["stems"] == 4
 

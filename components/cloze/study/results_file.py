@@ -212,21 +212,22 @@ def _check_scheduled(rec: dict, schedule: list, where: str) -> None:
                               f"schedule (0-{len(schedule) - 1}); fix or remove the response.")
 
 
-def check_human_records(records: list[dict]) -> None:
+def check_human_records(records: list[dict]) -> list[str]:
     """What eval refuses in human-study records (docs/decisions.md "Eval inputs"): a task_index
-    that is not a whole number >= 0, one task_index naming two questions for one annotator, and
-    annotator ids that differ only by case (one person counted twice, or two people merged by a
-    case-insensitive file system: a human must say which)."""
+    that is not a whole number >= 0, and one task_index naming two questions for one annotator.
+    Annotator ids compare without case, as the study page and `invite` compare them: `ann1` is
+    the `Ann1` met first, and its records are kept under that first spelling. Returns the notes
+    saying which ids were joined."""
     by_lower: dict[str, tuple[str, str]] = {}
+    joined: dict[tuple[str, str], str] = {}
     tasks: dict[tuple[str, int], tuple[tuple, str]] = {}
     for rec in records:
         where = str(rec.get("_line") or "a human-study record")
         who = str(rec.get("annotator"))
         first = by_lower.setdefault(who.lower(), (who, where))
         if first[0] != who:
-            raise DataFormatError(f"{where} key 'annotator': '{who}' and '{first[0]}' ({first[1]}) differ "
-                                  "only by case; annotator ids are compared exactly, so rename one "
-                                  "(the same person: one id; two people: two distinct ids).")
+            joined.setdefault((who, first[0]), where)
+            rec["annotator"] = who = first[0]
         index = rec.get("task_index")
         if index is None:
             continue
@@ -239,18 +240,55 @@ def check_human_records(records: list[dict]) -> None:
             raise DataFormatError(f"{where} key 'task_index': {index} names stem '{question[0]}' "
                                   f"{question[1]} here and stem '{seen[0][0]}' {seen[0][1]} at {seen[1]}; "
                                   "one task index is one question. Fix or remove the record.")
+    return [f"annotator '{other}' ({where}) counted as '{first}': annotator ids compare without case "
+            "(the first spelling is kept)." for (other, first), where in joined.items()]
 
 
-def load_human_files(paths) -> list[dict]:
+#: the study page's files beside an annotator's answers that hold no study answer
+PRACTICE_SUFFIX, CHECK_SUFFIX = ".practice.jsonl", ".catch.jsonl"
+
+
+@dataclass
+class HumanFiles:
+    """What eval reads from human-study files: the answers, and what it left out and why."""
+
+    records: list[dict] = field(default_factory=list)
+    practice: int = 0        # practice answers (`<id>.practice.jsonl`, or a line marked practice)
+    checks: int = 0          # attention-check answers (`<id>.catch.jsonl`, or a line marked catch)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_human_files(paths) -> HumanFiles:
     """Records of human-study files of either kind, as eval reads them: our JSONL (one record a
     line; a line that is not JSON refused) or a released `set_N.json` (one object; a task_index
-    outside its schedule refused). An annotator id missing in a record comes from the file."""
-    out = []
+    outside its schedule refused). An annotator id missing in a record comes from the file. The
+    study page's practice and attention-check answers (its `.practice.jsonl` / `.catch.jsonl`
+    files, which a `<study>/*.jsonl` glob takes in) are not answers to the set's questions: left
+    out and counted in a note."""
+    out = HumanFiles()
     for p in map(Path, paths):
         if p.suffix == ".json":
             for rec in records_from_result(load_json(p, "study result file"), str(p)):
-                out.append({**rec, "_line": f"{p} responses[{str(rec.get('task_index'))!r}]"})
-        else:
-            out += load_study_files([p], strict=True)
-    check_human_records(out)
+                out.records.append({**rec, "_line": f"{p} responses[{str(rec.get('task_index'))!r}]"})
+            continue
+        whole = p.name.endswith(PRACTICE_SUFFIX) or p.name.endswith(CHECK_SUFFIX)
+        for rec in load_study_files([p], strict=True, annotator=p.name.split(".")[0] if whole else None):
+            if p.name.endswith(PRACTICE_SUFFIX) or rec.get("practice") is True:
+                out.practice += 1
+            elif p.name.endswith(CHECK_SUFFIX) or rec.get("catch") is True:
+                out.checks += 1
+            else:
+                out.records.append(rec)
+    out.notes += check_human_records(out.records)
+    if out.practice:
+        out.notes.append(f"{out.practice} practice answers not scored (the practice question before the "
+                         "study; `.practice.jsonl`).")
+    if out.checks:
+        out.notes.append(f"{out.checks} attention-check answers not scored (reported apart, in the "
+                         "researcher view; `.catch.jsonl`).")
     return out
+
+
+def load_human_files(paths) -> list[dict]:
+    """The answers `read_human_files` keeps (practice and attention checks left out)."""
+    return read_human_files(paths).records

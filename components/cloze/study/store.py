@@ -219,7 +219,8 @@ class AnnotatorStore:
         return {str(r.get("stem")) for r in self.checks}
 
     def practice(self, letter: str, correct: bool) -> None:
-        self._append(self.practice_path, {"answer": letter, "correct": correct, "annotator": self.annotator,
+        self._append(self.practice_path, {"practice": True, "answer": letter, "correct": correct,
+                                          "annotator": self.annotator,
                                           "answered_at_utc": datetime.now(UTC).isoformat()})
         self.practised = True
 
