@@ -212,3 +212,38 @@ def test_a_signed_in_account_answers_under_its_pseudonym_and_sign_in_needs_a_spa
     import importlib.util
     if importlib.util.find_spec("authlib") is None:                  # this machine has no gradio[oauth]
         assert study_app._sign_in_ready(cfg) is False and "gradio[oauth]" in caplog.text
+
+
+def test_ids_that_differ_only_by_case_are_one_annotator_at_invite(data):
+    cfg = h.Study(str(data)).config
+    tokens = access.invite(cfg, ["Ann1"])
+    with pytest.raises(UserError, match="Ann1 already have an invitation"):
+        access.invite(cfg, ["ann1"])                                 # not a second person
+    with pytest.raises(UserError, match="'Ann2' and 'ann2' differ only by case"):
+        access.invite(cfg, ["Ann2", "ann2"])
+    renewed = access.invite(cfg, ["ANN1"], renew=True)
+    assert list(renewed) == ["Ann1"] and list(access.invited(cfg)) == ["Ann1"]   # the first spelling kept
+    assert access.annotator_for_token(cfg, renewed["Ann1"]) == "Ann1"
+    assert access.annotator_for_token(cfg, tokens["Ann1"]) is None
+    assert access.revoke(cfg, ["ann1"]) == ["Ann1"] and access.invited(cfg) == {}
+
+
+def test_ids_that_differ_only_by_case_are_one_annotator_on_the_open_page(cloze_examples, tmp_path, monkeypatch,
+                                                                         capsys):
+    from app import main
+
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    store_mod.forget_stores()
+    study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames", access="open")))
+    _, view, _ = h.start(study, h.StudySession(), "Ann1")
+    view = h.choose(study, view.session, "A")
+    _, view, _ = h.start(study, h.StudySession(), "ann1")           # the same person, typed otherwise
+    assert view.session.annotator == "Ann1" and "Welcome back, Ann1: 1 answered" in view.feedback
+    h.choose(study, view.session, "B")
+    store_mod.forget_stores()                                         # a restarted server: read from the files
+    _, view, _ = h.start(study, h.StudySession(), "ANN1")
+    assert view.session.annotator == "Ann1" and "Ann1: 2 answered" in view.feedback
+    folder = study.config.results / study.config.study_id
+    assert sorted(p.name for p in folder.glob("*.jsonl")) == ["Ann1.jsonl"]
+    assert main(["eval", "cloze", "--human", "--json", "--results", *map(str, folder.glob("*.jsonl"))]) == 0
+    assert json.loads(capsys.readouterr().out)["entries"] == 2

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from components.cloze.human import sanitise_annotator
 from components.cloze.study.config import StudyConfig
+from components.cloze.study.store import annotators as annotators_with_answers, canonical_annotator
 from components.base.errors import UserError
 from components.base.io import atomic_write
 
@@ -108,11 +109,20 @@ def invite(cfg: StudyConfig, annotators: list[str], *, renew: bool = False) -> d
     names = [sanitise_annotator(a) for a in annotators]
     if not names:
         raise UserError("Name the annotators to invite, e.g. `invite ann1 ann2`.")
+    seen: dict[str, str] = {}
+    for name in names:
+        first = seen.setdefault(name.lower(), name)
+        if first != name:
+            raise UserError(f"'{first}' and '{name}' differ only by case: annotator ids compare without "
+                            "case, so they are one person; name each annotator once.")
     current = dict(_file_invites(cfg))
+    # ids compare without case: `ann1` is the `Ann1` already invited or answering, spelled as then
+    spelled = {n.lower(): n for n in [*annotators_with_answers(cfg), *_env_invites(), *current]}
+    names = [spelled.get(n.lower(), n) for n in names]
     taken = [n for n in names if (n in current or n in _env_invites()) and not renew]
     if taken:
-        raise UserError(f"{', '.join(taken)} already have an invitation; add --renew to replace it "
-                        "(their old link stops working).")
+        raise UserError(f"{', '.join(taken)} already have an invitation (ids compare without case); add "
+                        "--renew to replace it (their old link stops working).")
     tokens = {}
     for name in names:
         tokens[name] = secrets.token_urlsafe(24)
@@ -124,7 +134,9 @@ def invite(cfg: StudyConfig, annotators: list[str], *, renew: bool = False) -> d
 def revoke(cfg: StudyConfig, annotators: list[str]) -> list[str]:
     """Remove invitations; returns the ones that existed. Their answers are kept."""
     current = dict(_file_invites(cfg))
-    gone = [a for a in annotators if current.pop(a, None) is not None]
+    spelled = {n.lower(): n for n in current}
+    gone = [a for a in dict.fromkeys(spelled.get(x.lower(), x) for x in annotators)
+            if current.pop(a, None) is not None]
     _write_private(_invites_path(cfg), {"study": cfg.study_id, "annotators": current})
     return gone
 
@@ -180,8 +192,8 @@ def identify(cfg: StudyConfig, credential: str | None, hf_username: str | None =
     """The annotator for what the page sent: an invitation code, a signed-in Hugging Face user or
     (open access only) a typed id."""
     credential = (credential or "").strip()
-    if cfg.access == "open":
-        return Who(sanitise_annotator(credential), "open")
+    if cfg.access == "open":   # ids compare without case: `ann1` answers as the `Ann1` who came first
+        return Who(canonical_annotator(cfg, credential), "open")
     if cfg.invites and credential:
         name = annotator_for_token(cfg, credential)
         return Who(name, "invite") if name else Who(None, refusal=BAD_INVITE)

@@ -229,10 +229,30 @@ _stores: dict[tuple[str, str], AnnotatorStore] = {}
 _stores_lock = threading.Lock()
 
 
-def store_for(config: StudyConfig, annotator: str, questions: tuple[Question, ...]) -> AnnotatorStore:
-    """One store per (study, annotator) per process, so concurrent tabs share one lock."""
-    key = (str(config.results / config.study_id), sanitise_annotator(annotator))
+def _spelled(config: StudyConfig, name: str) -> str:
+    """`name` as the study first spelled it (held `_stores_lock`): ids compare without case, so
+    `ann1` is the `Ann1` who already answers here (a store in memory, or answer files)."""
+    folder = str(config.results / config.study_id)
+    low = name.lower()
+    for (where, who) in _stores:
+        if where == folder and who.lower() == low:
+            return who
+    return next((who for who in annotators(config) if who.lower() == low), name)
+
+
+def canonical_annotator(config: StudyConfig, annotator: str) -> str:
+    """The study's spelling of `annotator` (`Ann1` for `ann1` when Ann1 came first); the id itself
+    when nobody of that name answers here yet."""
     with _stores_lock:
+        return _spelled(config, sanitise_annotator(annotator))
+
+
+def store_for(config: StudyConfig, annotator: str, questions: tuple[Question, ...]) -> AnnotatorStore:
+    """One store per (study, annotator) per process, so concurrent tabs share one lock. Ids compare
+    without case: `ann1` opens the store of the `Ann1` who came first, under that spelling."""
+    with _stores_lock:
+        annotator = _spelled(config, sanitise_annotator(annotator))
+        key = (str(config.results / config.study_id), annotator)
         store = _stores.get(key)
         if store is None or store.questions != questions or store.config != config:
             store = _stores[key] = AnnotatorStore(config, annotator, questions)
@@ -297,7 +317,7 @@ def adopt(config: StudyConfig, annotator: str, questions: tuple[Question, ...], 
     were new to it."""
     source = Path(source)
     data = load_json(source, "study result file")
-    store = AnnotatorStore(config, annotator, questions)
+    store = AnnotatorStore(config, canonical_annotator(config, annotator), questions)
     if not (isinstance(data, dict) and matches(data, store._header)):
         raise UserError(f"{source} is another run: its dataset_id, seed or schedule_policy differ from set "
                         f"{config.set_name} (seed {config.seed}); it cannot be continued here.")
