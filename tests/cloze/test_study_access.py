@@ -247,3 +247,29 @@ def test_ids_that_differ_only_by_case_are_one_annotator_on_the_open_page(cloze_e
     assert sorted(p.name for p in folder.glob("*.jsonl")) == ["Ann1.jsonl"]
     assert main(["eval", "cloze", "--human", "--json", "--results", *map(str, folder.glob("*.jsonl"))]) == 0
     assert json.loads(capsys.readouterr().out)["entries"] == 2
+
+
+def test_the_browser_keeps_a_sealed_handle_never_the_token(data, monkeypatch):
+    import hashlib
+
+    study = h.Study(str(data))
+    cfg = study.config
+    token = access.invite(cfg, ["ann1"])["ann1"]
+    _, view, stored = h.start(study, h.StudySession(), token)
+    kept = json.dumps(stored)
+    assert view.session.annotator == "ann1" and set(stored) == {"session"}
+    assert token not in kept and hashlib.sha256(token.encode()).hexdigest() not in kept
+    # what the browser kept brings the annotator back without the link, and only them
+    _, view, again = h.start(study, h.StudySession(), "", handle=stored["session"])
+    assert view.session.annotator == "ann1" and again == stored
+    _, view, _ = h.start(study, h.StudySession(), "", handle=stored["session"][:-1] + "0")
+    assert view.session.annotator == "" and "invitation link" in view.progress
+    key = (access.access_dir(cfg) / "session.key")
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
+    # another server key (APP_STUDY_SESSION_KEY), or a renewed invitation: the kept handle opens nothing
+    monkeypatch.setenv(access.SESSION_KEY_ENV, "another-key")
+    assert h.start(study, h.StudySession(), "", handle=stored["session"])[1].session.annotator == ""
+    monkeypatch.delenv(access.SESSION_KEY_ENV)
+    access.invite(cfg, ["ann1"], renew=True)
+    _, view, forget = h.start(study, h.StudySession(), "", handle=stored["session"])
+    assert view.session.annotator == "" and forget == {}               # the dead handle is dropped

@@ -10,7 +10,9 @@ stranger who types `ann1` would see and change ann1's answers), so a study opens
   no file or export names the account; `hf_users` may list who is let in; or
 - `access: "open"`: a typed id, for a lab machine where the researcher hands out ids in person.
 
-Tokens never reach a log, a record, an export or an error message."""
+Tokens never reach a log, a record, an export or an error message, nor the browser's storage: what
+the page keeps for a reload is `browser_handle`, an HMAC of the invitation's hash under a key the
+server never sends (`.access/session.key` or APP_STUDY_SESSION_KEY)."""
 from __future__ import annotations
 
 import hashlib
@@ -158,6 +160,50 @@ def annotator_for_token(cfg: StudyConfig, token: str | None) -> str | None:
     return found
 
 
+SESSION_KEY_ENV = "APP_STUDY_SESSION_KEY"
+
+
+def _session_key(cfg: StudyConfig) -> bytes:
+    """The server's own key for the browser's place-holder (`browser_handle`): APP_STUDY_SESSION_KEY,
+    else `.access/session.key` (made once, owner-readable only). Never sent to a browser."""
+    env = os.environ.get(SESSION_KEY_ENV, "")
+    if env:
+        return env.encode()
+    path = access_dir(cfg) / "session.key"
+    with _lock:
+        if not path.exists():
+            _write_private(path, {"key": secrets.token_hex(32)})
+    return json.loads(path.read_text()).get("key", "").encode()
+
+
+def _handle(key: bytes, study_id: str, digest: str) -> str:
+    return hmac.new(key, f"cloze-study-browser:v1:{study_id}:{digest}".encode(), hashlib.sha256).hexdigest()
+
+
+def browser_handle(cfg: StudyConfig, annotator: str) -> str | None:
+    """What the annotator's browser keeps to come back without the link: an HMAC, under the
+    server's own key, of their invitation's hash. It reveals nothing of the token (the page's
+    BrowserState encryption is no protection: its key is in the page's /config, for anyone), it
+    opens only this study, and it stops opening anything when the invitation is renewed or
+    revoked. None when the annotator has no invitation."""
+    entry = _read_invites(cfg).get(annotator)
+    if not isinstance(entry, dict) or not entry.get("sha256"):
+        return None
+    return _handle(_session_key(cfg), cfg.study_id, str(entry["sha256"]))
+
+
+def annotator_for_handle(cfg: StudyConfig, handle: str | None) -> str | None:
+    handle = (handle or "").strip()
+    if not handle:
+        return None
+    key, found = _session_key(cfg), None
+    for name, entry in _read_invites(cfg).items():   # every entry compared, in constant time each
+        mine = _handle(key, cfg.study_id, str(entry.get("sha256", ""))) if isinstance(entry, dict) else ""
+        if hmac.compare_digest(mine, handle):
+            found = name
+    return found
+
+
 def invite_link(base_url: str, token: str) -> str:
     return f"{base_url.rstrip('/')}/?invite={token}"
 
@@ -188,15 +234,20 @@ class Who:
     refusal: str = ""
 
 
-def identify(cfg: StudyConfig, credential: str | None, hf_username: str | None = None) -> Who:
-    """The annotator for what the page sent: an invitation code, a signed-in Hugging Face user or
-    (open access only) a typed id."""
+def identify(cfg: StudyConfig, credential: str | None, hf_username: str | None = None,
+             handle: str | None = None) -> Who:
+    """The annotator for what the page sent: an invitation code, the place-holder the browser kept
+    from an earlier visit (`handle`, `browser_handle`), a signed-in Hugging Face user or (open
+    access only) a typed id."""
     credential = (credential or "").strip()
     if cfg.access == "open":   # ids compare without case: `ann1` answers as the `Ann1` who came first
         return Who(canonical_annotator(cfg, credential), "open")
     if cfg.invites and credential:
         name = annotator_for_token(cfg, credential)
         return Who(name, "invite") if name else Who(None, refusal=BAD_INVITE)
+    if cfg.invites and handle and not hf_username:
+        name = annotator_for_handle(cfg, handle)
+        return Who(name, "invite") if name else Who(None, refusal=NO_INVITE)
     if cfg.hf_sign_in and hf_username:
         listed = cfg.hf_users is None or hf_username.lower() in {u.lower() for u in cfg.hf_users}
         return Who(hf_annotator(cfg, hf_username), "hf") if listed else Who(None, refusal=NOT_LISTED)

@@ -97,12 +97,13 @@ def _researcher(ui: SimpleNamespace) -> None:
 
 
 def browser_secret(data_dir: str | Path) -> str:
-    """The key the browser's copy of the annotator's credential is encrypted with:
-    APP_STUDY_BROWSER_SECRET, else one derived from the data folder, so a restarted server still
-    reads it (gradio's default is a new random key per start, which would forget every annotator on
-    a restart)."""
-    return os.environ.get("APP_STUDY_BROWSER_SECRET") or hashlib.sha256(
-        f"cloze-study:{Path(data_dir).resolve()}".encode()).hexdigest()
+    """gr.BrowserState's key, stable across restarts (gradio's default is a new random key per
+    start, which would forget every annotator on a restart). It is NO secret: gradio sends it to
+    every visitor in /config, and the page encrypts with it. So the browser keeps nothing that
+    needs it: an invitation's place-holder is `access.browser_handle`, sealed on the server (an
+    open study's typed id is no secret either). An older page kept the token itself under this
+    key; it is read once more on the annotator's next visit and replaced by the handle."""
+    return hashlib.sha256(f"cloze-study:{Path(data_dir).resolve()}".encode()).hexdigest()
 
 
 def on_a_space() -> bool:
@@ -218,6 +219,7 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
         research = gr.update(visible="researcher" in query)
         kept = browser or {}
         credential = str(query.get("invite") or kept.get("credential") or "")
+        handle = "" if query.get("invite") else str(kept.get("session") or "")
         message = None
         try:
             cfg = study.config
@@ -227,9 +229,9 @@ def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
                 if cfg.access == "open" and not credential:
                     credential = str(kept.get("annotator") or "")   # what an earlier version kept
                 name = _username(profile)
-                if credential or name:
+                if credential or name or handle:
                     shown = gr.update(value=credential) if cfg.access == "open" else gr.skip()
-                    return [research, shown, *started(h.start(study, session, credential, name)), ""]
+                    return [research, shown, *started(h.start(study, session, credential, name, handle)), ""]
                 if cfg.hf_sign_in and not cfg.invites and not _sign_in_ready(cfg):
                     message = HF_OFF_SPACE
         except UserError as exc:

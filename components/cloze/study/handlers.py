@@ -21,7 +21,7 @@ from components import datasource
 from components.cloze.questions import distractor_type
 from components.cloze.study import catch as checks
 from components.cloze.study import practice as practice_mod
-from components.cloze.study.access import identify
+from components.cloze.study.access import browser_handle, identify
 from components.cloze.study.cache import StudySet, study_set
 from components.cloze.study.catch import CatchQuestion
 from components.cloze.study.config import StudyConfig, load_config, researcher_allowed
@@ -355,26 +355,30 @@ def _next(study: Study, session: StudySession, feedback: str, after: int | None)
     return _show(study, session, nxt, feedback)
 
 
-def start(study: Study, session: StudySession, credential: str, hf_username: str | None = None
-          ) -> tuple[Layout, QuestionView, dict | None]:
-    """Start or resume, for the annotator the credential opens (access.py). One that opens nothing
-    changes nothing: no file is read or written, and the page shows one line saying why. Returns
-    the layout, the view and what the browser keeps (None: keep what it has)."""
+def start(study: Study, session: StudySession, credential: str, hf_username: str | None = None,
+          handle: str | None = None) -> tuple[Layout, QuestionView, dict | None]:
+    """Start or resume, for the annotator the credential (or the browser's kept `handle`) opens
+    (access.py). One that opens nothing changes nothing: no file is read or written, and the page
+    shows one line saying why. Returns the layout, the view and what the browser keeps (None: keep
+    what it has): for an invitation, its `browser_handle`, never the token; for an open study, the
+    typed id."""
     cfg = study.config
     if cfg is None:
         raise UserError(NOT_CONFIGURED)
-    who = identify(cfg, credential, hf_username)
+    who = identify(cfg, credential, hf_username, handle)
     if who.annotator is None:
         empty = QuestionView(StudySession(), None, [None] * 6, progress_html(StudySession(), None, who.refusal),
                              "", "", "")
-        return layout_for(cfg, "refused"), empty, None
+        forget = {} if handle and not (credential or "").strip() else None   # a kept place that opens nothing
+        return layout_for(cfg, "refused"), empty, forget
     cfg, sset, store = study.parts(who.annotator)
     store.open_run()
     router = study.router(cfg, sset)
     if router is not None:
         router.observe(store.annotator, list(store.latest))
     session = StudySession(annotator=store.annotator, session_id=uuid.uuid4().hex[:12])
-    stored = {"credential": credential} if who.how in ("invite", "open") else {}
+    stored = ({"session": browser_handle(cfg, who.annotator) or ""} if who.how == "invite"
+              else {"credential": store.annotator} if who.how == "open" else {})
     done = len(store.latest)
     if cfg.practice and not done and not store.practised:
         intro = question_view(cfg, sset, store, replace(session, stage="intro"), "")
