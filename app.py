@@ -180,6 +180,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.players import serve_in_place
     from components.common.warm import warm_in_background
     from components.common.theme import CSS, THEME
+    from components.common.uploads import max_upload
 
     page = os.environ.get("APP_PAGE", "explorer").strip().lower() or "explorer"
     if page == "study":   # a Space (or server) that is the human-study page alone, on the same port
@@ -195,7 +196,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
-                max_file_size=os.environ.get("APP_MAX_UPLOAD", "2gb"),
+                max_file_size=max_upload(),
                 prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     demo.warm_up = warm_in_background(warm_up_tasks(data_dir))
     if not prevent_thread_lock:

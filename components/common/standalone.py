@@ -13,6 +13,7 @@ from components.common.idle import quiet_when_idle
 from components.common.page import LAUNCH_OPTIONS
 from components.common.players import serve_in_place
 from components.common.theme import CSS, THEME
+from components.common.uploads import max_upload
 from components.common.progress import busy_on_one_component
 from components.common.ui import TabContext
 from components.datasource import allowed_paths, as_source, open_data_dir
@@ -51,7 +52,8 @@ def served(data_dir: Path) -> list[str]:
 def serve(demo: gr.Blocks, args: argparse.Namespace) -> None:
     quiet_when_idle(demo)
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=CSS,
-                allowed_paths=served(args.data_dir), show_error=True, **LAUNCH_OPTIONS)
+                allowed_paths=served(args.data_dir), max_file_size=max_upload(), show_error=True,
+                **LAUNCH_OPTIONS)
 
 
 def run_alone(build_tab: BuildTab, *, title: str, prog: str, holds: str, argv: list[str] | None = None) -> int:

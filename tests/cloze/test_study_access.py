@@ -273,3 +273,55 @@ def test_the_browser_keeps_a_sealed_handle_never_the_token(data, monkeypatch):
     access.invite(cfg, ["ann1"], renew=True)
     _, view, forget = h.start(study, h.StudySession(), "", handle=stored["session"])
     assert view.session.annotator == "" and forget == {}               # the dead handle is dropped
+
+
+def _post(url: str, body: bytes, content_type: str) -> tuple[int | None, bytes]:
+    """A stranger's POST (no cookie, no token): the status and body, or None when the server closed
+    the connection without answering."""
+    import httpx
+
+    try:
+        reply = httpx.post(url, content=body, headers={"content-type": content_type}, timeout=120)
+        return reply.status_code, reply.content
+    except httpx.TransportError:
+        return None, b""
+
+
+def _multipart(payload: bytes) -> tuple[bytes, str]:
+    boundary = "strangerprobe0123456789"
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"probe.bin\"\r\n"
+            "Content-Type: application/octet-stream\r\n\r\n").encode() + payload + f"\r\n--{boundary}--\r\n".encode()
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.mark.slow  # a live app (tests/test_slow_marks.py)
+def test_a_stranger_uploads_nothing_to_the_study_server_whatever_the_size(data, tmp_path, monkeypatch):
+    temp = tmp_path / "gradio-temp"                     # where gradio writes what is uploaded
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(temp))
+    demo = launch_study(data, port=free_port(), prevent_thread_lock=True)
+    try:
+        url = demo.local_url.rstrip("/")
+        assert Path(demo.server_app.uploaded_file_dir) == temp
+        for size in (6, 30 * 1024 * 1024):
+            payload = (b"probe!" * (size // 6 + 1))[:size]
+            body, kind = _multipart(payload)
+            for route in ("/gradio_api/upload", "/gradio_api/upload/", "/gradio_api/upload?upload_id=x1",
+                          "/gradio_api/process_recording", "/gradio_api/component_server"):
+                status, answer = _post(url + route, body, kind)
+                assert status == 403, (route, size, status, answer[:200])
+                assert b"probe" not in answer and str(temp).encode() not in answer
+            # no other route takes a large body either
+            status, _ = _post(url + "/gradio_api/queue/join", b'{"data": ["' + payload + b'"]}', "application/json")
+            assert size < 64 * 1024 or status == 413, (size, status)
+        stored = [p for p in temp.rglob("*") if p.is_file() and b"probe!" in p.read_bytes()] if temp.exists() else []
+        assert stored == []
+        assert demo.max_file_size is not None and demo.max_file_size <= 64 * 1024
+        # the page itself still works for an annotator
+        from gradio_client import Client
+        cfg = h.Study(str(data)).config
+        token = access.invite(cfg, ["ann7"])["ann7"]
+        shown = json.dumps(Client(demo.local_url, verbose=False, download_files=False)
+                           .predict(token, api_name="/study_start"), default=str)
+        assert "Welcome, ann7" in shown
+    finally:
+        demo.close()

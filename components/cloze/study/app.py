@@ -35,6 +35,7 @@ from components.common.page import LAUNCH_OPTIONS
 from components.common.players import trusting_own_media
 from components.common.progress import BUSY_CLASS, busy_on_one_component
 from components.common.theme import THEME
+from components.common.uploads import NO_UPLOAD_MAX_BODY, closed_uploads
 from components.common.ui import SKIP, error_line
 from components.common.warm import warm_in_background
 from components.datasource import open_data_dir
@@ -313,7 +314,10 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
             push.start()
     demo = build_study_app(data_dir)
     quiet_when_idle(demo, poll=0.05)   # an answer after a quiet spell waits <= 50 ms to be picked up
+    # the page has no upload control: gradio's upload routes are closed to everyone and every
+    # request body is bounded (components/common/uploads.py); max_file_size bounds gradio's own parser
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
                 footer_links=[], prevent_thread_lock=prevent_thread_lock, show_error=True,
-                quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
+                quiet=prevent_thread_lock, max_file_size=NO_UPLOAD_MAX_BODY, app_kwargs=closed_uploads(),
+                **LAUNCH_OPTIONS)
     return demo
