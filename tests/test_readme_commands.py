@@ -4,11 +4,14 @@ Each ```bash block is one test: its commands run one by one in a temp folder hol
 example data: the cloze part copied, since the study commands write into it; the others linked)
 and `app.py`, with the venv's `python` first on PATH, offline. A server command (`python app.py`
 with no subcommand, `python -m components.cloze.study` with none) is started on a free port,
-checked to answer HTTP and stopped. A block that needs what a test machine lacks (a GPU, a model
+checked to answer HTTP and stopped; a study server is first answered by every annotator whose
+invitation link an earlier command of the block printed (practice question, then every question),
+so the block's scoring command scores a real study folder, practice answers in it. A block that needs what a test machine lacks (a GPU, a model
 server, the Hugging Face Hub, or `make demo` / `make test` themselves) carries a marker on the line
 before its fence, `<!-- readme-test: skip: <why> -->`, and is skipped with that reason shown."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -106,6 +109,18 @@ def is_server(command: str) -> bool:
 BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
 
 
+def test_the_human_study_block_scores_a_study_with_practice_on():
+    """The "Running a human study" block invites annotators, serves the page and ends with the
+    scoring command over the study's folder (the runner answers as the annotators in between); its
+    study file leaves practice on (the default), so the folder holds practice answers."""
+    block = next(b for b in BLOCKS if any("components.cloze.study invite" in c for c in b.commands))
+    assert not block.skip and any(is_server(c) for c in block.commands)
+    study = json.loads(block.commands[0].split("\n", 1)[1].rsplit("\n", 1)[0])
+    assert study.get("practice", True) is True
+    last = block.commands[-1]
+    assert "eval cloze --human" in last and f"{study['results']}/{study['id']}/*.jsonl" in last
+
+
 def test_the_readme_has_blocks_to_run_and_every_skipped_one_says_why():
     assert sum(1 for b in BLOCKS if not b.skip) >= 2
     assert all(len(b.skip) > 10 for b in BLOCKS if b.skip)
@@ -149,8 +164,38 @@ def _on_port(command: str, port: int) -> str:
     return f"{first} --port {port}" + (f"\n{rest}" if rest else "")
 
 
-def _serve_and_check(command: str, work: Path) -> None:
-    """Start the server on a free port, wait until it answers HTTP 200, stop it."""
+INVITE = re.compile(r"^(\S+)\t\S*\?invite=(\S+)$", re.M)
+ANSWERED = re.compile(r"answered (\d+)/(\d+)")
+
+
+def _answer_as(url: str, token: str) -> int:
+    """One invited annotator on the study page, over its HTTP API as the page calls it: Start, the
+    practice question, Begin, then A for every question (Submit too, for the confirm flow).
+    Returns how many questions they answered."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False, download_files=False)
+    try:
+        shown = json.dumps(client.predict(token, api_name="/study_start"), default=str)
+        if "before you start" in shown:
+            client.predict(api_name="/study_practice_0")
+            shown = json.dumps(client.predict(api_name="/study_begin"), default=str)
+        for _ in range(100):
+            done, total = map(int, ANSWERED.findall(shown)[-1])
+            if done >= total:
+                return done
+            client.predict("", api_name="/study_choice")
+            shown = json.dumps(client.predict("", api_name="/study_submit"), default=str)
+            if ANSWERED.findall(shown) and int(ANSWERED.findall(shown)[-1][0]) == done:   # immediate flow
+                shown = json.dumps(client.predict(api_name="/study_next"), default=str)
+        raise AssertionError(f"the study did not finish: {shown[-500:]}")
+    finally:
+        client.close()
+
+
+def _serve_and_check(command: str, work: Path, printed: str = "") -> None:
+    """Start the server on a free port, wait until it answers HTTP 200 (a study server: answered
+    by every annotator whose invitation `printed` holds), stop it."""
     port = _free_port()
     log = work / f"server-{port}.log"
     with open(log, "wb") as out:
@@ -167,6 +212,9 @@ def _serve_and_check(command: str, work: Path) -> None:
             except OSError:
                 time.sleep(0.5)
         assert status == 200, f"{command!r} did not answer on port {port}:\n{log.read_text()[-3000:]}"
+        if _words(command)[:3] == ["python", "-m", "components.cloze.study"]:
+            for name, token in INVITE.findall(printed):
+                assert _answer_as(f"http://127.0.0.1:{port}/", token) > 0, name
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=30)
@@ -177,11 +225,15 @@ def _serve_and_check(command: str, work: Path) -> None:
 def test_each_readme_block_runs_as_written(block: Block, workdir: Path):
     if block.skip:
         pytest.skip(f"README line {block.line}: {block.skip}")
+    printed = ""
     for command in block.commands:
         if is_server(command):
-            _serve_and_check(command, workdir)
+            _serve_and_check(command, workdir, printed)
             continue
         done = subprocess.run(["bash", "-c", command], cwd=workdir, env=_env(workdir), capture_output=True,
                               text=True, timeout=COMMAND_TIMEOUT_S)
         assert done.returncode == 0, (f"README line {block.line}: {command!r} exited {done.returncode}:\n"
                                       f"{(done.stdout + done.stderr)[-3000:]}")
+        printed += done.stdout
+        if "eval cloze --human" in command:   # the study's folder, practice answers in it, scored
+            assert "practice answers not scored" in done.stderr and "acc" in done.stdout, done.stderr
