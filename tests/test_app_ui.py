@@ -106,3 +106,9 @@ def test_the_page_tracks_the_busy_state_of_a_handful_of_components_not_of_every_
     assert len(targets) <= 16 and len(targets) * 5 <= len(outputs), (len(targets), len(outputs))
     by_id = {comp["id"]: comp.get("props", {}).get("elem_id") for comp in config["components"]}
     assert {"ws-message", "cloze-message", "impact-message"} <= {by_id[i] for i in targets}
+
+
+def test_the_explorers_uploads_are_bounded(app_url):
+    # the explorer takes uploads (videos, run files): bounded by APP_MAX_UPLOAD, default 2 GB
+    # (the study page takes none: tests/cloze/test_study_access.py probes it as a stranger)
+    assert _config(app_url)["max_file_size"] == 2 * 1024 ** 3
