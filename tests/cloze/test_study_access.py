@@ -325,3 +325,19 @@ def test_a_stranger_uploads_nothing_to_the_study_server_whatever_the_size(data, 
         assert "Welcome, ann7" in shown
     finally:
         demo.close()
+
+
+def test_answers_an_older_version_split_by_case_count_as_one_annotator_for_the_researcher(cloze_examples,
+                                                                                          tmp_path, monkeypatch):
+    monkeypatch.delenv("APP_STUDY", raising=False)
+    store_mod.forget_stores()
+    study = h.Study(str(make_study(cloze_examples, tmp_path, display="frames", access="open")))
+    _, view, _ = h.start(study, h.StudySession(), "Ann1")
+    h.choose(study, view.session, "A")
+    cfg = study.config
+    folder = cfg.results / cfg.study_id
+    older = read_jsonl(folder / "Ann1.jsonl")[0]               # as an older version wrote it: its own file
+    (folder / "ann1.jsonl").write_text(json.dumps({**older, "annotator": "ann1", "answer": "B",
+                                                   "answered_at_utc": "2999-01-01T00:00:00+00:00"}) + "\n")
+    records = store_mod.all_records(cfg)
+    assert [(r["annotator"], r["answer"]) for r in records] == [("Ann1", "B")]   # one person, newest answer

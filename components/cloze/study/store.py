@@ -288,11 +288,15 @@ def all_records(config: StudyConfig) -> list[dict]:
     """Every annotator's study answers, each annotator's in time order (so the last one per
     question is the one that counts), attention checks and practice left out."""
     folder = config.results / config.study_id
-    out = []
+    people: dict[str, list[str]] = {}   # ids compare without case: files an older version split
     for name in annotators(config):
-        recs = [r for r in read_jsonl(folder / f"{name}.jsonl") if isinstance(r, dict) and not r.get("catch")]
+        people.setdefault(name.lower(), []).append(name)
+    out = []
+    for names in people.values():
+        recs = [r for name in names for r in read_jsonl(folder / f"{name}.jsonl")
+                if isinstance(r, dict) and not r.get("catch")]
         for rec in recs:
-            rec.setdefault("annotator", name)
+            rec["annotator"] = names[0]
         latest = resolve(recs)
         out += sorted(latest.values(), key=lambda r: r["task_index"])
     return out
