@@ -77,7 +77,7 @@ def test_a_garbage_server_gives_no_scored_prediction_and_the_counts_are_shown(im
     assert all(s["regions"] == [] and s["error"].startswith("unparsed") for s in spatial)
     code, out, _ = run_cli(["eval", "impact-temporal", "--gt", str(tmp_path / "temporal_gt.jsonl"),
                             "--pred", str(tmp_path / "temporal_pred.jsonl")], capsys)
-    assert f"invalid answers (unparsed/error/fallback, scored as empty)  {len(preds)}" in out
+    assert f"invalid answers (unparsed/error/fallback: no prediction)  {len(preds)}" in out
     code, out, _ = run_cli(["eval", "impact-spatial", "--annotations", str(impact_data),
                             "--pred", str(tmp_path / "spatial_pred.jsonl"), "--json"], capsys)
     result = json.loads(out)

@@ -123,7 +123,7 @@ def test_the_sets_metrics_give_each_compared_model_its_row_and_interval(data):
         table = handlers.set_metrics(data, ImpactResources(), ImpactSession(), "all", _settings(a, b)).metrics
     assert table.count("(this app) |") >= 4   # temporal and spatial rows of both models
     assert "**openai:model-b" in table and "↳ openai:model-b" in table.replace("\\", "")
-    assert "queries without a prediction: 0" in table and "queries with 3+ moments (@3+tgt): 0" in table
+    assert "queries with no prediction: 0." in table and "queries with 3+ moments (@3+tgt): 0" in table
 
 
 def test_two_no_model_methods_run_alone_and_say_why(data):
