@@ -79,7 +79,7 @@ def test_mr_at_k_excludes_queries_with_fewer_predictions_than_k():
              pred("qB", [4, 5, 0.9]),                 # one prediction: out of mR@2 and mR@3
              pred("qC", [3, 4, 0.9], [0, 1, 0.8])]    # top-1 misses
     r = evaluate_temporal(gts, preds)
-    assert r["mR@1"] == pytest.approx(100 * 2 / 3)   # (1 + 1 + 0) / (1 + 1 + 1)
+    assert r["mR@1"] == pytest.approx(66.67)         # (1 + 1 + 0) / (1 + 1 + 1), 2 decimals as QV-M2
     assert r["mR@2"] == pytest.approx(100.0)         # only qA: 2 / min(2, 2)
     assert r["mR@3"] == 0.0                          # qB has 3 GT but 1 prediction: nobody left
     assert r["mR@2_queries"] == 1
@@ -121,7 +121,7 @@ def test_a_query_with_no_prediction_is_left_out_as_qv_m2_leaves_it():
         assert "over 1 of 3 queries" in note
         strict = evaluate_temporal(gts, preds, no_prediction=AS_MISS)
         assert strict["mAP@0.3"] == pytest.approx(100 / 3) and strict["R1@0.3"] == pytest.approx(100 / 3)
-        assert strict["mR@1"] == pytest.approx(100 / 3) and strict["mR@1_queries"] == 3
+        assert strict["mR@1"] == pytest.approx(33.33) and strict["mR@1_queries"] == 3
         assert strict["intervals"]["mR@1"]["value"] == pytest.approx(round(100 / 3, 2))
         assert strict["scored_as_miss"] == 2 and strict["left_out"] == 0
         assert "scored as misses" in no_prediction_note(strict) and "stricter reading" in no_prediction_note(strict)
@@ -222,7 +222,8 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
         eligible = [(g, p) for g, p in pairs if len(g) >= k and (len(p) >= k or not p)]
         denom = sum(min(len(g), k) for g, _ in eligible)
         recall = [sum(recall_matches_at_k(g, p, k, t) for g, p in eligible) / denom for t in THR]
-        assert result[f"mR@{k}"] == pytest.approx(100 * np.mean(recall), abs=1e-9)
+        # each threshold's recall rounded to 2 decimals (in %) before the mean, as QV-M2
+        assert result[f"mR@{k}"] == pytest.approx(np.mean([float(f"{100 * r:.2f}") for r in recall]), abs=1e-9)
     for name, (lo, hi) in LENGTH_BINS.items():
         kept = [([w for w in g if lo <= round((w[1] - w[0]) * fps) <= (hi or 10 ** 9)], p) for g, p in pairs]
         kept = [(g, p) for g, p in kept if g]

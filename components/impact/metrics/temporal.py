@@ -408,8 +408,10 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
         per_thr = []
         for thr in thresholds:
             matched = sum(_matches_in_rank_order(top_ious[qid][:k], thr) for qid, _, _ in eligible)
-            per_thr.append(matched / denom if denom else 0.0)
-        out[f"mR@{k}"] = _pct(np.mean(per_thr))
+            # QV-M2 (`compute_mr_all`) rounds each threshold's Recall@k, in %, to 2 decimals
+            # before the mean (MR-mRk): the same here, so the printed mR@k is the reference's
+            per_thr.append(float(f"{100 * matched / denom:.2f}") if denom else 0.0)
+        out[f"mR@{k}"] = float(np.mean(per_thr))
         out[f"mR@{k}_queries"] = len(eligible)
     return out
 
