@@ -296,6 +296,7 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
     rows.append(("prediction lines for unknown qids (ignored)", result["ignored_unknown_items"]))
     rows.append(("windows starting before 0 s (scored as written)", result["windows_before_clip"]))
     rows.append(("windows ending after the clip (scored as written)", result["windows_beyond_clip"]))
+    rows.append(("zero-length windows (scored as written)", result["zero_length_windows"]))
     rows.append(("ground-truth windows ending after the clip (scored as written)",
                  result["gt_windows_beyond_clip"]))
     rows += [(f"  {k}", result[k]) for k in ("unparsed", "errors", "fallbacks")]
