@@ -35,8 +35,8 @@ from components.impact.runs import write_eval_items
 from components.common.runs import add_items_option
 from components.impact.solvers import solvers_for
 from components.impact.metrics import spatial as spatial_metrics
-from components.impact.metrics.temporal import disagreements as temporal_disagreements, \
-    evaluate_temporal, scored_pairs, unit_scores as temporal_unit_scores
+from components.impact.metrics.temporal import AS_MISS, LEAVE_OUT, disagreements as temporal_disagreements, \
+    evaluate_temporal, no_prediction_note, scored_pairs, unit_scores as temporal_unit_scores
 from components.impact.body import load_body
 from components.impact.solvers import TemporalSolver
 from components.settings.session import SessionSettings
@@ -63,6 +63,15 @@ def add_eval_parsers(eval_sub: argparse._SubParsersAction) -> None:
                    "of `run impact --shard i/N`) are merged")
     p.add_argument("--fps", type=float, default=24.0,
                    help="frame rate for the moment-length breakdown (HAPACT: 24)")
+    p.add_argument("--partial", action="store_true",
+                   help="score a file that lacks some ground-truth queries (a run not finished, a "
+                        "shard): those queries are left out, as QV-M2's match_number=False does; "
+                        "unset, such a file is refused naming the queries, as QV-M2 refuses it")
+    p.add_argument("--no-prediction-as-miss", action="store_true",
+                   help="the stricter reading: a query with no prediction (an empty window list, "
+                        "an unparsed or failed answer, with --partial a missing line) is scored as "
+                        "a miss (AP 0, top-1 miss, in mR@k) instead of left out as QV-M2 leaves it; "
+                        "the output says so")
     p.add_argument("--json", action="store_true", help="print one JSON object (percentages, unrounded)")
     add_items_option(p, "query")
     p.set_defaults(func=eval_temporal_command)
@@ -130,10 +139,14 @@ def compare_temporal_command(args: argparse.Namespace) -> int:
     for path, pred in zip((args.a, args.b), runs):
         compare.refuse_unknown(path, (p["qid"] for p in pred), qids, what="prediction(s) for qids",
                                against="the ground truth")
-    pairs = [scored_pairs(gt, pred) for pred in runs]
+    # paired: both runs over the same queries, so a query with no prediction in a run is a miss
+    # there (eval leaves it out, as QV-M2 does: its two scores can differ from these)
+    pairs = [scored_pairs(gt, pred, no_prediction=AS_MISS) for pred in runs]
     missing = [len(qids - {p["qid"] for p in pred}) for pred in runs]
-    notes = [f"{n} query(ies) without a prediction line in {name}: scored as empty predictions"
-             for name, n in zip((args.a, args.b), missing) if n]
+    empty = [sum(1 for _, _, p in run if not p) for run in pairs]
+    notes = [f"{n} query(ies) with no prediction in {name} ({m} without a line): scored as misses so "
+             "that both runs cover the same queries (`eval impact-temporal` leaves them out, as "
+             "QV-M2 does)" for name, n, m in zip((args.a, args.b), empty, missing) if n]
     result = compare.Comparison(
         "impact-temporal", str(args.a), str(args.b), f"{len(pairs[0])} queries with ground-truth windows",
         stats.differences(temporal_unit_scores(pairs[0]), temporal_unit_scores(pairs[1])),
@@ -212,15 +225,22 @@ def _names(paths: Path | Iterable[Path]) -> str:
 
 
 def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | Iterable[Path],
-                            fps: float = 24.0) -> tuple[dict, list[dict], list[dict]]:
+                            fps: float = 24.0, *, partial: bool = False,
+                            no_prediction: str = LEAVE_OUT) -> tuple[dict, list[dict], list[dict]]:
     """The temporal scores and what the inputs held beyond them (eval_inputs.py: lines ignored,
-    windows past the clip, `notes`), with the ground truth and predictions read; a prediction file
-    none of whose qids is in the ground truth is refused."""
+    windows before or past the clip, `notes`, the last one on the queries with no prediction),
+    with the ground truth and predictions read. Refused: a prediction file none of whose qids is in
+    the ground truth, and unless `partial` one that lacks a ground-truth query (as QV-M2)."""
     where: dict[str, str] = {}
-    gt = load_temporal_files(gt_path, gt=True)
+    gt_where: dict[str, str] = {}
+    gt = load_temporal_files(gt_path, gt=True, lines=gt_where)
     pred = load_temporal_files(pred_path, gt=False, lines=where)
-    report = temporal_input_report(gt, pred, where, _names(pred_path))
-    return {**evaluate_temporal(gt, pred, fps=fps), **report}, gt, pred
+    report = temporal_input_report(gt, pred, where, _names(pred_path), gt_where=gt_where, partial=partial)
+    result = {**evaluate_temporal(gt, pred, fps=fps, no_prediction=no_prediction), **report}
+    note = no_prediction_note(result)
+    if note:
+        result["notes"] = [*result["notes"], note]
+    return result, gt, pred
 
 
 def with_interval(key: str, result: dict) -> str:
@@ -251,14 +271,13 @@ def _warn_temporal(result: dict) -> None:
     if result.get("gt_without_windows"):
         print(f"note: {result['gt_without_windows']} ground-truth line(s) have no window "
               "(relevant_windows []): nothing to find, left out of every average.", file=sys.stderr)
-    if result.get("queries_without_prediction"):
-        print(f"note: {result['queries_without_prediction']} query(ies) have no prediction line: "
-              "scored as empty predictions (AP 0).", file=sys.stderr)
 
 
 def eval_temporal_command(args: argparse.Namespace) -> int:
-    result, gt, pred = evaluate_temporal_files(args.gt, args.pred, args.fps)
-    write_eval_items(args, "temporal", pred, gt=gt)
+    rule = AS_MISS if args.no_prediction_as_miss else LEAVE_OUT
+    result, gt, pred = evaluate_temporal_files(args.gt, args.pred, args.fps, partial=args.partial,
+                                               no_prediction=rule)
+    write_eval_items(args, "temporal", pred, gt=gt, no_prediction=rule)
     _warn_temporal(result)
     if args.json:
         print(json.dumps(result))
@@ -266,11 +285,20 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
     rows = [(k, with_interval(k, result)) for k in TEMPORAL_KEYS] + [("num_queries", result["num_queries"])]
     for name, summary in {**result["by_length"], **result["by_count"]}.items():
         rows.append((f"mAP@0.3 {name} ({summary['num_queries']} q)", summary["mAP@0.3"]))
-    rows.append(("queries without prediction (scored as empty)", result["queries_without_prediction"]))
+    if rule == AS_MISS:
+        rows.append(("queries with no prediction (scored as misses: --no-prediction-as-miss)",
+                     result["scored_as_miss"]))
+    else:
+        rows.append(("queries with no prediction (left out, as QV-M2)", result["left_out"]))
+    rows.append(("  of them without a prediction line (--partial)", result["queries_without_prediction"]))
     rows.append(("ground-truth lines without windows (left out)", result["gt_without_windows"]))
-    rows.append(("invalid answers (unparsed/error/fallback, scored as empty)", result["invalid"]))
+    rows.append(("invalid answers (unparsed/error/fallback: no prediction)", result["invalid"]))
     rows.append(("prediction lines for unknown qids (ignored)", result["ignored_unknown_items"]))
-    rows.append(("windows ending after the clip (scored as given)", result["windows_beyond_clip"]))
+    rows.append(("windows starting before 0 s (scored as written)", result["windows_before_clip"]))
+    rows.append(("windows ending after the clip (scored as written)", result["windows_beyond_clip"]))
+    rows.append(("zero-length windows (scored as written)", result["zero_length_windows"]))
+    rows.append(("ground-truth windows ending after the clip (scored as written)",
+                 result["gt_windows_beyond_clip"]))
     rows += [(f"  {k}", result[k]) for k in ("unparsed", "errors", "fallbacks")]
     rows += [(f"mR@{k} queries (>= {k} GT and predicted windows)", result.get(f"mR@{k}_queries"))
              for k in (1, 2, 3)]
@@ -421,9 +449,11 @@ def _report_invalid(summary: dict) -> None:
         counts = summary.get(f"{task}_answers") or {}
         bad = {k: v for k, v in counts.items() if k not in ("ok", "none")}
         if bad:
+            scored = ("no prediction: left out of the scores, as QV-M2 leaves a query with no window"
+                      if task == "temporal" else "scored as nothing predicted")
             print(f"{task}: {sum(bad.values())} answer(s) were not parsed "
-                  f"({', '.join(f'{k} {v}' for k, v in sorted(bad.items()))}); they are kept raw and "
-                  "scored as empty predictions.", file=sys.stderr)
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(bad.items()))}); they are kept raw, "
+                  f"never guessed ({scored}).", file=sys.stderr)
 
 
 def run_impact_command(args: argparse.Namespace) -> int:
@@ -435,9 +465,14 @@ def run_impact_command(args: argparse.Namespace) -> int:
     print(json.dumps(summary, indent=1))
     _report_invalid(summary)
     if summary.get("temporal_pred") and Path(summary["temporal_pred"]).exists():
-        result = evaluate_temporal_files(Path(summary["temporal_gt"]), Path(summary["temporal_pred"]))[0]
+        # partial: items that failed are not written (the run says so above); a query with no
+        # prediction is left out as QV-M2 leaves it, and the note says how many
+        result = evaluate_temporal_files(Path(summary["temporal_gt"]), Path(summary["temporal_pred"]),
+                                         partial=True)[0]
         print(format_table([(k, result[k]) for k in TEMPORAL_KEYS]
-                           + [("invalid answers (scored as empty)", result["invalid"])]))
+                           + [("queries with no prediction (left out, as QV-M2)", result["left_out"]),
+                              ("invalid answers (unparsed/error/fallback: no prediction)", result["invalid"])]))
+        _notes(result)
     failed = {task: summary.get(task, {}).get("failed", 0) for task in TASKS}
     if any(failed.values()):
         detail = ", ".join(f"{n} {task}" for task, n in failed.items() if n)

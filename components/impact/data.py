@@ -20,6 +20,7 @@ from components import datasource
 from components.base.errors import DataFormatError
 from components.common.paths import confined_path
 from components.common.validate import validated_as
+from components.impact.body import SMPLX_NUM_VERTICES as SMPLX_VERTICES
 from components.impact.regions import REGION_LABELS
 
 DEFAULT_FPS = 24.0
@@ -140,9 +141,9 @@ class _FrameRecord(BaseModel):
     @classmethod
     def _vertex_ids(cls, vertices: Any) -> Any:
         if vertices is not None and (not isinstance(vertices, list)
-                                     or not all(_is_int(v) and v >= 0 for v in vertices)):
-            raise ValueError("key 'vertices' must be a list of non-negative integer SMPL-X vertex "
-                             "ids (or be left out).")
+                                     or not all(_is_int(v) and 0 <= v < SMPLX_VERTICES for v in vertices)):
+            raise ValueError(f"key 'vertices' must be a list of SMPL-X vertex ids 0..{SMPLX_VERTICES - 1} "
+                             "(or be left out).")
         return vertices
 
 
@@ -381,17 +382,13 @@ class _PredLine(BaseModel):
     @field_validator("pred_relevant_windows", mode="before")
     @classmethod
     def _scored(cls, value: Any) -> list[list[float]]:
+        # only what the reference (QV-M2) cannot score is refused: a non-number or non-finite value
+        # (in `_windows`) and a reversed window; a start before 0 s, an end past the clip and a
+        # zero-length window are scored as written and counted (eval_inputs.py)
         windows = _windows(value, "pred_relevant_windows", 3)
         for i, (start, end, _score) in enumerate(windows):
-            # a negative, reversed or empty window is no answer a model gave about this clip:
-            # scoring it (IoU 0) would count it as a plain miss and hide the broken file
-            if start < 0:
-                raise ValueError(f"window {i} {[start, end]} starts before 0 s; fix or remove the line.")
             if end < start:
                 raise ValueError(f"window {i} {[start, end]} ends before it starts; fix or remove the line.")
-            if end == start:
-                raise ValueError(f"window {i} {[start, end]} has no length (end = start); fix or "
-                                 "remove the line.")
         return windows
 
     @field_validator("status", mode="before")
@@ -427,6 +424,13 @@ class _SpatialLine(BaseModel):
     def _vertex_ids(cls, value: Any) -> Any:
         if value is not None and (not isinstance(value, list) or not all(_is_int(v) for v in value)):
             raise ValueError("key 'vertices' must be a list of integers.")
+        outside = [v for v in value or [] if not 0 <= v < SMPLX_VERTICES]
+        if outside:
+            # painted on no vertex (the mannequin reads no ids at all), an id outside the body
+            # would change F1 without a word
+            raise ValueError(f"vertex id {outside[0]} is outside SMPL-X's 0..{SMPLX_VERTICES - 1}"
+                             f"{f' ({len(outside)} such ids)' if len(outside) > 1 else ''}; vertex ids "
+                             "are SMPL-X vertex indices: fix or remove them.")
         return value
 
     @model_validator(mode="after")
@@ -448,6 +452,22 @@ def _lines(path: Path, schema: type[BaseModel]) -> Iterator[tuple[int, dict, Any
                                             where=lambda loc, n=line_no: _line_key(n, loc))
 
 
+def _gt_inside_clip(path: Path, line_no: int, record: dict, windows: list[list[float]]) -> None:
+    """A ground-truth window that starts at or after the clip's end (the line's `duration`, when it
+    has one) lies wholly outside the clip: no model shown the clip can find it, and it would lower
+    every score silently (seconds given in frames, or the wrong clip's line). Refused; one that
+    only ends past the clip is scored as written and counted (eval_inputs.py)."""
+    duration = record.get("duration")
+    if not _is_number(duration):
+        return
+    for i, (start, end) in enumerate(windows):
+        if start >= duration:
+            raise DataFormatError(
+                f"{path}: line {line_no}, key 'relevant_windows': window {i} {[start, end]} starts at "
+                f"or after the clip's end (duration {duration:g} s), so nothing of it is in the clip; "
+                "windows are in seconds (frames / fps). Fix the window or the line's 'duration'.")
+
+
 def _load_qv(path: str | Path, schema: type[BaseModel], key: str, duplicate_hint: str = "",
              lines: dict | None = None) -> list[dict]:
     path = Path(path)
@@ -456,6 +476,8 @@ def _load_qv(path: str | Path, schema: type[BaseModel], key: str, duplicate_hint
         qid = str(line.qid)
         if qid in seen:
             raise DataFormatError(f"{path}: line {line_no}: duplicate qid '{qid}'{duplicate_hint}.")
+        if schema is _GtLine:
+            _gt_inside_clip(path, line_no, record, line.relevant_windows)
         seen.add(qid)
         out.append({**record, "qid": qid, key: getattr(line, key)})
         if lines is not None:
@@ -471,7 +493,8 @@ def load_qv_gt(path: str | Path, lines: dict | None = None) -> list[dict]:
 
 def load_qv_pred(path: str | Path, lines: dict | None = None) -> list[dict]:
     """QVHighlights predictions: {"qid", "pred_relevant_windows": [[s, e, score], ...]} per line;
-    a negative, reversed or empty window and an unknown `status` are refused (file, line, key)."""
+    a window that is not finite numbers or ends before it starts, and an unknown `status`, are
+    refused (file, line, key); every other window is scored as written."""
     return _load_qv(path, _PredLine, "pred_relevant_windows", " (one line per query)", lines=lines)
 
 

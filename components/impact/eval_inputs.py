@@ -5,11 +5,18 @@ and the files they refuse (docs/decisions.md "Eval inputs").
 - Lines whose qid (or qid#frame) is not scored are ignored and counted (`ignored_unknown_items`,
   spatial also `ignored_unannotated_frames`, `ignored_other_split`); a file where no line matches
   is refused: it belongs to another split or set.
-- A temporal window that ends after the clip (the ground truth line's `duration`) is scored as
-  given, as the released QVHighlights/HAPACT evaluation scores it (no clipping: clipping would
-  score a window the model never gave, and flatter it), and counted (`windows_beyond_clip`).
-- Frames or queries without a prediction line (a 0-byte file included) are scored as empty and
-  counted, with a note.
+- A query of the ground truth with no prediction line is refused by default, naming the qids, as
+  QV-M2's `eval_submission` refuses a file whose qids differ from the ground truth's; with
+  `partial` it is left out, as QV-M2's `match_number=False` does (counted, with a note).
+- A temporal window is scored as written, as the released QV-M2 evaluation scores it: one that
+  starts before 0 s (`windows_before_clip`), ends after the clip (the ground-truth line's
+  `duration`; `windows_beyond_clip`) or has no length (`zero_length_windows`) is counted in a
+  note, never clipped (clipping would score a window the model never gave, and flatter it).
+- A ground-truth window that ends after its clip is scored as written and counted
+  (`gt_windows_beyond_clip`); one that starts at or after the clip's end is refused when the file
+  is read (components/impact/data.py).
+- Frames without a prediction line (a 0-byte file included) are scored as empty and counted, with
+  a note.
 """
 from __future__ import annotations
 
@@ -28,33 +35,88 @@ def _refuse_wrong_split(name: str, lines: int, example: str, against: str) -> No
                     f"{example}): a file of another split or set? Pass the matching files.")
 
 
+def _missing_lines(gt_by_qid: Mapping[str, dict], pred: Sequence[dict], gt_where: Mapping[str, str],
+                   pred_name: str, partial: bool) -> list[str]:
+    """The GT qids without a prediction line; refused (UserError) unless `partial`."""
+    predicted = {str(p["qid"]) for p in pred}
+    missing = [qid for qid in gt_by_qid if qid not in predicted]
+    if missing and not partial:
+        shown = ", ".join(f"'{q}' ({gt_where.get(q, '?')})" for q in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise UserError(f"{pred_name}: {len(missing)} ground-truth quer{'y has' if len(missing) == 1 else 'ies have'} "
+                        f"no prediction line: {shown}{more}. The reference (QV-M2's eval_submission) "
+                        "refuses a file whose qids differ from the ground truth's; add the lines (rerun "
+                        "the run to finish it), or pass --partial to leave these queries out as its "
+                        "match_number=False does.")
+    return missing
+
+
+def _first(where: str, i: int, w: Sequence[float], what: str) -> str:
+    return f"{where}, key 'pred_relevant_windows': window {i} {list(w[:2])} {what}"
+
+
 def temporal_input_report(gt: Sequence[dict], pred: Sequence[dict], where: Mapping[str, str],
-                          pred_name: str) -> dict:
-    """Counts and notes about the temporal prediction lines (`where`: qid -> "file line n")."""
+                          pred_name: str, *, gt_where: Mapping[str, str] | None = None,
+                          partial: bool = False) -> dict:
+    """Counts and notes about the temporal lines (`where` / `gt_where`: qid -> "file line n" of
+    the prediction / ground-truth line); refuses a file that misses GT queries unless `partial`."""
+    gt_where = gt_where or {}
     gt_by_qid = {str(g["qid"]): g for g in gt}
     unknown = [str(p["qid"]) for p in pred if str(p["qid"]) not in gt_by_qid]
     if pred and len(unknown) == len(pred):
         _refuse_wrong_split(pred_name, len(pred), f"{where.get(unknown[0], '?')}, qid '{unknown[0]}'",
                             "a qid of the ground truth")
+    missing = _missing_lines(gt_by_qid, pred, gt_where, pred_name, partial)
     notes = []
     if unknown:
         notes.append(f"{len(unknown)} prediction line(s) for qids not in the ground truth were ignored "
                      f"(ignored_unknown_items; first: {where.get(unknown[0], '?')}, qid '{unknown[0]}').")
-    beyond, first = 0, None
+    if missing:
+        notes.append(f"--partial: {len(missing)} ground-truth quer{'y' if len(missing) == 1 else 'ies'} "
+                     f"without a prediction line (first: '{missing[0]}', {gt_where.get(missing[0], '?')}) "
+                     "taken as queries with no prediction, as QV-M2's match_number=False does.")
+    counts = {"windows_before_clip": [0, None], "windows_beyond_clip": [0, None], "zero_length_windows": [0, None]}
+
+    def count(key: str, first: str) -> None:
+        counts[key][0] += 1
+        counts[key][1] = counts[key][1] or first
+
     for p in pred:
         g = gt_by_qid.get(str(p["qid"]))
-        duration = g.get("duration") if g else None
-        if g is None or is_invalid(p) or not isinstance(duration, (int, float)) or isinstance(duration, bool):
+        if g is None or is_invalid(p):
             continue
+        duration = g.get("duration")
+        has_duration = isinstance(duration, (int, float)) and not isinstance(duration, bool)
+        line = where.get(str(p["qid"]), "?")
         for i, w in enumerate(p["pred_relevant_windows"]):
+            if w[0] < 0:
+                count("windows_before_clip", _first(line, i, w, "starts before 0 s"))
+            if has_duration and w[1] > duration + END_SLACK_S:
+                count("windows_beyond_clip", _first(line, i, w, f"ends after the clip ({duration:g} s)"))
+            if w[1] == w[0]:
+                count("zero_length_windows", _first(line, i, w, "has no length"))
+    for key, what in (("windows_before_clip", "start before 0 s"), ("windows_beyond_clip", "end after their clip"),
+                      ("zero_length_windows", "have no length (IoU 0 with any moment)")):
+        n, first = counts[key]
+        if n:
+            notes.append(f"{n} predicted window(s) {what}; scored as written, as the reference (QV-M2) "
+                         f"does ({key}; first: {first}).")
+    gt_beyond, gt_first = 0, None
+    for qid, g in gt_by_qid.items():
+        duration = g.get("duration")
+        if not isinstance(duration, (int, float)) or isinstance(duration, bool):
+            continue
+        for i, w in enumerate(g["relevant_windows"]):
             if w[1] > duration + END_SLACK_S:
-                beyond += 1
-                first = first or (f"{where.get(str(p['qid']), '?')}, key 'pred_relevant_windows': window "
-                                  f"{i} {list(w[:2])} ends after the clip ({duration:g} s)")
-    if beyond:
-        notes.append(f"{beyond} predicted window(s) end after their clip; scored as given, as the "
-                     f"released evaluation does (windows_beyond_clip; first: {first}).")
-    return {"ignored_unknown_items": len(unknown), "windows_beyond_clip": beyond, "notes": notes}
+                gt_beyond += 1
+                gt_first = gt_first or (f"{gt_where.get(qid, '?')}, key 'relevant_windows': window {i} "
+                                        f"{list(w[:2])} ends after the clip ({duration:g} s)")
+    if gt_beyond:
+        notes.append(f"{gt_beyond} ground-truth window(s) end after their clip; scored as written, "
+                     f"as the reference does (gt_windows_beyond_clip; first: {gt_first}).")
+    return {"ignored_unknown_items": len(unknown), "missing_lines": len(missing),
+            **{key: n for key, (n, _) in counts.items()}, "gt_windows_beyond_clip": gt_beyond,
+            "notes": notes}
 
 
 def spatial_input_report(annotations: ImpactAnnotations, pred: Mapping[tuple[str, int], dict],

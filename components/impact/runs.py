@@ -26,7 +26,8 @@ from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns
     collect, named_runs_folders, with_scored
 from components.impact.data import ImpactAnnotations, is_invalid_region_record, load_qv_pred, \
     load_spatial_pred
-from components.impact.metrics.temporal import MAP_THRESHOLD, average_precision, is_invalid, scored_pairs
+from components.impact.metrics.temporal import AS_MISS, LEAVE_OUT, MAP_THRESHOLD, average_precision, is_invalid, \
+    scored_pairs
 
 TASK_FILES = {"temporal_pred.jsonl": "temporal", "spatial_pred.jsonl": "spatial"}
 
@@ -198,15 +199,17 @@ class ImpactRuns:
             frames[frame] = FrameRuns(frame, truth, answers)
         return ClipRuns(qid, moments, frames)
 
-    def temporal_item_rows(self, gt: Sequence[Mapping]) -> list[ItemRow]:
+    def temporal_item_rows(self, gt: Sequence[Mapping], no_prediction: str = LEAVE_OUT) -> list[ItemRow]:
         """`eval impact-temporal --items`: per (run, GT query with windows) the AP@0.3 eval
-        averages into mAP@0.3 (a missing line: source "missing", AP 0)."""
+        averages into mAP@0.3 (a missing line: source "missing"); a query with no prediction has
+        no score (None: left out, as eval leaves it) or AP 0 under `no_prediction=AS_MISS`."""
         rows = []
         for name, lines in self.temporal.items():
             by_qid = self._temporal_by_qid[name]
-            for qid, g, p in scored_pairs(gt, lines):
+            for qid, g, p in scored_pairs(gt, lines, no_prediction=AS_MISS):
                 line = by_qid.get(qid)
-                ap = float(average_precision(g, p, [MAP_THRESHOLD])[0])
+                ap = float(average_precision(g, p, [MAP_THRESHOLD])[0]) \
+                    if p or no_prediction == AS_MISS else None
                 answer = json.dumps([list(w[:2]) for w in p]) if p else ""
                 rows.append(ItemRow(name, qid, answer, ap, "AP@0.3",
                                     "missing" if line is None else _temporal_status(line)))
@@ -231,7 +234,7 @@ class ImpactRuns:
 
 
 def write_eval_items(args: Any, task: str, scored: Any, *, gt: Sequence[Mapping] | None = None,
-                     annotations: ImpactAnnotations | None = None) -> None:
+                     annotations: ImpactAnnotations | None = None, no_prediction: str = LEAVE_OUT) -> None:
     """`eval impact-temporal|impact-spatial --items OUT [RUN ...]`: the scored run (`scored`:
     the merged temporal lines, or the spatial {(qid, frame): line}) and every RUN of that task."""
     from components.common.runs import extra_runs, run_name, write_item_rows
@@ -248,6 +251,6 @@ def write_eval_items(args: Any, task: str, scored: Any, *, gt: Sequence[Mapping]
             print(f"note: {others.files[other]} holds {value['kind']} answers; left out of the "
                   f"{task} table.", file=sys.stderr)
     table = ImpactRuns(runs, annotations)
-    rows = table.temporal_item_rows(gt or []) if task == "temporal" else \
+    rows = table.temporal_item_rows(gt or [], no_prediction) if task == "temporal" else \
         table.spatial_item_rows(getattr(args, "split", None))
     write_item_rows(args.items, rows)

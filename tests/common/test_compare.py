@@ -172,7 +172,7 @@ def test_compare_impact_temporal(tmp_path, capsys):
     assert report["differences"]["mAP@0.3"]["b"]["value"] == pytest.approx(round(100 * 0.5 / 3, 2))
     assert report["differences"]["mAP@0.3"]["diff"]["units"] == 3  # q3 has no line in B: scored 0
     assert [r["qid"] for r in report["disagreements"]] == ["q1", "q3"]
-    assert any("without a prediction line" in n for n in report["notes"])
+    assert any("(1 without a line): scored as misses" in n for n in report["notes"])
     other = write_jsonl(tmp_path / "o.jsonl", [{"qid": "zz", "pred_relevant_windows": [[0, 1, 1.0]]}])
     code, _, err = run(["compare", "impact-temporal", str(a), str(other), "--gt", str(g)], capsys)
     one_line_refusal(code, err, "zz", "same data")

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from components.base.errors import UserError
+
 from components.base.io import read_jsonl
 from tests.impact.clipdata import make_impact_data
 
@@ -43,12 +45,17 @@ def test_eval_impact_temporal_json_keys_and_values(tmp_path, capsys):
     p = write_jsonl(tmp_path / "p.jsonl", [
         {"qid": "q1", "pred_relevant_windows": [[0, 1, 0.9], [0.1, 1.1, 0.8], [2.5, 3.5, 0.7], [6, 7, 0.6]]},
         {"qid": "q2", "pred_relevant_windows": [[1, 1.25, 1.0]], "raw": "[[1, 1.25]]"}])
-    code, out, _ = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p), "--json"], capsys)
+    # q3 has no prediction line: refused as QV-M2's qid check refuses it, naming the qid and --partial
+    with pytest.raises(UserError, match=r"1 ground-truth query has no prediction line: 'q3' .*--partial"):
+        run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p), "--json"], capsys)
+    code, out, _ = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p), "--json",
+                            "--no-prediction-as-miss", "--partial"], capsys)
     assert code == 0
     result = json.loads(out)
     assert TEMPORAL_KEYS <= set(result)
-    # q3 has no prediction line: scored as an empty prediction (AP 0) and counted
+    # the stricter reading: q3 scored as an empty prediction (AP 0) and counted
     assert result["num_queries"] == 3 and result["queries_without_prediction"] == 1
+    assert result["scored_as_miss"] == 1 and result["no_prediction_rule"] == "miss"
     assert result["mAP@0.3"] == pytest.approx(100 * (5 / 9 + 1 + 0) / 3)
     assert result["R1@0.3"] == pytest.approx(100 * 2 / 3)
     assert result["@1_tgt"] == pytest.approx(50.0) and result["@2_tgt"] is None
@@ -57,9 +64,19 @@ def test_eval_impact_temporal_json_keys_and_values(tmp_path, capsys):
     assert all(ci["unit"] == "queries" and ci["units"] == 3 for ci in cis.values())
     assert cis["mAP@0.3"]["value"] == round(result["mAP@0.3"], 2)
     assert cis["mAP@0.3"]["low"] <= cis["mAP@0.3"]["value"] <= cis["mAP@0.3"]["high"]
-    code, out, err = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p)], capsys)
+    code, out, err = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p),
+                              "--partial", "--no-prediction-as-miss"], capsys)
     assert code == 0 and "mAP@0.3" in out and "51.85" in out
     assert "95 % interval" in out and "over 3 queries" in out
+    assert "queries with no prediction (scored as misses: --no-prediction-as-miss)" in out
+    assert "stricter reading" in err
+    # the default with --partial: q3 is left out, as QV-M2's match_number=False leaves it
+    code, out, err = run_cli(["eval", "impact-temporal", "--gt", str(g), "--pred", str(p), "--json",
+                              "--partial"], capsys)
+    result = json.loads(out)
+    assert code == 0 and result["num_queries"] == 2 and result["left_out"] == 1
+    assert result["mAP@0.3"] == pytest.approx(100 * (5 / 9 + 1) / 2)
+    assert "1 query with no prediction (1 without a prediction line), left out as the reference" in err
 
 
 def test_eval_user_error_is_one_readable_line(tmp_path, capsys):

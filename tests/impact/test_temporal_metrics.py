@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.impact.metrics.temporal import average_precision, evaluate_temporal, temporal_iou
+from components.impact.metrics.temporal import AS_MISS, average_precision, evaluate_temporal, \
+    no_prediction_note, temporal_iou
 
 THR = (0.1, 0.2, 0.3, 0.4, 0.5)
 
@@ -78,7 +79,7 @@ def test_mr_at_k_excludes_queries_with_fewer_predictions_than_k():
              pred("qB", [4, 5, 0.9]),                 # one prediction: out of mR@2 and mR@3
              pred("qC", [3, 4, 0.9], [0, 1, 0.8])]    # top-1 misses
     r = evaluate_temporal(gts, preds)
-    assert r["mR@1"] == pytest.approx(100 * 2 / 3)   # (1 + 1 + 0) / (1 + 1 + 1)
+    assert r["mR@1"] == pytest.approx(66.67)         # (1 + 1 + 0) / (1 + 1 + 1), 2 decimals as QV-M2
     assert r["mR@2"] == pytest.approx(100.0)         # only qA: 2 / min(2, 2)
     assert r["mR@3"] == 0.0                          # qB has 3 GT but 1 prediction: nobody left
     assert r["mR@2_queries"] == 1
@@ -100,32 +101,39 @@ def test_r1_at_03_uses_the_top_prediction():
     assert r["R1@0.3"] == pytest.approx(100 * 2 / 3)
 
 
-def test_queries_without_a_prediction_line_score_zero_and_are_counted():
-    # issue 19: the QVHighlights reference loops over the GT qids (a missing one raises); the app
-    # scores a missing line as an empty prediction (AP 0, top-1 miss) and counts it, so a run that
-    # skipped its hard queries is not flattered
-    gts = [gt("a", [0, 1]), gt("b", [2, 3]), gt("c", [4, 5])]
-    r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0])])
-    assert r["mAP@0.3"] == pytest.approx(100 / 3) and r["R1@0.3"] == pytest.approx(100 / 3)
-    assert r["num_queries"] == 3 and r["queries_without_prediction"] == 2
-    assert r["empty_predictions"] == 0  # no line answered "None"
-    r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0]), pred("b")])  # b answered "None"
-    assert r["mAP@0.3"] == pytest.approx(100 / 3) and r["R1@0.3"] == pytest.approx(100 / 3)
-    assert r["empty_predictions"] == 1 and r["queries_without_prediction"] == 1
-
-
-def test_a_query_without_a_prediction_is_a_miss_in_r1_and_in_mr_alike():
-    # issue 28: R1@0.3 counted a missing prediction as a miss (1/3) while mR@1 left the query out
-    # (1/1): one rule for both, the query is a miss in each
+def test_a_query_with_no_prediction_is_left_out_as_qv_m2_leaves_it():
+    # issue 35: QV-M2 builds its per-query table from the predicted windows, so a query with an
+    # empty list (or, with match_number=False, no line) is in no AP, no R1 and no Recall@k. Issues
+    # 19 and 28 had made it a miss instead (mAP and R1 1/3 here); that reading is now AS_MISS.
     gts = [gt("a", [0, 1]), gt("b", [2, 3]), gt("c", [4, 5])]
     for preds in ([pred("a", [0, 1, 1.0])],                                  # no line for b, c
                   [pred("a", [0, 1, 1.0]), pred("b"), pred("c")],             # b, c answered "None"
                   [pred("a", [0, 1, 1.0]), {**pred("b", [2, 3, 1.0]), "status": "unparsed"},
                    pred("c")]):                                              # b unparsed
         r = evaluate_temporal(gts, preds)
-        assert r["R1@0.3"] == pytest.approx(100 / 3)
-        assert r["mR@1"] == pytest.approx(100 / 3) and r["mR@1_queries"] == 3
-        assert r["intervals"]["mR@1"]["value"] == pytest.approx(round(100 / 3, 2))   # the interval's too
+        assert r["mAP@0.3"] == pytest.approx(100.0) and r["R1@0.3"] == pytest.approx(100.0)
+        assert r["G-mAP"] == pytest.approx(100.0) and r["@1_tgt"] == pytest.approx(100.0)
+        assert r["mR@1"] == pytest.approx(100.0) and r["mR@1_queries"] == 1
+        assert r["num_queries"] == 1 and r["left_out"] == 2 and r["scored_as_miss"] == 0
+        assert r["intervals"]["mAP@0.3"]["units"] == 1
+        note = no_prediction_note(r)
+        assert note.startswith("2 queries with no prediction (") and "left out as the reference (QV-M2) does" in note
+        assert "over 1 of 3 queries" in note
+        strict = evaluate_temporal(gts, preds, no_prediction=AS_MISS)
+        assert strict["mAP@0.3"] == pytest.approx(100 / 3) and strict["R1@0.3"] == pytest.approx(100 / 3)
+        assert strict["mR@1"] == pytest.approx(33.33) and strict["mR@1_queries"] == 3
+        assert strict["intervals"]["mR@1"]["value"] == pytest.approx(round(100 / 3, 2))
+        assert strict["scored_as_miss"] == 2 and strict["left_out"] == 0
+        assert "scored as misses" in no_prediction_note(strict) and "stricter reading" in no_prediction_note(strict)
+    r = evaluate_temporal(gts, [pred("a", [0, 1, 1.0]), pred("b")])
+    assert r["queries_without_prediction"] == 1 and r["empty_predictions"] == 1
+    assert "1 empty window list(s)" in no_prediction_note(r) and "1 without a prediction line" in no_prediction_note(r)
+
+
+def test_a_run_with_no_prediction_at_all_scores_nothing_and_says_so():
+    r = evaluate_temporal([gt("a", [0, 1])], [pred("a")])
+    assert r["num_queries"] == 0 and r["mAP@0.3"] is None and r["left_out"] == 1
+    assert no_prediction_note(r).startswith("1 query with no prediction")
 
 
 def test_a_ground_truth_line_without_windows_is_left_out_and_counted():
@@ -189,7 +197,7 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
         if q != 7:  # q7 has no prediction line
             preds.append(pred(f"q{q}", *guesses))
     fps = 4.0
-    result = evaluate_temporal(gts, preds, fps=fps)
+    result = evaluate_temporal(gts, preds, fps=fps, no_prediction=AS_MISS)  # every query scored
 
     by_qid = {p["qid"]: p["pred_relevant_windows"] for p in preds}
     pairs = [(g["relevant_windows"], by_qid.get(g["qid"], [])) for g in gts]  # q7: scored empty
@@ -214,7 +222,8 @@ def test_fast_path_equals_the_reference_ap_on_a_seeded_random_case():
         eligible = [(g, p) for g, p in pairs if len(g) >= k and (len(p) >= k or not p)]
         denom = sum(min(len(g), k) for g, _ in eligible)
         recall = [sum(recall_matches_at_k(g, p, k, t) for g, p in eligible) / denom for t in THR]
-        assert result[f"mR@{k}"] == pytest.approx(100 * np.mean(recall), abs=1e-9)
+        # each threshold's recall rounded to 2 decimals (in %) before the mean, as QV-M2
+        assert result[f"mR@{k}"] == pytest.approx(np.mean([float(f"{100 * r:.2f}") for r in recall]), abs=1e-9)
     for name, (lo, hi) in LENGTH_BINS.items():
         kept = [([w for w in g if lo <= round((w[1] - w[0]) * fps) <= (hi or 10 ** 9)], p) for g, p in pairs]
         kept = [(g, p) for g, p in kept if g]

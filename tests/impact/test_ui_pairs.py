@@ -123,7 +123,7 @@ def test_the_sets_metrics_give_each_compared_model_its_row_and_interval(data):
         table = handlers.set_metrics(data, ImpactResources(), ImpactSession(), "all", _settings(a, b)).metrics
     assert table.count("(this app) |") >= 4   # temporal and spatial rows of both models
     assert "**openai:model-b" in table and "↳ openai:model-b" in table.replace("\\", "")
-    assert "queries without a prediction: 0" in table and "queries with 3+ moments (@3+tgt): 0" in table
+    assert "queries with no prediction: 0." in table and "queries with 3+ moments (@3+tgt): 0" in table
 
 
 def test_two_no_model_methods_run_alone_and_say_why(data):
@@ -138,3 +138,14 @@ def test_two_no_model_methods_run_alone_and_say_why(data):
     plain = handlers.run_temporal(data, ImpactResources(), ImpactSession(),
                                   SessionSettings(backend="baseline").to_state(), "h0001", 84, "auto")
     assert "no-model method per task" not in plain.status
+
+
+def test_the_sets_metrics_leave_out_a_query_with_no_prediction_and_say_so(data):
+    # issue 35: the tab scores as QV-M2 does; a model that answers "None" is left out of the
+    # temporal scores (not a miss), and the note beside the table says how many and why
+    with ScriptedOpenAIServer(model("None", "left calf")) as a:
+        table = handlers.set_metrics(data, ImpactResources(), ImpactSession(), "all", _settings(a)).metrics
+    clips = len(data.annotations.items)
+    assert re.search(rf"{clips} quer(y|ies) with no prediction \({clips} empty window list\(s\)", table)
+    assert "left out as the reference (QV-M2) does" in table and f"over 0 of {clips} queries" in table
+    assert "queries with no prediction: 0." not in table

@@ -74,16 +74,19 @@ def test_temporal_items_mean_is_the_eval_map(data, impact_examples, tmp_path, ca
     gt = impact_examples / "temporal_gt.jsonl"
     runs = data / "impact" / "runs"
     out = tmp_path / "t.csv"
+    # poor misses a line: --partial leaves it out (no score in its row), as eval's mAP@0.3 does
     code, printed, _ = run_cli(["eval", "impact-temporal", "--gt", str(gt), "--pred", str(runs / "poor"),
-                                "--json", "--items", str(out), str(runs / "good")], capsys)
+                                "--json", "--partial", "--items", str(out), str(runs / "good")], capsys)
     assert code == 0
     rows = read_item_rows(out)
     assert {r["run"] for r in rows} == {"poor", "good"}
     for name in ("poor", "good"):
-        _, one, _ = run_cli(["eval", "impact-temporal", "--gt", str(gt), "--pred", str(runs / name), "--json"], capsys)
+        _, one, _ = run_cli(["eval", "impact-temporal", "--gt", str(gt), "--pred", str(runs / name), "--json",
+                             "--partial"], capsys)
         assert mean_score(rows, name) == pytest.approx(json.loads(one)["mAP@0.3"])
     assert mean_score(rows, "good") == pytest.approx(100.0)
     assert {r["source"] for r in rows if r["run"] == "poor"} >= {"unparsed", "missing", "ok"}
+    assert all(r["score"] is None for r in rows if r["source"] in ("unparsed", "missing"))
 
 
 def test_spatial_items_mean_is_the_eval_f1(data, impact_examples, tmp_path, capsys):

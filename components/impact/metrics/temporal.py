@@ -4,18 +4,23 @@ Inputs follow the QVHighlights JSONL convention: GT lines {"qid", "relevant_wind
 prediction lines {"qid", "pred_relevant_windows": [[s, e, score]]}. The per-query AP is the
 ActivityNet/MMAction2 detection AP used by QVHighlights' and QV-M2's standalone_eval.
 
-Which queries count:
-- every GT query with at least one window: a query with no prediction line is scored as an empty
-  prediction (AP 0, top-1 miss) and counted in `queries_without_prediction` (the QVHighlights
-  reference loops over the GT qids and raises on a missing one; leaving it out, as a loop over
-  submitted qids would, flatters a run that skipped its hard queries);
+Which queries count (QV-M2's standalone_eval, `eval_submission` / `compute_mr_ap_by_gt` /
+`compute_mr_all`; docs/metrics.md "Which queries are scored"):
+- QV-M2 builds its per-query table from the predicted windows, so a query with no prediction (an
+  empty window list: the model answered "None", or an unparsed / failed / fallback answer, whose
+  windows are never scored) never enters it: it is left out of mAP@0.3, G-mAP, the group columns,
+  the breakdowns and R1@0.3; mR@k takes only queries with >= k GT windows and >= k predictions.
+  Counted in `left_out` (by reason in `empty_predictions`, `invalid`, `queries_without_prediction`)
+  and said by `no_prediction_note`. A query with no prediction LINE is left out the same way here
+  (QV-M2's `match_number=False`); `eval impact-temporal` refuses such a file by default, as QV-M2's
+  qid check does (components/impact/eval_inputs.py), and takes it with `--partial`.
+- `no_prediction=AS_MISS` (the stricter reading, never the default) scores every such query as a
+  miss instead: AP 0, a top-1 miss, and in mR@k (where it has >= k GT windows) its min(#GT, k) in
+  the denominator; `scored_as_miss` counts them;
 - a GT line with no window (`[]`) has nothing to find: its AP is undefined (the reference divides
   by the GT count), so it is left out of every average and counted in `gt_without_windows`;
-- a prediction line with an empty window list (the model answered "None") stays in: AP 0, top-1 miss
-  (the reference code cannot score such a line at all; counting it as a miss never flatters a model);
-- a query with no prediction (no line, "None", an invalid answer) is a miss in R1@0.3 and in
-  mR@k (its min(#GT, k) in the denominator, where it has >= k GT windows); a query with fewer
-  than k predictions listed stays out of mR@k, as in the reference;
+- windows are scored as written: a start a little before 0 s or an end past the clip is not
+  clipped (the reference's IoU on the raw window; eval_inputs.py counts them);
 - @3+tgt is 0.0 when no query has 3 or more GT windows, as the reference reports (the count of
   such queries is `@3+tgt_queries`), like mR@k;
 - prediction lines whose qid is not in the GT are ignored and counted in `unknown_pred_qids`;
@@ -46,6 +51,10 @@ MAP_THRESHOLD = 0.3
 HAPACT_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)
 MAX_PRED_WINDOWS = 10
 LENGTH_BINS = {"short": (1, 2), "middle": (3, 6), "long": (7, None)}  # frames, inclusive
+#: what happens to a query with GT windows and no prediction (an empty list, an invalid answer, no
+#: line): left out of every score as QV-M2 leaves it out (the default), or scored as a miss
+LEAVE_OUT, AS_MISS = "leave out", "miss"
+NO_PREDICTION_RULES = (LEAVE_OUT, AS_MISS)
 
 
 def temporal_iou(a: Sequence[float], b: Sequence[float]) -> float:
@@ -325,20 +334,34 @@ def is_invalid(record: dict) -> bool:
 
 
 def _pairs(gt: Iterable[dict], pred: Iterable[dict]) -> tuple[list[tuple[str, list, list]], int, int]:
+    """(qid, GT windows, the windows scored) for every GT query, in GT order (a missing line or an
+    invalid answer: no window), the number of prediction lines for unknown qids, and of GT qids
+    without a line."""
     gt_by_qid = {str(g["qid"]): [list(w[:2]) for w in g["relevant_windows"]] for g in gt}
     pred_by_qid = {str(p["qid"]): [] if is_invalid(p) else [list(w[:3]) for w in p["pred_relevant_windows"]]
                    for p in pred}
-    # a GT query without a prediction line is scored as an empty prediction (and counted)
     pairs = [(qid, gt_by_qid[qid], pred_by_qid.get(qid, [])) for qid in gt_by_qid]
     unknown = sum(1 for qid in pred_by_qid if qid not in gt_by_qid)
     missing = sum(1 for qid in gt_by_qid if qid not in pred_by_qid)
     return pairs, unknown, missing
 
 
+def _check_rule(no_prediction: str) -> None:
+    if no_prediction not in NO_PREDICTION_RULES:
+        raise ValueError(f"no_prediction must be one of {NO_PREDICTION_RULES}, got {no_prediction!r}")
+
+
+def _scored(pairs: list[tuple[str, list, list]], no_prediction: str) -> list[tuple[str, list, list]]:
+    """The pairs every score averages over: GT windows to find, and (QV-M2's rule, LEAVE_OUT) a
+    prediction listed; AS_MISS keeps the queries without one (scored as misses)."""
+    _check_rule(no_prediction)
+    return [p for p in pairs if p[1] and (p[2] or no_prediction == AS_MISS)]
+
+
 def _in_mr(gt: list, pred: list, k: int) -> bool:
-    """Whether a query counts in mR@k: >= k GT windows and >= k predictions listed (the
-    reference), or no prediction at all (a missing line, "None", an invalid answer): a miss, as
-    R1@0.3 counts it, so that skipping a query never raises either score."""
+    """Whether a query counts in mR@k: >= k GT windows and >= k predictions listed (QV-M2's
+    `compute_mr_all`), or no prediction at all: only present under AS_MISS, where such a query is
+    a miss in mR@k as in R1@0.3 (the LEAVE_OUT pairs hold none)."""
     return len(gt) >= k and (len(pred) >= k or not pred)
 
 
@@ -385,8 +408,10 @@ def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
         per_thr = []
         for thr in thresholds:
             matched = sum(_matches_in_rank_order(top_ious[qid][:k], thr) for qid, _, _ in eligible)
-            per_thr.append(matched / denom if denom else 0.0)
-        out[f"mR@{k}"] = _pct(np.mean(per_thr))
+            # QV-M2 (`compute_mr_all`) rounds each threshold's Recall@k, in %, to 2 decimals
+            # before the mean (MR-mRk): the same here, so the printed mR@k is the reference's
+            per_thr.append(float(f"{100 * matched / denom:.2f}") if denom else 0.0)
+        out[f"mR@{k}"] = float(np.mean(per_thr))
         out[f"mR@{k}_queries"] = len(eligible)
     return out
 
@@ -462,25 +487,34 @@ def count_breakdown(pairs: list[tuple[str, list, list]],
 
 
 def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 24.0,
-                      thresholds: Sequence[float] = HAPACT_THRESHOLDS) -> dict:
-    """All HAPACT temporal metrics. Keys of docs/formats.md first, then breakdowns and counts."""
+                      thresholds: Sequence[float] = HAPACT_THRESHOLDS, no_prediction: str = LEAVE_OUT) -> dict:
+    """All HAPACT temporal metrics. Keys of docs/formats.md first, then breakdowns and counts.
+    `no_prediction`: LEAVE_OUT (QV-M2, the default) or AS_MISS (module docstring)."""
     pred = list(pred)
-    pairs, unknown, missing = _pairs(gt, pred)
+    all_pairs, unknown, missing = _pairs(gt, pred)
+    pairs = _scored(all_pairs, no_prediction)
     table = _APTable(thresholds)  # per-query APs shared by the core metrics and the breakdowns
     out = _core(pairs, thresholds, table)
     out["by_length"] = length_breakdown(pairs, fps, thresholds, table)
     out["by_count"] = count_breakdown(pairs, thresholds, table)
     out["intervals"] = {k: e.to_json() for k, e in stats.estimates(unit_scores(pairs, thresholds, table)).items()}
+    without = [(qid, g, p) for qid, g, p in all_pairs if g and not p]
+    out["no_prediction_rule"] = no_prediction
+    out["left_out"] = len(without) if no_prediction == LEAVE_OUT else 0
+    out["scored_as_miss"] = len(without) if no_prediction == AS_MISS else 0
+    out["queries_with_windows"] = sum(1 for _, g, _ in all_pairs if g)
     out["queries_without_prediction"] = missing
-    out["gt_without_windows"] = sum(1 for _, g, _ in pairs if not g)
+    out["gt_without_windows"] = sum(1 for _, g, _ in all_pairs if not g)
     out["unknown_pred_qids"] = unknown
     answered = {str(p.get("qid")) for p in pred}
-    out["empty_predictions"] = sum(1 for qid, g, p in pairs if g and not p and qid in answered)
-    gt_qids = {qid for qid, _, _ in pairs}
+    out["empty_predictions"] = sum(1 for qid, _, _ in without if qid in answered)
+    gt_qids = {qid for qid, _, _ in all_pairs}
     scored = [p for p in pred if str(p.get("qid")) in gt_qids]
     status = [str(p.get("status") or "ok") for p in scored]
-    # unparsed / failed / fallback lines are scored as empty predictions (AP 0, top-1 miss)
+    # unparsed / failed / fallback lines are scored as empty predictions (left out, or misses)
     out["invalid"] = sum(1 for p in scored if is_invalid(p))
+    invalid_qids = {str(p.get("qid")) for p in scored if is_invalid(p)}
+    out["no_prediction_invalid"] = sum(1 for qid, _, _ in without if qid in invalid_qids)
     out["unparsed"] = status.count("unparsed")
     out["errors"] = status.count("error")
     out["fallbacks"] = sum(1 for st in status if st.startswith("fallback"))
@@ -488,11 +522,34 @@ def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 
     return out
 
 
-def scored_pairs(gt: Iterable[dict], pred: Iterable[dict]) -> list[tuple[str, list, list]]:
-    """(qid, GT windows, the windows scored) for every GT query that has windows, in GT order: a
-    missing line or an invalid answer scores as no window. Two runs on one GT line up unit for
-    unit (`unit_scores` of each is a paired comparison)."""
-    return [p for p in _pairs(gt, list(pred))[0] if p[1]]
+def no_prediction_note(result: dict) -> str | None:
+    """One sentence on the queries with no prediction and what the score did with them, e.g. "2
+    queries with no prediction (2 empty lists), left out as the reference (QV-M2) does ..."."""
+    count = result.get("left_out") or result.get("scored_as_miss") or 0
+    if not count:
+        return None
+    missing = result.get("queries_without_prediction") or 0
+    invalid = result.get("no_prediction_invalid", 0)
+    empty = count - missing - invalid
+    why = [f"{n} {what}" for n, what in ((empty, "empty window list(s), e.g. an answer \"None\""),
+                                         (invalid, "unparsed, failed or fallback answer(s)"),
+                                         (missing, "without a prediction line")) if n]
+    head = f"{count} quer{'y' if count == 1 else 'ies'} with no prediction ({'; '.join(why)})"
+    if result.get("no_prediction_rule") == AS_MISS:
+        return (f"{head}, scored as misses (AP 0, top-1 miss, in mR@k): the stricter reading "
+                "asked for; QV-M2 leaves them out, and so does the default.")
+    return (f"{head}, left out as the reference (QV-M2) does: not in mAP, G-mAP, the group "
+            "columns, R1 or mR@k; the scores are over "
+            f"{result.get('num_queries', 0)} of {result.get('queries_with_windows', 0)} queries.")
+
+
+def scored_pairs(gt: Iterable[dict], pred: Iterable[dict], *,
+                 no_prediction: str = LEAVE_OUT) -> list[tuple[str, list, list]]:
+    """(qid, GT windows, the windows scored) for every query `evaluate_temporal` scores under the
+    `no_prediction` rule, in GT order (AS_MISS: every GT query with windows, a missing line or an
+    invalid answer scored as no window, so two runs on one GT line up unit for unit and
+    `unit_scores` of each is a paired comparison)."""
+    return _scored(_pairs(gt, list(pred))[0], no_prediction)
 
 
 def disagreements(gt: Sequence[dict], pred_a: Sequence[dict], pred_b: Sequence[dict],
@@ -501,7 +558,8 @@ def disagreements(gt: Sequence[dict], pred_a: Sequence[dict], pred_b: Sequence[d
     the largest AP gap first (ties in GT order)."""
     table = _APTable(thresholds)
     rows = []
-    for (qid, g, pa), (_, _, pb) in zip(scored_pairs(gt, pred_a), scored_pairs(gt, pred_b)):
+    for (qid, g, pa), (_, _, pb) in zip(scored_pairs(gt, pred_a, no_prediction=AS_MISS),
+                                        scored_pairs(gt, pred_b, no_prediction=AS_MISS)):
         ap_a, ap_b = table.ap_03(g, pa), table.ap_03(g, pb)
         hit_a = bool(pa) and max(temporal_iou(pa[0], w) for w in g) >= MAP_THRESHOLD
         hit_b = bool(pb) and max(temporal_iou(pb[0], w) for w in g) >= MAP_THRESHOLD

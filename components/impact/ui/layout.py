@@ -28,8 +28,9 @@ Model panel, then move the frame slider: the body is painted for the frame under
 (hit, predicted only, missed). With the **baseline** backend no model is used: the temporal method
 is a *motion-energy baseline* (frame differences) and the spatial one a *text-only baseline* (the
 body-part words of the query). **Metrics for the set** runs the same over every clip and scores it
-with HAPACT's metrics beside the paper's rows; unparsed answers are scored as empty predictions
-and counted, never guessed.
+with HAPACT's metrics beside the paper's rows; unparsed answers are never guessed: like a "None",
+they are no prediction, left out of the temporal scores as the reference (QV-M2) leaves them, and
+counted.
 
 Keys (when no text box has the focus): **.** / **,** next / previous frame, **space** play /
 pause. A link to this view (`?tab=impact&clip=h0003&frame=85`) opens the same frame; add

@@ -24,7 +24,7 @@ from components.impact.pipeline import annotated_frames, check_stop, evaluate_sp
 from components.impact.render import RenderUnavailable
 from components.impact.runs import FrameRuns
 from components.impact.solvers import single_method_note, solvers_for
-from components.impact.metrics.temporal import evaluate_temporal
+from components.impact.metrics.temporal import evaluate_temporal, no_prediction_note
 from components.impact.solvers import TemporalPrediction
 from components.impact.ui.body_view import body_value, shown_key
 from components.impact.ui.handlers import runs_panel
@@ -378,10 +378,10 @@ def set_metrics(tab: ImpactTab, res: ImpactResources, session: ImpactSession, sp
 
 
 def _temporal_counts(result: dict) -> str:
-    """What a temporal score rests on beyond its row: answers not read, missing predictions,
-    queries without windows and the queries @3+tgt averages over."""
-    return (f"unparsed answers: {result['unparsed']}, failed calls: {result['errors']} (both scored as "
-            "empty predictions, never guessed); queries without a prediction: "
-            f"{result.get('queries_without_prediction', 0)} (scored zero); ground truth without windows: "
+    """What a temporal score rests on beyond its row: answers not read, queries with no prediction
+    (left out, as QV-M2 leaves them), queries without windows and the queries @3+tgt averages over."""
+    left_out = (no_prediction_note(result) or "queries with no prediction: 0.").replace("*", "\\*")
+    return (f"unparsed answers: {result['unparsed']}, failed calls: {result['errors']} (both no "
+            f"prediction, never guessed); {left_out} Ground truth without windows: "
             f"{result.get('gt_without_windows', 0)}; queries with 3+ moments (@3+tgt): "
             f"{result.get('@3+tgt_queries', 0)}")
