@@ -12,12 +12,14 @@ none; a difference that is not significant is marked "n.s." (docs/metrics.md "In
 from __future__ import annotations
 
 import json
+import math
+import threading
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from collections.abc import Mapping
 
-from components.cloze.metrics import DIMS, score_results, stem_columns
+from components.cloze.metrics import DIMS, as_released, score_results, stem_columns
 from components.common import stats
 
 ROWS_PATH = Path(__file__).resolve().parents[2] / "assets" / "cloze_reference_rows.json"
@@ -39,11 +41,28 @@ def comparability_note() -> str:
 
 
 def reference_rows() -> list[dict]:
-    """The paper's rows; a model listed twice (thinking on and off) says which is which."""
+    """The paper's rows; a model listed twice (thinking on and off) says which is which. Each row
+    has `questions` (the N its acc is over, where the paper gives it: 1,521 videos x 3 for the
+    models, 100 x 3 for the Human row) or `no_interval` (why it has no interval: Random)."""
     doc = _doc()
     names = Counter(r["name"] for r in doc["rows"])
     return [{**r, "name": _paper_name(r, names), "source": "paper", "data": r.get("data", doc["data"]),
-             "size": r.get("size", doc["size"])} for r in doc["rows"]]
+             "size": r.get("size", doc["size"]),
+             **({} if "no_interval" in r else {"questions": r.get("questions", doc["questions"])})}
+            for r in doc["rows"]]
+
+
+#: the normal quantile of a two-sided 95 % interval
+Z95 = 1.959963984540054
+
+
+def binomial_interval(percent: float, n: int) -> tuple[float, float]:
+    """The Wilson score 95 % interval (in %) of a share `percent` % of `n` independent questions:
+    what a paper row's acc allows, given only its N (the paper gives no per-question answers)."""
+    p, z2 = percent / 100.0, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return 100.0 * max(0.0, centre - half), 100.0 * min(1.0, centre + half)
 
 
 def _paper_name(row: Mapping, names: Counter) -> str:
@@ -61,8 +80,11 @@ def data_name(results: Mapping, default: str) -> str:
 
 
 def row_from_results(name: str, results: dict, source: str, data: str | None = None) -> dict:
-    m = score_results(results)
+    """A row scored as `eval cloze` scores the file (the released analysis: a score over nothing
+    valid is 0, named in `nothing_valid`, its interval [0, 0])."""
+    m = as_released(score_results(results))
     row = {"name": name, "source": source, **{k: m[k] for k in COLUMNS}}
+    row["nothing_valid"] = m["nothing_valid"]
     row["stems"] = m["stems"]
     row["invalid"] = m["invalid_entries_skipped"]
     row["parse_rate"] = m["parse_rate"]
@@ -76,17 +98,57 @@ def row_from_results(name: str, results: dict, source: str, data: str | None = N
     return row
 
 
+def run_rows(loaded, label: str = "run file") -> list[dict]:
+    """One row per run of a collection (components/common/runs.py `LoadedRuns` of the Cloze
+    reader), scored from what the collection read (components/cloze/runs.py `expand_results`):
+    the same numbers `eval cloze` prints for the file. Computed once per collection (the
+    intervals are a bootstrap per run) and kept with it."""
+    from components.cloze.runs import expand_results
+    with _ROWS_LOCK:
+        rows = getattr(loaded, "board_rows", None)
+        if rows is None:
+            rows = []
+            for name, compact in loaded.runs.items():
+                folder = Path(loaded.files.get(name, "")).parent
+                where = f"{folder.parent.name}/{folder.name}" if folder.name else "?"
+                data = f"data folder '{compact['data_set']}'" if compact.get("data_set") else f"files in {where}"
+                row = row_from_results(name, expand_results(compact), label, data=data)
+                row["file"] = loaded.files.get(name, "")
+                rows.append(row)
+            loaded.board_rows = rows
+        return rows
+
+
+_ROWS_LOCK = threading.Lock()
+
+
 def _acc_score(row: Mapping, stems: list[str]) -> stats.SumScore:
     counts = row["stem_acc"]
     return stats.ratio("acc", [counts.get(s, [0, 0])[0] for s in stems],
                        [counts.get(s, [0, 0])[1] for s in stems], unit="stems", scale=100.0)
 
 
+_DIFFERENCES: dict[tuple[int, int], tuple] = {}
+
+
 def acc_difference(upper: Mapping, lower: Mapping) -> stats.Difference | None:
     """acc(upper) - acc(lower): paired over the union of their stems when they share any (a stem
-    one row lacks adds nothing to that row), else unpaired. None without per-stem counts."""
+    one row lacks adds nothing to that row), else unpaired. None without per-stem counts. Kept
+    per pair of row objects (a collection's rows are made once: a page's refresh tests them once)."""
     if not upper.get("stem_acc") or not lower.get("stem_acc"):
         return None
+    key = (id(upper["stem_acc"]), id(lower["stem_acc"]))
+    hit = _DIFFERENCES.get(key)
+    if hit is not None and hit[0] is upper["stem_acc"] and hit[1] is lower["stem_acc"]:
+        return hit[2]
+    diff = _acc_difference(upper, lower)
+    if len(_DIFFERENCES) > 4096:
+        _DIFFERENCES.clear()
+    _DIFFERENCES[key] = (upper["stem_acc"], lower["stem_acc"], diff)
+    return diff
+
+
+def _acc_difference(upper: Mapping, lower: Mapping) -> stats.Difference | None:
     a, b = set(upper["stem_acc"]), set(lower["stem_acc"])
     if a & b:
         stems = sorted(a | b)
@@ -128,23 +190,32 @@ def _mark(test: dict | None) -> str:
 
 
 def _acc_interval(row: Mapping, ndigits: int) -> str:
+    """The acc's 95 % interval: a scored row's bootstrap over stems; a paper row's binomial one
+    from its N (marked so); otherwise a word why there is none."""
+    if row.get("source") == "paper":
+        if row.get("questions") and row.get("acc") is not None:
+            low, high = binomial_interval(row["acc"], row["questions"])
+            return f"[{round(low, ndigits)}, {round(high, ndigits)}] binomial, N {row['questions']:,}"
+        return row.get("no_interval") or "none: the paper gives no N"
     ci = (row.get("intervals") or {}).get("acc") or {}
+    if ci.get("nothing_valid"):
+        return "[0, 0] nothing valid"
     if ci.get("low") is None:
-        return ""
+        return "none: no valid answer" if row.get("acc") is None else "none: too few stems"
     return f"[{round(ci['low'], ndigits)}, {round(ci['high'], ndigits)}]"
 
 
 def _group(row: Mapping) -> tuple:
-    """This app's runs first, then imported files and the study's humans, the paper's rows last.
+    """The runs found first, then imported files and the study's humans, the paper's rows last.
     The paper's rows are one group (its Human row, on the 100-video study subset, and Random
     included), so its Human row heads them, as the paper's ceiling, and shows without scrolling."""
     source = row.get("source")
     if source == "paper":
         return (2, PAPER_DATA)
-    return (0 if source == "this app" else 1, str(row.get("data", "")))
+    return (0 if source in ("this app", "run file") else 1, str(row.get("data", "")))
 
 
-def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]:
+def table(rows: list[dict], *, ndigits: int = 2, tests: list[dict | None] | None = None) -> tuple[list[str], list[list]]:
     """Headers and display rows (rounded only here): this app's runs first, then the other rows
     of other data sets, the paper's rows last, each group sorted by acc, best first; every row
     shows its data set and size, the accuracy's 95 % interval over stems and its test against the
@@ -155,7 +226,7 @@ def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]
     body = [[r["name"], _value(r, "acc", ndigits), _acc_interval(r, ndigits),
              *[_value(r, k, ndigits) for k in COLUMNS if k != "acc"],
              r.get("stems", ""), _mark(test), f"{r.get('data', '?')} ({r.get('size', '?')})", r.get("source", "")]
-            for r, test in zip(order, significance(rows))]
+            for r, test in zip(order, significance(rows) if tests is None else tests)]
     return headers, body
 
 

@@ -65,10 +65,12 @@ def _study_folder(data_dir: str | Path | None) -> Path | None:
         return None
 
 
-def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
-    """The one loader of these runs folders in this process (started on first use)."""
-    return runs_loader("cloze", data_dir, named,
-                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)))
+def loader_for(data_dir: str | Path | None, named: Sequence[str] = (), *, recheck: bool = False) -> RunsLoader:
+    """The one loader of these runs folders in this process (started on first use; `recheck`:
+    read again when the files changed since)."""
+    return runs_loader("cloze", data_dir, tuple(named),
+                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)),
+                       recheck=recheck)
 
 
 def _runs_table(session: ClozeSession) -> ClozeRuns:
