@@ -397,8 +397,9 @@ def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
                 make: Callable[[], RunsLoader], *, recheck: bool = False) -> RunsLoader:
     """The one loader of a tab's (`kind`) runs for these folders in this process, made (and
     started) by `make` on first use; `recheck`: made again when its files changed since they were
-    read (the leaderboard's Refresh: a run written since is listed)."""
-    key = (kind, str(data_dir), tuple(named))
+    read (the leaderboard's Refresh: a run written since is listed). APP_RUNS_DIR is part of the
+    key: another value names other folders."""
+    key = (kind, str(data_dir), tuple(named), os.environ.get(RUNS_ENV, ""))
     with _LOADERS_LOCK:
         loader = _LOADERS.get(key)
     if loader is not None and recheck and loader.changed():

@@ -5,6 +5,7 @@ and human vs model per question. Runs are read through components/common/runs.py
 and folders as the runs panels and `eval cloze --items`, so every view says the same numbers."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,28 @@ def own_runs(res: ClozeResources) -> LoadedRuns:
     return collect(CLOZE_READER, folders) if folders else LoadedRuns()
 
 
+def _runs_folder(data_dir: str) -> Path:
+    """The app's shared runs folder (APP_CLOZE_RUNS_DIR, else <data>/cloze/runs), resolved."""
+    from components.cloze.runs import cloze_runs_folders
+    return Path(os.path.abspath(cloze_runs_folders(data_dir)[-1]))
+
+
 def collection(session: ClozeSession, *, recheck: bool = False, wait: float = BOARD_WAIT_S) -> LoadedRuns | None:
     """The tab's run collection (the one the panels read), None while it is still being read."""
     return loader_for(session.data_dir, session.runs, recheck=recheck).wait(wait)
+
+
+def _left_out(refusals) -> list[str]:
+    """Each refused file as "name: what is wrong" (no server path on a visitor's page)."""
+    return [f"{Path(r.path).name}: {r.reason.removeprefix('is ').rstrip('.')}" for r in refusals]
+
+
+def _mark_own(rows: list[dict], runs_folder: Path) -> list[dict]:
+    """The runs this app wrote to its shared runs folder: marked ★ and "this app", as this page's."""
+    for row in rows:
+        if Path(row.get("file", "")).parent == runs_folder and not row["name"].startswith(OWN_MARK):
+            row["name"], row["source"] = f"{OWN_MARK}{row['name']}", OWN_SOURCE
+    return rows
 
 
 def set_aside_note(lines: list[str]) -> str:
@@ -98,13 +118,13 @@ def refresh(tab: ClozeTab, res: ClozeResources, session: ClozeSession, imported:
     if loaded is None:
         notes.append("the run files are still being read; press Refresh leaderboard in a moment")
     else:
-        rows += run_rows(loaded, RUN_SOURCE)
-        notes += [r.line() for r in loaded.refusals]
+        rows += _mark_own(run_rows(loaded, RUN_SOURCE), _runs_folder(session.data_dir))
+        notes += _left_out(loaded.refusals)
     own = own_runs(res)
     rows += [{**r, "name": f"{OWN_MARK}{r['name']}"} for r in run_rows(own, OWN_SOURCE)]
-    notes += [r.line() for r in own.refusals]
+    notes += _left_out(own.refusals)
     imports, humans = _import_loaded(files)
-    notes += [r.line() for r in imports.refusals]
+    notes += _left_out(imports.refusals)
     rows += list(imported or []) + run_rows(imports, "imported") + humans
     human = _study_results(session.data_dir) if researcher_allowed(token) else {}
     if human:
