@@ -188,3 +188,30 @@ def test_paper_rows_have_a_binomial_interval_or_a_word_why_not():
     assert by_name["Human"] == f"[{round(low, 2)}, {round(high, 2)}] binomial, N 300"
     assert by_name["Seed1.8 (thinking on)"].endswith("binomial, N 4,563")
     assert by_name["Random"].startswith("none: chance level")
+
+
+def test_the_server_starts_reading_every_tabs_runs_and_says_when_they_are_ready(example_data_dir, caplog):
+    """app.launch starts the loaders (app.start_runs) before any page asks: the pages' own loaders
+    are those, and each logs one line when its runs are read."""
+    import logging
+
+    import app
+    from components.cloze.ui.handlers import question
+    from components.common.runs import forget_runs_loaders
+    from components.impact.ui.handlers import runs_panel as impact_panel
+    from components.window_search.ui.handlers import runs_panel as ws_panel
+
+    forget_runs_loaders()
+    try:
+        with caplog.at_level(logging.WARNING, logger="components.common.runs"):
+            started = app.start_runs(example_data_dir, ())
+            for loader in started:
+                assert loader.wait(120) is not None
+        assert started == [ws_panel.loader_for(str(example_data_dir), ()),
+                            question.loader_for(str(example_data_dir), ()),
+                            impact_panel.loader_for(str(example_data_dir), ())]
+        lines = [r.getMessage() for r in caplog.records if "runs ready" in r.getMessage()]
+        assert {line.split()[0] for line in lines} == {"grounding", "cloze", "impact"}
+        assert any(line.startswith("cloze runs ready: 6 run file(s) read") for line in lines), lines
+    finally:
+        forget_runs_loaders()
