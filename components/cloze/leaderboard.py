@@ -100,10 +100,8 @@ def row_from_results(name: str, results: dict, source: str, data: str | None = N
 
 def run_rows(loaded, label: str = "run file") -> list[dict]:
     """One row per run of a collection (components/common/runs.py `LoadedRuns` of the Cloze
-    reader), scored from what the collection read (components/cloze/runs.py `expand_results`):
-    the same numbers `eval cloze` prints for the file. Computed once per collection (the
-    intervals are a bootstrap per run) and kept with it."""
-    from components.cloze.runs import expand_results
+    reader), scored from what the collection read (`compact_row`): the numbers `eval cloze` prints
+    for the file. Computed once per collection and kept with it."""
     with _ROWS_LOCK:
         rows = getattr(loaded, "board_rows", None)
         if rows is None:
@@ -112,11 +110,78 @@ def run_rows(loaded, label: str = "run file") -> list[dict]:
                 folder = Path(loaded.files.get(name, "")).parent
                 where = f"{folder.parent.name}/{folder.name}" if folder.name else "?"
                 data = f"data folder '{compact['data_set']}'" if compact.get("data_set") else f"files in {where}"
-                row = row_from_results(name, expand_results(compact), label, data=data)
+                row = compact_row(name, compact, label, data)
                 row["file"] = loaded.files.get(name, "")
                 rows.append(row)
             loaded.board_rows = rows
         return rows
+
+
+def compact_row(name: str, compact: Mapping, source: str, data: str) -> dict:
+    """`row_from_results` of a run as the collection holds it (components/cloze/runs.py
+    `compact_results`: per entry whether it is valid and right, as the released analysis decides),
+    without going back to the file: S, A, P and acc over valid entries, the cumulative scores over
+    the stems whose three entries are all valid, 0 where nothing is valid (named in
+    `nothing_valid`, its interval [0, 0]), the acc's bootstrap interval over the sorted stems (the
+    unit and draw `eval` uses) and the per-stem counts the tests against the next row need."""
+    q = compact["q"]
+    paper = ("S", "A", "P")
+    right = dict.fromkeys(paper, 0)
+    valid = dict.fromkeys(paper, 0)
+    entries = invalid = 0
+    per_stem = Counter()
+    full_stems = 0
+    stem_acc = {}
+    for stem, dims in q.items():
+        c = v = 0
+        for d in paper:
+            e = dims.get(d)
+            if e is None:
+                continue
+            entries += 1
+            if e[2] is None:
+                invalid += 1
+                continue
+            v += 1
+            c += e[2]
+            valid[d] += 1
+            right[d] += e[2]
+        stem_acc[stem] = [c, v]
+        if v == 3:
+            full_stems += 1
+            per_stem[c] += 1
+    row: dict = {"name": name, "source": source}
+    empty = []
+
+    def share(num: int, den: int, key: str) -> float:
+        if den:
+            return 100.0 * num / den
+        empty.append(key)
+        return 0.0
+
+    for d in paper:
+        row[d] = share(right[d], valid[d], d)
+    row["acc"] = share(sum(right.values()), sum(valid.values()), "acc")
+    for k in (3, 2, 1, 0):
+        share(per_stem[k], full_stems, f"{k}/3")
+    row["3/3"] = share(per_stem[3], full_stems, "3/3")
+    row[">=1"] = share(per_stem[3] + per_stem[2] + per_stem[1], full_stems, ">=1")
+    row[">=2"] = share(per_stem[3] + per_stem[2], full_stems, ">=2")
+    row["nothing_valid"] = list(dict.fromkeys(empty))
+    row["stems"] = full_stems
+    row["invalid"] = invalid
+    row["parse_rate"] = 100.0 * sum(valid.values()) / entries if entries else None
+    row["data"] = data
+    n = len(q)
+    row["size"] = f"{n} stem" + ("" if n == 1 else "s")
+    order = sorted(q)
+    acc = stats.estimates([stats.ratio("acc", [stem_acc[s][0] for s in order], [stem_acc[s][1] for s in order],
+                                       unit="stems", scale=100.0)])["acc"].to_json()
+    if acc["value"] is None:
+        acc.update(value=0.0, low=0.0, high=0.0, nothing_valid=True)
+    row["intervals"] = {"acc": acc}
+    row["stem_acc"] = stem_acc
+    return row
 
 
 _ROWS_LOCK = threading.Lock()

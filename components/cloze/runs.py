@@ -93,29 +93,6 @@ def _text(value: Any) -> str:
     return text if len(text) <= DETAIL_MAX else text[:DETAIL_MAX] + "…"
 
 
-def expand_results(compact: Mapping) -> dict:
-    """The upstream result dict a compact run stands for, as far as the released analysis reads
-    it: every valid answer with its `correct` and option map, every other entry an error record
-    naming its kind (metrics.score_results of it gives the file's S, A, P, acc and cumulative
-    scores; the leaderboard scores the collection's runs this way)."""
-    out: dict[str, dict[str, dict]] = {}
-    folder = {v: k for k, v in _DIM_NAMES.items()}
-    for stem, dims in compact["q"].items():
-        row = out[stem] = {}
-        for dim, e in dims.items():
-            options = dict(zip(LETTERS, e[5].split("|"))) if len(e) > 5 and e[5] else None
-            if e[2] is None:
-                rec: dict = {"answer": None, "error": e[4]}
-            else:
-                rec = {"answer": e[0], "correct": bool(e[2])}
-            if options:
-                rec["option_map"] = options
-            if compact.get("data_set"):
-                rec["data_set"] = compact["data_set"]
-            row[folder[dim]] = rec
-    return out
-
-
 _DIM_NAMES = {d: PAPER_KEYS.get(d, d) for d in QUESTION_DIMS}
 _PAPER_DIMS = tuple(PAPER_KEYS[d] for d in DIMS)
 _LETTER_SET = frozenset(LETTERS)
