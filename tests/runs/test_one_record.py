@@ -98,6 +98,9 @@ def test_a_run_with_nothing_valid_scores_zero_in_eval_items_leaderboard_and_pane
     score = runs.scores()[dead.stem]
     assert (score.acc, score.nothing_valid, score.rank, score.of) == (0.0, True, 4, 4)
     assert score.text() == "acc 0 (nothing valid) · #4 of 4"
+    panel = unescape(runs_view.question_html(runs.question(stems[3], "S", SHOWN), SHOWN, (), runs.scores()))
+    row = re.search(rf'data-run="{dead.stem}"[^>]*>(.*?)</tr>', panel, re.S).group(1)
+    assert "acc 0 (nothing valid) · #4 of 4" in row and "vLLM HTTP 404: model x does not exist" in row
     board = {r["name"]: r for r in run_rows(loaded)}
     assert board[dead.stem]["acc"] == 0.0 and "acc" in board[dead.stem]["nothing_valid"]
     headers, body = table(list(board.values()))
@@ -215,3 +218,54 @@ def test_the_server_starts_reading_every_tabs_runs_and_says_when_they_are_ready(
         assert any(line.startswith("cloze runs ready: 6 run file(s) read") for line in lines), lines
     finally:
         forget_runs_loaders()
+
+
+def _big_table(stems: int = 250) -> ClozeRuns:
+    names = [f"s{i:03d}" for i in range(stems)]
+    import random
+    runs = {}
+    for r in range(4):
+        rng = random.Random(r)
+        runs[f"run{r}"] = compact_results({s: {d: {"answer": rng.choice("ABCD"), "option_map": SHOWN, "expected": "D"}
+                                               for d in ("S", "A", "C")} for s in names})
+    return ClozeRuns(runs)
+
+
+def test_the_question_list_finds_filters_and_pages_through_every_question():
+    table_ = _big_table()
+    total = 250 * 3
+    pages = []
+    for page in range(1, 5):
+        html = runs_view.question_list_html(table_, "stem", page=page)
+        assert f'data-total="{total}"' in html
+        pages.append(re.findall(r'<tr data-stem="([^"]+)" data-dim="([^"]+)">', html))
+    assert [len(p) for p in pages] == [200, 200, 200, 150]
+    listed = [q for p in pages for q in p]
+    assert len(set(listed)) == total
+    # by stem: the dimensions in the paper's order S, A, P
+    assert listed[:6] == [("s000", "S"), ("s000", "A"), ("s000", "P"), ("s001", "S"), ("s001", "A"), ("s001", "P")]
+    assert "questions 601–750 of 750 · page 4 of 4" in unescape(runs_view.question_list_html(table_, "stem", page=9))
+    # find by stem, one dimension, how many runs were right
+    found = re.findall(r'data-stem="([^"]+)" data-dim="([^"]+)"', runs_view.question_list_html(table_, "stem", find="s01"))
+    assert {s for s, _ in found} == {f"s01{i}" for i in range(10)} and len(found) == 30
+    only_a = re.findall(r'data-dim="([^"]+)"', runs_view.question_list_html(table_, "hardest", dim="A"))
+    assert set(only_a) == {"A"}
+    for k in range(5):
+        assert all(s.right == k for s in runs_view.list_rows(table_, "hardest", right=k))
+    assert sum(len(runs_view.list_rows(table_, "stem", right=k)) for k in range(5)) == total
+
+
+def test_an_overview_column_opens_the_list_of_its_questions_and_each_row_has_its_score():
+    from urllib.parse import parse_qs, urlsplit
+
+    table_ = _big_table(40)
+    html = unescape(runs_view.overview_html(table_, columns_max=10))   # 120 questions, 12 a column
+    links = re.findall(r'<a class="runs-cell" href="([^"]+)"', html)
+    first = parse_qs(urlsplit(links[0]).query)
+    assert first["sort"] == ["stem"] and first["overview"] == ["1"]
+    listed = re.findall(r'data-stem="([^"]+)" data-dim="([^"]+)"',
+                        runs_view.question_list_html(table_, "stem", find=first["find"][0]))
+    assert listed == table_.question_keys()[:12]
+    for name, score in table_.scores().items():
+        row = re.search(rf'<div class="runs-grid-row" data-run="{name}">(.*?)</div>', html).group(1)
+        assert score.text() in row
