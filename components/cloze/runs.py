@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.cloze.leaderboard import board_ahead
 from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind, scorable
 from components.cloze.replies import normalise_recorded_answer
 from components.cloze.questions import distractor_type
@@ -143,11 +144,13 @@ def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
                       study_folder: str | Path | None = None) -> RunsLoader:
     """The tab's loader, started: every run file read (disk cache under APP_CACHE_DIR), the study
     folder's answers as the Human row, and the `ClozeRuns` table with every question's figures
-    computed, as `result().table`; the page asks `result()` and never waits."""
+    computed, as `result().table` (the leaderboard's rows are made after it, `board_ahead`); the page
+    asks `result()` and never waits."""
     def finish(loaded: LoadedRuns) -> LoadedRuns:
         human, refusals = study_run(study_folder)
         loaded.refusals += refusals
         loaded.table = ClozeRuns(loaded.runs, human).prepare()
+        board_ahead(loaded)   # the leaderboard's rows, made behind the panels' table
         return loaded
     return RunsLoader(CLOZE_READER, cloze_runs_folders(data_dir), tuple(named), finish=finish)
 
