@@ -49,7 +49,8 @@ def reference_rows() -> list[dict]:
     names = Counter(r["name"] for r in doc["rows"])
     return [{**r, "name": _paper_name(r, names), "source": "paper", "data": r.get("data", doc["data"]),
              "size": r.get("size", doc["size"]),
-             **({} if "no_interval" in r else {"questions": r.get("questions", doc["questions"])})}
+             **({} if "no_interval" in r else {"questions": r.get("questions", doc["questions"]),
+                                               "stems": r.get("questions", doc["questions"]) // 3})}
             for r in doc["rows"]]
 
 
@@ -304,11 +305,12 @@ def _mark(test: dict | None) -> str:
 
 def _acc_interval(row: Mapping, ndigits: int) -> str:
     """The acc's 95 % interval: a scored row's bootstrap over stems; a paper row's binomial one
-    from its N (marked so); otherwise a word why there is none."""
+    from its N (marked "binomial"; its Stems column gives the paper's videos, N is 3 a video);
+    otherwise a word why there is none."""
     if row.get("source") == "paper":
         if row.get("questions") and row.get("acc") is not None:
             low, high = binomial_interval(row["acc"], row["questions"])
-            return f"[{round(low, ndigits)}, {round(high, ndigits)}] binomial, N {row['questions']:,}"
+            return f"[{round(low, ndigits)}, {round(high, ndigits)}] binomial"
         return row.get("no_interval") or "none: the paper gives no N"
     ci = (row.get("intervals") or {}).get("acc") or {}
     if ci.get("nothing_valid"):

@@ -160,6 +160,9 @@ def test_a_result_file_in_cloze_results_is_a_leaderboard_row(tmp_path, cloze_exa
         view = compare_panel.refresh(ClozeTab(str(data)), RESOURCES.get("t-one-record"), session, [], [], "")
         board = view.leaderboard["value"]
         names = [r[0] for r in board["data"]]
+        # one width per column, as the layout gives them
+        from components.cloze.ui.layout import LEADERBOARD_WIDTHS
+        assert len(LEADERBOARD_WIDTHS) == len(board["headers"]) == len(board["data"][0])
         for path in (released, extra):
             assert path.stem in names
             row = board["data"][names.index(path.stem)]
@@ -188,8 +191,11 @@ def test_paper_rows_have_a_binomial_interval_or_a_word_why_not():
     # Human: 291 of 300 (the paper's Appendix C); Wilson's interval, by hand: 94.4 to 98.4
     low, high = binomial_interval(97.0, 300)
     assert low == pytest.approx(94.39, abs=0.01) and high == pytest.approx(98.41, abs=0.01)
-    assert by_name["Human"] == f"[{round(low, 2)}, {round(high, 2)}] binomial, N 300"
-    assert by_name["Seed1.8 (thinking on)"].endswith("binomial, N 4,563")
+    assert by_name["Human"] == f"[{round(low, 2)}, {round(high, 2)}] binomial"
+    assert by_name["Seed1.8 (thinking on)"].endswith("] binomial")
+    stems = headers.index("Stems")
+    assert {r[0]: r[stems] for r in body}["Human"] == 100            # N = 3 x the paper's videos
+    assert {r[0]: r[stems] for r in body}["Seed1.8 (thinking on)"] == 1521
     assert by_name["Random"].startswith("none: chance level")
 
 

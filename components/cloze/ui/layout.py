@@ -201,16 +201,16 @@ def _model_panel(ui: SimpleNamespace) -> None:
 
 
 #: the leaderboard's columns (Model, ≈, acc, its interval, S A P, >=1 >=2 3/3, Stems, vs next, Data,
-#: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen, every header and
-#: the paper's rows on one line (the table's text in the page's proportional font: theme.py); a paper
-#: row's interval ("[87.6, 89.5] binomial, N 4,563") takes two lines
-LEADERBOARD_WIDTHS = [180, 36, 60, 120, 56, 56, 56, 56, 56, 56, 68, 152, 340, 80]
+#: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen and every header
+#: on at most two lines (the table's text in the page's proportional font: theme.py); the interval's
+#: column holds a paper row's "[87.62, 89.47] binomial" on one line
+LEADERBOARD_WIDTHS = [200, 36, 56, 196, 56, 56, 56, 56, 56, 56, 64, 144, 256, 80]
 
 
 def _compare_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="cloze-compare") as ui.compare_group:
         ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True,
-                                      column_widths=LEADERBOARD_WIDTHS, max_height=560)
+                                      column_widths=LEADERBOARD_WIDTHS, max_height=640)
         # a run's row opens it: every question, its answers, the wrong ones alone (handlers/compare_panel.py)
         with gr.Row(equal_height=True):
             ui.run_name = gr.Textbox("", label="Run opened (click its leaderboard row)", interactive=False,

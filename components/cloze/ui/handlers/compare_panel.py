@@ -138,7 +138,8 @@ def refresh(tab: ClozeTab, res: ClozeResources, session: ClozeSession, imported:
     found = len(loaded.runs) if loaded is not None else 0
     label = (f"Leaderboard: {found} run(s) found (the data's cloze/results, the runs folder, --runs), "
              f"this page's own (★), imported files, then the paper's rows. Click a run's row to open its "
-             f"answers. {comparability_note()} Rows marked alike in the {view.TIE_HEADER} column (and shaded "
+             f"answers. A paper row's interval is binomial over its N questions (its Stems, the paper's videos, x 3: "
+             f"the paper gives no per-question answers). {comparability_note()} Rows marked alike in the {view.TIE_HEADER} column (and shaded "
              "alike) cannot be told apart: their accuracies differ by less than chance would (paired "
              "bootstrap over stems, 95 %).")
     return LeaderboardView(leaderboard=gr.update(value=shaded(headers, body, ties), headers=headers, label=label),
