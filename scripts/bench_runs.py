@@ -220,7 +220,7 @@ def served(data: Path, runs: int) -> list[Row]:
     import os
     import shutil
 
-    from bench_browser import CHROMIUM_ARGS, goto, start_app, wait_js
+    from bench_browser import CHROMIUM_ARGS, goto, start_app
     from bench_overview import ensure_data
     from components.common.runs import forget_runs_loaders
     from examples.released_runs import write_real_format_runs
@@ -239,6 +239,8 @@ def served(data: Path, runs: int) -> list[Row]:
         goto(page, url)
         page.wait_for_function(predicate, arg=arg, timeout=300_000)
         times[name] = time.perf_counter() - start
+        print(f"{name}: {times[name]:.2f} s", flush=True)
+        page.close()
 
     try:
         with sync_playwright() as pw:
@@ -250,8 +252,8 @@ def served(data: Path, runs: int) -> list[Row]:
                 url = demo.local_url.rstrip("/") + "/"
                 try:
                     context = browser.new_context(viewport={"width": 1440, "height": 900})
-                    page = context.new_page()
-                    timed(page, f"page open -> runs panel ready, first page after a {start_kind} start",
+                    context.set_default_timeout(300_000)
+                    timed(context.new_page(), f"page open -> runs panel ready, first page after a {start_kind} start",
                           url + question, PANEL_READY)
                     if start_kind == "cold":
                         timed(context.new_page(), "reference: page open -> the page's tabs drawn (same server)",
@@ -262,7 +264,7 @@ def served(data: Path, runs: int) -> list[Row]:
                               url + "?tab=cloze&overview=1", GRID_SHOWN, runs)
                         board = context.new_page()
                         goto(board, url + "?tab=cloze")
-                        wait_js(board, "() => !!document.querySelector('#cloze-mode')")
+                        board.wait_for_function("() => !!document.querySelector('#cloze-mode')", timeout=300_000)
                         start = time.perf_counter()
                         board.locator("#cloze-mode").get_by_text("Compare", exact=True).click()
                         board.wait_for_function(BOARD_FULL, arg=runs, timeout=300_000)

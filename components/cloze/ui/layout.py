@@ -158,7 +158,7 @@ def _runs_panels(ui: SimpleNamespace) -> None:
         # browsing every question: stems by name, one dimension, how many runs were right, pages
         with gr.Row(equal_height=True):
             ui.runs_find = gr.Textbox("", label="Find stems (words of their names)", elem_id="cloze-runs-find",
-                                      max_lines=1, scale=3)
+                                      max_lines=1, scale=3, placeholder="e.g. bar_fill clock, then Enter")
             ui.runs_dim = gr.Dropdown([("All", ""), *[(d, d) for d in runs_view.DIMENSIONS]], value="",
                                       label="Dimension", elem_id="cloze-runs-dim", scale=1, min_width=100)
             ui.runs_right = gr.Number(None, label="Runs right (blank: any)", precision=0, minimum=0,
