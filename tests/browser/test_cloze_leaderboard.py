@@ -85,3 +85,43 @@ def test_the_leaderboard_lists_the_result_files_and_a_row_opens_its_run(browser,
         snap(page, "leaderboard-run-opened-1440x900")
     finally:
         context.close()
+
+
+LISTED_JS = """() => [...document.querySelectorAll('#cloze-runs-list tr[data-stem]')].map(tr => [tr.dataset.stem, tr.dataset.dim])"""
+
+
+def test_the_question_list_finds_stems_and_keeps_one_dimension(browser, app_url, example_data_dir):
+    """A link's `find=` (an overview column's) opens the list of those stems, in the paper's order
+    S, A, P; the find box, the dimension and the runs-right filters narrow it in the page."""
+    stems = sorted(p.name for p in (example_data_dir / "cloze" / "choices").iterdir() if p.is_dir())
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{app_url}?tab=cloze&sort=stem&find={stems[0]}+{stems[1]}", wait_until="load", timeout=120_000)
+        page.wait_for_function("() => document.querySelectorAll('#cloze-runs-list tr[data-stem]').length === 6",
+                               timeout=120_000)
+        assert page.evaluate(LISTED_JS) == [[s, d] for s in stems[:2] for d in ("S", "A", "P")]
+        box = page.locator("#cloze-runs-find input, #cloze-runs-find textarea").first
+        box.fill(stems[2])
+        box.press("Enter")
+        page.wait_for_function("(s) => { const rows = [...document.querySelectorAll('#cloze-runs-list tr[data-stem]')];"
+                               " return rows.length === 3 && rows.every(tr => tr.dataset.stem === s); }", arg=stems[2])
+        page.locator("#cloze-runs-find input, #cloze-runs-find textarea").first.fill("")
+        page.locator("#cloze-runs-find input, #cloze-runs-find textarea").first.press("Enter")
+        page.wait_for_function("() => document.querySelectorAll('#cloze-runs-list tr[data-stem]').length === 18")
+        page.locator("#cloze-runs-dim input").first.click()
+        page.get_by_role("option", name="A", exact=True).first.click()
+        page.wait_for_function("() => { const rows = [...document.querySelectorAll('#cloze-runs-list tr[data-stem]')];"
+                               " return rows.length === 6 && rows.every(tr => tr.dataset.dim === 'A'); }")
+        # exactly k runs right: k typed, then Enter
+        right = page.locator("#cloze-runs-right input, #cloze-runs-right textarea").first
+        right.fill("0")
+        right.press("Enter")
+        page.wait_for_function("() => { const rows = [...document.querySelectorAll('#cloze-runs-list tr[data-stem]')];"
+                               " return rows.every(tr => tr.cells[1].innerText.startsWith('0/')) && "
+                               "document.querySelector('#cloze-runs-list .runs-list').dataset.total !== '6'; }")
+        box = page.locator("#cloze-runs-list").bounding_box()
+        assert box and box["x"] >= 0 and box["x"] + box["width"] <= 1440
+    finally:
+        context.close()

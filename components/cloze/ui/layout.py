@@ -161,8 +161,9 @@ def _runs_panels(ui: SimpleNamespace) -> None:
                                       max_lines=1, scale=3, placeholder="e.g. bar_fill clock, then Enter")
             ui.runs_dim = gr.Dropdown([("All", ""), *[(d, d) for d in runs_view.DIMENSIONS]], value="",
                                       label="Dimension", elem_id="cloze-runs-dim", scale=1, min_width=100)
-            ui.runs_right = gr.Number(None, label="Runs right (blank: any)", precision=0, minimum=0,
-                                      elem_id="cloze-runs-right", scale=1, min_width=120)
+            # a text box: a Number shows its empty value as 0, which would filter to "no run right"
+            ui.runs_right = gr.Textbox("", label="Runs right (k, then Enter)", placeholder="any",
+                                       elem_id="cloze-runs-right", max_lines=1, scale=1, min_width=120)
             ui.runs_page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="cloze-runs-page",
                                      scale=1, min_width=90)
         ui.runs_grid = gr.HTML("", elem_id="cloze-runs-grid")
