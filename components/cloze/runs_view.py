@@ -105,8 +105,9 @@ def _letter_html(a: RunAnswer, option_map: Mapping[str, str] | None) -> str:
 def _score_html(score: RunScore | None) -> str:
     if score is None:
         return ""
-    return (f'<span class="runs-score" data-acc="{score.acc:.4f}" data-rank="{score.rank}">'
-            f'{escape(score.text())}</span>')
+    counts = " · ".join(f"{k} {n:,}" for k, n in score.counts.items())
+    return (f'<span class="runs-score" data-acc="{score.acc:.4f}" data-rank="{score.rank}" '
+            f'title="its entries: {escape(counts)}">{escape(score.text())}</span>')
 
 
 def _answer_row(a: RunAnswer, option_map: Mapping[str, str] | None = None, *, human: bool = False,

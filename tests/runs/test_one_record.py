@@ -101,6 +101,7 @@ def test_a_run_with_nothing_valid_scores_zero_in_eval_items_leaderboard_and_pane
     panel = unescape(runs_view.question_html(runs.question(stems[3], "S", SHOWN), SHOWN, (), runs.scores()))
     row = re.search(rf'data-run="{dead.stem}"[^>]*>(.*?)</tr>', panel, re.S).group(1)
     assert "acc 0 (nothing valid) · #4 of 4" in row and "vLLM HTTP 404: model x does not exist" in row
+    assert 'title="its entries: valid 0 · invalid 0 · error 36 · missing 0"' in row     # the released categories
     board = {r["name"]: r for r in run_rows(loaded)}
     assert board[dead.stem]["acc"] == 0.0 and "acc" in board[dead.stem]["nothing_valid"]
     headers, body = table(list(board.values()))
