@@ -26,7 +26,8 @@ from components.common.runs import LoadedRuns, collect
 
 from components.common.ui import markdown_safe
 
-#: the leaderboard's first column marks this page's own runs (not shared with other visitors)
+#: the leaderboard's first column marks the runs this app made: the shared runs folder's, and this
+#: page's own (its visitors/ folder, on no other visitor's leaderboard)
 OWN_MARK = "★ "
 #: how long a leaderboard waits for the run collection before it shows what is read so far
 BOARD_WAIT_S = 20.0
