@@ -193,6 +193,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     allowed = served_paths(args.data_dir, data_dir)
     serve_in_place(allowed)
     demo = build_app(data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")), tuple(args.runs))
+    start_runs(data_dir, tuple(args.runs))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
@@ -202,6 +203,17 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     if not prevent_thread_lock:
         demo.block_thread()
     return demo
+
+
+def start_runs(data_dir: Path, runs: tuple[str, ...] = ()) -> list:
+    """Every tab's run collection (components/common/runs.py), read in the background from server
+    start, not on a first page's visit: the loaders the pages ask for (same folders, same key). Each
+    logs one line when its runs are ready."""
+    from components.cloze.ui.handlers.question import loader_for as cloze_runs
+    from components.impact.ui.handlers.runs_panel import loader_for as impact_runs
+    from components.window_search.ui.handlers.runs_panel import loader_for as grounding_runs
+
+    return [loader(str(data_dir), tuple(runs)) for loader in (grounding_runs, cloze_runs, impact_runs)]
 
 
 def warm_up_tasks(data_dir: Path) -> list:

@@ -59,3 +59,47 @@ def write_released_runs(stems: list[str], folder: Path, runs: int, *, seed: int 
         path.write_text(json.dumps(released_results(stems, run, seed=seed, quirks=quirks), indent=2))
         paths.append(path)
     return paths
+
+
+#: error texts of the released files' error records (issue 34 quotes them)
+TIMEOUT = "Read timed out (600)"
+NOT_SERVED = "vLLM HTTP 404: model {model} does not exist"
+
+
+def real_format_results(stems: list[str], run: int, *, dead: bool = False, raw: bool = False,
+                        seed: int = 0) -> dict:
+    """One run file shaped like the 30 released ones: its own option order per question (shuffled
+    per run), the released quirks, a share of error records ("Read timed out (600)"), `raw` /
+    `raw_original` replies where the released files have them (`raw`), and, for a `dead` run,
+    nothing valid at all (every record an error: the model was not served)."""
+    out = released_results(stems, run, seed=seed)
+    rng = random.Random(f"{seed}:{run}:errors")
+    for dims in out.values():
+        for dim, rec in list(dims.items()):
+            if dead:
+                dims[dim] = {"answer": None, "error": NOT_SERVED.format(model=f"model{run:02d}"),
+                             "expected": rec.get("expected"), "option_map": rec.get("option_map")}
+                continue
+            if rec.get("answer") is not None and rng.random() < 0.02:
+                dims[dim] = {"answer": None, "error": TIMEOUT, "expected": rec.get("expected"),
+                             "option_map": rec.get("option_map")}
+            elif raw and rec.get("answer") is not None:
+                text = json.dumps({"answer": rec["answer"], "reason": rec.get("reason", "")})
+                rec["raw"] = f"```json\n{text}\n```"
+                rec["raw_original"] = "<think>The beginning and the end show one motion.</think>\n" + text
+    return out
+
+
+def write_real_format_runs(stems: list[str], folder: Path, runs: int = 30, *, dead: tuple[int, ...] = (-2, -1),
+                           seed: int = 0, prefix: str = "model") -> list[Path]:
+    """`runs` files like the released `eval_results_all/*.json`: every fourth carries raw replies
+    (8 of 30 do), the runs in `dead` (default: the last two) have nothing valid."""
+    folder.mkdir(parents=True, exist_ok=True)
+    dead_runs = {d % runs for d in dead}
+    paths = []
+    for run in range(runs):
+        path = folder / f"{prefix}{run:02d}_results.json"
+        results = real_format_results(stems, run, dead=run in dead_runs, raw=run % 4 == 0, seed=seed)
+        path.write_text(json.dumps(results))
+        paths.append(path)
+    return paths

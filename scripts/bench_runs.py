@@ -1,8 +1,11 @@
 #!/usr/bin/env python
 """Benchmark: the Cloze tab's run collection at TempCloze's released size (components/common/runs.py,
-components/cloze/runs.py). 30 run files in the released result format (quirks included) for the
-stems of the real-size data (`scripts/make_realsize.py`: 1,521 stems; read from `--data` when it
-holds them, else the same names made without any media), about 137k records.
+components/cloze/runs.py). 30 run files shaped like the released ones
+(examples/released_runs.py `write_real_format_runs`: the released quirks, each run its own option
+order per question, error records with the released error texts, `raw` / `raw_original` replies in
+8 of the 30 files, two runs with nothing valid) for the stems of the real-size data
+(`scripts/make_realsize.py`: 1,521 stems; read from `--data` when it holds them, else the same
+names made without any media), about 137k records.
 
 Measured, each also as a ratio to `json.load` of the same 30 files in the same run (a slower or
 busier machine shows the same ratios), as wall time and as CPU time (the CPU time of this process
@@ -14,10 +17,20 @@ the goals are judged on the CPU time):
 - one question's panel: every run's answer on the shown option map, the letter counts, the
   summary (goal: < 50 ms of server time), median and worst over random questions;
 - the question list: every question's figures, then a sort;
-- page work while the background load runs: a page-sized task's time during the load vs idle.
+- page work while the background load runs: a page-sized task's time during the load vs idle;
+- the leaderboard's rows of every run (each scored as `eval cloze`, with its bootstrap interval)
+  and the table with every test against the next row, as the Compare panel makes them.
+With `--served` (needs the real-size data with its clips, made in `--data` by make_realsize when
+missing, and Chromium), the app served in this process on those runs, in headless Chromium at
+1440x900, each time from the page's open to:
+- the runs panel ready on a linked question (`?tab=cloze&mode=model&stem=...&q=S`): right after a
+  start with an empty runs cache (cold), on a second page of the same server, and right after a
+  start with the disk cache filled (warm);
+- the overview grid on screen from `?tab=cloze&overview=1`;
+- the leaderboard holding every run (Compare clicked until its caption counts them all).
 Prints; asserts nothing.
 
-    python scripts/bench_runs.py [--data data/realsize] [--runs 30] [--questions 300]
+    python scripts/bench_runs.py [--data data/realsize] [--runs 30] [--questions 300] [--served]
 """
 from __future__ import annotations
 
@@ -68,13 +81,13 @@ def _page_times(seconds: float, stop=None) -> list[float]:
 def run(data: Path | None, runs: int, questions: int) -> list[Row]:
     from components.cloze.runs import CLOZE_READER, ClozeRuns
     from components.common.runs import BackgroundRuns, ContentCache, collect
-    from examples.released_runs import write_released_runs
+    from examples.released_runs import write_real_format_runs
 
     rows = []
     stems = realsize_stems(data)
     with tempfile.TemporaryDirectory(prefix="bench-runs-") as tmp:
         folder = Path(tmp) / "eval_results_all"
-        paths = write_released_runs(stems, folder, runs)
+        paths = write_real_format_runs(stems, folder, runs)
         records = sum(len(d) for p in paths for d in json.loads(p.read_text()).values())
         size_mb = sum(p.stat().st_size for p in paths) / 1e6
 
@@ -162,9 +175,110 @@ def run(data: Path | None, runs: int, questions: int) -> list[Row]:
                         f"{statistics.median(busy) * 1000:.2f} ({max(busy) * 1000:.1f}) vs "
                         f"{statistics.median(idle) * 1000:.2f} ({max(idle) * 1000:.1f}) ms; "
                         f"{statistics.median(busy) / statistics.median(idle):.2f}x"))
+        rows += leaderboard_rows(warm_loaded, ref_cpu)
     for row in rows:
         row.load = loadavg()
     return rows
+
+
+def leaderboard_rows(loaded, ref_cpu: float) -> list[Row]:
+    """The Compare panel's work for a collection: every run's row (eval's scores and bootstrap
+    intervals), then the table with each row's test against the next (handlers/compare_panel.py)."""
+    from components.cloze.leaderboard import reference_rows, run_rows, significance, table
+    from components.cloze.runs import ClozeRuns
+
+    loaded.table = ClozeRuns(loaded.runs).prepare()
+    t, c = time.perf_counter(), time.process_time()
+    made = run_rows(loaded)
+    first, first_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
+    rows = made + reference_rows()
+    table(rows, tests=significance(rows))
+    drawn, drawn_cpu = time.perf_counter() - t, time.process_time() - c
+    t = time.perf_counter()
+    table(rows, tests=significance(rows))
+    again = time.perf_counter() - t
+    empty = sum(1 for r in made if "acc" in r["nothing_valid"])
+    return [Row("runs", f"leaderboard: {len(made)} runs' rows ({empty} with nothing valid), once per collection",
+                f"{first:.2f} s wall, {first_cpu:.2f} s CPU ({first_cpu / ref_cpu:.1f}x ref)"),
+            Row("runs", "leaderboard: the table with every test against the next row (first / again)",
+                f"{drawn:.2f} s wall, {drawn_cpu:.2f} s CPU / {again:.3f} s")]
+
+
+PANEL_READY = "() => document.querySelector('#cloze-runs-panel .runs-panel')?.dataset.state === 'ready'"
+GRID_SHOWN = ("(n) => { const rows = document.querySelectorAll('#cloze-runs-grid .runs-grid-row'); "
+              "if (rows.length !== n) return false; const r = rows[rows.length - 1].getBoundingClientRect(); "
+              "return r.width > 0 && r.height > 0; }")
+BOARD_FULL = ("(n) => { const el = document.querySelector('#cloze-leaderboard'); if (!el || "
+              "el.querySelector('[data-testid=\"status-tracker\"]:not(.hide)')) return false; "
+              "return (el.innerText || '').includes(`Leaderboard: ${n} run(s) found`) && "
+              "el.querySelectorAll('.virtual-row').length > 5; }")
+
+
+def served(data: Path, runs: int) -> list[Row]:
+    """The app served on real-size data and `runs` real-format run files, timed in Chromium."""
+    import os
+    import shutil
+
+    from bench_browser import CHROMIUM_ARGS, goto, start_app
+    from bench_overview import ensure_data
+    from components.common.runs import forget_runs_loaders
+    from examples.released_runs import write_real_format_runs
+    from playwright.sync_api import sync_playwright
+
+    stems = ensure_data(data)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-runs-served-"))
+    write_real_format_runs(stems, tmp / "runs", runs)
+    os.environ["APP_CLOZE_RUNS_DIR"] = str(tmp / "runs")
+    os.environ["APP_CACHE_DIR"] = str(tmp / "cache")      # an empty runs cache: the first start is cold
+    question = f"?tab=cloze&mode=model&stem={stems[len(stems) // 2]}&q=S"
+    times: dict[str, float] = {}
+
+    def timed(page, name: str, url: str, predicate: str, arg=None) -> None:
+        start = time.perf_counter()
+        goto(page, url)
+        page.wait_for_function(predicate, arg=arg, timeout=300_000)
+        times[name] = time.perf_counter() - start
+        print(f"{name}: {times[name]:.2f} s", flush=True)
+        page.close()
+
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+                                         headless=True, args=CHROMIUM_ARGS)
+            for start_kind in ("cold", "warm"):
+                forget_runs_loaders()
+                demo = start_app(data)
+                url = demo.local_url.rstrip("/") + "/"
+                try:
+                    context = browser.new_context(viewport={"width": 1440, "height": 900})
+                    context.set_default_timeout(300_000)
+                    timed(context.new_page(), f"page open -> runs panel ready, first page after a {start_kind} start",
+                          url + question, PANEL_READY)
+                    if start_kind == "cold":
+                        timed(context.new_page(), "reference: page open -> the page's tabs drawn (same server)",
+                              url + question, "() => !!document.querySelector('#app-tabs')")
+                        timed(context.new_page(), "page open -> runs panel ready, a second page (same server)",
+                              url + question, PANEL_READY)
+                        timed(context.new_page(), "page open ?tab=cloze&overview=1 -> grid on screen",
+                              url + "?tab=cloze&overview=1", GRID_SHOWN, runs)
+                        board = context.new_page()
+                        goto(board, url + "?tab=cloze")
+                        board.wait_for_function("() => !!document.querySelector('#cloze-mode')", timeout=300_000)
+                        start = time.perf_counter()
+                        board.locator("#cloze-mode").get_by_text("Compare", exact=True).click()
+                        board.wait_for_function(BOARD_FULL, arg=runs, timeout=300_000)
+                        times["Compare clicked -> leaderboard with every run"] = time.perf_counter() - start
+                    context.close()
+                finally:
+                    demo.close()
+            browser.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    ref = next(v for k, v in times.items() if k.startswith("reference"))
+    return [Row("served", f"{name} ({len(stems)} stems x {runs} runs, 1440x900)",
+                f"{seconds:.2f} s" + ("" if name.startswith("reference") else f" ({seconds / ref:.1f}x ref)"))
+            for name, seconds in times.items()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,8 +287,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="real-size data (its cloze/choices stems); absent: make_realsize's stem names")
     ap.add_argument("--runs", type=int, default=30, help="run files (TempCloze released 30)")
     ap.add_argument("--questions", type=int, default=300, help="questions timed")
+    ap.add_argument("--served", action="store_true",
+                    help="also time the served app in headless Chromium (makes the real-size data in --data)")
     args = ap.parse_args(argv)
-    print_rows(run(args.data, args.runs, args.questions))
+    rows = run(args.data, args.runs, args.questions)
+    if args.served:
+        rows += served(args.data, args.runs)
+        for row in rows:
+            row.load = row.load or loadavg()
+    print_rows(rows)
     return 0
 
 

@@ -12,12 +12,15 @@ none; a difference that is not significant is marked "n.s." (docs/metrics.md "In
 from __future__ import annotations
 
 import json
+import math
+import os
+import threading
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from collections.abc import Mapping
 
-from components.cloze.metrics import DIMS, score_results, stem_columns
+from components.cloze.metrics import DIMS, as_released, score_results, stem_columns
 from components.common import stats
 
 ROWS_PATH = Path(__file__).resolve().parents[2] / "assets" / "cloze_reference_rows.json"
@@ -39,11 +42,29 @@ def comparability_note() -> str:
 
 
 def reference_rows() -> list[dict]:
-    """The paper's rows; a model listed twice (thinking on and off) says which is which."""
+    """The paper's rows; a model listed twice (thinking on and off) says which is which. Each row
+    has `questions` (the N its acc is over, where the paper gives it: 1,521 videos x 3 for the
+    models, 100 x 3 for the Human row) or `no_interval` (why it has no interval: Random)."""
     doc = _doc()
     names = Counter(r["name"] for r in doc["rows"])
     return [{**r, "name": _paper_name(r, names), "source": "paper", "data": r.get("data", doc["data"]),
-             "size": r.get("size", doc["size"])} for r in doc["rows"]]
+             "size": r.get("size", doc["size"]),
+             **({} if "no_interval" in r else {"questions": r.get("questions", doc["questions"]),
+                                               "stems": r.get("questions", doc["questions"]) // 3})}
+            for r in doc["rows"]]
+
+
+#: the normal quantile of a two-sided 95 % interval
+Z95 = 1.959963984540054
+
+
+def binomial_interval(percent: float, n: int) -> tuple[float, float]:
+    """The Wilson score 95 % interval (in %) of a share `percent` % of `n` independent questions:
+    what a paper row's acc allows, given only its N (the paper gives no per-question answers)."""
+    p, z2 = percent / 100.0, Z95 * Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return 100.0 * max(0.0, centre - half), 100.0 * min(1.0, centre + half)
 
 
 def _paper_name(row: Mapping, names: Counter) -> str:
@@ -61,8 +82,11 @@ def data_name(results: Mapping, default: str) -> str:
 
 
 def row_from_results(name: str, results: dict, source: str, data: str | None = None) -> dict:
-    m = score_results(results)
+    """A row scored as `eval cloze` scores the file (the released analysis: a score over nothing
+    valid is 0, named in `nothing_valid`, its interval [0, 0])."""
+    m = as_released(score_results(results))
     row = {"name": name, "source": source, **{k: m[k] for k in COLUMNS}}
+    row["nothing_valid"] = m["nothing_valid"]
     row["stems"] = m["stems"]
     row["invalid"] = m["invalid_entries_skipped"]
     row["parse_rate"] = m["parse_rate"]
@@ -76,17 +100,166 @@ def row_from_results(name: str, results: dict, source: str, data: str | None = N
     return row
 
 
-def _acc_score(row: Mapping, stems: list[str]) -> stats.SumScore:
+def run_rows(loaded, label: str = "run file") -> list[dict]:
+    """One row per run of a collection (components/common/runs.py `LoadedRuns` of the Cloze
+    reader), scored from what the collection read (`compact_row`): the numbers `eval cloze` prints
+    for the file. Computed once per collection and kept with it."""
+    with _ROWS_LOCK:
+        rows = getattr(loaded, "board_rows", None)
+        if rows is None:
+            rows = []
+            for name, compact in loaded.runs.items():
+                folder = Path(loaded.files.get(name, "")).parent
+                where = f"{folder.parent.name}/{folder.name}" if folder.name else "?"
+                data = f"data folder '{compact['data_set']}'" if compact.get("data_set") else f"files in {where}"
+                row = compact_row(name, compact, label, data)
+                row["file"] = loaded.files.get(name, "")
+                rows.append(row)
+            loaded.board_rows = rows
+        return rows
+
+
+def board_ahead(loaded) -> threading.Thread:
+    """`run_rows` of a collection and their tests against the next row, made on a low-priority
+    thread once the collection is read (the loader calls it), so the first leaderboard a visitor
+    opens finds them made."""
+    def work() -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        except (AttributeError, OSError):
+            pass
+        try:
+            significance(run_rows(loaded) + reference_rows())
+        except Exception:  # noqa: BLE001 - only a head start: the leaderboard's own request reports
+            pass
+    thread = threading.Thread(target=work, name="leaderboard-ahead", daemon=True)
+    thread.start()
+    return thread
+
+
+def compact_row(name: str, compact: Mapping, source: str, data: str) -> dict:
+    """`row_from_results` of a run as the collection holds it (components/cloze/runs.py
+    `compact_results`: per entry whether it is valid and right, as the released analysis decides),
+    without going back to the file: S, A, P and acc over valid entries, the cumulative scores over
+    the stems whose three entries are all valid, 0 where nothing is valid (named in
+    `nothing_valid`, its interval [0, 0]), the acc's bootstrap interval over the sorted stems (the
+    unit and draw `eval` uses) and the per-stem counts the tests against the next row need."""
+    q = compact["q"]
+    paper = ("S", "A", "P")
+    right = dict.fromkeys(paper, 0)
+    valid = dict.fromkeys(paper, 0)
+    entries = invalid = 0
+    per_stem = Counter()
+    full_stems = 0
+    stem_acc = {}
+    for stem, dims in q.items():
+        c = v = 0
+        for d in paper:
+            e = dims.get(d)
+            if e is None:
+                continue
+            entries += 1
+            if e[2] is None:
+                invalid += 1
+                continue
+            v += 1
+            c += e[2]
+            valid[d] += 1
+            right[d] += e[2]
+        stem_acc[stem] = [c, v]
+        if v == 3:
+            full_stems += 1
+            per_stem[c] += 1
+    row: dict = {"name": name, "source": source}
+    empty = []
+
+    def share(num: int, den: int, key: str) -> float:
+        if den:
+            return 100.0 * num / den
+        empty.append(key)
+        return 0.0
+
+    for d in paper:
+        row[d] = share(right[d], valid[d], d)
+    row["acc"] = share(sum(right.values()), sum(valid.values()), "acc")
+    for k in (3, 2, 1, 0):
+        share(per_stem[k], full_stems, f"{k}/3")
+    row["3/3"] = share(per_stem[3], full_stems, "3/3")
+    row[">=1"] = share(per_stem[3] + per_stem[2] + per_stem[1], full_stems, ">=1")
+    row[">=2"] = share(per_stem[3] + per_stem[2], full_stems, ">=2")
+    row["nothing_valid"] = list(dict.fromkeys(empty))
+    row["stems"] = full_stems
+    row["invalid"] = invalid
+    row["parse_rate"] = 100.0 * sum(valid.values()) / entries if entries else None
+    row["data"] = data
+    n = len(q)
+    row["size"] = f"{n} stem" + ("" if n == 1 else "s")
+    order = sorted(q)
+    acc = stats.estimates([stats.ratio("acc", [stem_acc[s][0] for s in order], [stem_acc[s][1] for s in order],
+                                       unit="stems", scale=100.0)])["acc"].to_json()
+    if acc["value"] is None:
+        acc.update(value=0.0, low=0.0, high=0.0, nothing_valid=True)
+    row["intervals"] = {"acc": acc}
+    row["stem_acc"] = stem_acc
+    return row
+
+
+_ROWS_LOCK = threading.Lock()
+
+
+def _acc_score(row: Mapping, stems: list[str], name: str = "acc") -> stats.SumScore:
     counts = row["stem_acc"]
-    return stats.ratio("acc", [counts.get(s, [0, 0])[0] for s in stems],
+    return stats.ratio(name, [counts.get(s, [0, 0])[0] for s in stems],
                        [counts.get(s, [0, 0])[1] for s in stems], unit="stems", scale=100.0)
+
+
+_DIFFERENCES: dict[tuple[int, int], tuple] = {}
 
 
 def acc_difference(upper: Mapping, lower: Mapping) -> stats.Difference | None:
     """acc(upper) - acc(lower): paired over the union of their stems when they share any (a stem
-    one row lacks adds nothing to that row), else unpaired. None without per-stem counts."""
+    one row lacks adds nothing to that row), else unpaired. None without per-stem counts. Kept
+    per pair of row objects (a collection's rows are made once: a page's refresh tests them once)."""
     if not upper.get("stem_acc") or not lower.get("stem_acc"):
         return None
+    key = (id(upper["stem_acc"]), id(lower["stem_acc"]))
+    hit = _DIFFERENCES.get(key)
+    if hit is not None and hit[0] is upper["stem_acc"] and hit[1] is lower["stem_acc"]:
+        return hit[2]
+    diff = _acc_difference(upper, lower)
+    _keep(upper, lower, diff)
+    return diff
+
+
+def _paired_at_once(pairs: list[tuple[Mapping, Mapping]]) -> None:
+    """The paired tests of `pairs` not yet kept, those over the same stems resampled together
+    (one draw, one product for all: 30 runs on one data set cost about what one pair did)."""
+    groups: dict[tuple, list[tuple[Mapping, Mapping]]] = {}
+    for upper, lower in pairs:
+        a, b = upper.get("stem_acc"), lower.get("stem_acc")
+        if not a or not b or not set(a) & set(b):
+            continue
+        hit = _DIFFERENCES.get((id(a), id(b)))
+        if hit is not None and hit[0] is a and hit[1] is b:
+            continue
+        groups.setdefault(tuple(sorted(set(a) | set(b))), []).append((upper, lower))
+    for stems, group in groups.items():
+        if len(group) < 2:
+            continue
+        names = [f"pair {i}" for i in range(len(group))]
+        diffs = stats.differences([_acc_score(u, list(stems), n) for (u, _), n in zip(group, names)],
+                                  [_acc_score(v, list(stems), n) for (_, v), n in zip(group, names)])
+        for (upper, lower), name in zip(group, names):
+            _keep(upper, lower, diffs[name])
+
+
+def _keep(upper: Mapping, lower: Mapping, diff: stats.Difference | None) -> None:
+    if len(_DIFFERENCES) > 4096:
+        _DIFFERENCES.clear()
+    _DIFFERENCES[(id(upper["stem_acc"]), id(lower["stem_acc"]))] = (upper["stem_acc"], lower["stem_acc"], diff)
+
+
+def _acc_difference(upper: Mapping, lower: Mapping) -> stats.Difference | None:
     a, b = set(upper["stem_acc"]), set(lower["stem_acc"])
     if a & b:
         stems = sorted(a | b)
@@ -104,6 +277,9 @@ def significance(rows: list[dict]) -> list[dict | None]:
     ({"next": name, "diff", "low", "high", "p_value", "significant", "paired", "stems"}), or None
     (the last row of a group, or a row without per-stem counts, e.g. the paper's)."""
     order = ordered(rows)
+    pairs = [(row, order[i + 1]) for i, row in enumerate(order)
+             if i + 1 < len(order) and _group(order[i + 1]) == _group(row)]
+    _paired_at_once(pairs)
     out: list[dict | None] = []
     for i, row in enumerate(order):
         nxt = order[i + 1] if i + 1 < len(order) else None
@@ -128,23 +304,33 @@ def _mark(test: dict | None) -> str:
 
 
 def _acc_interval(row: Mapping, ndigits: int) -> str:
+    """The acc's 95 % interval: a scored row's bootstrap over stems; a paper row's binomial one
+    from its N (marked "binomial"; its Stems column gives the paper's videos, N is 3 a video);
+    otherwise a word why there is none."""
+    if row.get("source") == "paper":
+        if row.get("questions") and row.get("acc") is not None:
+            low, high = binomial_interval(row["acc"], row["questions"])
+            return f"[{round(low, ndigits)}, {round(high, ndigits)}] binomial"
+        return row.get("no_interval") or "none: the paper gives no N"
     ci = (row.get("intervals") or {}).get("acc") or {}
+    if ci.get("nothing_valid"):
+        return "[0, 0] nothing valid"
     if ci.get("low") is None:
-        return ""
+        return "none: no valid answer" if row.get("acc") is None else "none: too few stems"
     return f"[{round(ci['low'], ndigits)}, {round(ci['high'], ndigits)}]"
 
 
 def _group(row: Mapping) -> tuple:
-    """This app's runs first, then imported files and the study's humans, the paper's rows last.
+    """The runs found first, then imported files and the study's humans, the paper's rows last.
     The paper's rows are one group (its Human row, on the 100-video study subset, and Random
     included), so its Human row heads them, as the paper's ceiling, and shows without scrolling."""
     source = row.get("source")
     if source == "paper":
         return (2, PAPER_DATA)
-    return (0 if source == "this app" else 1, str(row.get("data", "")))
+    return (0 if source in ("this app", "run file") else 1, str(row.get("data", "")))
 
 
-def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]:
+def table(rows: list[dict], *, ndigits: int = 2, tests: list[dict | None] | None = None) -> tuple[list[str], list[list]]:
     """Headers and display rows (rounded only here): this app's runs first, then the other rows
     of other data sets, the paper's rows last, each group sorted by acc, best first; every row
     shows its data set and size, the accuracy's 95 % interval over stems and its test against the
@@ -155,7 +341,7 @@ def table(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list]]
     body = [[r["name"], _value(r, "acc", ndigits), _acc_interval(r, ndigits),
              *[_value(r, k, ndigits) for k in COLUMNS if k != "acc"],
              r.get("stems", ""), _mark(test), f"{r.get('data', '?')} ({r.get('size', '?')})", r.get("source", "")]
-            for r, test in zip(order, significance(rows))]
+            for r, test in zip(order, significance(rows) if tests is None else tests)]
     return headers, body
 
 

@@ -203,7 +203,8 @@ RELEASED_KEYS = ("S", "A", "P", "acc", "3/3", "2/3", "1/3", "0/3", ">=1", ">=2")
 def as_released(metrics: dict) -> dict:
     """`score_results` as the released analysis writes it: a score over no valid entry is 0, not
     None (S, A, P, acc, k/3, >=k, the error sources), and `nothing_valid` names each such score
-    (empty when there is none), so a 0 that means "nothing to score" is not taken for a 0 %."""
+    (empty when there is none), so a 0 that means "nothing to score" is not taken for a 0 %; its
+    interval is [0, 0] with `"nothing_valid": true`."""
     out = dict(metrics)
     empty: list[str] = []
     for key in RELEASED_KEYS:
@@ -219,6 +220,13 @@ def as_released(metrics: dict) -> dict:
                 empty.append(f"error source {dim} {name}")
     out["error_source"] = sources
     out["nothing_valid"] = empty
+    # a score written 0 has the interval [0, 0] (marked), never value, low and high all null
+    intervals = {k: dict(v) for k, v in (metrics.get("intervals") or {}).items()}
+    for key in empty:
+        if key in intervals and intervals[key].get("value") is None:
+            intervals[key].update(value=0.0, low=0.0, high=0.0, nothing_valid=True)
+    if "intervals" in metrics:
+        out["intervals"] = intervals
     return out
 
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind
+from components.cloze.leaderboard import board_ahead
+from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind, scorable
 from components.cloze.replies import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
@@ -37,17 +38,24 @@ QUESTION_DIMS = (*DIMS, "Mixed")
 #: the human-study row's name in every table
 HUMAN = "Human"
 
-# compact entry: [own letter or None, picked clip or None, correct 1/0 or None, reason, status]
-# status: "answer" for a valid letter, else metrics.invalid_kind ("unparsed", "error", ...)
+# compact entry: [own letter or None, picked clip or None, correct 1/0 or None, reason, status,
+#                 the run's options in letter order ("GT|Rand2|Wide|Early") or "", detail]
+# status: "answer" for a valid, scorable letter, else metrics.invalid_kind ("unparsed", "error",
+# "unscorable", ...); detail: for an entry without a valid answer, [error text, raw reply] as the
+# file has them (`raw`, else `raw_original`; cut at DETAIL_MAX characters), else None
 Entry = list
+DETAIL_MAX = 4000
 
 
 def compact_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
-    """{"q": {stem: {paper dim: Entry}}} of an upstream result dict (dimensions other than S, A,
-    C and Mixed are left out, as the released analysis does); a stem without entries is kept.
-    The common case (a bare letter, a boolean `correct`) is read inline; anything else goes
-    through the released analysis' own functions."""
+    """{"q": {stem: {paper dim: Entry}}, "data_set": name or None} of an upstream result dict
+    (dimensions other than S, A, C and Mixed are left out, as the released analysis does); a stem
+    without entries is kept. The common case (a bare letter, a boolean `correct`) is read inline;
+    anything else goes through the released analysis' own functions, so a letter that nothing
+    scores (no `correct`, `expected` or GT option) is invalid ("unscorable") as `eval` counts it."""
     out: dict[str, dict[str, Entry]] = {}
+    shared: dict[str, str] = {}   # one string object per option order (marshal keeps them shared)
+    data_sets: Counter = Counter()
     for stem, dims in results.items():
         row = out.setdefault(str(stem), {})
         for dim, entry in dims.items():
@@ -57,20 +65,37 @@ def compact_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
             letter = answer if answer in _LETTER_SET else normalise_recorded_answer(answer)
             option_map = entry.get("option_map")
             pick = option_map.get(letter) if letter and isinstance(option_map, dict) else None
-            if letter is None:
+            flag = entry.get("correct")
+            if letter is None or not (flag is True or flag is False or scorable(entry)):
                 correct = None
             else:
-                flag = entry.get("correct")
                 correct = int(flag) if flag is True or flag is False else int(entry_correct(entry, letter))
             reason = entry.get("reason")
+            options = ""
+            if isinstance(option_map, dict):
+                options = "|".join(str(option_map.get(x, "")) for x in LETTERS)
+                options = shared.setdefault(options, options)
+            status = "answer" if correct is not None else invalid_kind(entry)
+            detail = None if correct is not None else [_text(entry.get("error")),
+                                                       _text(entry.get("raw") or entry.get("raw_original"))]
+            if entry.get("data_set"):
+                data_sets[str(entry["data_set"])] += 1
             row[_DIM_NAMES[dim]] = [
                 letter, pick if isinstance(pick, str) else None, correct,
                 reason if isinstance(reason, str) else ("" if reason is None else json.dumps(reason)),
-                "answer" if letter else invalid_kind(entry)]
-    return {"q": out}
+                status, options, detail]
+    return {"q": out, "data_set": data_sets.most_common(1)[0][0] if data_sets else None}
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= DETAIL_MAX else text[:DETAIL_MAX] + "…"
 
 
 _DIM_NAMES = {d: PAPER_KEYS.get(d, d) for d in QUESTION_DIMS}
+_PAPER_DIMS = tuple(PAPER_KEYS[d] for d in DIMS)
 _LETTER_SET = frozenset(LETTERS)
 
 
@@ -90,7 +115,7 @@ def read_cloze_run(path: Path) -> dict:
     return compact_results(data if _is_results_shape(data) else check_results(data, str(path)))
 
 
-CLOZE_READER = RunReader(kind="cloze", version=1, patterns=("*.json",), read=read_cloze_run,
+CLOZE_READER = RunReader(kind="cloze", version=2, patterns=("*.json",), read=read_cloze_run,
                          subfolders=("cloze/results", "cloze/runs"))
 
 
@@ -119,11 +144,13 @@ def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
                       study_folder: str | Path | None = None) -> RunsLoader:
     """The tab's loader, started: every run file read (disk cache under APP_CACHE_DIR), the study
     folder's answers as the Human row, and the `ClozeRuns` table with every question's figures
-    computed, as `result().table`; the page asks `result()` and never waits."""
+    computed, as `result().table` (the leaderboard's rows are made after it, `board_ahead`); the page
+    asks `result()` and never waits."""
     def finish(loaded: LoadedRuns) -> LoadedRuns:
         human, refusals = study_run(study_folder)
         loaded.refusals += refusals
         loaded.table = ClozeRuns(loaded.runs, human).prepare()
+        board_ahead(loaded)   # the leaderboard's rows, made behind the panels' table
         return loaded
     return RunsLoader(CLOZE_READER, cloze_runs_folders(data_dir), tuple(named), finish=finish)
 
@@ -163,6 +190,17 @@ class RunAnswer:
     correct: bool | None      # None: no valid answer (or no entry)
     reason: str
     status: str               # "answer", an invalid kind ("unparsed", "error", ...), or "missing"
+    options: tuple[str, ...] = ()   # the run's own option order: its clip per letter A-D
+    error: str = ""           # an entry without a valid answer: the file's error text
+    raw: str = ""             # ... and its raw reply (`raw`, else `raw_original`)
+
+    def own_map(self, option_map: Mapping[str, str] | None) -> dict[str, str]:
+        """The run's letters as the letters on screen ({its letter: your letter}) for the
+        question shown with `option_map` (letter -> clip); {} without either map."""
+        if not self.options or not option_map:
+            return {}
+        yours = {clip: letter for letter, clip in option_map.items()}
+        return {own: yours[clip] for own, clip in zip(LETTERS, self.options) if clip in yours}
 
     @property
     def distractor(self) -> str | None:
@@ -218,6 +256,31 @@ class QuestionStats:
 
 
 SORT_KEYS = ("share_right", "disagreement", "entropy", "answered", "stem")
+#: the paper's order of the dimensions (S, A, P), then Mixed
+DIM_ORDER = {d: i for i, d in enumerate((*(PAPER_KEYS[d] for d in DIMS), "Mixed"))}
+#: per run, the released categories of its S / A / P entries
+COUNT_KINDS = ("valid", "invalid", "error", "missing")
+
+
+@dataclass(frozen=True)
+class RunScore:
+    """One run's released scores from the collection (acc and S / A / P as `eval cloze` prints
+    them: correct / valid, 0 where nothing is valid, with `nothing_valid` saying so), its counts
+    in the released categories (valid; invalid: no valid answer, not an error record; error: an
+    error record; missing: a stem lacking a dimension the file's other stems have) and its rank
+    by acc among the runs (ties share one)."""
+    run: str
+    acc: float
+    dims: dict[str, float]
+    counts: dict[str, int]
+    nothing_valid: bool
+    rank: int
+    of: int
+
+    def text(self) -> str:
+        """'acc 61.4 · #3 of 30', or 'acc 0 (nothing valid) · #29 of 30'."""
+        acc = "0 (nothing valid)" if self.nothing_valid else f"{self.acc:.1f}"
+        return f"acc {acc} · #{self.rank} of {self.of}"
 
 
 @dataclass(frozen=True)
@@ -236,13 +299,60 @@ class ClozeRuns:
         self._runs = {name: runs[name]["q"] for name in self.names}
         self._human = human["q"] if human else None
         self._stats: list[QuestionStats] | None = None
+        self._scores: dict[str, RunScore] | None = None
         # dims every run's file holds somewhere: a stem lacking one is a missing entry
         self._expected = {name: {d for dims in q.values() for d in dims} for name, q in self._runs.items()}
 
     def question_keys(self) -> list[tuple[str, str]]:
         keys = {(stem, d) for q in self._runs.values() for stem, dims in q.items() for d in dims}
-        order = {d: i for i, d in enumerate(PAPER_KEYS[d] for d in DIMS)}
-        return sorted(keys, key=lambda k: (k[0], order.get(k[1], 9), k[1]))
+        return sorted(keys, key=lambda k: (k[0], DIM_ORDER.get(k[1], 9), k[1]))
+
+    def scores(self) -> dict[str, RunScore]:
+        """Every run's `RunScore` (computed once), by name."""
+        if self._scores is None:
+            raw = {}
+            for name, q in self._runs.items():
+                right = {d: 0 for d in _PAPER_DIMS}
+                valid = {d: 0 for d in _PAPER_DIMS}
+                counts = dict.fromkeys(COUNT_KINDS, 0)
+                for dims in q.values():
+                    for d in self._expected[name]:
+                        if d not in _PAPER_DIMS:
+                            continue
+                        e = dims.get(d)
+                        if e is None:
+                            counts["missing"] += 1
+                        elif e[2] is not None:
+                            valid[d] += 1
+                            right[d] += e[2]
+                            counts["valid"] += 1
+                        else:
+                            counts["error" if e[4] == "error" else "invalid"] += 1
+                n = sum(valid.values())
+                acc = 100.0 * sum(right.values()) / n if n else 0.0
+                raw[name] = (acc, {d: 100.0 * right[d] / valid[d] if valid[d] else 0.0 for d in _PAPER_DIMS},
+                             counts, n == 0)
+            accs = sorted((v[0] for v in raw.values()), reverse=True)
+            self._scores = {name: RunScore(name, acc, dims, counts, empty, 1 + sum(a > acc for a in accs), len(raw))
+                            for name, (acc, dims, counts, empty) in raw.items()}
+        return self._scores
+
+    def run_answers(self, name: str, *, wrong_only: bool = False) -> list[tuple[str, str, RunAnswer]]:
+        """Every question of one run in the stems' order (S, A, P, Mixed within a stem): (stem, dim,
+        its answer on its own letters), a missing entry as "missing"; `wrong_only`: the wrong
+        valid answers alone."""
+        q = self._runs[name]
+        out = []
+        for stem in sorted(q):
+            dims = q[stem]
+            if not dims:
+                continue
+            for dim in sorted({*dims, *(d for d in self._expected[name] if d in _PAPER_DIMS)},
+                              key=lambda d: DIM_ORDER.get(d, 9)):
+                answer = self._answer(name, q, stem, dim, None) or RunAnswer(name, None, None, None, None, "", "missing")
+                if not wrong_only or answer.correct is False:
+                    out.append((stem, dim, answer))
+        return out
 
     def _answer(self, name: str, q: dict, stem: str, dim: str,
                 letters: Mapping[str, str] | None) -> RunAnswer | None:
@@ -250,9 +360,12 @@ class ClozeRuns:
         entry = dims.get(dim) if dims is not None else None
         if entry is None:
             return None
-        own, pick, correct, reason, status = entry
+        own, pick, correct, reason, status = entry[:5]
+        options = tuple(entry[5].split("|")) if len(entry) > 5 and entry[5] else ()
+        error, raw = (entry[6] or ("", "")) if len(entry) > 6 else ("", "")
         letter = letters.get(pick) if letters is not None and pick else own
-        return RunAnswer(name, letter, own, pick, None if correct is None else bool(correct), reason, status)
+        return RunAnswer(name, letter, own, pick, None if correct is None else bool(correct), reason, status,
+                         options, error, raw)
 
     def question(self, stem: str, dim: str, option_map: Mapping[str, str] | None = None) -> QuestionRuns:
         """Every run's answer on (stem, paper dimension S/A/P/Mixed); `option_map` (letter -> clip)
@@ -274,6 +387,7 @@ class ClozeRuns:
         """Compute every question's figures now (call it on the loading thread: the question
         list then costs a page no more than a sort)."""
         self.stats()
+        self.scores()
         return self
 
     def stats(self) -> list[QuestionStats]:
@@ -311,17 +425,21 @@ class ClozeRuns:
 
     def questions(self, sort: str = "share_right", *, descending: bool = False, dim: str | None = None,
                   people_only: bool = False, stems: Iterable[str] | None = None,
-                  min_answered: int = 0) -> list[QuestionStats]:
+                  min_answered: int = 0, find: str = "", right: int | None = None) -> list[QuestionStats]:
         """The questions' figures, filtered (one dimension, the people-only ones, some stems, at
-        least `min_answered` runs) and sorted by `sort` (SORT_KEYS; ties by stem and dimension;
-        a question no run answered sorts last)."""
+        least `min_answered` runs, stems containing `find` (any of its words), exactly `right` runs
+        right) and sorted by `sort` (SORT_KEYS; ties by stem, then the dimensions in the paper's
+        order S, A, P; a question no run answered sorts last)."""
         if sort not in SORT_KEYS:
             raise ValueError(f"sort by one of {', '.join(SORT_KEYS)}, not {sort!r}")
         wanted = set(stems) if stems is not None else None
+        words = [w.lower() for w in find.split()]
         rows = [s for s in self.stats()
                 if (dim is None or s.dim == dim) and (not people_only or s.people_only)
-                and (wanted is None or s.stem in wanted) and s.answered >= min_answered]
-        rows.sort(key=lambda s: (s.stem, s.dim))
+                and (wanted is None or s.stem in wanted) and s.answered >= min_answered
+                and (not words or any(w in s.stem.lower() for w in words))
+                and (right is None or s.right == right)]
+        rows.sort(key=lambda s: (s.stem, DIM_ORDER.get(s.dim, 9), s.dim))
         if sort != "stem":
             present = [s for s in rows if getattr(s, sort) is not None]
             absent = [s for s in rows if getattr(s, sort) is None]
@@ -349,8 +467,12 @@ class ClozeRuns:
         None for an invalid answer or a missing entry (`source` says which; the released scores
         leave them out); Mixed rows have the metric "Mixed correct"."""
         rows = []
+        scores = self.scores()
         for name in self.names:
             q = self._runs[name]
+            # a run with no valid answer scores 0 as released (eval's acc 0, `nothing_valid`): its
+            # rows score 0, so their mean is the acc printed, never undefined
+            zero = 0.0 if scores[name].nothing_valid else None
             for stem in sorted(q):
                 dims = q[stem]
                 if not dims:
@@ -362,9 +484,13 @@ class ClozeRuns:
                         if dim != "Mixed" and dim in self._expected[name]:
                             rows.append(ItemRow(name, f"{stem}/{dim}", "", None, metric, "missing"))
                         continue
-                    rows.append(ItemRow(name, f"{stem}/{dim}", entry[0] or "", None if entry[2] is None
-                                        else float(entry[2]), metric, entry[4] if entry[2] is None
-                                        else (entry[1] or "answer")))
+                    if entry[2] is None:
+                        nothing = zero is not None and dim != "Mixed"
+                        rows.append(ItemRow(name, f"{stem}/{dim}", entry[0] or "", zero if nothing else None,
+                                            metric, f"{entry[4]} (nothing_valid: 0)" if nothing else entry[4]))
+                        continue
+                    rows.append(ItemRow(name, f"{stem}/{dim}", entry[0] or "", float(entry[2]), metric,
+                                        entry[1] or "answer"))
         return rows
 
 

@@ -15,10 +15,12 @@ import gc
 import hashlib
 import io
 import json
+import logging
 import marshal
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +28,8 @@ from typing import Any
 
 from components.base.errors import UserError
 from components.base.io import atomic_write_bytes
+
+log = logging.getLogger(__name__)
 
 #: folders named with `--runs` / APP_RUNS_DIR (os.pathsep-separated) are searched by every tab
 RUNS_ENV = "APP_RUNS_DIR"
@@ -326,16 +330,36 @@ class RunsLoader:
     def __init__(self, reader: RunReader, folders: Iterable[str | Path], named: Sequence[str] = (),
                  finish: Callable[[LoadedRuns], LoadedRuns] | None = None):
         self.files: int | None = None
+        self.listing: tuple | None = None
         self._reader, self._folders, self._named, self._finish = reader, list(folders), tuple(named), finish
         self._derived: tuple[Any, Any] | None = None
         self._background = BackgroundRuns(self._load).start()
 
+    def _list(self) -> tuple[list[RunFile], list[Refusal]]:
+        return find_run_files(self._reader, self._folders, named_runs_folders(self._named), empty_ok=True)
+
     def _load(self) -> LoadedRuns:
-        files, refusals = find_run_files(self._reader, self._folders, named_runs_folders(self._named),
-                                         empty_ok=True)
+        started, cpu = time.perf_counter(), time.thread_time()
+        files, refusals = self._list()
         self.files = len(files)
+        self.listing = _listing(files)
         loaded = load_runs(self._reader, files, ContentCache(), refusals)
-        return self._finish(loaded) if self._finish else loaded
+        out = self._finish(loaded) if self._finish else loaded
+        # a server's one line that its runs are ready (WARNING: the level Python prints unconfigured)
+        log.warning("%s runs ready: %d run file(s) read (%d from the cache), %d refused, in %.1f s "
+                    "(%.1f s CPU)", self._reader.kind, len(out.runs), out.from_cache, len(out.refusals),
+                    time.perf_counter() - started, time.thread_time() - cpu)
+        return out
+
+    def changed(self) -> bool:
+        """Whether the folders' run files differ now (added, removed, rewritten) from the ones
+        read; False while reading."""
+        if not self._background.ready() or self.listing is None:
+            return False
+        try:
+            return _listing(self._list()[0]) != self.listing
+        except Exception:  # noqa: BLE001 - a folder that cannot be listed now keeps what was read
+            return False
 
     def result(self) -> LoadedRuns | None:
         return self._background.result()
@@ -353,15 +377,35 @@ class RunsLoader:
         return self._derived[1]
 
 
+def _listing(files: Sequence[RunFile]) -> tuple:
+    """What identifies the files read: name, path, size and time of each (a Hub file: its path)."""
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f.path)
+            out.append((f.name, str(f.path), st.st_size, st.st_mtime_ns))
+        except OSError:
+            out.append((f.name, str(f.path), None, None))
+    return tuple(out)
+
+
 _LOADERS: dict[tuple, RunsLoader] = {}
 _LOADERS_LOCK = threading.Lock()
 
 
 def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
-                make: Callable[[], RunsLoader]) -> RunsLoader:
+                make: Callable[[], RunsLoader], *, recheck: bool = False) -> RunsLoader:
     """The one loader of a tab's (`kind`) runs for these folders in this process, made (and
-    started) by `make` on first use."""
-    key = (kind, str(data_dir), tuple(named))
+    started) by `make` on first use; `recheck`: made again when its files changed since they were
+    read (the leaderboard's Refresh: a run written since is listed). APP_RUNS_DIR is part of the
+    key: another value names other folders."""
+    key = (kind, str(data_dir), tuple(named), os.environ.get(RUNS_ENV, ""))
+    with _LOADERS_LOCK:
+        loader = _LOADERS.get(key)
+    if loader is not None and recheck and loader.changed():
+        with _LOADERS_LOCK:
+            if _LOADERS.get(key) is loader:
+                del _LOADERS[key]
     with _LOADERS_LOCK:
         if key not in _LOADERS:
             _LOADERS[key] = make()

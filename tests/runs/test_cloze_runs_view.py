@@ -46,8 +46,8 @@ def test_question_panel_counts_letters_and_reasons_as_the_files_say(tmp_path):
     right = sum(1 for v in expected.values() if v == "B")
     assert f"{right} of {len(expected)} runs chose the true middle" in html
     for name, letter in expected.items():
-        row = re.search(rf'<tr class="runs-row" data-run="{name}">(.*?)</tr>', html).group(1)
-        assert f'<td class="runs-letter">{letter}</td>' in row
+        row = re.search(rf'<tr class="runs-row" data-run="{name}"[^>]*>(.*?)</tr>', html).group(1)
+        assert re.search(rf'<td class="runs-letter">{letter}( <span class="runs-own">[^<]*</span>)?</td>', row)
         assert ("✓" if letter == "B" else "✗") in row
         reason = files[name][stem]["S"]["reason"]
         assert "<details>" in row and reason in unescape(row)
@@ -57,14 +57,14 @@ def test_a_wrong_letter_names_its_distractor_and_an_error_record_no_letter(tmp_p
     files, table = _table(tmp_path)
     # run 1's second stem holds error records only: no letter, no ✓/✗
     html = runs_view.question_html(table.question(STEMS[1], "S", SHOWN), SHOWN)
-    row = re.search(r'<tr class="runs-row" data-run="model01_results">(.*?)</tr>', html).group(1)
+    row = re.search(r'<tr class="runs-row" data-run="model01_results"[^>]*>(.*?)</tr>', html).group(1)
     assert '<td class="runs-letter">error</td>' in row and "✓" not in row and "✗" not in row
     for stem in STEMS[5:]:
         html = runs_view.question_html(table.question(stem, "A", SHOWN_A), SHOWN_A)
         for name, data in files.items():
             rec = data[stem]["A"]
             if rec.get("answer") in SHOWN_A and not rec["correct"]:
-                row = re.search(rf'<tr class="runs-row" data-run="{name}">(.*?)</tr>', html).group(1)
+                row = re.search(rf'<tr class="runs-row" data-run="{name}"[^>]*>(.*?)</tr>', html).group(1)
                 picked = rec["option_map"][rec["answer"]]
                 assert f'<td class="runs-distractor">{distractor_type(picked)}</td>' in unescape(row)
                 assert picked in distractor_type(picked)
@@ -112,8 +112,8 @@ def test_the_study_answers_are_one_more_row_and_count_for_people_only(tmp_path):
              for name, data in files.items()}
     table = ClozeRuns({n: compact_results(d) for n, d in wrong.items()}, compact_results(human))
     html = runs_view.question_html(table.question(stem, "S", SHOWN), SHOWN)
-    row = re.search(r'<tr class="runs-row runs-human" data-run="Human">(.*?)</tr>', html).group(1)
-    assert '<td class="runs-letter">B</td>' in row and "✓" in row      # GT is B on the shown map
+    row = re.search(r'<tr class="runs-row runs-human" data-run="Human"[^>]*>(.*?)</tr>', html).group(1)
+    assert re.search(r'<td class="runs-letter">B( <span class="runs-own">[^<]*</span>)?</td>', row) and "✓" in row      # GT is B on the shown map
     assert f"0 of {len(files)} runs chose the true middle" in html      # the Human row is not a run
     listed = runs_view.question_list_html(table, "people")
     assert re.findall(r'<tr data-stem="([^"]+)" data-dim="([^"]+)">', listed) == [(stem, "S")]

@@ -155,6 +155,17 @@ def _runs_panels(ui: SimpleNamespace) -> None:
             ui.runs_sort = gr.Dropdown([(label, key) for key, (label, _) in runs_view.SORTS.items()],
                                        value=runs_view.DEFAULT_SORT, label="Questions", elem_id="cloze-runs-sort")
             ui.runs_overview = gr.Checkbox(False, label="Runs-by-questions overview", elem_id="cloze-runs-overview")
+        # browsing every question: stems by name, one dimension, how many runs were right, pages
+        with gr.Row(equal_height=True):
+            ui.runs_find = gr.Textbox("", label="Find stems (words of their names)", elem_id="cloze-runs-find",
+                                      max_lines=1, scale=3, placeholder="e.g. bar_fill clock, then Enter")
+            ui.runs_dim = gr.Dropdown([("All", ""), *[(d, d) for d in runs_view.DIMENSIONS]], value="",
+                                      label="Dimension", elem_id="cloze-runs-dim", scale=1, min_width=100)
+            # a text box: a Number shows its empty value as 0, which would filter to "no run right"
+            ui.runs_right = gr.Textbox("", label="Runs right (k, then Enter)", placeholder="any",
+                                       elem_id="cloze-runs-right", max_lines=1, scale=1, min_width=120)
+            ui.runs_page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="cloze-runs-page",
+                                     scale=1, min_width=90)
         ui.runs_grid = gr.HTML("", elem_id="cloze-runs-grid")
         ui.runs_list = gr.HTML("", elem_id="cloze-runs-list")
     ui.runs_timer = gr.Timer(1.0, active=False)
@@ -191,15 +202,24 @@ def _model_panel(ui: SimpleNamespace) -> None:
 
 
 #: the leaderboard's columns (Model, ≈, acc, its interval, S A P, >=1 >=2 3/3, Stems, vs next, Data,
-#: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen, every header and
-#: the paper's rows on one line (the table's text in the page's proportional font: theme.py)
-LEADERBOARD_WIDTHS = [180, 36, 60, 120, 56, 56, 56, 56, 56, 56, 68, 152, 340, 80]
+#: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen and every header
+#: on at most two lines (the table's text in the page's proportional font: theme.py); the interval's
+#: column holds a paper row's "[87.62, 89.47] binomial" on one line
+LEADERBOARD_WIDTHS = [200, 36, 56, 196, 56, 56, 56, 56, 56, 56, 64, 144, 256, 80]
 
 
 def _compare_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="cloze-compare") as ui.compare_group:
         ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True,
-                                      column_widths=LEADERBOARD_WIDTHS, max_height=560)
+                                      column_widths=LEADERBOARD_WIDTHS, max_height=640)
+        # a run's row opens it: every question, its answers, the wrong ones alone (handlers/compare_panel.py)
+        with gr.Row(equal_height=True):
+            ui.run_name = gr.Textbox("", label="Run opened (click its leaderboard row)", interactive=False,
+                                     elem_id="cloze-run-name", scale=3)
+            ui.run_wrong = gr.Checkbox(False, label="Wrong only", elem_id="cloze-run-wrong", scale=1)
+            ui.run_page = gr.Number(1, label="Page", precision=0, minimum=1, elem_id="cloze-run-page", scale=1,
+                                    min_width=90)
+        ui.run_view = gr.HTML("", elem_id="cloze-run-view")
         ui.human_vs_model = gr.Dataframe(label="Human vs model, per question (chosen clip)", interactive=False,
                               elem_id="cloze-hvm")
         with gr.Row(equal_height=True, elem_classes=["tab-config"]):
@@ -312,15 +332,31 @@ def _wire_runs(ui: SimpleNamespace) -> None:
           api_name="_cloze_runs_panel",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
     across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)
-    gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick], across,
-          [ui.runs_sort, ui.runs_overview], [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
+    browse = [ui.runs_sort, ui.runs_overview, ui.runs_find, ui.runs_dim, ui.runs_right, ui.runs_page]
+    # a new filter starts at page 1 (its change then draws the list)
+    for changed in (ui.runs_sort.change, ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit):
+        changed(lambda: 1, None, [ui.runs_page], api_name=False, show_progress="hidden")
+    gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick,
+           ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit, ui.runs_page.change], across,
+          browse, [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-across")
-    if ui.demo is not None:
-        def across_for_link(sort: str, overview: bool, request: gr.Request):  # gradio passes the request
-            return runs_panel.across_for_link(str(ui.data_dir), sort, overview, request, named)
+    # a leaderboard row opens its run; Wrong only and the page redraw it
+    def open_clicked(wrong: bool, evt: gr.SelectData):  # gradio passes the clicked cell
+        name = str((evt.row_value or [""])[0]) if evt is not None else ""
+        return name, 1, h.open_run(str(ui.data_dir), named, name, wrong, 1)
 
-        ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview],
+    ui.leaderboard.select(open_clicked, [ui.run_wrong], [ui.run_name, ui.run_page, ui.run_view],
+                          api_name="_cloze_open_run", show_progress="hidden")
+    gr.on([ui.run_wrong.change, ui.run_page.change],
+          lambda name, wrong, page: h.open_run(str(ui.data_dir), named, name, wrong, page),
+          [ui.run_name, ui.run_wrong, ui.run_page], [ui.run_view], api_name="_cloze_run_view",
+          show_progress="hidden", trigger_mode="always_last")
+    if ui.demo is not None:
+        def across_for_link(sort: str, overview: bool, find: str, request: gr.Request):  # gradio passes the request
+            return runs_panel.across_for_link(str(ui.data_dir), sort, overview, find, request, named)
+
+        ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview, ui.runs_find],
                      api_name="_cloze_runs_link",
-                     show_progress="hidden").then(across_for_link, [ui.runs_sort, ui.runs_overview],
+                     show_progress="hidden").then(across_for_link, [ui.runs_sort, ui.runs_overview, ui.runs_find],
                                                   [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
                                                   api_name="_cloze_runs_link_list", show_progress="hidden")

@@ -16,7 +16,7 @@ from components.cloze.data import ClozeDataset, folder_stamp, shared_dataset
 from components.cloze.frames import clip_grids, prefetch
 from components.cloze.human import latest_records, study_dir, study_questions
 from components.cloze.metrics import PAPER_KEYS
-from components.cloze.runs import ClozeRuns, cloze_runs_loader
+from components.cloze.runs import ClozeRuns, cloze_runs_folders, cloze_runs_loader
 from components.cloze.runs_view import SORTS
 from components.cloze.questions import Question, QuestionSet, build_set
 from components.cloze.study.media import opaque_videos
@@ -65,10 +65,13 @@ def _study_folder(data_dir: str | Path | None) -> Path | None:
         return None
 
 
-def loader_for(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
-    """The one loader of these runs folders in this process (started on first use)."""
-    return runs_loader("cloze", data_dir, named,
-                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)))
+def loader_for(data_dir: str | Path | None, named: Sequence[str] = (), *, recheck: bool = False) -> RunsLoader:
+    """The one loader of these runs folders in this process (started on first use; `recheck`:
+    read again when the files changed since)."""
+    folders = os.pathsep.join(map(str, cloze_runs_folders(data_dir)))   # APP_CLOZE_RUNS_DIR's too
+    return runs_loader("cloze", f"{data_dir}{os.pathsep}{folders}", tuple(named),
+                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)),
+                       recheck=recheck)
 
 
 def _runs_table(session: ClozeSession) -> ClozeRuns:

@@ -56,7 +56,7 @@ def question_panel(session: ClozeSession, named: Sequence[str] = ()) -> str:
     refused = [r.line() for r in loaded.refusals]
     table: ClozeRuns = loaded.table
     return runs_view.question_html(table.question(q.stem, PAPER_KEYS.get(q.dim, q.dim), q.option_map), q.option_map,
-                                   refused)
+                                   refused, table.scores())
 
 
 def show_question(session: ClozeSession, named: Sequence[str] = ()) -> tuple[str, gr.Timer]:
@@ -65,40 +65,54 @@ def show_question(session: ClozeSession, named: Sequence[str] = ()) -> tuple[str
     return html, gr.Timer(active='data-state="loading"' in html)
 
 
-def across(data_dir: str | Path, sort: str, overview: bool, named: Sequence[str] = ()) -> tuple[str, str, gr.Timer]:
-    """The question list in `sort`'s order and (when asked) the overview grid."""
+def _right(value) -> int | None:
+    """The "runs right" filter: a whole number, else any."""
+    try:
+        return None if value is None or str(value).strip() == "" else int(float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def across(data_dir: str | Path, sort: str, overview: bool, find: str = "", dim: str = "", right=None,
+           page=1, named: Sequence[str] = ()) -> tuple[str, str, gr.Timer]:
+    """The question list in `sort`'s order, filtered (stems with a word of `find`, one dimension,
+    exactly `right` runs right), page `page`, and (when asked) the overview grid."""
     loader = loader_for(data_dir, named)
     loaded = loader.result()
     if loaded is None:
         waiting = runs_view.loading_html(loader.files)
         return waiting, "", gr.Timer(active=True)
     table: ClozeRuns = loaded.table
-    return (runs_view.question_list_html(table, sort) + runs_view.refusals_html([r.line() for r in loaded.refusals]),
+    listed = runs_view.question_list_html(table, sort, find=find or "", dim=dim or "", right=_right(right),
+                                          page=int(page or 1) if str(page or "").strip() else 1)
+    return (listed + runs_view.refusals_html([r.line() for r in loaded.refusals]),
             runs_view.overview_html(table) if overview else "", gr.Timer(active=False))
 
 
-def _linked_view(request: gr.Request | None) -> tuple[str, bool] | None:
-    """(sort, overview) a link asks for with `sort=` (hardest, easiest, disagree, people, stem)
-    and `overview=1`; None when it asks for neither."""
+def _linked_view(request: gr.Request | None) -> tuple[str, bool, str] | None:
+    """(sort, overview, find) a link asks for with `sort=` (hardest, easiest, disagree, people,
+    stem), `overview=1` and `find=` (stems: an overview column's link); None when it asks for
+    none of them."""
     params: Mapping[str, str] = dict(request.query_params) if request is not None else {}
     sort = (params.get("sort") or "").strip().lower()
     overview = (params.get("overview") or "").strip().lower() in ("1", "true", "yes")
-    if sort not in runs_view.SORTS and not overview:
+    find = (params.get("find") or "").strip()[:20_000]
+    if sort not in runs_view.SORTS and not overview and not find:
         return None
-    return (sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT), overview
+    return (sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT), overview, find
 
 
 def open_view(request: gr.Request | None = None) -> tuple:
     """A link's view opens the across-questions fold with it; any other page is left as it is."""
     linked = _linked_view(request)
     if linked is None:
-        return gr.update(), gr.update(), gr.update()
-    return gr.update(open=True), gr.update(value=linked[0]), gr.update(value=linked[1])
+        return gr.update(), gr.update(), gr.update(), gr.update()
+    return gr.update(open=True), gr.update(value=linked[0]), gr.update(value=linked[1]), gr.update(value=linked[2])
 
 
-def across_for_link(data_dir: str | Path, sort: str, overview: bool, request: gr.Request | None = None,
+def across_for_link(data_dir: str | Path, sort: str, overview: bool, find: str = "", request: gr.Request | None = None,
                     named: Sequence[str] = ()) -> tuple:
     """`across` for a page whose link asks for a view (the fold's own events draw it otherwise)."""
     if _linked_view(request) is None:
         return gr.update(), gr.update(), gr.update()
-    return across(data_dir, sort, overview, named)
+    return across(data_dir, sort, overview, find, named=named)
