@@ -334,8 +334,8 @@ def _wire_runs(ui: SimpleNamespace) -> None:
     across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)
     browse = [ui.runs_sort, ui.runs_overview, ui.runs_find, ui.runs_dim, ui.runs_right, ui.runs_page]
     # a new filter starts at page 1 (its change then draws the list)
-    for changed in (ui.runs_sort.change, ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit):
-        changed(lambda: 1, None, [ui.runs_page], api_name=False, show_progress="hidden")
+    gr.on([ui.runs_sort.change, ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit], lambda: 1, None,
+          [ui.runs_page], api_name="_cloze_runs_first_page", show_progress="hidden")
     gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick,
            ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit, ui.runs_page.change], across,
           browse, [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
