@@ -1,5 +1,11 @@
-"""Running a solver over a question set: results in the upstream per-model format, resumable
-(sidecar JSONL via components.common.batch; R.json rewritten atomically after every answer)."""
+"""Running a solver over a question set: results in the upstream per-model format, resumable.
+
+Each answer is appended to the sidecar JSONL (`<R.json>.progress.jsonl`, components.common.batch:
+durable, what a resume reads). The released-format R.json is written whole, atomically, at the
+end, every `WRITE_EVERY_S` seconds while answers come in (by a background writer, so no request
+waits for it), and when the run is stopped or interrupted (Ctrl-C): readable throughout, and a
+run's cost per answer stays flat however large the file grows (scripts/bench_batch.py).
+"""
 from __future__ import annotations
 
 import random
@@ -15,7 +21,10 @@ from components.cloze.metrics import check_results, order_sensitivity
 from components.cloze.solvers import ClozeSolver, released_params
 from components.common.batch import repair_output, run_resumable
 from components.base.errors import DataFormatError, MediaError
-from components.base.io import append_jsonl, atomic_write_json, load_json, output_lock, read_jsonl
+from components.base.io import append_jsonl, atomic_write_json, load_json, output_lock, read_jsonl, real_path
+
+#: seconds between two writes of the whole result file while a run answers
+WRITE_EVERY_S = 10.0
 
 
 def sidecar_path(out_path: str | Path) -> Path:
@@ -75,9 +84,11 @@ def run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], ou
             *, concurrency: int = 1, progress: bool = True,
             on_result: Callable[[dict], None] | None = None,
             stop: threading.Event | None = None, stop_after_failures: int | None = None) -> dict:
-    """Answer every question not yet answered in the sidecar; rewrite `out_path` after each
-    answer. A backend failure is not saved (the next run asks again); a set `stop` leaves every
-    question not yet started for the next run. Returns counts and the results."""
+    """Answer every question not yet answered in the sidecar; write `out_path` whole every
+    WRITE_EVERY_S seconds, at the end and on a stop or Ctrl-C (module docstring). A backend
+    failure is not saved (the next run asks again); a set `stop` leaves every question not yet
+    started for the next run. Returns counts and the results."""
+    out_path = real_path(out_path)   # a symlinked --out: its sidecar and lock are the file's own
     side = sidecar_path(out_path)
     with output_lock(side):   # one run writes R.json and its sidecar at a time
         return _run_set(solver, ds, questions, Path(out_path), side, concurrency=concurrency,
@@ -95,11 +106,13 @@ def _run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], o
     lock = threading.Lock()
     results = records_to_results(read_jsonl(side))
 
+    writer = _ResultWriter(out_path, results, lock)
+
     def done(rec: dict) -> None:
         with lock:
             entry = {k: v for k, v in rec.items() if k not in ("key", "stem", "dim")}
             results.setdefault(rec["stem"], {})[rec["dim"]] = entry
-            atomic_write_json(out_path, results)
+        writer.changed()
         if on_result:
             on_result(rec)
 
@@ -116,14 +129,51 @@ def _run_set(solver: ClozeSolver, ds: ClozeDataset, questions: list[Question], o
 
     # the data's commit when it comes from a repository: in every entry; a resumed run on other
     # data is refused (components/common/batch.py)
-    counts = run_resumable(questions, key=lambda q: q.key, work=work,
-                           out_path=side, concurrency=concurrency, desc="cloze questions",
-                           key_field="key", progress=progress, on_result=done,
-                           stamp={"data_revision": datasource.data_revision(ds.root), **run_stamp(solver)},
-                           stop=stop, stop_after_failures=stop_after_failures)
-    with lock:
-        atomic_write_json(out_path, results)
+    try:
+        counts = run_resumable(questions, key=lambda q: q.key, work=work,
+                               out_path=side, concurrency=concurrency, desc="cloze questions",
+                               key_field="key", progress=progress, on_result=done,
+                               stamp={"data_revision": datasource.data_revision(ds.root), **run_stamp(solver)},
+                               stop=stop, stop_after_failures=stop_after_failures)
+    except BaseException:   # Ctrl-C, a refusal: the answers of this run (if any) reach the file
+        writer.close(only_if_changed=True)
+        raise
+    writer.close()          # the end, or a stop: the file holds every answer of the sidecar
     return {"counts": counts, "results": results}
+
+
+class _ResultWriter:
+    """Writes `results` whole to `path` (atomically) every WRITE_EVERY_S seconds while answers
+    come in, from its own thread, and once more on close: the batch's loop never waits for a
+    rewrite, and the number of rewrites grows with the run's duration, not with its answers."""
+
+    def __init__(self, path: Path, results: dict, lock: threading.Lock, every_s: float | None = None):
+        self._path, self._results, self._lock = path, results, lock
+        self._every = WRITE_EVERY_S if every_s is None else every_s
+        self._dirty = threading.Event()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="cloze-result-writer", daemon=True)
+        self._thread.start()
+
+    def changed(self) -> None:
+        self._dirty.set()
+
+    def _write(self) -> None:
+        with self._lock:   # a snapshot: answers keep coming while it is encoded and written
+            snapshot = {stem: dict(dims) for stem, dims in self._results.items()}
+            self._dirty.clear()
+        atomic_write_json(self._path, snapshot)
+
+    def _loop(self) -> None:
+        while not self._closed.wait(self._every):
+            if self._dirty.is_set():
+                self._write()
+
+    def close(self, *, only_if_changed: bool = False) -> None:
+        self._closed.set()
+        self._thread.join()
+        if self._dirty.is_set() or not only_if_changed:
+            self._write()
 
 
 def distinct_orders(q: Question, k: int) -> list[tuple[str, ...]]:

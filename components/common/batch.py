@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 
 from components.base.errors import UserError
 from components.base.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
-    repair_torn_tail, torn_path
+    real_path, repair_torn_tail, torn_path
 
 T = TypeVar("T")
 
@@ -72,7 +72,7 @@ def repair_output(path: str | Path, key_field: str) -> None:
     JSON object (a disk error, a hand edit) is moved there too; a key given on two lines (two runs
     that once wrote one file at the same time) keeps its first line, the later ones go to
     `<file>.duplicates`. Every item moved aside is asked again only if no line of it remains."""
-    path = Path(path)
+    path = real_path(path)   # rewritten in place of the file a symlink names, never of the link
     moved = repair_torn_tail(path)
     if moved:
         print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
@@ -159,6 +159,7 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
     "failed": work raised, "stopped": not started because of `stop` or the failures}. Records
     already there made with another stamp, or another run writing `out_path`: UserError.
     """
+    out_path = real_path(out_path)   # a symlink or `..`: one file, one lock, and the link kept
     with output_lock(out_path):
         existing = checked_output(out_path, stamp, key_field)
         return _run(items, key=key, work=work, out_path=out_path, concurrency=concurrency, desc=desc,
