@@ -71,7 +71,7 @@ def _seed_sidecar(out_path: Path, side: Path, stamp: dict[str, str | None], adop
         append_jsonl(side, record)
 
 
-def run_stamp(solver: ClozeSolver, questions: Iterable[Question] = ()) -> dict[str, str]:
+def run_stamp(solver: ClozeSolver, questions: Iterable[Question] = ()) -> dict[str, str | int]:
     """What makes two runs' answers comparable, kept in every record; a resume that differs is
     refused (components/common/batch.py, docs/formats.md "Run stamps"): the backend and model
     and what shapes its requests, the prompt style, the sampling, strict parsing, frames per
@@ -89,13 +89,15 @@ def run_stamp(solver: ClozeSolver, questions: Iterable[Question] = ()) -> dict[s
     if max_tokens is not None:
         params = released_params(max_tokens)
         stamp["sampling"] = f"temperature {params.temperature:g}, max_tokens {params.max_tokens}"
-    seeds = sorted({str(q.seed) for q in questions})
     features = getattr(solver, "features", None)
     variant = getattr(solver, "variant", None)
     stamp.update(settings_stamp(
         strict=getattr(solver, "strict", None), max_frames=getattr(solver, "max_frames", None),
-        attempts=getattr(solver, "max_attempts", None), seed=",".join(seeds) if seeds else None,
-        features=(features or default_spec()) if variant == RELEASED_VARIANT else None))
+        max_attempts=getattr(solver, "max_attempts", None),
+        edge_features=(features or default_spec()) if variant == RELEASED_VARIANT else None))
+    seeds = {q.seed for q in questions}
+    if seeds:   # as each entry has always held it (a number)
+        stamp["seed"] = seeds.pop() if len(seeds) == 1 else ",".join(sorted(map(str, seeds)))
     return stamp
 
 

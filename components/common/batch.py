@@ -89,6 +89,11 @@ def _refuse_other(name: str, found: set, value: str | None, source: str | Path) 
         raise UserError(f"{source} holds results made from {other if other != 'None' else 'a local folder'} "
                         f"({name}), but this run reads {now}: one output never mixes two revisions; "
                         f"write to another output file, or rerun on the same data (pin it with @<commit>).")
+    if name == "data_fingerprint":
+        raise UserError(f"{source} holds results made from a local folder with data_fingerprint {other}, but "
+                        f"this run reads one with data_fingerprint {value} (other annotation files or "
+                        "stems): one output never mixes two data sets; write to another output file "
+                        "(--out), or rerun on the folder it was made from.")
     raise UserError(f"{source} holds results made with {name} {other}, but this run uses {name} "
                     f"{value}: one output never mixes two; write to another output file (--out), "
                     f"or rerun with {name} {other}.")

@@ -49,8 +49,8 @@ def backend_stamp(backend: VLMBackend, role: str = "backend") -> dict[str, str]:
     """The backend (under `role`) and the settings that shape its requests."""
     out = {role: backend.backend_id}
     prefix = "" if role == "backend" else f"{role}_"
-    if backend.max_images is not None:
-        out[f"{prefix}max_images"] = str(backend.max_images)
+    # always there ("none": no cap), so a resume that sets a cap is told apart from a file without a stamp
+    out[f"{prefix}max_images"] = "none" if backend.max_images is None else str(backend.max_images)
     if getattr(backend, "kind", "") == "openai":
         out[f"{prefix}image_max_side"] = str(api_image_max_side())
         control = getattr(backend, "thinking_control", None)
