@@ -60,6 +60,13 @@ class ApiSettings:
 #: seconds one request may take when neither --timeout nor APP_API_TIMEOUT_S says otherwise
 DEFAULT_TIMEOUT_S = 120.0
 TIMEOUT_ENV = "APP_API_TIMEOUT_S"
+#: requests to one server timed out in a row (no answer of any kind between them) after which it is
+#: taken as hung: no more requests for a while, every call fails at once with one line naming the
+#: server and the timeout. With the defaults a hung server stops a run within 5 minutes
+#: (backends/openai_api.py `hung_worst_case_s`; tests/backends/test_hung_server.py)
+HUNG_AFTER_TIMEOUTS = 2
+#: seconds a hung server is left alone (at least; the request timeout when that is longer)
+HUNG_PAUSE_S = 60.0
 
 
 def check_timeout(value: float, where: str) -> float:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from backends import thinking as thinking_wire
 from backends.base import EncodedImage, GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
-from backends.config import ApiSettings
+from backends.config import HUNG_AFTER_TIMEOUTS, HUNG_PAUSE_S, TIMEOUT_ENV, ApiSettings
 from backends.images import encoded_data_url, jpeg_data_url
 from backends.reasoning import join_reasoning, split_reasoning
 
@@ -55,6 +55,66 @@ class RetryPolicy:
         if retry_after is not None and retry_after >= 0:
             return min(self.max_delay_s, retry_after)
         return min(self.max_delay_s, self.base_delay_s * (2 ** attempt))
+
+
+def shown_url(url: str | None) -> str:
+    """A base URL as a message may show it: without any user:password part."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url:
+        return "the default OpenAI server"
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", "")) if parts.scheme else url
+
+
+class HungServer:
+    """Requests to one server that timed out in a row, with no answer of any kind between them.
+    After `limit` of them the server is taken as hung for `timeout_s` seconds: a call then fails at
+    once, with one line naming the server and the timeout, instead of waiting for the timeout again
+    on each of its tries (a dead server that accepts connections, a stuck queue). Any answer
+    (even an error status) clears the count; after the pause (HUNG_PAUSE_S, or the timeout when
+    longer) a request may try again."""
+
+    def __init__(self, url: str | None, timeout_s: float, limit: int = HUNG_AFTER_TIMEOUTS):
+        self.url, self.timeout_s, self.limit = url, timeout_s, max(1, limit)
+        self.pause_s = max(HUNG_PAUSE_S, timeout_s)
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+        self._until = 0.0   # monotonic time until which no request is sent
+
+    @property
+    def message(self) -> str:
+        return (f"the request timed out: the server at {shown_url(self.url)} did not answer within "
+                f"{self.timeout_s:g} s, {self.limit} request(s) in a row, so it looks hung; nothing "
+                f"more is sent to it for {self.pause_s:g} s. Check the server, or raise --timeout "
+                f"(${TIMEOUT_ENV}) if its answers take longer")
+
+    def hung(self) -> bool:
+        with self._lock:
+            return time.monotonic() < self._until
+
+    def timed_out(self) -> bool:
+        """Count a timed-out request; True when that makes the server hung."""
+        with self._lock:
+            self._in_a_row += 1
+            if self._in_a_row >= self.limit:
+                self._in_a_row = 0
+                self._until = time.monotonic() + self.pause_s
+                return True
+            return False
+
+    def answered(self) -> None:
+        with self._lock:
+            self._in_a_row = 0
+
+
+def hung_worst_case_s(timeout_s: float, policy: RetryPolicy, limit: int = HUNG_AFTER_TIMEOUTS) -> float:
+    """Seconds at most from the first request to a hung server until every call fails at once:
+    `limit` timeouts and the backoff waits between them (a call's tries in a row; the calls of a
+    batch in a row wait no more than that)."""
+    return limit * timeout_s + sum(policy.delay(attempt, None) for attempt in range(limit - 1))
 
 
 def _sleep(seconds: float, cancel: threading.Event | None) -> None:
@@ -105,24 +165,35 @@ def server_message(error: Exception) -> str:
 
 def call_with_retries(fn: Callable[[], T], *, label: str, policy: RetryPolicy,
                       secret: str | None, cancel: threading.Event | None = None,
-                      on_bad_request: Callable[[str], bool] | None = None) -> T:
+                      on_bad_request: Callable[[str], bool] | None = None,
+                      hung: HungServer | None = None) -> T:
     """Run `fn` (one HTTP call) with bounded retries. Raises BackendError with a readable message
     when attempts run out or the server refuses for good; never includes the key.
 
     `on_bad_request(server_text)` sees 400/413/422 answers: it may raise (e.g. TooManyImagesError)
-    or return True to try again at once with changed arguments."""
+    or return True to try again at once with changed arguments. `hung` counts timeouts in a row
+    across calls: once it takes the server as hung, no try is sent (HungServer)."""
     import openai
 
     last = "no attempt was made"
     attempts = policy.max_retries + 1
     for attempt in range(attempts):
         _check_cancel(cancel)
+        if hung is not None and hung.hung():
+            raise BackendError(_scrub(f"{label}: {hung.message}.", secret))
         retry_after = None
         try:
-            return fn()
+            result = fn()
+            if hung is not None:
+                hung.answered()
+            return result
         except _Retryable as exc:
             last, retry_after = str(exc), exc.retry_after
+            if hung is not None:
+                hung.answered()   # it answered, if badly
         except openai.APIStatusError as exc:
+            if hung is not None:
+                hung.answered()
             status, text = exc.status_code, server_message(exc)
             if status == 401:
                 raise BackendError(_scrub(f"{label}: the server refused the API key (HTTP 401: "
@@ -140,6 +211,8 @@ def call_with_retries(fn: Callable[[], T], *, label: str, policy: RetryPolicy,
                                           secret)) from None
         except openai.APITimeoutError:
             last = "the request timed out"
+            if hung is not None and hung.timed_out():
+                raise BackendError(_scrub(f"{label}: {hung.message}.", secret)) from None
         except openai.APIConnectionError as exc:
             last = f"connection failed ({' '.join(str(exc.__cause__ or exc).split())[:200]})"
         except (openai.APIResponseValidationError, ValueError) as exc:
@@ -269,6 +342,7 @@ class OpenAIBackend(VLMBackend):
             self.settings.thinking_control or "auto", base_url, model)
         self._effort_off = thinking_wire.disable_effort(base_url, model)
         self._client = make_client(self.settings)
+        self.hung = HungServer(base_url, self.settings.timeout_s)
         # reasoning models want max_completion_tokens; a refusal of either name flips it once
         self._use_max_completion_tokens = self.thinking_control == "reasoning_effort"
         self._tokens_key_flipped = False
@@ -364,7 +438,8 @@ class OpenAIBackend(VLMBackend):
         try:
             response = call_with_retries(once, label=self.backend_id, policy=self.policy,
                                          secret=self.settings.api_key, cancel=request.cancel,
-                                         on_bad_request=lambda text: self._on_bad_request(text, request))
+                                         on_bad_request=lambda text: self._on_bad_request(text, request),
+                                         hung=self.hung)
         except (TooManyImagesError, GenerationStopped):
             raise
         except BackendError as exc:

@@ -8,18 +8,27 @@ Paths (each the real command through app.main in this process, frame decoding in
                window decoded and JPEG-encoded, one localizer call) on the example movie, its 7
                pairs repeated under new qids;
   - cloze:     `run cloze` (6 clips x 16 frames decoded and encoded, one call of 96 images) on
-               hard-linked copies of the example stems;
+               copies of the example stems, each clip a distinct file (its own cache identity:
+               hard links share one, so only the first of each would decode): every level is a
+               first run, cold (no frames cache, on disk or in memory);
   - impact:    `run impact --tasks spatial` (each clip's annotated frames decoded once, one call
                per frame) on the example clips repeated;
   - impact433: the same at concurrency 16 over a HAPACT-sized file (433 clips; data/realsize/impact
                when scripts/make_realsize.py made it, else hard links of the example clips).
+  - cloze4563: `run cloze` at concurrency 64 over TempCloze's full size, 4,563 questions (1,521
+               stems, S/A/P), warm frames: the stems are hard links of the example stems, whose
+               frames are put in the disk cache before the run (a hard link shares its file's
+               cache identity), so every clip's JPEGs are read from the disk cache and none is
+               decoded. Prints the flat-cost ratio, the client CPU of the last 10 % of the
+               questions over that of the first 10 % (goal <= 1.2x: the cost per question does not
+               grow with the result file), and the rate (goal >= half the ideal 320 q/s).
 A command's fixed start-up (loading annotations, the embedder, the prepared movie) is measured by
 running the finished command again (it has nothing left to do) and subtracted, so the rates are
 items per second of steady work. Goal: rate >= 0.8 x c x the concurrency-1 rate. Where a path
 stops scaling the client's CPU per item says why: N cores cannot do more than N / (CPU s per item)
 items a second.
 
-    python scripts/bench_batch.py [--quick] [--examples data] [--only core,grounding,cloze,impact,impact433]
+    python scripts/bench_batch.py [--quick] [--examples data] [--only core,grounding,cloze,impact,impact433,cloze4563]
 """
 from __future__ import annotations
 
@@ -36,13 +45,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import ROOT, Row, print_rows  # noqa: E402
+from bench_common import ROOT, Row, loadavg, print_rows  # noqa: E402
 
 DELAY = 0.2
 LEVELS = (1, 4, 16, 64)
 QUICK_LEVELS = (1, 4, 16)
 GOAL = 0.8
-PATHS = ("core", "grounding", "cloze", "impact", "impact433")
+PATHS = ("core", "grounding", "cloze", "impact", "impact433", "cloze4563")
+#: TempCloze's full size (questions), and the flat-cost goal: the client CPU of the last 10 % of
+#: them over the first 10 % at most this
+FULL_CLOZE = 4563
+FLAT_GOAL = 1.2
 SERVER_PID = [0]  # the benchmark server's process, whose CPU time is read from /proc
 
 
@@ -225,10 +238,19 @@ def grounding_run(url: str, ann: Path, items: int, concurrency: int, out: Path) 
     return timed(argv, check)
 
 
-def cloze_data(examples: Path, stems: int, out: Path) -> Path:
+def cloze_data(examples: Path, stems: int, out: Path, *, distinct: bool = True) -> Path:
+    """`stems` stems copied from the example stems; `distinct`: each clip its own file with its own
+    modification time (its own cache identity), else hard links (one identity per example clip)."""
     from make_realsize import make_cloze
 
     make_cloze(out, examples, stems)
+    if distinct:
+        for n, clip in enumerate(sorted((out / "choices").rglob("*.mp4"))):
+            data = clip.read_bytes()
+            clip.unlink()             # the hard link
+            clip.write_bytes(data)
+            stamp = 1_700_000_000_000_000_000 + n * 1000
+            os.utime(clip, ns=(stamp, stamp))
     return out
 
 
@@ -356,6 +378,8 @@ def run(quick: bool = False, examples: Path | None = None, only: tuple[str, ...]
                     rows.append(Row("batch", f"{path} ERROR", f"{type(exc).__name__}: {exc}"[:160], met=False))
             if "impact433" in only:
                 rows += impact_433(url, examples, quick, tmp)
+            if "cloze4563" in only:
+                rows += cloze_full(url, examples, quick, tmp)
     finally:
         for k, v in old_env.items():
             if v is None:
@@ -427,6 +451,95 @@ def impact_433(url: str, examples: Path, quick: bool, tmp: Path) -> list[Row]:
     return [Row("batch", f"run impact --tasks spatial, {clips} clips, c=16 / c=1",
                 f"{speedup:.1f}x ({rate16:.1f} vs {rate1:.2f} items/s)", f">= {GOAL * 16:.1f}x",
                 speedup >= GOAL * 16)]
+
+
+class AnswerClock:
+    """Samples (wall s, process CPU s, answers so far) while a run appends to its sidecar JSONL,
+    every `every_s` (a thread reading only the bytes added since its last look)."""
+
+    def __init__(self, sidecar: Path, every_s: float = 0.02):
+        import threading
+
+        self.sidecar, self.every_s = sidecar, every_s
+        self.samples: list[tuple[float, float, int]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        offset, lines = 0, 0
+        while not self._stop.wait(self.every_s):
+            try:
+                with open(self.sidecar, "rb") as fh:
+                    fh.seek(offset)
+                    chunk = fh.read()
+            except FileNotFoundError:
+                continue
+            offset += len(chunk)
+            lines += chunk.count(b"\n")
+            self.samples.append((time.perf_counter(), time.process_time(), lines))
+
+    def __enter__(self) -> AnswerClock:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def at(self, answers: int) -> tuple[float, float]:
+        """(wall, CPU) of the first sample that saw at least `answers` answers."""
+        for wall, cpu, n in self.samples:
+            if n >= answers:
+                return wall, cpu
+        raise RuntimeError(f"the run never reached {answers} answers")
+
+
+def cloze_full(url: str, examples: Path, quick: bool, tmp: Path) -> list[Row]:
+    """`run cloze` at c=64 over 4,563 questions with warm frames: the flat-cost ratio and the rate."""
+    from components.cloze import frames
+    from components.cloze.data import load_dataset
+
+    questions = 912 if quick else FULL_CLOZE
+    data = cloze_data(examples / "cloze", -(-questions // 3), tmp / "cloze-full", distinct=False)
+    os.environ["APP_CACHE_DIR"] = str(tmp / "cache-cloze-full")
+    frames.FRAMES.clear()
+    ds = load_dataset(examples / "cloze")      # warm: every example clip's JPEGs in the disk cache
+    for inst in ds.instances.values():
+        for clip in sorted(inst.folder.rglob("*.mp4")):
+            frames.clip_jpegs(clip, 16)
+    frames.FRAMES.clear()
+    out = tmp / "cloze-full.json"
+    argv = ["run", "cloze", "--data", str(data), "--backend", "openai:bench", "--base-url", url,
+            "--out", str(out), "--limit", str(questions), "--retry-sleep", "0", "--concurrency", "64",
+            "--no-progress"]
+    srv0 = server_cpu()
+    with AnswerClock(tmp / "cloze-full.json.progress.jsonl") as clock:
+        rc, wall, cpu = run_app(argv)
+    srv = server_cpu() - srv0
+    if rc != 0:
+        raise RuntimeError(f"run cloze exit {rc}")
+    answered = sum(len(d) for d in json.loads(out.read_text()).values())
+    if answered != questions:
+        raise RuntimeError(f"run cloze: {answered} of {questions} answered")
+    tenth = questions // 10
+    w0, c0 = clock.at(1)
+    w1, c1 = clock.at(tenth + 1)
+    w9, c9 = clock.at(questions - tenth)
+    w10, c10 = clock.at(questions)
+    first_ms, last_ms = 1000 * (c1 - c0) / tenth, 1000 * (c10 - c9) / tenth
+    ratio = last_ms / first_ms
+    rate = (questions - 1) / (w10 - w0)
+    ideal = 64 / DELAY
+    print(f"cloze at {questions} questions, c=64, warm frames: client CPU per question first 10 % "
+          f"{first_ms:.1f} ms, last 10 % {last_ms:.1f} ms: {ratio:.2f}x (goal <= {FLAT_GOAL}x); "
+          f"{rate:.1f} questions/s from the first answer to the last ({rate / ideal:.2f} of the ideal "
+          f"{ideal:.0f}; goal >= 0.5); whole command {wall:.1f} s, {1000 * cpu / questions:.1f} ms "
+          f"CPU per question; {limit_reason(cpu / questions, srv / questions)}; load average {loadavg()}")
+    return [Row("batch", f"run cloze, {questions} questions, c=64, warm: CPU last 10 % / first 10 %",
+                f"{ratio:.2f}x ({last_ms:.1f} vs {first_ms:.1f} ms)", f"<= {FLAT_GOAL}x", ratio <= FLAT_GOAL),
+            Row("batch", f"run cloze, {questions} questions, c=64, warm: rate",
+                f"{rate:.1f} q/s ({rate / ideal:.2f} of ideal {ideal:.0f})", ">= 0.5 of ideal",
+                rate >= 0.5 * ideal)]
 
 
 def main(argv: list[str] | None = None) -> int:

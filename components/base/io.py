@@ -11,9 +11,10 @@
 - `repair_torn_tail`: before a resume, a torn last line is moved to `<file>.torn` and cut, so the
   item is redone and the file stays readable by the strict loaders of `eval`.
 - `path_lock(path)`: one in-process lock per resolved path, for read-modify-write sequences.
-- `output_lock(path)`: one writer of an output at a time across processes (`<file>.lock`, an
-  advisory lock that the system drops when its holder exits, however it exits); a second writer
-  is refused, naming the process that holds it.
+- `output_lock(path)`: one writer of an output at a time across processes (`<file>.lock` beside
+  the file the path resolves to, so a symlink or `..` cannot take a second lock; an advisory lock
+  that the system drops when its holder exits, however it exits); a second writer is refused,
+  naming the process that holds it.
 """
 from __future__ import annotations
 
@@ -48,10 +49,18 @@ def path_lock(path: str | Path) -> threading.Lock:
 _held: dict[tuple[str, int], int] = {}
 
 
+def real_path(path: str | Path) -> Path:
+    """`path` with every symlink and `..` resolved (as far as it exists): the one name of the file
+    that two spellings of it (a link, `a/../b`) share."""
+    return Path(os.path.realpath(path))
+
+
 def lock_path(path: str | Path) -> Path:
-    """The file `output_lock` locks for `path` (beside it, kept: removing it would let two
-    writers lock two different files)."""
-    path = Path(path)
+    """The file `output_lock` locks for `path`: beside the file the path resolves to (symlinks and
+    `..` followed), so two spellings of one output take one lock; kept: removing it would let two
+    writers lock two different files. Two paths into one folder through a bind mount name the same
+    lock file (the same inode), which flock sees as one."""
+    path = real_path(path)
     return path.with_name(path.name + ".lock")
 
 

@@ -327,7 +327,7 @@ def run_handler(args: argparse.Namespace) -> int:
                               max_tokens=args.max_tokens, prompt_style=args.prompt_style)
     out = run_set(solvers_for(backend, settings).solver, ds, questions, args.out,
                   concurrency=args.concurrency, progress=not args.no_progress,
-                  stop_after_failures=stop_after_failures(args))
+                  stop_after_failures=stop_after_failures(args), adopt=args.adopt)
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
     print(format_table(as_released(score_results(out["results"]))))

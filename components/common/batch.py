@@ -9,10 +9,12 @@ stderr) and then skips every key already in the file. A failed item is left for 
 first item to fail for each distinct reason is named on stderr with that reason, with or without
 a progress bar; `stop_after_failures` items failed in a row stop the run (a dead or hung server).
 
-A run's `stamp` (e.g. {"data_revision": "hf://datasets/o/n@<commit>", "backend": "openai:m",
-"prompt_style": "api", "sampling": "..."}) is written into every record, and a rerun whose stamp
-differs from the records already in the file is refused, naming both values: one output never
-mixes two revisions of its data, two models, two prompts or two samplings.
+A run's `stamp` (components/common/stamps.py: e.g. {"data_revision": "hf://datasets/o/n@<commit>",
+"backend": "openai:m", "prompt_style": "api", "sampling": "...", "app_version": "..."}) is written
+into every record, and a rerun whose stamp differs from the records already in the file is
+refused, naming both values: one output never mixes two data sets, two models, two prompts, two
+settings or two versions. Records that lack a stamped key (a released file, an older run) are not
+resumed into unless the run adopts them (`--adopt`: taken as made with this run's stamp).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from collections.abc import Callable, Iterable
 
 from components.base.errors import UserError
 from components.base.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
-    repair_torn_tail, torn_path
+    real_path, repair_torn_tail, torn_path
 
 T = TypeVar("T")
 
@@ -38,32 +40,63 @@ def failure_reason(key: str, exc: BaseException) -> str:
     if text.startswith(key):
         text = text[len(key):].lstrip(" :") or type(exc).__name__
     return text
-#: stamp keys whose absence from a record is a value of its own (no revision: a local folder);
-#: any other key missing from an older record is not known, so it is not compared
+#: stamp keys whose absence from a record is a value of its own (no revision: a local folder)
 _ABSENT_IS_A_VALUE = {"data_revision"}
 
 
-def check_stamp(records: Iterable[dict], stamp: dict[str, str | None] | None, source: str | Path) -> None:
+def check_stamp(records: Iterable[dict], stamp: dict[str, str | None] | None, source: str | Path,
+                *, adopt: bool = False) -> list[dict] | None:
     """Refuse to add records made with `stamp` to `records` made with another: another revision
-    of the data (a record without one counts as a local folder), or another backend, model,
-    prompt style, sampling... (any other stamp key; a record without it is not compared)."""
+    or fingerprint of the data (a record without a revision counts as a local folder), or another
+    backend, model, prompt style, sampling, setting or app version (components/common/stamps.py).
+    A record that lacks a key this run stamps (a file the released code wrote, or an older run)
+    may come from anything, so it is refused too, unless `adopt`: then it is taken as made with
+    this run's stamp, and the records with the missing keys filled in are returned (None when
+    none lacked one) for the caller to write back."""
     records = list(records)
-    for name, value in (stamp or {}).items():
+    stamp = stamp or {}
+    # a value recorded and different first (another backend records other keys), then what no
+    # record says, then a data revision's absence (a local folder)
+    for name, value in stamp.items():
+        if name not in _ABSENT_IS_A_VALUE:
+            _refuse_other(name, {r[name] for r in records if name in r} - {value}, value, source)
+    required = [k for k, v in stamp.items() if v is not None and k not in _ABSENT_IS_A_VALUE]
+    lacking = [r for r in records if any(k not in r for k in required)]
+    if lacking and not adopt:
+        missing = sorted({k for r in lacking for k in required if k not in r})
+        backend = stamp.get("backend")
+        raise UserError(
+            f"{source} holds {len(lacking)} result(s) that do not record their {', '.join(missing)} (a "
+            "file the released code wrote, or one from an older version of this app): they may come "
+            "from another model or other settings, so this run does not add to them. Start another "
+            "output (--out <a new file>), or rerun with --adopt to take them as made with this run's "
+            + (f"backend ({backend}) and " if backend else "") + "settings.")
+    filled = [{**r, **{k: v for k, v in stamp.items() if v is not None and k not in r}}
+              for r in records] if lacking else None
+    for name, value in stamp.items():
         if name in _ABSENT_IS_A_VALUE:
-            found = {r.get(name) for r in records} - {value}
-        else:
-            found = {r[name] for r in records if name in r} - {value}
-        if not found:
-            continue
-        other = sorted(map(str, found))[0]
-        if name == "data_revision":
-            now = value or "a local folder (no revision)"
-            raise UserError(f"{source} holds results made from {other if other != 'None' else 'a local folder'} "
-                            f"({name}), but this run reads {now}: one output never mixes two revisions; "
-                            f"write to another output file, or rerun on the same data (pin it with @<commit>).")
-        raise UserError(f"{source} holds results made with {name} {other}, but this run uses {name} "
-                        f"{value}: one output never mixes two; write to another output file (--out), "
-                        f"or rerun with {name} {other}.")
+            _refuse_other(name, {r.get(name) for r in (filled or records)} - {value}, value, source)
+    return filled
+
+
+def _refuse_other(name: str, found: set, value: str | None, source: str | Path) -> None:
+    """UserError naming both values when records hold another value of stamp key `name`."""
+    if not found:
+        return
+    other = sorted(map(str, found))[0]
+    if name == "data_revision":
+        now = value or "a local folder (no revision)"
+        raise UserError(f"{source} holds results made from {other if other != 'None' else 'a local folder'} "
+                        f"({name}), but this run reads {now}: one output never mixes two revisions; "
+                        f"write to another output file, or rerun on the same data (pin it with @<commit>).")
+    if name == "data_fingerprint":
+        raise UserError(f"{source} holds results made from a local folder with data_fingerprint {other}, but "
+                        f"this run reads one with data_fingerprint {value} (other annotation files or "
+                        "stems): one output never mixes two data sets; write to another output file "
+                        "(--out), or rerun on the folder it was made from.")
+    raise UserError(f"{source} holds results made with {name} {other}, but this run uses {name} "
+                    f"{value}: one output never mixes two; write to another output file (--out), "
+                    f"or rerun with {name} {other}.")
 
 
 def repair_output(path: str | Path, key_field: str) -> None:
@@ -72,7 +105,7 @@ def repair_output(path: str | Path, key_field: str) -> None:
     JSON object (a disk error, a hand edit) is moved there too; a key given on two lines (two runs
     that once wrote one file at the same time) keeps its first line, the later ones go to
     `<file>.duplicates`. Every item moved aside is asked again only if no line of it remains."""
-    path = Path(path)
+    path = real_path(path)   # rewritten in place of the file a symlink names, never of the link
     moved = repair_torn_tail(path)
     if moved:
         print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
@@ -126,14 +159,78 @@ def repair_output(path: str | Path, key_field: str) -> None:
               file=sys.stderr)
 
 
-def checked_output(out_path: str | Path, stamp: dict[str, str | None] | None, key_field: str) -> list[dict]:
+def checked_output(out_path: str | Path, stamp: dict[str, str | None] | None, key_field: str,
+                   *, adopt: bool = False) -> list[dict]:
     """The records of an output about to be resumed, once repaired (`repair_output`) and checked
-    against this run's stamp (`check_stamp`); a run may call it early, before costly preparation,
-    to be refused at once."""
+    against this run's stamp (`check_stamp`; with `adopt`, records without a stamp are stamped as
+    this run's and written back); a run may call it early, before costly preparation, to be
+    refused at once."""
+    out_path = real_path(out_path)
     repair_output(out_path, key_field)
     existing = read_jsonl(out_path)
-    check_stamp(existing, stamp, out_path)
+    adopted = check_stamp(existing, stamp, out_path, adopt=adopt)
+    if adopted is not None:
+        lacking = sum(1 for old, new in zip(existing, adopted) if old != new)
+        with path_lock(out_path):
+            atomic_write_bytes(out_path, b"".join(
+                (json.dumps(r, ensure_ascii=False) + "\n").encode("utf-8") for r in adopted))
+        print(f"{out_path}: {lacking} result(s) without a stamp adopted as made with this run's "
+              f"{'backend ' + str(stamp.get('backend')) + ' and ' if (stamp or {}).get('backend') else ''}"
+              "settings (--adopt).", file=sys.stderr)
+        existing = adopted
     return existing
+
+
+def repair_companion(path: str | Path, output: str | Path, keys: Iterable[str], key_field: str,
+                     what: str = "line") -> None:
+    """Keep a file written beside an output, one line per item (grounding's --traces: written
+    just before the item's output line), in step with the output before a resume. Of the items
+    `keys` (the run's), a line whose key the output does not hold (a kill came between the two
+    appends: the item is done again and writes its own) and every line after the first of a key
+    are moved to `<file>.duplicates`, as `repair_output` does with a repeated output line; lines of
+    other items are left alone. Said on stderr."""
+    path = real_path(path)
+    moved = repair_torn_tail(path)
+    if moved:
+        print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
+              f"{torn_path(path)}.", file=sys.stderr)
+    if not path.exists():
+        return
+    mine = set(map(str, keys))
+    done = {str(r.get(key_field)) for r in read_jsonl(output)}
+    kept, aside = bytearray(), bytearray()
+    seen: set[str] = set()
+    orphans = repeats = 0
+    with open(path, "rb") as fh:
+        for raw in fh:
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                record = None
+            key = str(record.get(key_field)) if isinstance(record, dict) else None
+            if key is not None and key in mine and (key not in done or key in seen):
+                aside += line + b"\n"
+                orphans += key not in done
+                repeats += key in done
+                continue
+            if key is not None:
+                seen.add(key)
+            kept += line + b"\n"
+    if not aside:
+        return
+    with path_lock(path):
+        with open(duplicates_path(path), "ab") as fh:
+            fh.write(bytes(aside))
+            fh.flush()
+            os.fsync(fh.fileno())
+        atomic_write_bytes(path, bytes(kept))
+    parts = ([f"{orphans} {what}(s) of items {output} does not hold (a run stopped between the two "
+              "writes; they are done again)"] if orphans else []) + \
+        ([f"{repeats} repeated {what}(s) of an item (the first is kept)"] if repeats else [])
+    print(f"{path}: {' and '.join(parts)} moved to {duplicates_path(path)}.", file=sys.stderr)
 
 
 def duplicates_path(path: str | Path) -> Path:
@@ -148,7 +245,7 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
                   on_result: Callable[[dict], None] | None = None,
                   stamp: dict[str, str | None] | None = None,
                   stop: threading.Event | None = None,
-                  stop_after_failures: int | None = None) -> dict[str, int]:
+                  stop_after_failures: int | None = None, adopt: bool = False) -> dict[str, int]:
     """Run `work` on every item whose key is not yet in `out_path`; append each result there.
 
     `work` returns a dict record; `key_field` is set to the item's key if missing, and each
@@ -157,10 +254,12 @@ def run_resumable(items: Iterable[T], *, key: Callable[[T], str], work: Callable
     (a dead or hung server) no item is started either, a line says so, and the counts hold
     "gave_up": that number. Returns counts {"done": new results, "skipped": already present,
     "failed": work raised, "stopped": not started because of `stop` or the failures}. Records
-    already there made with another stamp, or another run writing `out_path`: UserError.
+    already there made with another stamp, records without one (unless `adopt`: `check_stamp`),
+    or another run writing `out_path`: UserError.
     """
+    out_path = real_path(out_path)   # a symlink or `..`: one file, one lock, and the link kept
     with output_lock(out_path):
-        existing = checked_output(out_path, stamp, key_field)
+        existing = checked_output(out_path, stamp, key_field, adopt=adopt)
         return _run(items, key=key, work=work, out_path=out_path, concurrency=concurrency, desc=desc,
                     key_field=key_field, progress=progress, on_result=on_result, stamp=stamp,
                     stop=stop, stop_after_failures=stop_after_failures,

@@ -26,7 +26,8 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 
 
 def add_backend_options(parser: argparse.ArgumentParser, *, items: str = "items") -> None:
-    """--backend, --base-url, --record, --concurrency, --no-progress (one definition for all)."""
+    """--backend, --base-url, --record, --concurrency, --no-progress, --timeout, --adopt,
+    --stop-after-failures (one definition for all)."""
     group = parser.add_argument_group("model backend")
     group.add_argument("--backend", dest="run_backend", default=None, metavar="SPEC",
                        help=f"{BACKEND_HELP}; unset: the global --backend, else $APP_BACKEND, else baseline")
@@ -40,6 +41,10 @@ def add_backend_options(parser: argparse.ArgumentParser, *, items: str = "items"
                        help=f"seconds one request to an API server may take (each of its "
                             f"{ApiSettings().max_retries + 1} tries); unset: ${TIMEOUT_ENV}, else "
                             f"{DEFAULT_TIMEOUT_S:g}")
+    group.add_argument("--adopt", action="store_true",
+                       help="resume into an output whose results record no stamp (a file the released "
+                            "code wrote, or one from an older version), taking them as made with this "
+                            "run's backend and settings; without it such a file is refused")
     group.add_argument("--stop-after-failures", type=int, default=DEFAULT_STOP_AFTER, metavar="N",
                        help=f"stop the run once N {items} in a row failed to reach the model (a dead "
                             "or hung server); 0: never stop")

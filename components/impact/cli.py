@@ -24,7 +24,8 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.base.errors import UserError
 from components.base.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
-from components.datasource import as_source, data_revision, fetch_all
+from components.common.stamps import backend_stamp, data_stamp, settings_stamp
+from components.datasource import as_source, fetch_all
 from components.impact.eval_inputs import spatial_input_report, temporal_input_report
 from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
     load_spatial_pred
@@ -370,7 +371,7 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                split: str | None = None, tasks: Iterable[str] = TASKS, concurrency: int = 1,
                max_frames: int = 192, prompt_style: str = "auto", max_retries: int = 2,
                progress: bool = True, shard: Shard | None = None,
-               stop_after_failures: int | None = None) -> dict:
+               stop_after_failures: int | None = None, adopt: bool = False) -> dict:
     """The `run impact` work, usable without argparse. Returns counts and the output paths.
     Every line holds the backend (and the temporal ones the prompt style and the frame budget);
     a resume that differs from the lines already there is refused (components/common/batch.py)."""
@@ -385,15 +386,20 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
         items = shard.select(items, lambda it: it.qid)
         print(describe_selection(shard, len(items), total, "clips"), file=sys.stderr)
     fetch_all([item.video for item in items], progress=progress, desc="fetching clips")
-    stamp = {"data_revision": data_revision(annotations.path)}
     solvers = solvers_for(backend, SessionSettings(backend=backend.backend_id, max_frames=max_frames),
                           style=prompt_style, max_retries=max_retries)
     out_dir = Path(out_dir)
     gt_path = atomic_write_jsonl(out_dir / "temporal_gt.jsonl",  # derived: rewritten each run
                                  [item.gt_record() for item in items])
-    stamp["backend"] = backend.backend_id
+    # what the answers depend on (docs/formats.md "Run stamps"): the data (its revision, or the
+    # annotation file and the clips' names), the backend and what shapes its requests, the app
+    # version; the temporal lines also the prompt style, the frame budget and the re-asks
+    stamp = {**data_stamp(annotations.path, [annotations.path],
+                          [Path(item.video).name for item in annotations.items]),
+             **backend_stamp(backend), **settings_stamp()}
     style = getattr(solvers.temporal, "style", None)
-    temporal_stamp = {**stamp, **({"prompt_style": style, "max_frames": str(max_frames)} if style else {})}
+    temporal_stamp = {**stamp, **({"prompt_style": style, "max_frames": str(max_frames),
+                                   "max_retries": str(max_retries)} if style else {})}
     summary: dict[str, Any] = {"backend": backend.backend_id, "items": len(items),
                                "shard": str(shard) if shard else None,
                                "data_revision": stamp["data_revision"],
@@ -404,7 +410,7 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                                             work=temporal_work(solvers.temporal), out_path=pred_path,
                                             concurrency=concurrency, desc="impact temporal",
                                             progress=progress, stamp=temporal_stamp,
-                                            stop_after_failures=stop_after_failures)
+                                            stop_after_failures=stop_after_failures, adopt=adopt)
         summary["temporal_pred"] = str(pred_path)
         summary["temporal_method"] = solvers.temporal.method
         summary["temporal_answers"] = _status_counts(pred_path, "temporal")
@@ -421,7 +427,7 @@ def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
                 work=spatial_work(solvers.regions, frames),
                 out_path=spatial_path, concurrency=concurrency, desc="impact spatial",
                 key_field="key", progress=progress, stamp=stamp,
-                stop_after_failures=stop_after_failures)
+                stop_after_failures=stop_after_failures, adopt=adopt)
         summary["spatial_pred"] = str(spatial_path)
         summary["spatial_method"] = solvers.regions.name
         summary["spatial_answers"] = _status_counts(spatial_path, "spatial")
@@ -461,7 +467,8 @@ def run_impact_command(args: argparse.Namespace) -> int:
                          tasks=args.tasks.split(","), concurrency=args.concurrency,
                          max_frames=args.max_frames, prompt_style=args.prompt_style,
                          max_retries=args.max_retries, progress=not args.no_progress,
-                         shard=args.shard, stop_after_failures=stop_after_failures(args))
+                         shard=args.shard, stop_after_failures=stop_after_failures(args),
+                         adopt=args.adopt)
     print(json.dumps(summary, indent=1))
     _report_invalid(summary)
     if summary.get("temporal_pred") and Path(summary["temporal_pred"]).exists():

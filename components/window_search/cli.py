@@ -23,15 +23,16 @@ from pathlib import Path
 from backends.errors import BackendError
 from backends.base import VLMBackend
 from backends.registry import resolve
-from components.common.batch import checked_output, run_resumable
+from components.common.batch import checked_output, repair_companion, run_resumable
+from components.common.stamps import backend_stamp, data_fingerprint, data_stamp, settings_stamp
 from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, \
     api_settings_from_args, backend_from_args, backend_spec, stop_after_failures
 from components.base.errors import UserError
-from components.base.io import append_jsonl, output_lock, read_jsonl, repair_torn_tail, torn_path
+from components.base.io import append_jsonl, output_lock, read_jsonl, real_path
 from components.common.runs import add_items_option
 from components.common.shards import describe_selection, input_files, merged_files
-from components.datasource import as_source, data_revision, fetch_all
+from components.datasource import as_source, fetch_all
 from components.window_search.data import GroundingAnnotations, GroundingQuery, \
     load_annotations, load_predictions, movie_files
 from components.media.probe import container_duration
@@ -203,17 +204,12 @@ def run_grounding(args: argparse.Namespace) -> int:
         print(describe_selection(shard, len(queries), total, "queries"), file=sys.stderr)
     fetch_all(movie_files(ann, [q.movie_id for q in queries], memory_dir), progress=not args.no_progress,
               desc="fetching movies")
-    revision = data_revision(ann.path)
-    # what makes two runs' predictions comparable, on every line; a resume that differs is refused
-    stamp = {"data_revision": revision, "backend": backend.backend_id,
-             "localizer": localizer.backend_id, "method": args.method, "thinking": args.thinking}
+    stamp = grounding_stamp(args, ann, backend, localizer, memory_dir)
     with output_lock(args.out):
-        checked_output(args.out, stamp, "qid")   # refused before the movies are prepared
-        if args.traces:
-            moved = repair_torn_tail(args.traces)
-            if moved:
-                print(f"{args.traces}: its last line was cut off mid-write ({moved} bytes); moved to "
-                      f"{torn_path(args.traces)}.", file=sys.stderr)
+        # refused before the movies are prepared
+        checked_output(args.out, stamp, "qid", adopt=getattr(args, "adopt", False))
+        if args.traces:   # one trace per query in --out, whatever the moment a run was killed
+            repair_companion(args.traces, real_path(args.out), [q.qid for q in queries], "qid", "trace")
         captions = _prepare_movies(ann, queries, lib, solvers, embedder, captions=args.captions,
                                    chunk_seconds=args.chunk_seconds)
         trace_lock = threading.Lock()
@@ -234,11 +230,31 @@ def run_grounding(args: argparse.Namespace) -> int:
         counts = run_resumable(queries, key=lambda q: q.qid, work=work, out_path=args.out,
                                concurrency=max(1, args.concurrency), desc=f"grounding ({args.method})",
                                progress=not args.no_progress, stamp=stamp,
-                               stop_after_failures=stop_after_failures(args))
+                               stop_after_failures=stop_after_failures(args),
+                               adopt=getattr(args, "adopt", False))
     print(f"done: {counts['done']} new, {counts['skipped']} already in {args.out}, "
           f"{counts['failed']} failed", file=sys.stderr)
     print(source_summary(read_jsonl(args.out)), file=sys.stderr)
     return 0 if counts["failed"] == 0 else 1
+
+
+def grounding_stamp(args: argparse.Namespace, ann: GroundingAnnotations,
+                    backend: VLMBackend, localizer: VLMBackend, memory_dir: Path) -> dict[str, str | None]:
+    """What makes two runs' predictions comparable, on every line; a resume that differs is refused
+    (docs/formats.md "Run stamps"): the data (its revision, or the annotation file, subtitles and
+    videos' names), both backends and what shapes their requests, the method, thinking, the
+    search's settings (K, M, Δmax, chunk length, localizer frames), the embedder, captions, the
+    character memories read, the app version."""
+    movies = list(ann.movies.values())   # all of the file's: a resume with --limit or a shard keeps it
+    files = [ann.path, *(m.subtitles for m in movies if m.subtitles)]
+    memories = [Path(memory_dir) / f"{m.movie_id}.json" for m in movies]
+    return {**data_stamp(ann.path, files, [Path(m.video).name for m in ann.movies.values()]),
+            **backend_stamp(backend), **backend_stamp(localizer, "localizer"),
+            "method": args.method, "thinking": args.thinking,
+            **settings_stamp(k=args.k, m=args.m, delta_max=args.delta_max, chunk_seconds=args.chunk_seconds,
+                             localize_frames=args.localize_frames, embedder=args.embedder,
+                             captions=bool(args.captions),
+                             memory=data_fingerprint([p for p in memories if p.is_file()], []))}
 
 
 def localizer_from_args(args: argparse.Namespace, backend: VLMBackend) -> VLMBackend:

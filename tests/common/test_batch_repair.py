@@ -46,11 +46,15 @@ def test_a_key_written_twice_keeps_its_first_line_and_the_rest_is_named(tmp_path
     assert capsys.readouterr().err == ""                              # nothing left to repair
 
 
-def test_another_backend_is_refused_naming_both_and_older_lines_without_one_resume(tmp_path):
+def test_another_backend_is_refused_naming_both_and_older_lines_without_one_are_adopted_only_when_asked(
+        tmp_path):
     out = tmp_path / "p.jsonl"
     out.write_text('{"qid": "q0", "value": "q0"}\n')                  # from before backends were kept
-    _run(out, ["q0", "q1"], stamp={"backend": "openai:a", "prompt_style": "api"})
-    assert [r.get("backend") for r in _lines(out)] == [None, "openai:a"]
+    with pytest.raises(UserError, match="--adopt"):                 # issue 38: it may be any model's
+        _run(out, ["q0", "q1"], stamp={"backend": "openai:a", "prompt_style": "api"})
+    assert [r.get("backend") for r in _lines(out)] == [None]
+    _run(out, ["q0", "q1"], stamp={"backend": "openai:a", "prompt_style": "api"}, adopt=True)
+    assert [r.get("backend") for r in _lines(out)] == ["openai:a", "openai:a"]
     with pytest.raises(UserError) as info:
         _run(out, ["q2"], stamp={"backend": "openai:b", "prompt_style": "api"})
     assert "backend openai:a" in str(info.value) and "backend openai:b" in str(info.value)
