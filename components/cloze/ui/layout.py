@@ -311,16 +311,25 @@ def _wire_runs(ui: SimpleNamespace) -> None:
     gr.on([ui.session.change, ui.runs_timer.tick], show, [ui.session], [ui.runs_html, ui.runs_timer],
           api_name="_cloze_runs_panel",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
-    across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)
+    # a blind playthrough keeps this view shut too (handlers/practice.py, across_unless_blind)
+    def across(session: ClozeSession, blind: bool, sort: str, overview: bool):
+        return h.across_unless_blind(session, blind,
+                                     lambda: runs_panel.across(str(ui.data_dir), sort, overview, named))
+
     gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick], across,
-          [ui.runs_sort, ui.runs_overview], [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
+          [ui.session, ui.blind, ui.runs_sort, ui.runs_overview], [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
+          api_name="_cloze_runs_across",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-across")
+    gr.on([ui.blind.change, ui.session.change], h.close_when_blind, [ui.session, ui.blind],
+          [ui.runs_across, ui.runs_list, ui.runs_grid], api_name="_cloze_runs_blind", show_progress="hidden")
     if ui.demo is not None:
-        def across_for_link(sort: str, overview: bool, request: gr.Request):  # gradio passes the request
-            return runs_panel.across_for_link(str(ui.data_dir), sort, overview, request, named)
+        def across_for_link(session: ClozeSession, blind: bool, sort: str, overview: bool,
+                            request: gr.Request):  # gradio passes the request
+            return h.across_unless_blind(session, blind, lambda: runs_panel.across_for_link(
+                str(ui.data_dir), sort, overview, request, named))
 
         ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview],
                      api_name="_cloze_runs_link",
-                     show_progress="hidden").then(across_for_link, [ui.runs_sort, ui.runs_overview],
+                     show_progress="hidden").then(across_for_link, [ui.session, ui.blind, ui.runs_sort, ui.runs_overview],
                                                   [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
                                                   api_name="_cloze_runs_link_list", show_progress="hidden")
