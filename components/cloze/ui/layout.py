@@ -135,6 +135,8 @@ def _question_panel(ui: SimpleNamespace) -> None:
             # a large set lists the questions near the one shown; any number may be typed
             ui.navigator = gr.Dropdown([], show_label=False, container=False, elem_id="cloze-navigator",
                                        min_width=120, elem_classes=["cloze-nav"], allow_custom_value=True)
+        # Run this question's answer, on the first screen (the Model panel's boxes are below the runs)
+        ui.headline = gr.HTML("", elem_id="cloze-model-headline", container=False)
         gr.HTML("", elem_id="cloze-keys", js_on_load=KEYS_JS, container=False)
         with gr.Row(elem_classes=["tab-config"], equal_height=True) as ui.export_row:
             ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select, then Submit", "confirm")],

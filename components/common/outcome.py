@@ -1,0 +1,34 @@
+"""A model call that brought no answer, in the words every tab uses: "not reached: <reason>" when
+the backend never returned a reply (a transport failure: no server at the address, a refused
+connection, a timeout, an HTTP error), apart from "unparsed" (a reply came back and could not be
+read) and "truncated" (a reply cut at max_tokens). backends/ask.py records a failure as
+"<backend> failed: <the backend's message>"; a reply that could not be read as "unparsed ...".
+Pure: no gradio."""
+from __future__ import annotations
+
+import re
+
+NOT_REACHED = "not reached"
+#: an error text that says a reply came back (or that the failure was the data's, not the model's)
+_REPLIED = ("unparsed", "truncated", "media", "stopped")
+
+
+def is_not_reached(error: str | None, *, answered: bool = False, truncated: bool = False) -> bool:
+    """Whether a call's recorded `error` is a transport failure: an error, no answer, not a cut
+    reply, and not one of the errors a reply (or a broken clip, or a Stop) gives."""
+    text = str(error or "").strip()
+    if not text or answered or truncated:
+        return False
+    return not text.lower().startswith(_REPLIED)
+
+
+def reason(error: str | None) -> str:
+    """The backend's own message, once: "openai:m failed: openai:m failed after 3 attempt(s):
+    connection failed (...)." -> "openai:m failed after 3 attempt(s): connection failed (...)"."""
+    text = " ".join(str(error or "").split()).rstrip(".")
+    return re.sub(r"^(\S+) failed: (?=\1\b)", "", text) or "no reply"
+
+
+def not_reached(error: str | None) -> str:
+    """'not reached: <reason>' for a transport failure's recorded error."""
+    return f"{NOT_REACHED}: {reason(error)}"
