@@ -66,7 +66,7 @@ def headline_html(rec: dict, expected: str) -> str:
         return (f"<div class='cloze-model-answer' data-state='answered' data-letter='{_E(letter)}'>"
                 f"<b>{backend}</b> chose <b class='cloze-model-letter'>{_E(letter)}</b> "
                 f"<span class='cloze-model-mark'>{mark}</span> (expected {_E(expected)})"
-                + (f" · <span class='cloze-model-reason'>{_E(cut)}</span>" if cut else "") + "</div>")
+                + (f" · <span class='cloze-model-reason' title='{_E(why)}'>{_E(cut)}</span>" if cut else "") + "</div>")
     state = "not-reached" if outcome.is_not_reached(rec.get("error"), truncated=bool(rec.get("truncated"))) else \
         "truncated" if rec.get("truncated") else "unparsed"
     return (f"<div class='cloze-model-answer' data-state='{state}'><b>{backend}</b>: "

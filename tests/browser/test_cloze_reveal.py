@@ -82,6 +82,8 @@ def test_a_practice_answer_shows_what_the_runs_chose_and_where_the_score_stands(
         box = page.locator(FEEDBACK).bounding_box()
         assert box and box["y"] >= 0 and box["y"] + box["height"] <= 900, box
         assert "Question 2 of" in page.locator("#cloze-progress").inner_text()
+        letters = page.locator("#cloze-letters").bounding_box()   # the next answer is still on screen
+        assert letters and letters["y"] + letters["height"] <= 900, letters
         snap(page, "cloze-practice-reveal-1440x900")
     finally:
         context.close()

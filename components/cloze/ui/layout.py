@@ -98,7 +98,12 @@ def _controls(ui: SimpleNamespace) -> None:
         with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
             ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
                                       elem_classes=["tab-caption"])
-        ui.feedback = gr.Markdown("", elem_id="cloze-feedback", scale=3, min_width=280)
+        with gr.Column(scale=3, min_width=280, elem_id="cloze-verdicts"):
+            ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
+            # Model mode: Run this question's answer in one line, on the first screen (the Model
+            # panel's boxes are below the runs panel)
+            ui.headline = gr.HTML("", elem_id="cloze-model-headline", container=False)
+            gr.HTML(f"<style>{HEADLINE_CSS}</style>", container=False, elem_id="cloze-headline-css")
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)
 
 
@@ -135,8 +140,6 @@ def _question_panel(ui: SimpleNamespace) -> None:
             # a large set lists the questions near the one shown; any number may be typed
             ui.navigator = gr.Dropdown([], show_label=False, container=False, elem_id="cloze-navigator",
                                        min_width=120, elem_classes=["cloze-nav"], allow_custom_value=True)
-        # Run this question's answer, on the first screen (the Model panel's boxes are below the runs)
-        ui.headline = gr.HTML("", elem_id="cloze-model-headline", container=False)
         gr.HTML("", elem_id="cloze-keys", js_on_load=KEYS_JS, container=False)
         with gr.Row(elem_classes=["tab-config"], equal_height=True) as ui.export_row:
             ui.flow = gr.Radio([("Choose submits", "immediate"), ("Select, then Submit", "confirm")],
@@ -240,6 +243,14 @@ def _setup(ui: SimpleNamespace) -> None:
                                        "middle 50%, mean Farneback flow > 1.0, up to 3 tries.", elem_id="cloze-build-out")
 
 
+#: the verdict column takes no more height than it must: at 1440x900 a practice answer's reveal (two
+#: lines of smaller type; presentation mode keeps its own large type) and Run this question's answer
+#: (one line, the reason cut) sit above the clips with the letters and the buttons still on screen
+HEADLINE_CSS = """#cloze-verdicts { gap: 0 !important; }
+body:not(.present) #cloze-feedback :is(.md, p) { font-size: 13px !important; line-height: 1.35 !important; }
+#cloze-model-headline .html-container { padding: 0 !important; }
+#cloze-headline-css { display: none; }
+.cloze-model-answer { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 1.5; }"""
 KEEP_JS = """(kept, annotator, blind) => [{annotator: annotator || '', blind: !!blind}]"""
 
 

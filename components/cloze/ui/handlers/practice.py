@@ -160,7 +160,7 @@ def _runs_reveal(session: ClozeSession, q: Question, answered: dict) -> str:
         return ""
     chose = reveal.runs_chose(table.question(q.stem, PAPER_KEYS.get(q.dim, q.dim), q.option_map), q.option_map)
     placed = reveal.standing(table, answered)
-    return (f" {chose}" if chose else "") + (f"  \n**Your score** {placed}" if placed else "")
+    return (f" {chose}" if chose else "") + (f" **Score** {placed}" if placed else "")
 
 
 def choose(tab: ClozeTab, res: ClozeResources, session: ClozeSession, letter: str, display: str, flow: str,
