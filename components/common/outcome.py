@@ -32,3 +32,26 @@ def reason(error: str | None) -> str:
 def not_reached(error: str | None) -> str:
     """'not reached: <reason>' for a transport failure's recorded error."""
     return f"{NOT_REACHED}: {reason(error)}"
+
+
+#: a search step's transport failure as the window-search and Impact solvers raise it:
+#: "<backend> failed on <task>: <the backend's message>" (a refused image count is no such failure)
+_FAILED_ON = re.compile(r"(?:^|: )(\S+) failed on (\S+): ")
+
+
+def transport_errors(errors: list[str] | tuple[str, ...]) -> list[str]:
+    """The errors of a run's list that are transport failures (in their order)."""
+    return [e for e in errors if _FAILED_ON.search(str(e)) and "refused the request's images" not in str(e)]
+
+
+def step_reason(error: str) -> str:
+    """A step's transport failure, its backend named once: "openai:m failed on aws.decompose:
+    openai:m failed after 3 attempt(s): connection failed (...)" -> "aws.decompose: openai:m
+    failed after 3 attempt(s): connection failed (...)"."""
+    text = " ".join(str(error).split()).rstrip(".")
+    return re.sub(r"^(?:localize: )?(\S+) failed on (\S+): (?=\1\b)", r"\2: ", text)
+
+
+def step_not_reached(error: str) -> str:
+    """'not reached: <task>: <reason>' for a search step's transport failure."""
+    return f"{NOT_REACHED}: {step_reason(error)}"
