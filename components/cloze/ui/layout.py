@@ -40,7 +40,8 @@ is shown too). Requests allow 8192 tokens as released; a reply cut there is reco
 not scored. The choices the paper and code leave open are listed in docs/decisions.md.
 
 **Practice playthrough** records your answers under the id you give (type it again to resume) and
-names the true middle after each answer unless *Blind* is on. A real human-baseline study runs on
+names the true middle after each answer, with what the runs chose on it and where your score stands
+among them, unless *Blind* is on (then no runs view opens). A real human-baseline study runs on
 the study page (`python -m components.cloze.study`): invitation links, nothing that names an
 answer. **Model** runs the chosen backend (the Model panel, top right) on the question or the set;
 **Compare** puts runs, imported result files, the study's humans and the paper's rows side by side.
