@@ -10,6 +10,7 @@ import html
 from collections.abc import Sequence
 
 from components.cloze.pairs import ClozePair
+from components.common import outcome
 from components.common.reasoning_view import DIFFERS_BG, agree_badge, reasoning_html, side_label
 
 _E = html.escape
@@ -27,12 +28,49 @@ def answer_html(rec: dict) -> str:
     return f"<div class='cloze-reasoning'>{shown}</div>" if shown else ""
 
 
+def verdict(rec: dict) -> str:
+    """A record's outcome in words (plain text): correct / wrong, truncated, "not reached:
+    <reason>" (no reply came back: components/common/outcome.py) or unparsed."""
+    if rec.get("answer"):
+        return "correct" if rec.get("correct") else "wrong"
+    if rec.get("truncated"):
+        return "truncated at max_tokens - recorded as truncated, not scored"
+    if outcome.is_not_reached(rec.get("error")):
+        return outcome.not_reached(rec.get("error")) + " - asked again by the next run"
+    error = str(rec.get("error") or "unparsed")
+    if error.startswith("media"):
+        return f"no answer ({error}; recorded as an error)"
+    return f"unparsed ({error.removeprefix('unparsed: ')}) - counted as unparsed, not guessed"
+
+
 def _verdict(rec: dict) -> str:
     if rec.get("answer"):
         return "✓ correct" if rec.get("correct") else "✗ wrong"
-    if rec.get("truncated"):
-        return "truncated at max_tokens (recorded as truncated, not scored)"
-    return f"no answer ({_E(str(rec.get('error') or 'unparsed'))}; counted as unparsed, not guessed)"
+    return _E(verdict(rec))
+
+
+#: reason characters in the headline (the whole reason is in the Reason box below)
+HEADLINE_REASON = 220
+
+
+def headline_html(rec: dict, expected: str) -> str:
+    """Run this question's answer in one line, where the question's buttons are (the first
+    screen): the backend, the letter it picked with ✓ / ✗ and the expected letter, and the
+    reason's start; a call that brought no answer says why, once."""
+    backend = _E(str(rec.get("backend", "")))
+    letter = rec.get("answer")
+    if letter:
+        mark = "✓" if rec.get("correct") else "✗"
+        why = " ".join(str(rec.get("reason") or "").split())
+        cut = why[:HEADLINE_REASON] + ("…" if len(why) > HEADLINE_REASON else "")
+        return (f"<div class='cloze-model-answer' data-state='answered' data-letter='{_E(letter)}'>"
+                f"<b>{backend}</b> chose <b class='cloze-model-letter'>{_E(letter)}</b> "
+                f"<span class='cloze-model-mark'>{mark}</span> (expected {_E(expected)})"
+                + (f" · <span class='cloze-model-reason' title='{_E(why)}'>{_E(cut)}</span>" if cut else "") + "</div>")
+    state = "not-reached" if outcome.is_not_reached(rec.get("error"), truncated=bool(rec.get("truncated"))) else \
+        "truncated" if rec.get("truncated") else "unparsed"
+    return (f"<div class='cloze-model-answer' data-state='{state}'><b>{backend}</b>: "
+            f"{_E(verdict(rec))} (expected {_E(expected)})</div>")
 
 
 def _side(side: int, rec: dict, differs: bool) -> str:

@@ -339,7 +339,7 @@ class TabEvents:
                     tab, res = bound(request)   # inside: a tab whose data fails to read says so
                     with res.working():
                         for value in handler(tab, res, *args):
-                            yield shown(value)
+                            yield shown(value, tab)   # the tab's data: the address names the view
                 except Exception as exc:  # noqa: BLE001 - shown on the message line
                     yield failed(exc)
             return _named(stream, handler)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from components.common import outcome
 from components.common.reasoning_view import agree_badge, reasoning_html, side_label
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.metrics.spatial import prf
@@ -89,9 +90,18 @@ def regions_pair_line(first: dict, second: dict, truth: Sequence[str] | None, f1
             f"truth {_labels(truth)}{differ}")
 
 
+def _missed(error: object) -> str:
+    """'not reached: <reason>' for a transport failure (components/common/outcome.py), else ''."""
+    text = str(error or "").removeprefix("backend error: ")
+    return outcome.not_reached(text) if outcome.is_not_reached(text) and " failed" in text else ""
+
+
 def _problem(side: int, answer: dict) -> str:
     if not answer.get("error"):
         return ""
+    if _missed(answer["error"]):
+        return (f"<div style='font-size:12px;color:#9a6700'>{side_label(side, str(answer.get('source', '')))}: "
+                f"{_E(_missed(answer['error']))}</div>")
     return (f"<div style='font-size:12px;color:#9a6700'>{side_label(side, str(answer.get('source', '')))}: not "
             f"usable ({_E(str(answer['error']))}); raw: <code>{_E(str(answer.get('raw', ''))[:200])}</code></div>")
 
@@ -120,7 +130,7 @@ def _said(record: dict) -> str:
         n = len(record.get("pred_relevant_windows") or [])
         return f"{n} interval{'s' if n != 1 else ''}"
     return {"none": "no such impact (empty prediction)", "unparsed": "not read (counted as unparsed)",
-            "error": f"backend error: {record.get('error')}"}.get(status, str(status))
+            "error": _missed(record.get("error")) or f"backend error: {record.get('error')}"}.get(status, str(status))
 
 
 def _spans(spans: Sequence[Sequence[float]]) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from components.common import outcome
 from components.common.reasoning_view import reasoning_html
 from components.window_search.timeline import TIMELINE_JS, fmt_t, timeline_html, verdict
 from components.window_search.types import FALLBACKS, MODEL_SOURCES, UNPARSED, CandidateTrace, \
@@ -180,11 +181,15 @@ def not_inspected_html(trace: SearchTrace | None, index: int, start: float, end:
 
 # -- the result line --------------------------------------------------------------------------------
 def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
-                    partner: tuple[str, str, float | None] | None = None, theta: float = 0.5) -> str:
+                    partner: tuple[str, str, float | None] | None = None, theta: float = 0.5,
+                    reason_shown: bool = False) -> str:
     """One line of result, one of calls; partner = (qid, query, its IoU from a run with the same
-    backend and method in this session, else None)."""
+    backend and method in this session, else None). A model that was not reached (a transport
+    failure: components/common/outcome.py) is said once, as "not reached: <reason>", here or, with
+    `reason_shown`, on the tab's message line only; never as an unparsed reply."""
     if trace is None:
         return ""
+    missed = outcome.transport_errors(trace.errors)
     bits = []
     if trace.text_only_baseline:
         bits.append(f"**{BASELINE_LABEL}**")
@@ -197,7 +202,12 @@ def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
     if trace.prediction:
         what = "prediction" if is_scored_source(trace.source) else "fallback (not scored, IoU 0)"
         bits.append(f"{what} [{trace.prediction[0]:.1f} s, {trace.prediction[1]:.1f} s]")
-    if trace.source:
+    if trace.source == UNPARSED and missed and not trace.prediction:
+        bits.append(f"source: `{outcome.NOT_REACHED}` (no reply came back)")
+    elif trace.source == UNPARSED and trace.stopped and not trace.prediction \
+            and not any("unparsed" in f for f in trace.fallbacks):
+        bits.append("no answer came back")   # stopped before any reply: none was unparsed
+    elif trace.source:
         bits.append(f"source: `{trace.source}` ({md_text(source_meaning(trace.source))})")
     if iou is not None:
         bits.append(f"IoU {iou:.2f}")
@@ -214,7 +224,10 @@ def result_markdown(trace: SearchTrace | None, *, iou: float | None = None,
     line2 = (f"Calls: {calls.get('decompose', 0)} decompose, {calls.get('inspect', 0)} inspect, "
              f"{calls.get('select', 0)} select, {calls.get('localize', 0)} localize"
              f"{', ' + str(calls['retries']) + ' retries' if calls.get('retries') else ''} · {trace.elapsed_s:.1f} s")
-    errors = "".join(f"\n\n⚠ {md_text(e)}" for e in trace.errors)
+    shown = [e for e in trace.errors if e not in missed]
+    if missed and not reason_shown:
+        shown.insert(0, outcome.step_not_reached(missed[0]))
+    errors = "".join(f"\n\n⚠ {md_text(e)}" for e in dict.fromkeys(shown))
     return " · ".join(bits) + "\n\n" + line2 + errors
 
 

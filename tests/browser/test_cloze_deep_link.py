@@ -145,10 +145,10 @@ def test_run_this_question_in_model_mode_answers_the_linked_question(visit, exam
     m = _number(example_data_dir, False, "bar_fill", "C")
     _progress(page, m)                                # numbered in the evaluation order, the same question
     page.locator("#cloze-run-one").click()
-    page.wait_for_function("() => /^[\\w-]+ · (S|A|C|Mixed) · expected [ABCD]/"
+    page.wait_for_function("() => /^[\\w-]+ · dimension (S|A|P|Mixed) · expected [ABCD] · picked /"
                            ".test((document.querySelector('#cloze-model-summary')?.innerText || '').trim())")
     summary = page.locator("#cloze-model-summary").inner_text().strip()
-    assert summary.startswith("bar_fill · C · expected "), summary
+    assert summary.startswith("bar_fill · dimension P · expected "), summary
     _progress(page, m)
 
 

@@ -59,7 +59,7 @@ def _run_this_question(page) -> str:
     before = page.locator("#cloze-model-summary").inner_text().strip()
     page.locator("#cloze-run-one").click()
     done = """(before) => { const t = (document.querySelector('#cloze-model-summary')?.innerText || '').trim();
-        return t !== before && /^[\\w-]+ · (S|A|C|Mixed) · expected [ABCD]/.test(t); }"""  # not the queue line
+        return t !== before && /^[\\w-]+ · dimension (S|A|P|Mixed) · expected [ABCD] · picked /.test(t); }"""  # not the queue line
     page.wait_for_function(done, arg=before, timeout=120_000)
     return page.locator("#cloze-model-summary").inner_text().strip()
 
@@ -93,7 +93,7 @@ def test_a_deep_link_opens_the_question_and_copy_link_reopens_it(browser, app_ur
         page.locator("#cloze-setup").get_by_text("Set-up").first.click()   # the fold with the seed
         assert page.locator("#cloze-seed input").first.input_value() == "7"
         assert _message(page) == ""
-        assert _run_this_question(page).startswith("bar_fill · C · expected ")
+        assert _run_this_question(page).startswith("bar_fill · dimension P · expected ")
         page.locator("#cloze-next").click()                         # the copy follows the question on screen
         page.wait_for_function("(n) => document.querySelector('#cloze-progress')?.innerText.includes("
                                "'Question ' + n + ' of')", arg=n + 1)
@@ -101,7 +101,7 @@ def test_a_deep_link_opens_the_question_and_copy_link_reopens_it(browser, app_ur
         link = _link_value(page)
         summary = _run_this_question(page)
         stem, dim = summary.split(" · ")[:2]
-        shown_q = {"C": "P"}.get(dim, dim)
+        shown_q = dim.removeprefix("dimension ")   # the paper's letter (folder C is P)
         assert link == f"{base}/?mode=model&q={shown_q}&seed=7&stem={stem}&tab=cloze", link
         again = _new_page(browser, 1920, 1080)
         try:

@@ -78,12 +78,12 @@ def test_run_this_question_after_a_mode_switch_answers_the_linked_question(fresh
     assert picked.feedback == "" and _shown(picked.session) == ("bar_fill", "C") and not picked.session.human
     ran = handlers.run_one(TAB, RES, picked.session, SETTINGS, "cloze", "all", "S, A, P", 42, "edge1", False, "api",
                            "frames")
-    assert ran.summary.startswith("bar_fill · C · expected ")
+    assert ran.summary.startswith("bar_fill · dimension P · expected ")
     assert f"Question {ran.session.index + 1} of " in ran.question.progress
     # straight from the practice order (no mode switch, e.g. the API): the same question
     direct = handlers.run_one(TAB, RES, opened.session, SETTINGS, "cloze", "all", "S, A, P", 42, "edge1", False,
                               "api", "frames")
-    assert direct.summary.startswith("bar_fill · C · expected ")
+    assert direct.summary.startswith("bar_fill · dimension P · expected ")
 
 
 def test_a_mode_switch_and_back_keeps_the_question_and_clears_the_verdict(fresh):

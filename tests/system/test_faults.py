@@ -27,9 +27,15 @@ def _cloze_args(root: str, seed: int = 42) -> tuple:
 
 def _answer(out: tuple) -> tuple:
     """(raw, parsed letter, reason, option map, summary) of a /on_run_one result: its outputs are
-    the twelve clips, progress, navigator, then these (with the compared pair between)."""
-    raw, letter, why, option_map, _pair, summary = out[14:20]
+    the twelve clips, progress, navigator, then these (with the compared pair and the headline
+    between); a call that brought no reply has its reason in the headline (`_headline`)."""
+    raw, letter, why, option_map, _pair, _headline, summary = out[14:21]
     return raw, letter, why, option_map, summary
+
+
+def _headline(out: tuple) -> str:
+    """Run this question's one-line answer (HTML) of a /on_run_one result."""
+    return out[19]
 
 
 def _no_trace(text: str) -> None:
@@ -75,12 +81,14 @@ def test_cloze_tab_bounded_retries_readable_error_and_other_session_is_answered_
         others_answered.set()
         th.join()
     raw, letter, why, option_map, summary = _answer(box["out"])
-    # a readable message, no traceback, no key; the answer is not guessed
-    assert letter == "(unparsed)" and raw == ""
-    assert "HTTP 429" in why and "rate limit reached" in why and "attempt" in why, why
-    assert "sk-fault-key-77" not in why + summary
-    _no_trace(why + summary)
-    assert "not guessed" in summary
+    # a readable message, no traceback, no key; the answer is not guessed: the model was not
+    # reached, said once (the headline), never as an unparsed reply
+    head = _headline(box["out"])
+    assert letter == "" and raw == "" and why == ""
+    assert "not reached: " in head and "HTTP 429" in head and "rate limit reached" in head and "attempt" in head, head
+    assert "sk-fault-key-77" not in head + summary
+    _no_trace(head + summary)
+    assert " · not reached · " in summary and "unparsed" not in head + summary
     # retries within bounds: each backend call sent 1 + max_retries requests, and, as released, the
     # question was asked again after a failed call, at most CLOZE_ATTEMPTS times (backends.ask)
     assert len(server.requests) == CLOZE_ATTEMPTS * (MAX_RETRIES + 1), len(server.requests)
@@ -120,7 +128,7 @@ def test_cloze_tab_run_set_reports_failures_and_resumes_only_them(system_app, ex
     with ScriptedOpenAIServer(_failing_after(2, ANSWER_B)) as outage:
         c.predict("openai:test-model", outage.url, "sk-x", 1, False, api_name="/set_backend")
         md, *_ = c.predict(*args, api_name="/on_run_set")
-    assert "2 new, 0 resumed" in md and "4 failed" in md and "run again" in md, md
+    assert "2 new, 0 resumed" in md and "not reached 4" in md and "run again" in md, md
     with ScriptedOpenAIServer([ANSWER_B]) as healthy:
         c.predict("openai:test-model", healthy.url, "sk-x", 1, False, api_name="/set_backend")
         md, path, *_ = c.predict(*args, api_name="/on_run_set")
@@ -139,7 +147,7 @@ def test_impact_tab_backend_failure_is_a_readable_status(system_app):
         other = client(system_app)
         timeline2, status2, _message2 = other.predict("h0001", 1, "auto", api_name="/on_run_temporal")
         assert len(server.requests) == first
-    assert "backend error" in status and "HTTP 500" in status and "upstream exploded" in status, status
+    assert "not reached: " in status and "HTTP 500" in status and "upstream exploded" in status, status
     _no_trace(status)
     assert "#1 IoU" not in timeline  # nothing was guessed
     assert MAX_RETRIES + 1 <= first <= 3 * (MAX_RETRIES + 1), first
@@ -155,7 +163,11 @@ def test_window_search_backend_failure_is_a_readable_result(system_app, example_
         c.predict("m01", 180, api_name="/pick_movie")
         out = c.predict(target["query"], 180, 5, 3, 30, "aws", api_name="/run")
     result = out[3]
-    assert "failed after" in result and "HTTP 500" in result and "upstream exploded" in result, result
+    # the search failed: the message line says why, once; the result names the source
+    message = next(x for x in out if isinstance(x, str) and x.startswith("⚠ The search failed"))
+    assert "not reached: " in message and "failed after" in message and "HTTP 500" in message \
+        and "upstream exploded" in message, message
+    assert "source: `not reached`" in result and "unparsed" not in result, result
     assert "sk-ws-secret" not in json.dumps(out)
     _no_trace(result)
     assert "accepted window" not in result  # nothing guessed

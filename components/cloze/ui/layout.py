@@ -40,7 +40,8 @@ is shown too). Requests allow 8192 tokens as released; a reply cut there is reco
 not scored. The choices the paper and code leave open are listed in docs/decisions.md.
 
 **Practice playthrough** records your answers under the id you give (type it again to resume) and
-names the true middle after each answer unless *Blind* is on. A real human-baseline study runs on
+names the true middle after each answer, with what the runs chose on it and where your score stands
+among them, unless *Blind* is on (then no runs view opens). A real human-baseline study runs on
 the study page (`python -m components.cloze.study`): invitation links, nothing that names an
 answer. **Model** runs the chosen backend (the Model panel, top right) on the question or the set;
 **Compare** puts runs, imported result files, the study's humans and the paper's rows side by side.
@@ -98,7 +99,12 @@ def _controls(ui: SimpleNamespace) -> None:
         with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
             ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
                                       elem_classes=["tab-caption"])
-        ui.feedback = gr.Markdown("", elem_id="cloze-feedback", scale=3, min_width=280)
+        with gr.Column(scale=3, min_width=280, elem_id="cloze-verdicts"):
+            ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
+            # Model mode: Run this question's answer in one line, on the first screen (the Model
+            # panel's boxes are below the runs panel)
+            ui.headline = gr.HTML("", elem_id="cloze-model-headline", container=False)
+            gr.HTML(f"<style>{HEADLINE_CSS}</style>", container=False, elem_id="cloze-headline-css")
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)
 
 
@@ -258,6 +264,14 @@ def _setup(ui: SimpleNamespace) -> None:
                                        "middle 50%, mean Farneback flow > 1.0, up to 3 tries.", elem_id="cloze-build-out")
 
 
+#: the verdict column takes no more height than it must: at 1440x900 a practice answer's reveal (two
+#: lines of smaller type; presentation mode keeps its own large type) and Run this question's answer
+#: (one line, the reason cut) sit above the clips with the letters and the buttons still on screen
+HEADLINE_CSS = """#cloze-verdicts { gap: 0 !important; }
+body:not(.present) #cloze-feedback :is(.md, p) { font-size: 13px !important; line-height: 1.35 !important; }
+#cloze-model-headline .html-container { padding: 0 !important; }
+#cloze-headline-css { display: none; }
+.cloze-model-answer { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; line-height: 1.5; }"""
 KEEP_JS = """(kept, annotator, blind) => [{annotator: annotator || '', blind: !!blind}]"""
 
 
@@ -331,15 +345,24 @@ def _wire_runs(ui: SimpleNamespace) -> None:
     gr.on([ui.session.change, ui.runs_timer.tick], show, [ui.session], [ui.runs_html, ui.runs_timer],
           api_name="_cloze_runs_panel",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
-    across = functools.partial(runs_panel.across, str(ui.data_dir), named=named)
     browse = [ui.runs_sort, ui.runs_overview, ui.runs_find, ui.runs_dim, ui.runs_right, ui.runs_page]
+
+    # a blind playthrough keeps this view shut too (handlers/practice.py, across_unless_blind)
+    def across(session: ClozeSession, blind: bool, sort: str, overview: bool, find: str, dim: str, right, page):
+        return h.across_unless_blind(session, blind, lambda: runs_panel.across(
+            str(ui.data_dir), sort, overview, find, dim, right, page, named=named))
+
     # a new filter starts at page 1 (its change then draws the list)
     gr.on([ui.runs_sort.change, ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit], lambda: 1, None,
           [ui.runs_page], api_name="_cloze_runs_first_page", show_progress="hidden")
     gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick,
            ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit, ui.runs_page.change], across,
-          browse, [ui.runs_list, ui.runs_grid, ui.runs_across_timer], api_name="_cloze_runs_across",
+          [ui.session, ui.blind, *browse], [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
+          api_name="_cloze_runs_across",
           show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-across")
+    gr.on([ui.blind.change, ui.session.change], h.close_when_blind, [ui.session, ui.blind],
+          [ui.runs_across, ui.runs_list, ui.runs_grid], api_name="_cloze_runs_blind", show_progress="hidden")
+
     # a leaderboard row opens its run; Wrong only and the page redraw it
     def open_clicked(wrong: bool, evt: gr.SelectData):  # gradio passes the clicked cell
         name = str((evt.row_value or [""])[0]) if evt is not None else ""
@@ -352,11 +375,14 @@ def _wire_runs(ui: SimpleNamespace) -> None:
           [ui.run_name, ui.run_wrong, ui.run_page], [ui.run_view], api_name="_cloze_run_view",
           show_progress="hidden", trigger_mode="always_last")
     if ui.demo is not None:
-        def across_for_link(sort: str, overview: bool, find: str, request: gr.Request):  # gradio passes the request
-            return runs_panel.across_for_link(str(ui.data_dir), sort, overview, find, request, named)
+        def across_for_link(session: ClozeSession, blind: bool, sort: str, overview: bool, find: str,
+                            request: gr.Request):  # gradio passes the request
+            return h.across_unless_blind(session, blind, lambda: runs_panel.across_for_link(
+                str(ui.data_dir), sort, overview, find, request, named))
 
         ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview, ui.runs_find],
                      api_name="_cloze_runs_link",
-                     show_progress="hidden").then(across_for_link, [ui.runs_sort, ui.runs_overview, ui.runs_find],
+                     show_progress="hidden").then(across_for_link,
+                                                  [ui.session, ui.blind, ui.runs_sort, ui.runs_overview, ui.runs_find],
                                                   [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
                                                   api_name="_cloze_runs_link_list", show_progress="hidden")

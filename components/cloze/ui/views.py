@@ -27,6 +27,8 @@ class AnswerBoxes(View):
     #: the model's reasoning (collapsed, with token counts) and, with "compare with", both
     #: models' answers side by side (components/cloze/view.py)
     beside: Any = ""
+    #: the answer in one line where the question's buttons are (letter, mark, reason's start)
+    headline: Any = ""
 
 
 @dataclass

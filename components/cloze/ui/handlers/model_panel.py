@@ -13,7 +13,7 @@ import gradio as gr
 from backends.pair import partner_id
 from components.cloze import view
 from components.cloze.data import ClozeDataset
-from components.cloze.metrics import score_results
+from components.cloze.metrics import PAPER_KEYS, score_results
 from components.cloze.pairs import answer_pair
 from components.cloze.questions import Question
 from components.cloze.pipeline import answer_safely, run_orders, run_set
@@ -25,6 +25,7 @@ from components.cloze.ui.session import ClozeResources, MODEL, ClozeSession, Clo
 from components.base.admin import admin_mode
 from components.common.fields import whole
 from components.base.errors import MediaError
+from components.common import outcome
 
 from components.settings.session import SessionSettings, backend_for, compare_backend_for, own_backend_for
 
@@ -93,16 +94,32 @@ def run_one(tab: ClozeTab, res: ClozeResources, session: ClozeSession, settings:
     backend = backend_for(settings)
     solvers = solvers_for(backend, solver_settings(settings, edge, strict, prompt_style=prompt_style))
     rec, beside = _answered(solvers, ds, q, compared=bool(partner_id(backend)))
-    why = rec.get("reason") or rec.get("error") or ""
-    verdict = "correct" if rec["correct"] else ("wrong" if rec.get("answer") else
-                                                "truncated at max_tokens - recorded as truncated, not scored"
-                                                if rec.get("truncated") else
-                                                "unparsed - counted as unparsed, not guessed")
-    summary = (f"{q.stem} · {q.dim} · expected {q.expected} · {verdict} · frames per clip "
-               f"{rec.get('used_num_frames', '-')} · attempts {rec.get('attempts', '-')}")
-    question = replace(question, answer=AnswerBoxes(raw=rec.get("raw", ""), parsed=rec.get("answer") or "(unparsed)",
-                                                    reason=why, option_map=rec["option_map"], beside=beside))
-    return RunOneView(session=session, question=question, summary=summary)
+    question = replace(question, answer=answer_boxes(rec, q.expected, beside))
+    return RunOneView(session=session, question=question, summary=answer_summary(rec, q))
+
+
+def answer_summary(rec: dict, q: Question) -> str:
+    """Run this question's summary line: the stem, the paper's dimension (S, A, P: folder C is
+    P), the expected and the picked letter, the outcome in a word (the headline says why)."""
+    not_reached = outcome.is_not_reached(rec.get("error"), answered=bool(rec.get("answer")),
+                                         truncated=bool(rec.get("truncated")))
+    word = ("correct" if rec.get("correct") else "wrong") if rec.get("answer") else \
+        "truncated" if rec.get("truncated") else outcome.NOT_REACHED if not_reached else \
+        "media error" if str(rec.get("error") or "").startswith("media") else "unparsed"
+    return (f"{q.stem} · dimension {PAPER_KEYS.get(q.dim, q.dim)} · expected {q.expected} · picked "
+            f"{rec.get('answer') or '—'} · {word} · frames per clip {rec.get('used_num_frames', '-')} · "
+            f"attempts {rec.get('attempts', '-')}")
+
+
+def answer_boxes(rec: dict, expected: str, beside: str) -> AnswerBoxes:
+    """The Model panel's boxes and the headline for one record: a call that was not reached says
+    so once (the headline), with no '(unparsed)' letter and no error repeated as a reason."""
+    not_reached = outcome.is_not_reached(rec.get("error"), answered=bool(rec.get("answer")),
+                                         truncated=bool(rec.get("truncated")))
+    parsed = rec.get("answer") or ("" if not_reached else "(truncated)" if rec.get("truncated") else "(unparsed)")
+    why = rec.get("reason") or ("" if not_reached else rec.get("error") or "")
+    return AnswerBoxes(raw=rec.get("raw", ""), parsed=parsed, reason=why, option_map=rec["option_map"],
+                       beside=beside, headline=view.headline_html(rec, expected))
 
 
 def _answered(solvers: ClozeSolvers, ds: ClozeDataset, q: Question, *, compared: bool) -> tuple[dict, str]:
@@ -119,7 +136,28 @@ def _answered(solvers: ClozeSolvers, ds: ClozeDataset, q: Question, *, compared:
     return rec, view.answer_html(rec)
 
 
-def _run_summary(name: str, set_name: str, res: dict) -> str:
+def _not_reached(count: int, failures: list[str] | None) -> str:
+    """The questions no reply came back for (a transport failure: not saved, asked again by the
+    next run), counted apart from the unparsed replies, with the last reason heard."""
+    if not count:
+        return ""
+    why = f": {outcome.reason(failures[-1])}" if failures else ""
+    return f" · {outcome.NOT_REACHED} {count}{why} (no reply; run again to ask them)"
+
+
+def heard_failures(solver: object) -> list[str]:
+    """The transport failures a model solver is told of between its attempts (its `on_attempt`),
+    collected for the set summary; [] for a solver without attempts (the edge baselines)."""
+    heard: list[str] = []
+    if getattr(solver, "on_attempt", False) is None:
+        def on_attempt(_attempt: int, why: str) -> None:
+            if outcome.is_not_reached(why):
+                heard.append(why)
+        solver.on_attempt = on_attempt   # type: ignore[attr-defined]
+    return heard
+
+
+def _run_summary(name: str, set_name: str, res: dict, failures: list[str] | None = None) -> str:
     m = score_results(res["results"])
     counts = res["counts"]
     return (f"**{name}** on {set_name}: S {_percent(m['S'])} · A {_percent(m['A'])} · P {_percent(m['P'])} · "
@@ -127,7 +165,7 @@ def _run_summary(name: str, set_name: str, res: dict) -> str:
             + _invalid(m)
             + _missing(m)
             + f"{counts['done']} new, {counts['skipped']} resumed"
-            + (f" · {counts['failed']} failed (backend error; run again to retry)" if counts.get("failed") else "")
+            + _not_reached(counts.get("failed", 0), failures)
             + (f" · **stopped**: {counts.get('stopped', 0)} not asked; run again to go on"
                if res.get("stopped") else ""))
 
@@ -181,11 +219,12 @@ def run_whole_set(tab: ClozeTab, res: ClozeResources, session: ClozeSession, set
             style = "" if (prompt_style or "api") == "api" else f"-{prompt_style}"
             name = safe_name(f"{solvers.name}-{qs.name}-seed{session.seed}{style}")
             out = visitor_runs_dir(res, session.data_dir) / f"{name}.json"
+            failures = heard_failures(solvers.solver)
             result = run_set(solvers.solver, ds, qs.questions, out, progress=False, on_result=tick_progress,
                              stop=stop)
             result["stopped"] = stop.is_set()
             mark = f"{'①②'[len(files)]} " if compared is not None else ""
-            summaries.append(mark + _run_summary(solvers.name, qs.name, result))
+            summaries.append(mark + _run_summary(solvers.name, qs.name, result, failures))
             files.append(str(out))
             if stop.is_set():
                 break

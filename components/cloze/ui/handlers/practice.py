@@ -7,15 +7,19 @@ from __future__ import annotations
 import secrets
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import gradio as gr
 
 from components import datasource
-from components.cloze.human import (annotator_file, answer_feedback, export_records, load_progress,
+from components.cloze import reveal, runs_view
+from components.cloze.human import (annotator_file, answer_feedback, export_records, latest_records, load_progress,
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
-from components.cloze.ui.handlers.question import index_of, mmss, practice_dir, questions_for, render, \
+from components.cloze.metrics import PAPER_KEYS
+from components.cloze.questions import Question
+from components.cloze.ui.handlers.question import index_of, loader_for, mmss, practice_dir, questions_for, render, \
     shown_question
 from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, StartView
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
@@ -128,6 +132,8 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
                         data_revision=datasource.data_revision(session.root))
     feedback = answer_feedback(session.index + 1, rec, blind=blind)
     progress = load_progress(session.file, questions)
+    if not blind:
+        feedback += _runs_reveal(session, questions[session.index], latest_records(read_jsonl(session.file)))
     if progress.next_index is not None:
         later = [i for i in range(session.index + 1, len(questions))
                  if (questions[i].stem, questions[i].dim) not in progress.answered]
@@ -136,6 +142,25 @@ def _save_answer(session: ClozeSession, letter: str, display: str, flow: str, bl
         feedback += f" All {len(questions)} questions answered - thank you."
     session, view = render(replace(session, pinned=False), display)
     return AnswerView(session=session, question=view, feedback=feedback)
+
+
+RUNS_REVEAL_WAIT_S = 3.0   # an answer given while the runs are still read waits this long for them
+
+
+def _runs_reveal(session: ClozeSession, q: Question, answered: dict) -> str:
+    """After a practice answer (never a blind one): what the runs chose on that question, on the
+    letters the player saw, and the running score placed among the runs on the same questions
+    (components/cloze/reveal.py); '' without runs."""
+    loader = loader_for(session.data_dir, session.runs)
+    loaded = loader.result() or loader.wait(RUNS_REVEAL_WAIT_S)
+    if loaded is None:
+        return " (The runs' answers are still being read.)"
+    table = loaded.table
+    if table is None:   # the runs folders could not be listed: nothing to place the answer among
+        return ""
+    chose = reveal.runs_chose(table.question(q.stem, PAPER_KEYS.get(q.dim, q.dim), q.option_map), q.option_map)
+    placed = reveal.standing(table, answered)
+    return (f" {chose}" if chose else "") + (f" **Score** {placed}" if placed else "")
 
 
 def choose(tab: ClozeTab, res: ClozeResources, session: ClozeSession, letter: str, display: str, flow: str,
@@ -171,3 +196,27 @@ def export_json(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> Ex
 
 def export_csv(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> ExportView:
     return export(res, session, "csv")
+
+
+def runs_shut(session: ClozeSession, blind: bool) -> bool:
+    """A blind practice playthrough (the box ticked, or any answer of the player's file given
+    blind) keeps every runs view shut, "Runs across questions" included: its counts and its links
+    into Model mode would name the true middle."""
+    if not session.human:
+        return False
+    return playthrough_blind(read_jsonl(session.file) if session.file else [], blind)
+
+
+def across_unless_blind(session: ClozeSession, blind: bool, across: Callable[[], tuple]) -> tuple:
+    """The across-questions view (`across()`: list, grid, timer), or its shut note while blind."""
+    if runs_shut(session, blind):
+        return runs_view.shut_html(blind=True), "", gr.Timer(active=False)
+    return across()
+
+
+def close_when_blind(session: ClozeSession, blind: bool) -> tuple:
+    """Blind ticked (or a blind playthrough started): the across-questions fold closes and its
+    list and grid go; otherwise nothing changes."""
+    if not runs_shut(session, blind):
+        return gr.update(), gr.update(), gr.update()
+    return gr.update(open=False), runs_view.shut_html(blind=True), ""

@@ -15,6 +15,7 @@ import gradio as gr
 from backends.pair import partner_id
 from components import datasource
 from components.base.errors import UserError
+from components.common import outcome
 from components.common.ui import UNCHANGED, View, poll, preparing_note
 from components.impact import links, pair_view, runs_view, view
 from components.impact.data import ImpactItem
@@ -56,7 +57,9 @@ def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
         painted = view.paint_frame(body, item, frame, answer["regions"] if answer is not None else None)
         line = view.regions_line(painted.pred, painted.truth, painted.f1)
     alone = answer is not None and second is None  # compared: each side's problem is said beside the body
-    if alone and answer.get("error"):
+    if alone and answer.get("error") and _not_reached(answer["error"]):
+        line += f"  \n_{outcome.not_reached(_not_reached(answer['error']))}_"
+    elif alone and answer.get("error"):
         line += f"  \n_Model answer not usable ({answer['error']}); raw: `{answer.get('raw', '')[:200]}`_"
     elif alone and answer.get("note"):
         line += f"  \n_{answer['note']}_"
@@ -315,6 +318,13 @@ def stop(tab: ImpactTab, res: ImpactResources, session: ImpactSession) -> View:
     return View()
 
 
+def _not_reached(error: str | None) -> str:
+    """A recorded error that is a transport failure (components/common/outcome.py), without the
+    "backend error: " the region answers put before it; '' for any other error."""
+    text = str(error or "").removeprefix("backend error: ")
+    return text if outcome.is_not_reached(text) and " failed" in text else ""
+
+
 def temporal_status(pred: TemporalPrediction) -> str:
     """One readable line about a temporal answer (method, status, raw text)."""
     head = f"Temporal: **{pred.method}**"
@@ -323,7 +333,8 @@ def temporal_status(pred: TemporalPrediction) -> str:
     text = {"ok": f"{len(pred.windows)} interval(s)", "none": "the model answered that no such impact "
             "occurs (empty prediction, counted)", "unparsed": f"no interval could be read after "
             f"{len(pred.attempts)} attempt(s); kept raw, counted as unparsed",
-            "error": f"backend error: {pred.error}"}.get(pred.status, pred.status)
+            "error": outcome.not_reached(_not_reached(pred.error)) if _not_reached(pred.error)
+            else f"backend error: {pred.error}"}.get(pred.status, pred.status)
     raw = f"  \nRaw answer: `{pred.raw[:300]}`" if pred.raw else ""
     notes = f"  \nHow it was read: {'; '.join(pred.notes[:3])}" if pred.notes else ""
     return f"{head} · {text}{raw}{notes}"

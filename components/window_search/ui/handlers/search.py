@@ -23,6 +23,7 @@ from gradio import processing_utils
 from backends.registry import resolve_embedder
 from components import datasource
 from components.base.errors import DataFormatError, UserError
+from components.common import outcome
 from components.common.fields import number, whole
 from components.base.io import atomic_write_text
 from components.common.limits import check_video_duration
@@ -122,14 +123,14 @@ def _localizer_backend(settings: dict | None, backend: Any) -> Any:
     return pick(settings) or backend
 
 
-def _result(session: WindowSearchSession, trace: SearchTrace | None) -> str:
+def _result(session: WindowSearchSession, trace: SearchTrace | None, *, reason_shown: bool = False) -> str:
     if trace is None:
         return ""
     partner = None
     if session.partner is not None and trace.qid:
         pq = session.partner
         partner = (pq.qid, pq.query, session.ious.get(_run_key(pq.qid, trace)))
-    return view.result_markdown(trace, iou=_iou(trace), partner=partner)
+    return view.result_markdown(trace, iou=_iou(trace), partner=partner, reason_shown=reason_shown)
 
 
 def _default_rank(trace: SearchTrace) -> int | None:
@@ -387,11 +388,15 @@ def _run_view(res: WindowSearchResources, session: WindowSearchSession, trace: S
         session.playhead = float((trace.window or cand.span)[0])
         moved = {"frames": window_frames(res, session, cand.span), "video": _seek(session), "scrub": _scrub(session)}
     failed = done and not trace.stopped and trace.window is None and trace.errors
+    # a model not reached is said once: on the message line when the search failed, else in the result
+    missed = outcome.transport_errors(trace.errors) if failed else []
+    why = outcome.step_not_reached(missed[0]) if missed else trace.errors[0] if failed else ""
     return RunView(session=session, timeline=_timeline(session, seek=cand is not None),
                    checklist=pair_view.checklist(trace, sel), progress=view.progress_text(trace, k, done),
-                   result=_result(session, trace) if done else "", window_pick=_window_pick(trace, sel),
+                   result=_result(session, trace, reason_shown=bool(missed)) if done else "",
+                   window_pick=_window_pick(trace, sel),
                    cast=_cast_gallery(trace), calls=pair_view.calls_html(trace), **moved,
-                   message=f"⚠ The search failed: {html.escape(trace.errors[0], quote=False)}" if failed else "")
+                   message=f"⚠ The search failed: {html.escape(why, quote=False)}" if failed else "")
 
 
 def stop(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession | None = None) -> None:
