@@ -134,6 +134,8 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
 #cloze-keys {display: none !important;}
+#cloze-key-note {font-size: 14px; color: #3f4757; min-height: 0; padding: 0 4px;}
+#cloze-key-note:empty {display: none;}
 #cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
 #cloze-letters {flex: 1 1 auto !important; min-width: 0 !important;}
 #cloze-letters > button {flex: 1 1 0 !important; min-width: 56px !important;}
@@ -189,6 +191,11 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   #cloze-practice > * {flex: 1 1 100% !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }
+
+/* text that names a control only where it shows: Start in the configuration, keys in presentation */
+.present-only {display: none;}
+body.present .present-only, body.present .gradio-container .contain .present-only {display: inline;}
+body.present .config-only {display: none !important;}
 
 /* ---- presentation mode (components/common/page.py): media large, type large, config hidden --
    Read from the back of a room: every visible text 20 px or more (tests/browser/test_presentation.py
@@ -246,5 +253,6 @@ body.present .gradio-container .contain #impact-intro {display: none !important;
 /* cloze: the question's clips, the letters and the navigator; the keys step the questions */
 body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 300px) / 2); padding-top: 32px !important;}
 body.present .gradio-container .contain .cloze-clip > label {font-size: 20px !important;}
+body.present .gradio-container .contain #cloze-key-note {font-size: 20px !important;}
 body.present .gradio-container .contain #cloze-answer > #cloze-navigator {flex: 0 0 170px !important; width: 170px !important;}
 """

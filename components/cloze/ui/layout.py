@@ -21,6 +21,9 @@ LETTERS = ("A", "B", "C", "D")
 DIM_CHOICES = ["S, A, P", "S", "A", "P", "Mixed"]
 TAGLINE = ("Which clip is the missing middle? Pick the candidate that joins the **BEGINNING** to the "
            "**END**, as a person or as a Video-LLM, scored like TempCloze.")
+# presentation mode hides Start: the line names the keys there instead (theme.py: config-only)
+PLAY_NOTE = (' <span class="config-only">Press **Start / resume** to play.</span>'
+             '<span class="present-only">Press a letter key (A-D) to answer.</span>')
 # The page adds its own address to the link the server built and copies it (the clipboard needs a
 # secure context: the box shows it too).
 COPY_JS = """(q) => { if (!q || q.startsWith('http')) return q;
@@ -46,8 +49,8 @@ answer. **Model** runs the chosen backend (the Model panel, top right) on the qu
 **Compare** puts runs, imported result files, the study's humans and the paper's rows side by side.
 
 Keys (when no text box has the focus): **→** or **n** next question, **←** or **p** previous
-question. A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&present=1` for a
-projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
+question, **a**-**d** or **1**-**4** the letter (the line under the letters says what the key did).
+A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&present=1` for a projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
 a made-up id starts with the first answer) and the keys step the questions.
 """
 ORDER_CHOICES = [("Questions in the set's order", ""),
@@ -96,7 +99,7 @@ def _controls(ui: SimpleNamespace) -> None:
     # beside it the verdict on the last answer: on the first screen, where the next question starts
     with gr.Row(elem_id="cloze-status-line", equal_height=True):
         with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
-            ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
+            ui.progress = gr.Markdown(TAGLINE + PLAY_NOTE, elem_id="cloze-progress",
                                       elem_classes=["tab-caption"])
         ui.feedback = gr.Markdown("", elem_id="cloze-feedback", scale=3, min_width=280)
     ui.message = message_line("cloze-message")  # the tab's one message line (errors, link notes)

@@ -25,6 +25,13 @@ from components.common.ui import UNCHANGED, error_line, poll, preparing_note
 
 log = logging.getLogger(__name__)
 
+#: the line a linked question opens with in the practice playthrough. Each part names only what is
+#: on screen: Start / resume where the configuration shows (`config-only`), the letter keys in
+#: presentation mode (`present-only`), which hides Start (theme.py)
+LINK_NOTE = ('Opened from a link: choose a letter to answer it<span class="present-only"> (or press its key, '
+             'A-D or 1-4)</span><span class="config-only"> (or press Start / resume to play under your '
+             'id)</span>.')
+
 
 def mode_view(mode: str) -> ModeView:
     practice = mode == PRACTICE
@@ -175,8 +182,7 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     problems += missing
     asked = req.stem is not None or req.number is not None
     session, view = render(replace(session, index=index, file="", annotator="", pinned=asked), display)
-    feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under "
-                "your id)." if session.human and asked else "")
+    feedback = LINK_NOTE if session.human and asked else ""
     note = " ".join(problems)
     return LinkView(session=session, question=view, feedback=feedback, mode=req.mode,
                     root=shown_root(session.root, session.data_dir),
