@@ -133,7 +133,9 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 .cloze-clip > label svg {display: none;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
-#cloze-keys {display: none !important;}
+#cloze-keys, #cloze-runs-css {display: none !important;}   /* a script's and a <style>'s holders: no strip */
+/* the mode's note is the practice playthrough's: not under Model or Compare */
+#cloze-mode:has(input[value="practice"]:not(:checked)) .info-text {display: none !important;}
 #cloze-key-note {font-size: 14px; color: #3f4757; min-height: 0; padding: 0 4px;}
 #cloze-key-note:empty {display: none;}
 #cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}

@@ -97,7 +97,7 @@ def _controls(ui: SimpleNamespace) -> None:
                          buttons=["copy"])
     # the tab's one-sentence explanation, until a question is shown (then its number and clock);
     # beside it the verdict on the last answer: on the first screen, where the next question starts
-    with gr.Row(elem_id="cloze-status-line", equal_height=True):
+    with gr.Row(elem_id="cloze-status-line", equal_height=True) as ui.status_line:
         with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
             ui.progress = gr.Markdown(TAGLINE + PLAY_NOTE, elem_id="cloze-progress",
                                       elem_classes=["tab-caption"])
@@ -150,7 +150,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
 def _runs_panels(ui: SimpleNamespace) -> None:
     """What every run answered: on the question on screen, and across questions (handlers/runs_panel.py)."""
     gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="cloze-runs-css")
-    with gr.Accordion(runs_view.PANEL_TITLE, open=True, elem_id="cloze-runs"):
+    with gr.Accordion(runs_view.PANEL_TITLE, open=True, elem_id="cloze-runs") as ui.runs_fold:
         ui.runs_html = gr.HTML("", elem_id="cloze-runs-panel")
     with gr.Accordion("Runs across questions: hardest first, disagreement, overview", open=False,
                       elem_id="cloze-runs-across") as ui.runs_across:
