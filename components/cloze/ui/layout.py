@@ -15,6 +15,7 @@ from components.cloze.ui import views as v
 from components.cloze.ui.handlers import runs_panel
 from components.cloze.ui.page import KEYS_JS
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
+from components.common.stopping import wire_stop
 from components.common.ui import TabContext, TabEvents, message_line
 
 LETTERS = ("A", "B", "C", "D")
@@ -286,7 +287,7 @@ def _wire(ui: SimpleNamespace) -> None:
        v.RunOneView, api_name="on_run_one")
     on(ui.run_set.click, h.run_whole_set, [*model, ui.strict, ui.prompt_style], v.RunSetView,
        kind="progress", api_name="on_run_set")
-    on(ui.stop.click, h.stop, [ui.session], [], queue=False, api_name="on_stop")
+    wire_stop(ev, ui.stop, ui.session, api_name="on_stop")   # "Stopping…" until the run has
     for i, event in enumerate((ui.refresh.click, ui.imports.upload)):
         on(event, h.refresh, [ui.session, ui.imported, ui.imports, ui.study_token], v.LeaderboardView,
            api_name="on_refresh" + (f"_{i}" if i else ""))
