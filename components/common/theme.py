@@ -81,12 +81,13 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
   top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
 #app-tabs > .tab-wrapper button {font-size: 16px;}
-#backend-badge {max-width: 260px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; cursor: pointer;
+/* the badge wraps at its words (two lines for a compared pair) rather than run onto the switch */
+#backend-badge {max-width: 300px; overflow-wrap: anywhere; white-space: normal; cursor: pointer;
   border: 1px solid #d7dbf5; border-radius: 8px;
   background: #eef0fb; border-color: #d7dbf5; color: #3730a3; min-height: 32px !important;
   font-size: 13px !important; padding: 4px 10px !important;}
 #backend-badge .html-container, #backend-badge .prose {padding: 0 !important; margin: 0 !important;
-  font-size: 13px !important; line-height: 1.5;}
+  font-size: 13px !important; line-height: 1.3; white-space: normal !important; overflow-wrap: anywhere;}
 #app-present {background: transparent !important; border: 0 !important; padding: 0 !important;}
 #app-present label {font-size: 14px;}
 #app-sidebar .sidebar-content {padding-top: 12px;}
