@@ -159,6 +159,8 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   .cloze-clip:has(img) > div:not(.block-label) {height: auto;}
   .cloze-clip img {height: auto; display: block;}
   #cloze-answer {padding: 4px 0; gap: 4px;}
+  /* window search: the movie on the first screen under the pickers (the About fold explains the tab) */
+  #ws-intro {display: none !important;}
   #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
   #cloze-answer .cloze-nav {display: none !important;}
   /* Model mode's run row: the three buttons on one line, the question order under them */
@@ -192,8 +194,16 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   #impact-steps #impact-frame .reset-button {min-height: 0 !important; min-width: 0 !important; height: auto;
     padding: 0 6px; font-size: 16px; line-height: 1.2;}
   #cloze-practice > * {flex: 1 1 100% !important;}
+  /* the question's number above the verdict or the link's note, each the screen's width */
+  #cloze-status-line {flex-wrap: wrap !important;}
+  #cloze-status-line > * {flex: 1 1 100% !important; min-width: 0 !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }
+
+/* a phone asked for presentation: the normal layout, and this line says why (common/page.py) */
+#present-fallback {margin: 0; padding: 8px 12px; font-size: 15px; line-height: 1.35; color: #5c3d00;
+  background: #fff4d6; border-bottom: 1px solid #f0d48a;}
+#present-fallback[hidden] {display: none;}
 
 /* text that names a control only where it shows: Start in the configuration, keys in presentation */
 .present-only {display: none;}
