@@ -85,3 +85,22 @@ def test_the_badge_of_two_methods_keeps_its_text_in_its_pill(sized_page, app_url
     page.locator("#app-sidebar .toggle-button").first.click()
     page.wait_for_function("() => !document.querySelector('#app-sidebar')?.classList.contains('open')")
     _badge_fits(page, f"{size}, the sidebar closed")
+
+
+# each drawn picker's value: its text's width in its own font against the room its box gives it (an
+# <input>'s scrollWidth does not grow with its text, so the text is measured)
+PICKER_TEXT_JS = """() => [...document.querySelectorAll('.gradio-container .wrap-inner input')]
+  .filter(e => e.offsetParent && e.value).map(e => { const cs = getComputedStyle(e);
+    const c = document.createElement('canvas').getContext('2d'); c.font = cs.font;
+    return [e.closest('[id]')?.id, Math.ceil(c.measureText(e.value).width),
+            Math.floor(e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight))]; })"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1920, 1080)])
+@pytest.mark.parametrize("tab", ["window-search", "impact"])
+def test_the_pickers_values_fit_their_boxes_on_a_laptop_and_a_projector(sized_page, app_url, tab, size):
+    page = sized_page(f"{app_url}{LINKS[tab]}", size, TAB_READY[tab])
+    pickers = page.evaluate(PICKER_TEXT_JS)
+    assert pickers, "no picker with a value on screen"
+    cut = [(name, text, room) for name, text, room in pickers if text > room]
+    assert cut == [], f"{tab} at {size}: picker values wider than their boxes (id, text px, room px): {cut}"

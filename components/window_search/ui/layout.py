@@ -74,8 +74,9 @@ def _controls(c: SimpleNamespace) -> None:
     """One row choosing what to show, then the partner line and the tab's message line."""
     gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="ws-intro", container=False)
     with gr.Row(elem_classes=["tab-controls"], equal_height=True):
+        # wide enough for a movie's id and title at a laptop's width (1440: ~330 px)
         c.movie_pick = gr.Dropdown([], value=None, label="Movie", allow_custom_value=True,
-                                   elem_id="ws-movie-pick", scale=2, min_width=160)
+                                   elem_id="ws-movie-pick", scale=3, min_width=300)
         c.query_pick = gr.Dropdown([], label="Query (qid · contrast · query)", elem_id="ws-query-pick",
                                    scale=5, min_width=220)
         c.query = gr.Textbox(label="…or type one", placeholder="Lloyd and Harry walk on a snowy street at night.",
