@@ -40,6 +40,8 @@ def test_letter_keys_answer_the_question_on_screen_and_the_page_says_so(sized_pa
         verdict = page.locator("#cloze-feedback").inner_text()
         assert f"you chose {letter}" in verdict or f"{letter} was the true middle" in verdict, verdict
         assert shown.replace("**", "").split(" of")[0].split()[-1] in verdict, (shown, verdict)
+    page.locator("#cloze-next").click()                # a click of the visitor's own: the key's line goes
+    page.wait_for_function("() => !(document.querySelector('#cloze-key-note')?.innerText || '').trim()")
 
 
 def test_presentation_text_names_no_hidden_control(sized_page, app_url):

@@ -25,6 +25,10 @@ if (!window.__clozeKeys) {
     }
     if (note) { note.textContent = text; }
   };
+  // a tap or click on the answer row (a person's, not the keys' own) makes the key's line stale
+  document.addEventListener('click', (event) => {
+    if (event.isTrusted && event.target instanceof Element && event.target.closest('#cloze-answer')) { say(''); }
+  }, true);
   document.addEventListener('keydown', (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) { return; }
     if (!shown(document.querySelector('#cloze-question'))) { return; }
