@@ -205,6 +205,11 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   background: #fff4d6; border-bottom: 1px solid #f0d48a;}
 #present-fallback[hidden] {display: none;}
 
+/* a fold's title wraps before its arrow; the arrow (turned a quarter when shut) is a square box, so
+   its turn stays inside the title's button */
+.gradio-container button.label-wrap > .icon {flex: none; width: 1.25em; height: 1.25em; line-height: 1;
+  display: inline-flex; align-items: center; justify-content: center;}
+
 /* text that names a control only where it shows: Start in the configuration, keys in presentation */
 .present-only {display: none;}
 body.present .present-only, body.present .gradio-container .contain .present-only {display: inline;}

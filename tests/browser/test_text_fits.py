@@ -104,3 +104,19 @@ def test_the_pickers_values_fit_their_boxes_on_a_laptop_and_a_projector(sized_pa
     assert pickers, "no picker with a value on screen"
     cut = [(name, text, room) for name, text, room in pickers if text > room]
     assert cut == [], f"{tab} at {size}: picker values wider than their boxes (id, text px, room px): {cut}"
+
+
+# drawn buttons (the folds' titles included) and chips on the screen's width whose text is wider
+# than their box
+CUT_JS = """() => [...document.querySelectorAll('button, [class*=chip]')].filter(e => {
+    const r = e.getBoundingClientRect();
+    return e.offsetParent && r.width > 0 && r.left >= 0 && r.right <= innerWidth && e.scrollWidth > e.clientWidth; })
+  .map(e => [e.id || e.className.toString().slice(0, 24), e.innerText.trim().slice(0, 30), e.scrollWidth, e.clientWidth])"""
+
+
+@pytest.mark.parametrize("size", [(1440, 900), (1920, 1080), (390, 844)])
+@pytest.mark.parametrize("tab", ["window-search", "impact", "cloze"])
+def test_no_button_fold_title_or_chip_is_wider_than_its_box(sized_page, app_url, tab, size):
+    page = sized_page(f"{app_url}{LINKS[tab]}", size, TAB_READY[tab])
+    cut = page.evaluate(CUT_JS)
+    assert cut == [], f"{tab} at {size}: (id, text, scrollWidth, clientWidth): {cut}"
