@@ -176,6 +176,13 @@ class VLMBackend(ABC):
         """The backend a registry spec names: `arg` is the text after `name:` ('' when none)."""
         raise NotImplementedError(f"{cls.__name__} cannot be built from a spec")
 
+    @classmethod
+    def check_spec(cls, arg: str, api: ApiSettings, timeout_s: float) -> str | None:
+        """Ask at once, within about `timeout_s`, whether the backend `arg` names can answer (a
+        server's model list, one tiny request): one line saying what answered, or BackendError
+        naming what failed. None: nothing to ask ahead (a local model, the baseline, a trace)."""
+        return None
+
     @property
     @abstractmethod
     def backend_id(self) -> str:

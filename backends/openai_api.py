@@ -352,6 +352,10 @@ class OpenAIBackend(VLMBackend):
         """`openai:<model>`; where the server lives and its key come from `api` (else env)."""
         return cls(arg, settings=api.resolved())
 
+    @classmethod
+    def check_spec(cls, arg: str, api: ApiSettings, timeout_s: float) -> str | None:
+        return check_reachable(arg, api, timeout_s)
+
     @property
     def backend_id(self) -> str:
         return f"openai:{self._model}"
@@ -456,3 +460,103 @@ class OpenAIBackend(VLMBackend):
 
     def close(self) -> None:
         self._client.close()
+
+
+#: where the openai client sends requests when no base URL is given
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+def _public(url: str) -> str:
+    """`url` without a user:password part (never shown)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _http(url: str, key: str | None, timeout_s: float, body: dict | None = None) -> tuple[int, bytes]:
+    """(status, body) of one GET (or a POST of `body`) with no retry; OSError when no server answers."""
+    import urllib.error
+    import urllib.request
+
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"Authorization": f"Bearer {key or 'EMPTY'}", "Accept": "application/json"}
+    if data is not None:
+        headers["Content-Type"] = "application/json"
+    request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:  # noqa: S310 - the configured API
+            return response.status, response.read(1 << 20)
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(1 << 16) if exc.fp else b""
+
+
+def _reason(exc: BaseException) -> str:
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+        return "no answer in time"
+    if isinstance(reason, ConnectionRefusedError) or "refused" in str(reason).lower():
+        return "connection refused"
+    return " ".join(str(reason).split())[:160] or type(exc).__name__
+
+
+def _server_text(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return " ".join(body.decode("utf-8", "replace").split())[:200]
+    inner = data.get("error", data) if isinstance(data, dict) else data
+    text = inner.get("message") if isinstance(inner, dict) else inner
+    return " ".join(str(text or "").split())[:200]
+
+
+def check_reachable(model: str, settings: ApiSettings, timeout_s: float = 2.5) -> str:
+    """Ask the server at once whether `model` can answer: its model list (GET /models), or, where
+    the server lists none, one tiny request (one token). Returns one line saying what answered;
+    raises BackendError with one line naming what failed: no server at the URL, a refused key, a
+    model the server does not have. Never retried, never longer than about `timeout_s`; the key
+    is never in the line."""
+    settings = settings.resolved()
+    base = (settings.base_url or DEFAULT_BASE_URL).rstrip("/")
+    where, key = _public(base), settings.api_key
+    label = f"openai:{model}"
+    deadline = time.monotonic() + timeout_s
+    try:
+        status, body = _http(f"{base}/models", key, timeout_s)
+    except (OSError, ValueError) as exc:
+        raise BackendError(_scrub(f"{label}: no server answers at {where} ({_reason(exc)}); check the API "
+                                  "base URL, or start the server.", key)) from None
+    if status in (401, 403):
+        raise BackendError(_scrub(f"{label}: the server at {where} refused the API key (HTTP {status}: "
+                                  f"{_server_text(body)}); {_KEY_HINT}.", key))
+    if status == 200:
+        try:
+            listed = [str(m.get("id")) for m in json.loads(body).get("data", []) if isinstance(m, dict)]
+        except (ValueError, AttributeError):
+            listed = []
+        if listed and model in listed:
+            return f"✓ {label} is served at {where}."
+        if listed:
+            shown = ", ".join(f"`{m}`" for m in listed[:8]) + (", …" if len(listed) > 8 else "")
+            raise BackendError(_scrub(f"{label}: the server at {where} has no model `{model}`; it lists {shown}.",
+                                      key))
+    # no usable list (a server without /models, or an empty one): one tiny request
+    try:
+        status, body = _http(f"{base}/chat/completions", key, max(0.2, deadline - time.monotonic()),
+                             {"model": model, "max_tokens": 1,
+                              "messages": [{"role": "user", "content": "Say OK."}]})
+    except (OSError, ValueError) as exc:
+        raise BackendError(_scrub(f"{label}: the server at {where} did not answer a one-token request "
+                                  f"({_reason(exc)}).", key)) from None
+    if status == 200:
+        return f"✓ {label} answered a one-token request at {where}."
+    text = _server_text(body)
+    if status in (401, 403):
+        raise BackendError(_scrub(f"{label}: the server at {where} refused the API key (HTTP {status}: "
+                                  f"{text}); {_KEY_HINT}.", key))
+    if status == 404 or "model" in text.lower():
+        raise BackendError(_scrub(f"{label}: the server at {where} has no model `{model}` (HTTP {status}: "
+                                  f"{text}).", key))
+    raise BackendError(_scrub(f"{label}: the server at {where} answered a one-token request with HTTP "
+                              f"{status} ({text}).", key))

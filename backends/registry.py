@@ -91,6 +91,13 @@ def resolve(spec: str, *, api: ApiSettings | None = None,
     return backend
 
 
+def check_reachable(spec: str, *, api: ApiSettings | None = None, timeout_s: float = 2.5) -> str | None:
+    """Whether the backend a spec names can answer, asked now (VLMBackend.check_spec): one line,
+    None when there is nothing to ask, BackendError naming what failed."""
+    name, arg = split_spec(spec, VLM_BACKENDS)
+    return _load(VLM_BACKENDS[name]).check_spec(arg, api or ApiSettings(), timeout_s)
+
+
 def resolve_embedder(spec: str = "minilm", *, api: ApiSettings | None = None) -> EmbeddingBackend:
     """Build the embedder a spec names (local models once per process)."""
     name, arg = split_spec(spec, EMBEDDING_BACKENDS)

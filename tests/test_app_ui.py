@@ -71,7 +71,7 @@ def test_backend_choice_applies_to_its_own_session_only(app_url, example_data_di
         baseline_user = Client(app_url, verbose=False)
         badge, message = api_user.predict("openai:test-model", server.url, "sk-session-only-42", 16, False,
                                           api_name="/set_backend")
-        assert message == ""
+        assert "✓ openai:test-model is served" in message and "sk-session-only-42" not in message   # asked at once
         assert "openai:test-model" in badge and "sk-session-only-42" not in badge
         raw, letter = api_user.predict(*cloze_args, api_name="/on_run_one")[14:16]   # after 12 clips, 2 lines
         assert letter == "B" and raw == answer

@@ -1,7 +1,8 @@
 """Deep links to a question of the Cloze tab (pure; no gradio):
 `?tab=cloze&stem=<stem>&q=<S|A|P|Mixed>` opens that question; `q=<n>` without a stem opens the
 n-th question of the set. Optional keys say how the set is built: `mode=model` (the evaluation
-order; the human study's order otherwise), `set`, `dims` (e.g. `S,A`), `seed`, `folder` (inside the
+order; the human study's order otherwise; `mode=compare` opens the leaderboard, the question kept
+in the evaluation order for Model mode), `set`, `dims` (e.g. `S,A`), `seed`, `folder` (inside the
 app's data folder). In Model mode `sort` (runs_view.SORTS: hardest, easiest, disagree, people,
 stem) steps through the set in the runs' order; a practice playthrough never takes one (it keeps
 its own order: the runs' answers would spoil it). `question_link` writes one, `read_link` reads
@@ -19,7 +20,8 @@ OWN_KEYS = ("stem", "q")
 DEFAULT_FOLDER = "cloze"
 DEFAULT_DIMS = ("S", "A", "P")
 DEFAULT_SEED = 42
-MODES = {"human": "practice", "practice": "practice", "model": "model"}  # link value -> the Mode radio value
+MODES = {"human": "practice", "practice": "practice", "model": "model",
+         "compare": "compare"}  # link value -> the Mode radio value
 DIMS = {"S": "S", "A": "A", "P": "C", "C": "C", "MIXED": "Mixed", "M": "Mixed"}  # link -> Question.dim
 SHOWN_DIM = {"S": "S", "A": "A", "C": "P", "Mixed": "Mixed"}  # Question.dim -> the link's (paper's) name
 
@@ -65,7 +67,7 @@ def read_link(params: Mapping[str, str]) -> LinkRequest:
         if mode in MODES:
             req.mode = MODES[mode]
         else:
-            req.problems.append(f"The link's mode `{mode}` is not practice or model; showing the practice playthrough.")
+            req.problems.append(f"The link's mode `{mode}` is not practice, model or compare; showing the practice playthrough.")
     req.folder = _get(params, "folder") or DEFAULT_FOLDER
     req.set_name = _get(params, "set") or "all"
     raw_dims = _get(params, "dims")

@@ -17,9 +17,9 @@ from backends.config import THINKING_CONTROLS, check_thinking_control
 from backends.errors import BackendError
 from backends.methods import OFFLINE_METHODS, is_method_spec, method_label, method_spec
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
-from components.common.ui import error_line, message_line
+from components.common.ui import error_line, markdown_safe, message_line, note
 from components.settings.session import (MAX_FRAMES_PER_REQUEST, SessionSettings, backend_for, badge,
-                                         check_compare, localizer_backend_for)
+                                         check_backends, check_compare, localizer_backend_for)
 from components.settings.traces import (check_panel_spec, list_traces, recorded_backends, recording_note,
                                         session_trace_name, trace_dir)
 
@@ -275,7 +275,10 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
                     compare_api_key: str | None = None,
                     state: dict | None = None, request: gr.Request | None = None) -> tuple:
         """(state, badge, message): a refused choice leaves the session as it was and says why on
-        the panel's message line (never a toast)."""
+        the panel's message line (never a toast). An applied API backend is asked at once whether
+        it answers (its server's model list, or one tiny request; within 3 s): the line says what
+        failed (no server, a refused key, an unknown model), or that it answers. The choice stays
+        applied either way (a server started later is then used)."""
         try:
             applied = apply_settings(spec, base_url, api_key, max_frames, record, localizer,
                                      thinking_control, state, request, compare=compare_with,
@@ -283,7 +286,7 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
                                      server_specs=server_specs)
         except Exception as exc:  # noqa: BLE001 - shown on the panel's message line
             return gr.skip(), gr.skip(), error_line(exc)
-        return (*applied, "")
+        return (*applied, checked_line(check_backends(applied[0])))
 
     def pick_panel_replay(name: str | None, request: gr.Request | None = None):
         spec_update, compare_update = pick_replay(name, compare_choices, request)
@@ -311,6 +314,14 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     replay.input(on_line(pick_panel_replay, 3), replay, [spec, compare, compare_panel, message], api_name=False,
                  show_progress="hidden")
     return state
+
+
+def checked_line(lines: list[str]) -> str:
+    """The panel's one line after Apply: what failed first (each "⚠ ..." joined), else what answers."""
+    failed = [line.removeprefix("⚠ ") for line in lines if line.startswith("⚠")]
+    if failed:
+        return markdown_safe("⚠ Applied, but " + " · ".join(failed))
+    return note(" · ".join(lines)) if lines else ""
 
 
 def on_line(fn: Callable[..., Any], n_out: int) -> Callable[..., Any]:

@@ -10,7 +10,8 @@ when the visitor switches tab. A reload or a copied address so opens what was on
 page keeps its own: nothing of it is shared between visitors.
 
 Presentation mode is a class on <body> (its CSS is in theme.py): large media and type, the
-configuration hidden. `?present=1` turns it on from a link (`present=0` off); the switch turns it
+configuration hidden. A screen under 640 px wide (a phone) keeps the normal layout, with one line
+at the top saying why. `?present=1` turns it on from a link (`present=0` off); the switch turns it
 on and off by hand; either is remembered by the browser (localStorage), so it stays on across the
 tabs and a reload. The mode lives in the page only: the server never knows it.
 """
@@ -46,10 +47,33 @@ HEAD = """
     if (link !== null) { try { localStorage.setItem(KEY, link ? '1' : '0'); } catch (e) {} return link; }
     try { return localStorage.getItem(KEY) === '1'; } catch (e) { return false; }
   };
+  // a screen narrower than NARROW px keeps the normal layout: presentation's large clips and type
+  // do not fit a phone; one line at the top of the page says so (the wish is kept: the switch,
+  // the address and a wider window present)
+  const NARROW = 640;
+  let wanted = false;
+  const apply = () => {
+    if (!document.body) return;
+    const narrow = wanted && window.innerWidth < NARROW;
+    document.body.classList.toggle('present', wanted && !narrow);
+    let note = document.getElementById('present-fallback');
+    if (narrow && !note) {
+      note = document.createElement('div');
+      note.id = 'present-fallback';
+      note.setAttribute('role', 'status');
+      document.body.prepend(note);
+    }
+    if (note) {
+      note.hidden = !narrow;
+      note.textContent = narrow ? 'Presentation mode needs a screen at least ' + NARROW + ' px wide (this one is '
+        + window.innerWidth + ' px): the normal layout is shown.' : '';
+    }
+  };
+  window.addEventListener('resize', apply);
   window.__setPresent = (on) => {
     on = !!on;
+    wanted = on;
     try { localStorage.setItem(KEY, on ? '1' : '0'); } catch (e) {}
-    const apply = () => document.body && document.body.classList.toggle('present', on);
     apply();
     if (!document.body) document.addEventListener('DOMContentLoaded', apply, {once: true});
     const params = new URLSearchParams(window.location.search);
@@ -83,7 +107,7 @@ HEAD = """
       for (const [k, v] of new URLSearchParams(window.location.search)) {
         if (k.startsWith('__')) params.set(k, v);   // gradio's own (__theme)
       }
-      if (document.body && document.body.classList.contains('present')) params.set('present', '1');
+      if (wanted) params.set('present', '1');   // kept on a phone too (the layout fell back)
       put(params);
     }, Math.max(0, last + 200 - Date.now()));
   };

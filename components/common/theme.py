@@ -81,12 +81,13 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 #app-tabs > .tab-wrapper::before {content: "Video benchmark explorer"; position: absolute; left: 4px;
   top: 50%; transform: translateY(-50%); font-weight: 700; font-size: 17px; color: #1f2533;}
 #app-tabs > .tab-wrapper button {font-size: 16px;}
-#backend-badge {max-width: 260px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; cursor: pointer;
+/* the badge wraps at its words (two lines for a compared pair) rather than run onto the switch */
+#backend-badge {max-width: 300px; overflow-wrap: anywhere; white-space: normal; cursor: pointer;
   border: 1px solid #d7dbf5; border-radius: 8px;
   background: #eef0fb; border-color: #d7dbf5; color: #3730a3; min-height: 32px !important;
   font-size: 13px !important; padding: 4px 10px !important;}
 #backend-badge .html-container, #backend-badge .prose {padding: 0 !important; margin: 0 !important;
-  font-size: 13px !important; line-height: 1.5;}
+  font-size: 13px !important; line-height: 1.3; white-space: normal !important; overflow-wrap: anywhere;}
 #app-present {background: transparent !important; border: 0 !important; padding: 0 !important;}
 #app-present label {font-size: 14px;}
 #app-sidebar .sidebar-content {padding-top: 12px;}
@@ -133,7 +134,11 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 .cloze-clip > label svg {display: none;}
 .cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
 .cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
-#cloze-keys {display: none !important;}
+#cloze-keys, #cloze-runs-css {display: none !important;}   /* a script's and a <style>'s holders: no strip */
+/* the mode's note is the practice playthrough's: not under Model or Compare */
+#cloze-mode:has(input[value="practice"]:not(:checked)) .info-text {display: none !important;}
+#cloze-key-note {font-size: 14px; color: #3f4757; min-height: 0; padding: 0 4px;}
+#cloze-key-note:empty {display: none;}
 #cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
 #cloze-letters {flex: 1 1 auto !important; min-width: 0 !important;}
 #cloze-letters > button {flex: 1 1 0 !important; min-width: 56px !important;}
@@ -154,6 +159,8 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   .cloze-clip:has(img) > div:not(.block-label) {height: auto;}
   .cloze-clip img {height: auto; display: block;}
   #cloze-answer {padding: 4px 0; gap: 4px;}
+  /* window search: the movie on the first screen under the pickers (the About fold explains the tab) */
+  #ws-intro {display: none !important;}
   #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
   #cloze-answer .cloze-nav {display: none !important;}
   /* Model mode's run row: the three buttons on one line, the question order under them */
@@ -187,8 +194,26 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   #impact-steps #impact-frame .reset-button {min-height: 0 !important; min-width: 0 !important; height: auto;
     padding: 0 6px; font-size: 16px; line-height: 1.2;}
   #cloze-practice > * {flex: 1 1 100% !important;}
+  /* the question's number above the verdict or the link's note, each the screen's width */
+  #cloze-status-line {flex-wrap: wrap !important;}
+  #cloze-status-line > * {flex: 1 1 100% !important; min-width: 0 !important;}
   #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }
+
+/* a phone asked for presentation: the normal layout, and this line says why (common/page.py) */
+#present-fallback {margin: 0; padding: 8px 12px; font-size: 15px; line-height: 1.35; color: #5c3d00;
+  background: #fff4d6; border-bottom: 1px solid #f0d48a;}
+#present-fallback[hidden] {display: none;}
+
+/* a fold's title wraps before its arrow; the arrow (turned a quarter when shut) is a square box, so
+   its turn stays inside the title's button */
+.gradio-container button.label-wrap > .icon {flex: none; width: 1.25em; height: 1.25em; line-height: 1;
+  display: inline-flex; align-items: center; justify-content: center;}
+
+/* text that names a control only where it shows: Start in the configuration, keys in presentation */
+.present-only {display: none;}
+body.present .present-only, body.present .gradio-container .contain .present-only {display: inline;}
+body.present .config-only {display: none !important;}
 
 /* ---- presentation mode (components/common/page.py): media large, type large, config hidden --
    Read from the back of a room: every visible text 20 px or more (tests/browser/test_presentation.py
@@ -246,5 +271,6 @@ body.present .gradio-container .contain #impact-intro {display: none !important;
 /* cloze: the question's clips, the letters and the navigator; the keys step the questions */
 body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 300px) / 2); padding-top: 32px !important;}
 body.present .gradio-container .contain .cloze-clip > label {font-size: 20px !important;}
+body.present .gradio-container .contain #cloze-key-note {font-size: 20px !important;}
 body.present .gradio-container .contain #cloze-answer > #cloze-navigator {flex: 0 0 170px !important; width: 170px !important;}
 """

@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -387,16 +387,23 @@ class BodyScene:
 
 
 def render_views(body: BodyModel, colors: np.ndarray, angles_deg: Sequence[float],
-                 size: int = 512) -> list[np.ndarray]:
-    """Still images of the body turned by each angle (degrees about the vertical axis)."""
+                 size: int = 512, on_frame: Callable[[int, int], None] | None = None) -> list[np.ndarray]:
+    """Still images of the body turned by each angle (degrees about the vertical axis);
+    `on_frame(done, total)` after each."""
+    images = []
     with BodyScene(body.vertices, body.faces, colors, size, size) as scene:
-        return [scene.render(rotation_y(np.radians(a)))[0] for a in angles_deg]
+        for a in angles_deg:
+            images.append(scene.render(rotation_y(np.radians(a)))[0])
+            if on_frame is not None:
+                on_frame(len(images), len(angles_deg))
+    return images
 
 
 def render_turntable(body: BodyModel, colors: np.ndarray, out_path: str | Path,
                      frames: int = 36, size: int = 512, fmt: str | None = None,
-                     fps: float = 12.0) -> Path:
-    """A full turn of the body in `frames` steps -> MP4 (H.264) or GIF (by `fmt` or the suffix)."""
+                     fps: float = 12.0, on_frame: Callable[[int, int], None] | None = None) -> Path:
+    """A full turn of the body in `frames` steps -> MP4 (H.264) or GIF (by `fmt` or the suffix);
+    `on_frame(done, frames)` after each frame is drawn."""
     out_path = Path(out_path)
     fmt = (fmt or out_path.suffix.lstrip(".") or "mp4").lower()
     if fmt not in ("mp4", "gif"):
@@ -404,7 +411,7 @@ def render_turntable(body: BodyModel, colors: np.ndarray, out_path: str | Path,
     out_path = out_path.with_suffix(f".{fmt}")
     if frames < 1:
         raise UserError("a turntable needs at least one frame")
-    images = render_views(body, colors, [360.0 * i / frames for i in range(frames)], size)
+    images = render_views(body, colors, [360.0 * i / frames for i in range(frames)], size, on_frame)
     return Path(write_frames(images, out_path, fps))
 
 

@@ -155,10 +155,10 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
                         f'opacity:{opacity:.2f};cursor:pointer;border-radius:2px;min-width:3px"></div>')
             labels.append(f'<span class="impact-label" data-frame="{fs}" data-lane="{slot.lane}" title="{tip}" '
                           f'style="position:absolute;left:{slot.left:.4f}%;max-width:{slot.room:.4f}%;'
-                          f'bottom:{slot.lane * LANE_PX}px;color:{color};font-size:10px;line-height:{LANE_PX}px;'
+                          f'bottom:{slot.lane * LANE_PX}px;color:{color};font-size:12px;line-height:{LANE_PX}px;'
                           'white-space:nowrap;overflow:hidden;text-overflow:ellipsis;cursor:pointer">'
                           f'{html.escape(label)}</span>')
-        inner = "".join(bars) or f'<span style="font-size:11px;opacity:.7;padding-left:4px">{html.escape(empty)}</span>'
+        inner = "".join(bars) or f'<span style="font-size:12px;opacity:.7;padding-left:4px">{html.escape(empty)}</span>'
         data = f' data-row="{kind}"' if kind else ""
         return (f'<div class="impact-row"{data} style="display:flex;align-items:flex-end;margin:4px 0">'
                 f'<div class="impact-row-name" style="width:{name_px}px;flex:none;font-size:12px;padding-bottom:3px">{name}</div>'
@@ -175,16 +175,16 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
                      f'style="position:absolute;left:{at:.4f}%;top:0;height:5px;border-left:1px solid '
                      'currentColor;opacity:.6"></div>'
                      f'<div class="impact-tick-label" data-frame="{frame}" style="position:absolute;'
-                     f'left:{at:.4f}%;top:5px;transform:translateX({shift});font-size:10px;'
+                     f'left:{at:.4f}%;top:5px;transform:translateX({shift});font-size:12px;'
                      f'white-space:nowrap;cursor:pointer">{_seconds(seconds)}</div>')
-    axis = (f'<div class="impact-axis" style="display:flex"><div class="impact-row-name" style="width:{name_px}px;flex:none;font-size:10px;'
+    axis = (f'<div class="impact-axis" style="display:flex"><div class="impact-row-name" style="width:{name_px}px;flex:none;font-size:12px;'
             f'opacity:.7">time</div><div style="position:relative;flex:1;min-width:0;height:20px;'
             f'border-top:1px solid rgba(127,127,127,.5)">{"".join(ticks)}</div></div>')
     pred_note = ("no prediction yet: press Run temporal" if pred_windows is None
                  else "no interval predicted")
     at_frame = (f' · frame {current_frame} = {(current_frame - 1) / fps:.2f} s' if current_frame else "")
     if not compared:
-        legend = (f'<div class="impact-timeline-legend" style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
+        legend = (f'<div class="impact-timeline-legend" style="font-size:12px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
                   f'· predicted <span style="color:{PRED_COLOR}">&#9632;</span> (rank #1 darkest) '
                   f'· current frame <span style="color:{CURSOR_COLOR}">&#9632;</span>{at_frame} '
                   f'· {n} frames at {fps:g} fps · click a moment to seek'
@@ -193,7 +193,7 @@ def timeline_html(item: ImpactItem, pred_windows: Sequence[Sequence[float]] | No
                 f'{row("predicted", predicted, pred_note)}{axis}{legend}</div>')
     seconds = [list(w) for w in second_windows]
     second = _predicted(seconds, moment_ious(gt_s, seconds)[1], n, fps, SECOND_COLOR, "② ")
-    legend = (f'<div class="impact-timeline-legend" style="font-size:11px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
+    legend = (f'<div class="impact-timeline-legend" style="font-size:12px;margin-top:2px">truth <span style="color:{GT_COLOR}">&#9632;</span> '
               f'· ① {html.escape(method or "the session model")} <span style="color:{PRED_COLOR}">&#9632;</span> '
               f'· ② {html.escape(second_method or "the compared model")} <span style="color:{SECOND_COLOR}">'
               f'&#9632;</span> · <span style="border:2px dashed {ONLY_COLOR};padding:0 3px">only this model</span>'

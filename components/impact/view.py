@@ -11,7 +11,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -265,11 +265,17 @@ def turntable_path(painted: PaintedFrame) -> Path:
     return render_dir() / f"{painted.key}-turntable.mp4"
 
 
-def turntable_for(body, painted: PaintedFrame, frames: int = 36, size: int = 384) -> Path:
-    """The rotating view of a painted state (rendered once, then reused). Raises RenderUnavailable."""
+#: frames in one turn of the rotating view
+TURNTABLE_FRAMES = 36
+
+
+def turntable_for(body, painted: PaintedFrame, frames: int = TURNTABLE_FRAMES, size: int = 384,
+                  on_frame: Callable[[int, int], None] | None = None) -> Path:
+    """The rotating view of a painted state (rendered once, then reused; `on_frame(done, frames)`
+    while it is drawn). Raises RenderUnavailable."""
     out = turntable_path(painted)
     if not out.exists():
-        render_turntable(body, painted.colors, out, frames=frames, size=size)
+        render_turntable(body, painted.colors, out, frames=frames, size=size, on_frame=on_frame)
     return out
 
 

@@ -9,6 +9,7 @@ tabs' unload once the last tab let go); a local model's weights stay loaded and 
 from __future__ import annotations
 
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -18,7 +19,7 @@ from backends.methods import is_method_spec
 from backends.config import ApiSettings, check_thinking_control
 from backends.errors import BackendError
 from backends.pair import pair_backends
-from backends.registry import resolve
+from backends.registry import check_reachable, resolve
 from backends.shared import is_shared
 from components.base.lru import SingleFlightLRU
 from components.settings.traces import resolve_replay_spec
@@ -230,6 +231,30 @@ def check_compare(state: dict | SessionSettings | None) -> None:
         raise BackendError(f"\"Compare with\" names the model itself ({spec}); choose another "
                            "backend to compare with, or leave it empty.")
     backend_for(settings)  # builds the pair: refuses a model beside a no-model method
+
+
+#: seconds Apply waits for the servers it asks (all at once): the panel answers within 3 s
+CHECK_TIMEOUT_S = 2.5
+
+
+def check_backends(state: dict | SessionSettings | None, timeout_s: float = CHECK_TIMEOUT_S) -> list[str]:
+    """Ask each server the session's backends live on (the model, "compare with", the localizer),
+    all at once, whether it can answer now: a line per backend asked, "✓ ..." when it can, "⚠ ..."
+    naming what failed (no server at the URL, a refused key, a model the server does not have).
+    A backend with nothing to ask (the baseline, a method, a local model, a trace) gives none."""
+    settings = _settings(state)
+    asked = {(settings.backend.strip(), False), (settings.compare.strip(), True), (settings.localizer.strip(), False)}
+    asked = sorted((spec, compared) for spec, compared in asked if spec)
+
+    def one(item: tuple[str, bool]) -> str | None:
+        spec, compared = item
+        try:
+            return check_reachable(spec, api=_api(settings, compared=compared), timeout_s=timeout_s)
+        except BackendError as exc:
+            return f"⚠ {exc}"
+    with ThreadPoolExecutor(max_workers=len(asked) or 1) as pool:
+        lines = list(pool.map(one, asked))
+    return [line for line in lines if line]
 
 
 def _public_url(url: str) -> str:

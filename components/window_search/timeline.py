@@ -177,7 +177,7 @@ def _bar(iv: tuple[float, float] | None, top: int, colour: str, name: str, durat
             f"top:{_k(top)};height:{_k(height)};left:{_pct(s, duration):.3f}%;box-sizing:border-box;"
             f"width:{max(0.4, _pct(e - s, duration)):.3f}%;background:{colour};border-radius:3px'></div>"
             f"<div class='ws-label' style='position:absolute;top:{_k(top - 3)};right:calc(100% + 4px);"
-            f"white-space:nowrap;text-align:right;font-size:var(--ws-font, 10px);line-height:1.1;color:#444'>{name}</div>")
+            f"white-space:nowrap;text-align:right;font-size:var(--ws-font, 12px);line-height:1.1;color:#444'>{name}</div>")
 
 
 def _axis(duration: float, top: int = 84) -> str:
@@ -186,7 +186,7 @@ def _axis(duration: float, top: int = 84) -> str:
     for t in range(0, int(duration) + 1, step):
         ticks.append(f"<div class='ws-tick' style='position:absolute;top:0;left:{_pct(t, duration):.3f}%;"
                      f"height:5px;border-left:1px solid #8c959f'></div><div style='position:absolute;top:5px;"
-                     f"left:{_pct(t, duration):.3f}%;transform:translateX(-50%);font-size:var(--ws-font, 10px);"
+                     f"left:{_pct(t, duration):.3f}%;transform:translateX(-50%);font-size:var(--ws-font, 12px);"
                      f"color:#57606a'>{fmt_t(t)}</div>")
     return (f"<div class='ws-axis' style='position:absolute;top:{_k(top)};left:0;right:0;height:{_k(18)}'>"
             + "".join(ticks) + "</div>")
@@ -199,7 +199,7 @@ def _legend(pair: SearchPair | None = None) -> str:
     if pair is not None:
         second = (" · ① the session's model (steers), ② the compared one (striped): "
                   f"{pair.second_backend} · #k ≠: the two differ there")
-    return ("<div class='ws-legend' style='font-size:var(--ws-font, 11px);color:#57606a;margin-left:var(--ws-gutter, 50px);"
+    return ("<div class='ws-legend' style='font-size:var(--ws-font, 12px);color:#57606a;margin-left:var(--ws-gutter, 50px);"
             f"line-height:1.9'>chunks: {chips}<span style='border:{EXPANDED_BORDER};padding:0 4px'>expanded"
             "</span> · bars: <span style='color:#0969da'>window</span> <span style='color:#bf3989'>"
             f"prediction</span> <span style='color:#1a7f37'>ground truth</span>{second}</div>")

@@ -61,9 +61,50 @@ def snap(page, name: str) -> Path:
     return path
 
 
+#: the tab button's label -> its panel's id
+TAB_IDS = {"Window search": "tab-window-search", "Cloze": "tab-cloze", "Impact": "tab-impact"}
+
+# resolves once the box of `sel` (and the page's height) stayed the same for 5 drawn frames in a
+# row and every image on screen has loaded or failed: the layout has settled, however slowly a
+# busy machine draws it; false after `ms` (the caller's assertion then says what it saw)
+SETTLED_JS = """([sel, ms]) => new Promise(resolve => {
+  let last = null, same = 0; const end = performance.now() + ms;
+  const step = () => {
+    const e = sel ? document.querySelector(sel) : document.body;
+    const r = e && e.getBoundingClientRect();
+    const key = r ? [r.x, r.y, r.width, r.height, document.documentElement.scrollHeight].map(Math.round).join() : null;
+    const loaded = [...document.images].filter(i => { const b = i.getBoundingClientRect();
+      return b.width > 0 && b.bottom > 0 && b.top < innerHeight; }).every(i => i.complete);
+    if (key !== null && key === last && loaded) { if (++same >= 5) return resolve(true); } else { same = 0; last = key; }
+    if (performance.now() > end) return resolve(false);
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step); })"""
+
+
+def settle(page, selector: str | None = None, timeout_ms: int = 30_000) -> bool:
+    """Wait until the page's layout has settled around `selector` (its box and the page's height
+    unchanged for 5 frames, the images loaded): what a test measures then stays put."""
+    return page.evaluate(SETTLED_JS, [selector, timeout_ms])
+
+
+def scroll_settled(page, selector: str, tries: int = 10) -> None:
+    """Scroll `selector` into view and keep it there while the page above it is still drawing
+    (images arriving push it down): scrolled again until it is on screen in a settled layout."""
+    for _ in range(tries):
+        page.locator(selector).first.scroll_into_view_if_needed()
+        settle(page, selector)
+        if page.evaluate("""(s) => { const r = document.querySelector(s).getBoundingClientRect();
+                return r.top >= 0 && r.bottom <= innerHeight + 1; }""", selector):
+            return
+
+
 def open_tab(page, label: str) -> None:
+    """Click the tab `label` and wait until its panel is drawn."""
     page.get_by_role("tab", name=label).click()
-    page.wait_for_timeout(300)
+    if label in TAB_IDS:
+        page.wait_for_function("(id) => !!document.getElementById(id)?.offsetParent", arg=TAB_IDS[label])
+    settle(page)
 
 
 def pick_query(page, qid: str) -> None:
@@ -135,7 +176,8 @@ def sized_page(browser):
         page.on("request", lambda r: page.requests.append(r.url))
         page.goto(url, wait_until="load", timeout=120_000)
         page.wait_for_function(ready, timeout=120_000)
-        page.wait_for_timeout(400)   # the layout settles (fonts, images)
+        page.evaluate("() => document.fonts.ready.then(() => true)")
+        settle(page)   # the layout settles (fonts, images)
         return page
 
     yield open_page

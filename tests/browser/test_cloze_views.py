@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, ROOT, fill_steady, open_tab, settled_text
+from tests.browser.conftest import ARTIFACTS, ROOT, fill_steady, open_tab, scroll_settled, settle, settled_text
 
 DOCS = ROOT / "docs"
 LETTERS = [f"#cloze-choice-{x}" for x in "ABCD"]
@@ -27,7 +27,7 @@ def _goto(page, url: str) -> None:
     try:
         page.goto(url, wait_until="load")
     except Error:
-        page.wait_for_timeout(1000)
+        page.wait_for_load_state("load")      # the navigation that aborted ours has finished
         page.goto(url, wait_until="load")
     page.wait_for_selector("#app-tabs", timeout=120_000)
 
@@ -205,20 +205,18 @@ def test_on_a_phone_the_letters_stay_tappable_and_nothing_runs_off_the_edge(brow
         assert page.locator("#cloze-question .icon-button-wrapper button").count() == 0  # no media toolbars
         # the letters follow the last clip in the page (issue 27: a bar held over the screen's
         # bottom covered C and D); scrolled to, they are whole and nothing covers them
-        page.locator("#cloze-answer").scroll_into_view_if_needed()
-        page.wait_for_timeout(300)
+        scroll_settled(page, "#cloze-answer")
         _letters_usable(page, 390, 844)
 
         page.locator("#cloze-display").get_by_text("Video").click()
         page.wait_for_function("() => !!document.querySelector('#cloze-cand-D-video video')")
         video = page.locator("#cloze-cand-D-video video").first
         video.scroll_into_view_if_needed()
-        page.locator("#cloze-answer").scroll_into_view_if_needed()          # the letters, after the last clip
-        page.wait_for_timeout(300)
+        scroll_settled(page, "#cloze-answer")                                # the letters, after the last clip
         clip, bar = page.locator("#cloze-cand-D-video").bounding_box(), page.locator("#cloze-answer").bounding_box()
         assert clip["y"] + clip["height"] <= bar["y"] + 1, (clip, bar)       # the bar covers no clip
         page.mouse.move(clip["x"] + clip["width"] / 2, clip["y"] + clip["height"] / 2)   # controls show on hover
-        page.wait_for_timeout(300)
+        settle(page, "#cloze-question .controls")
         _letters_usable(page, 390, 844)
         letters = [page.locator(s).bounding_box() for s in LETTERS]
         for control in page.locator("#cloze-question .controls").all():
@@ -249,7 +247,7 @@ def test_screenshots_of_a_question(browser, app_url, width, height):
                                ".filter(i => i.complete && i.naturalWidth > 0).length >= 6")
         page.evaluate("() => window.scrollTo(0, document.querySelector('#cloze-progress')"
                       ".getBoundingClientRect().top + window.scrollY - 8)")   # the question at the top
-        page.wait_for_timeout(300)
+        settle(page, "#cloze-progress")
         ARTIFACTS.mkdir(exist_ok=True)
         path = ARTIFACTS / f"cloze-{width}x{height}.png"
         page.screenshot(path=str(path))

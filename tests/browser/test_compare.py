@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tests.browser.conftest import open_model_panel, open_tab, pick_query, snap
+from tests.browser.conftest import open_model_panel, open_tab, pick_query, settle, snap
 from tests.browser.test_talks_record_replay import _apply_and_wait, _pick_replay, _set_record, _type_backend
 from tests.helpers.openai_server import ScriptedOpenAIServer
 from tests.window_search.test_pairs import Model, _inspect
@@ -24,7 +24,7 @@ def close_model_panel(page) -> None:
         return
     page.locator("#app-sidebar .toggle-button").first.click()
     page.wait_for_function("() => !document.querySelector('#app-sidebar')?.classList.contains('open')")
-    page.wait_for_timeout(400)
+    settle(page, "#app-tabs")   # the sidebar has slid away
 
 
 def _choose_models(page, first_url: str, second_url: str, *, record: bool = False) -> None:

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.browser.conftest import TAB_READY
+from tests.browser.conftest import TAB_READY, settle
 
 LAPTOP, PROJECTOR, PHONE = (1440, 900), (1920, 1080), (390, 844)
 #: what each tab must show whole on the first screen (no scrolling)
@@ -167,7 +167,7 @@ def test_on_a_phone_the_answer_bar_leaves_the_pictures_visible(visit):
     # the last candidate can be scrolled clear of the sticky bar
     page.locator("#cloze-cand-D-video").scroll_into_view_if_needed()
     page.mouse.wheel(0, 400)
-    page.wait_for_timeout(300)
+    settle(page, "#cloze-answer")
     last, bar = box(page, "#cloze-cand-D-video"), box(page, "#cloze-answer")
     assert last["y"] + last["height"] <= bar["y"] + 1
 

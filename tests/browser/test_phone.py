@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import TAB_READY
+from tests.browser.conftest import TAB_READY, settle
 
 PHONE, LAPTOP = (390, 844), (1440, 900)
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,13 +76,13 @@ def test_cloze_on_a_phone_shows_each_16_frame_grid_at_the_screens_width_clear_of
         assert grid["width"] / 4 >= 60, (letter, grid)             # a frame of the 4 x 4 grid
     for letter in "ABCD":
         page.locator(f"#cloze-cand-{letter}-img").scroll_into_view_if_needed()
-        page.wait_for_timeout(150)
+        settle(page, f"#cloze-cand-{letter}-img")
         bar = box(page, "#cloze-answer")
         for other in "ABCD":
             clip = box(page, f"#cloze-cand-{other}-img img")
             assert not overlap(bar, clip), (letter, other, bar, clip)
     page.mouse.wheel(0, 10_000)                                       # the letters, after D
-    page.wait_for_timeout(150)
+    settle(page, "#cloze-answer")
     bar, last = box(page, "#cloze-answer"), box(page, "#cloze-cand-D-img img")
     assert 0 <= bar["y"] and bar["y"] + bar["height"] <= PHONE[1] and not overlap(bar, last)
     assert page.evaluate(WIDER, "#tab-cloze") == []
@@ -128,7 +128,7 @@ def test_impact_at_1440x900_keeps_the_frame_controls_on_the_first_screen_after_r
     page.locator("#impact-run-temporal").click()
     page.wait_for_function("() => (document.querySelector('#impact-status')?.innerText || '').includes('Temporal')")
     page.wait_for_function("() => document.querySelector('#impact-timeline')?.innerText.includes('#1 IoU')")
-    page.wait_for_timeout(300)
+    settle(page, "#impact-steps")
     assert page.evaluate("() => window.scrollY") == 0
     for selector in ("#impact-frame", "#impact-step-back", "#impact-step-on"):
         controls = box(page, selector)
@@ -185,7 +185,7 @@ def test_the_model_sidebar_open_at_1440x900_keeps_the_name_whole_beside_all_thre
     page = visit("window-search", LAPTOP)
     page.locator("#backend-badge").click()
     page.wait_for_function("() => document.querySelector('#app-sidebar')?.classList.contains('open')")
-    page.wait_for_timeout(600)   # the sidebar's slide
+    settle(page, "#settings-apply")   # the sidebar's slide
     name = page.evaluate(HEADER_NAME)
     assert name["display"] != "none" and name["size"] >= 14, name
     assert name["shown"] >= name["needs"], name                      # the name whole, not cut

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import TAB_READY
+from tests.browser.conftest import TAB_READY, settle
 
 PROJECTOR, LAPTOP = (1920, 1080), (1440, 900)
 #: each tab's link in the README
@@ -69,6 +69,8 @@ def assert_no_cut_button(page, where: str) -> None:
 
 
 def legend_fits(page, selector: str) -> dict:
+    page.wait_for_selector(selector)      # a busy machine may draw the timeline after the tab's ready sign
+    settle(page, selector)
     return page.evaluate("""(s) => { const e = document.querySelector(s); const r = e.getBoundingClientRect();
         return {scroll: e.scrollWidth, client: e.clientWidth, bottom: r.bottom, right: r.right,
                 width: innerWidth, height: innerHeight}; }""", selector)
@@ -95,7 +97,7 @@ def test_presented_window_search_reads_its_checklist_after_a_run(visit):
     page.wait_for_selector("#ws-checklist table tbody tr", timeout=180_000)
     page.wait_for_function("() => (document.querySelector('#ws-result')?.innerText || '').includes('window')",
                            timeout=180_000)   # the run's result line: the run has ended
-    page.wait_for_timeout(300)
+    settle(page, "#ws-checklist")
     assert_readable(page, "window search presented, after a run")
     assert_no_cut_button(page, "window search presented, after a run")
     header = page.evaluate("""() => [...document.querySelectorAll('#ws-checklist th')].map(th => {

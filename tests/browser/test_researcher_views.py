@@ -4,7 +4,7 @@ lines, ten rows and more, the paper's Human row among them), and "compare with" 
 methods side by side offline (Cloze's Edge-1 beside Edge-4), each side labelled as a method."""
 from __future__ import annotations
 
-from tests.browser.conftest import open_model_panel, open_tab, snap
+from tests.browser.conftest import open_model_panel, open_tab, settle, snap
 from tests.browser.test_compare import close_model_panel
 from tests.browser.test_talks_record_replay import _apply_and_wait, _type_backend
 
@@ -45,7 +45,7 @@ def test_the_leaderboard_fits_1440x900_with_its_interval_and_the_papers_human_ro
                                ".includes('1,521 videos')", timeout=120_000)
         page.wait_for_function("() => document.querySelectorAll('#cloze-leaderboard .virtual-row').length >= 10")
         page.locator("#cloze-leaderboard").evaluate("el => el.scrollIntoView({block: 'start'})")
-        page.wait_for_timeout(300)
+        settle(page, "#cloze-leaderboard")
         snap(page, "leaderboard-1440x900")
         measured = page.evaluate(LEADERBOARD_JS)
     finally:

@@ -21,7 +21,7 @@ from components.cloze.study import handlers as h
 from components.cloze.study.app import launch_study
 from components.cloze.study.practice import ANSWER
 from components.base.io import read_jsonl
-from tests.browser.conftest import ARTIFACTS, settled_text
+from tests.browser.conftest import ARTIFACTS, settle, settled_text
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port
 
@@ -131,7 +131,7 @@ def _through_intro(page, annotator: str) -> None:
 
 
 def _all_in_view(page, selectors: list[str]) -> None:
-    page.wait_for_timeout(800)
+    settle(page, selectors[-1] if selectors else None)
     assert page.evaluate("() => window.scrollY") == 0
     height = page.evaluate("() => window.innerHeight")
     width = page.evaluate("() => window.innerWidth")
@@ -281,7 +281,7 @@ def test_study_screen_fits_resumes_blind_and_leaks_nothing(browser, study_url, s
     page = _fresh(browser, link, size)
     _no_leak(page, token)
     if display == "frames":
-        page.wait_for_timeout(500)
+        settle(page)
         _shot(page, f"study-{size[0]}x{size[1]}-intro.png")
     _through_intro(page, annotator)
     first = _wait_question(page, annotator)

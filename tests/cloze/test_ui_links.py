@@ -53,7 +53,7 @@ def test_read_link_keeps_good_values_and_names_each_bad_one():
     bad = links.read_link({"tab": "cloze", "stem": "bar_fill", "q": "Z", "mode": "judge", "seed": "-3",
                            "dims": "S,Q"})
     assert bad.problems == [
-        "The link's mode `judge` is not practice or model; showing the practice playthrough.",
+        "The link's mode `judge` is not practice, model or compare; showing the practice playthrough.",
         "The link's dims `S,Q` are not one of S, A, P, S,A,P or Mixed; showing S, A, P.",
         "The link's seed `-3` is not a whole number of 0 or more; showing seed 42.",
         "The link's q `Z` is not S, A, P or Mixed; showing the stem's first question."]
@@ -179,3 +179,19 @@ def test_empty_gap_boxes_ask_for_an_automatic_gap_and_a_half_gap_is_refused():
     assert handlers.requested_gap(2, 5.5) == (2.0, 5.5)
     with pytest.raises(UserError, match="Gap end \\(0 s\\) must be after gap start \\(3 s\\)"):
         handlers.requested_gap(3, 0)
+
+
+def test_a_compare_link_opens_compare_mode_and_the_address_says_so(fresh):
+    assert links.read_link({"tab": "cloze", "mode": "compare"}).problems == []
+    opened = handlers.open_link(fresh, {"tab": "cloze", "mode": "compare"}, "frames", RES)
+    assert opened.message == "" and opened.mode == "compare" and opened.session.comparing
+    assert opened.panels.compare_group["visible"] and not opened.panels.question_group["visible"]
+    # the leaderboard is drawn (the paper's rows at least); nothing of a question's panels shows
+    assert any("Human" in str(row[0]) for row in opened.board.leaderboard["value"]["data"])
+    for hidden in ("status_line", "display", "copy_link", "runs_fold", "start", "progress_box"):
+        assert getattr(opened.panels, hidden)["visible"] is False, hidden
+    assert _params(handlers.view_address(TAB, opened.session)) == {"tab": "cloze", "mode": "compare"}
+    # back to Model mode: the question is there, the address names it again
+    back = handlers.pick_mode(TAB, RES, opened.session, "model", [], "")
+    session = back.session if back.session is not handlers.page.UNCHANGED else opened.session
+    assert not session.comparing and _params(handlers.view_address(TAB, session)).get("mode") == "model"

@@ -19,6 +19,8 @@ Each script entry is consumed by one POST to /v1/chat/completions (or /v1/embedd
   - {"empty_choices": True}: a 200 with "choices": [];
   - {"drop": True}: close the connection without answering.
 A callable script is called with the parsed request body and returns one such entry.
+GET /v1/models lists `models` (("test-model",) by default); `models=None`: the server has no such
+route (404), as some servers. `api_key`: every request with another Bearer key gets a 401.
 When a list script runs out, the last entry is repeated. `server.requests` holds every parsed body.
 """
 from __future__ import annotations
@@ -34,8 +36,11 @@ from collections.abc import Callable
 
 
 class ScriptedOpenAIServer:
-    def __init__(self, script: list[Any] | Callable[[dict], Any], *, embed_dim: int = 8):
+    def __init__(self, script: list[Any] | Callable[[dict], Any], *, embed_dim: int = 8,
+                 models: tuple[str, ...] | None = ("test-model",), api_key: str | None = None):
         self.script = script
+        self.models = models
+        self.api_key = api_key
         self.embed_dim = embed_dim
         self.requests: list[dict] = []
         self.headers_seen: list[dict] = []
@@ -93,16 +98,26 @@ class ScriptedOpenAIServer:
                     return False
                 return False
 
+            def _refused(self) -> bool:
+                if server.api_key is None or self.headers.get("Authorization") == f"Bearer {server.api_key}":
+                    return False
+                self._send(401, b'{"error": {"message": "Incorrect API key provided"}}')
+                return True
+
             def do_GET(self):
-                if self.path.rstrip("/").endswith("/models"):
+                if self._refused():
+                    return
+                if self.path.rstrip("/").endswith("/models") and server.models is not None:
                     self._send(200, json.dumps({"object": "list", "data": [
-                        {"id": "test-model", "object": "model"}]}).encode())
+                        {"id": m, "object": "model"} for m in server.models]}).encode())
                 else:
                     self._send(404, b'{"error": {"message": "not found"}}')
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if self._refused():
+                    return
                 try:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:

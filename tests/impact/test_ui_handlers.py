@@ -137,9 +137,9 @@ def test_every_event_names_its_api_and_the_page_close_is_wired(data_dir):
               if fn.fn is not None and any(t[1] != "unload" for t in fn.targets)}
     # every event's outputs end with the tab's message line
     assert events == {"on_clip": 13, "on_frame": 10, "on_timeline_click": 3, "on_run_temporal": 4,
-                      "on_run_spatial": 11, "on_render": 3, "on_metrics": 2, "on_load_impact": 15,
+                      "on_run_spatial": 11, "on_render": 4, "on_metrics": 2, "on_load_impact": 15,
                       "on_load_impact_prepared": 15, "on_reset_view": 2,
-                      "on_copy_link": 2, "on_stop": 1, "on_paint": 9, "on_runs_heat": 9,
+                      "on_copy_link": 2, "on_stop": 2, "on_paint": 9, "on_runs_heat": 9,
                       "_impact_runs_panel": 2}   # the runs panel and its timer (no message line)
     assert any(t[1] == "unload" for fn in demo.fns.values() for t in fn.targets)
 

@@ -34,10 +34,10 @@ CSS = """
 .study-nav-grid {display: flex; flex-wrap: wrap; gap: 3px; max-height: 5.2em; overflow-y: auto;}
 .study-q {min-width: 2.2em; height: 1.9em; box-sizing: border-box; display: inline-flex; align-items: center;
   justify-content: center; line-height: 1; padding: 0 4px; border: 1px solid var(--border-color-primary);
-  border-radius: 4px; background: var(--background-fill-primary); cursor: pointer; font-size: 0.85em;}
+  border-radius: 4px; background: var(--background-fill-primary); cursor: pointer; font-size: max(12px, 0.85em);}
 .study-q.answered {background: var(--neutral-300); color: var(--neutral-900);}
 .study-q[aria-current="true"] {outline: 2px solid var(--color-accent);}
-.study-nav-legend {font-size: 0.8em; margin: 2px 0 0 0;}
+.study-nav-legend {font-size: max(12px, 0.8em); margin: 2px 0 0 0;}
 .study-nav-legend .study-q {display: inline-block; min-width: 1.2em; height: 0.9em; cursor: default;}
 footer {display: none !important;}
 .study-split {display: none;}

@@ -15,12 +15,16 @@ from components.cloze.ui import views as v
 from components.cloze.ui.handlers import runs_panel
 from components.cloze.ui.page import KEYS_JS
 from components.cloze.ui.session import MODE_CHOICES, PRACTICE, RESOURCES, ClozeSession, ClozeTab
+from components.common.stopping import wire_stop
 from components.common.ui import TabContext, TabEvents, message_line
 
 LETTERS = ("A", "B", "C", "D")
 DIM_CHOICES = ["S, A, P", "S", "A", "P", "Mixed"]
 TAGLINE = ("Which clip is the missing middle? Pick the candidate that joins the **BEGINNING** to the "
            "**END**, as a person or as a Video-LLM, scored like TempCloze.")
+# presentation mode hides Start: the line names the keys there instead (theme.py: config-only)
+PLAY_NOTE = (' <span class="config-only">Press **Start / resume** to play.</span>'
+             '<span class="present-only">Press a letter key (A-D) to answer.</span>')
 # The page adds its own address to the link the server built and copies it (the clipboard needs a
 # secure context: the box shows it too).
 COPY_JS = """(q) => { if (!q || q.startsWith('http')) return q;
@@ -47,8 +51,8 @@ answer. **Model** runs the chosen backend (the Model panel, top right) on the qu
 **Compare** puts runs, imported result files, the study's humans and the paper's rows side by side.
 
 Keys (when no text box has the focus): **→** or **n** next question, **←** or **p** previous
-question. A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&present=1` for a
-projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
+question, **a**-**d** or **1**-**4** the letter (the line under the letters says what the key did).
+A link to a question (`?tab=cloze&stem=bar_fill&q=P`) opens it; add `&present=1` for a projector: the configuration row is hidden, a letter answers at once (a practice playthrough under
 a made-up id starts with the first answer) and the keys step the questions.
 """
 ORDER_CHOICES = [("Questions in the set's order", ""),
@@ -95,9 +99,9 @@ def _controls(ui: SimpleNamespace) -> None:
                          buttons=["copy"])
     # the tab's one-sentence explanation, until a question is shown (then its number and clock);
     # beside it the verdict on the last answer: on the first screen, where the next question starts
-    with gr.Row(elem_id="cloze-status-line", equal_height=True):
+    with gr.Row(elem_id="cloze-status-line", equal_height=True) as ui.status_line:
         with gr.Column(scale=2, min_width=280, elem_id="cloze-progress-box") as ui.progress_box:
-            ui.progress = gr.Markdown(TAGLINE + " Press **Start / resume** to play.", elem_id="cloze-progress",
+            ui.progress = gr.Markdown(TAGLINE + PLAY_NOTE, elem_id="cloze-progress",
                                       elem_classes=["tab-caption"])
         with gr.Column(scale=3, min_width=280, elem_id="cloze-verdicts"):
             ui.feedback = gr.Markdown("", elem_id="cloze-feedback")
@@ -153,7 +157,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
 def _runs_panels(ui: SimpleNamespace) -> None:
     """What every run answered: on the question on screen, and across questions (handlers/runs_panel.py)."""
     gr.HTML(f"<style>{runs_view.CSS}</style>", container=False, elem_id="cloze-runs-css")
-    with gr.Accordion(runs_view.PANEL_TITLE, open=True, elem_id="cloze-runs"):
+    with gr.Accordion(runs_view.PANEL_TITLE, open=True, elem_id="cloze-runs") as ui.runs_fold:
         ui.runs_html = gr.HTML("", elem_id="cloze-runs-panel")
     with gr.Accordion("Runs across questions: hardest first, disagreement, overview", open=False,
                       elem_id="cloze-runs-across") as ui.runs_across:
@@ -317,7 +321,7 @@ def _wire(ui: SimpleNamespace) -> None:
        v.RunOneView, api_name="on_run_one")
     on(ui.run_set.click, h.run_whole_set, [*model, ui.strict, ui.prompt_style], v.RunSetView,
        kind="progress", api_name="on_run_set")
-    on(ui.stop.click, h.stop, [ui.session], [], queue=False, api_name="on_stop")
+    wire_stop(ev, ui.stop, ui.session, api_name="on_stop")   # "Stopping…" until the run has
     for i, event in enumerate((ui.refresh.click, ui.imports.upload)):
         on(event, h.refresh, [ui.session, ui.imported, ui.imports, ui.study_token], v.LeaderboardView,
            api_name="on_refresh" + (f"_{i}" if i else ""))

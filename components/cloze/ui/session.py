@@ -55,6 +55,7 @@ class ClozeSession:
     #: "" for the set's own; a practice playthrough keeps its own order whatever this says
     order: str = ""
     runs: tuple[str, ...] = ()  # the `--runs` folders beside the data folder's runs (what `order` reads)
+    comparing: bool = False     # Compare mode is shown (the leaderboard; `mode` is the order kept for the way back)
 
     @property
     def loaded(self) -> bool:

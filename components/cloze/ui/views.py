@@ -82,6 +82,12 @@ class ModeView(View):
     start: Any
     run_row: Any            # Run this question / Run the set / Stop, the question order (Model mode)
     progress_box: Any       # "Question i of n": not in Compare mode, where no question is shown
+    # Compare mode shows only what applies to it: no strip for the status line, no display
+    # choice, no question link, no fold of the runs' answers to a question that is not shown
+    status_line: Any
+    display: Any
+    copy_link: Any
+    runs_fold: Any
 
 
 @dataclass
@@ -140,6 +146,7 @@ class LinkView(View):
     panels: ModeView
     order: Any        # Model mode: the question order the link asks for (the Order dropdown)
     poll: Any   # the preparation timer (on while the data is made)
+    board: LeaderboardView   # `mode=compare`: the leaderboard the link opens on
 
 
 @dataclass

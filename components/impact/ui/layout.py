@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from components.common.ui import TabContext, TabEvents, View, message_line, outputs
+from components.common.stopping import wire_stop
+from components.common.ui import TabContext, TabEvents, message_line, outputs
 from components.impact import pair_view, runs_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import page
@@ -199,7 +200,7 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
        show_progress="hidden", api_name="on_paint", **raw)
     on(c.runs_heat.input, h.set_runs_heat, [c.session, c.clip, c.frame, c.runs_heat, c.body3d], PaintView,
        show_progress="hidden", api_name="on_runs_heat", **raw)
-    on(c.stop.click, h.stop, [c.session], View, queue=False, api_name="on_stop")
+    wire_stop(ev, c.stop, c.session, api_name="on_stop")   # "Stopping…" until the run has
     on(c.render_button.click, h.render_turntable, [c.session, c.clip, c.frame], TurntableView,
        api_name="on_render", **raw)
     on(c.metrics_button.click, h.set_metrics, [c.session, c.split, ctx.settings, c.prompt_style], MetricsView,

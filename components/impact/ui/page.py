@@ -93,7 +93,7 @@ CSS = """
   #impact-controls > .form { min-width: 100% !important; flex-basis: 100% !important; }
   #impact-steps button { min-height: 44px; font-size: 16px; }
   #impact-body3d { height: 340px !important; }
-  .impact-timeline-body { font-size: 11px; }
+  .impact-timeline-body { font-size: 12px; }
 }
 </style>
 """

@@ -96,6 +96,7 @@ class LinkView(View):
 class TurntableView(View):
     turntable: str | None
     turntable_msg: str
+    render_button: Any    # its label counts the frames drawn while the view renders
 
 
 @dataclass

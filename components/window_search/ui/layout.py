@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from components.common.stopping import wire_stop
 from components.common.ui import TabContext, TabEvents, message_line
 from components.window_search import runs_view, view
 from components.window_search.ui.handlers import bench as b, memory as mh, runs_panel, search as h
@@ -73,8 +74,9 @@ def _controls(c: SimpleNamespace) -> None:
     """One row choosing what to show, then the partner line and the tab's message line."""
     gr.HTML(f"<p class='tab-caption'>{TAGLINE}</p>", elem_id="ws-intro", container=False)
     with gr.Row(elem_classes=["tab-controls"], equal_height=True):
+        # wide enough for a movie's id and title at a laptop's width (1440: ~330 px)
         c.movie_pick = gr.Dropdown([], value=None, label="Movie", allow_custom_value=True,
-                                   elem_id="ws-movie-pick", scale=2, min_width=160)
+                                   elem_id="ws-movie-pick", scale=3, min_width=300)
         c.query_pick = gr.Dropdown([], label="Query (qid · contrast · query)", elem_id="ws-query-pick",
                                    scale=5, min_width=220)
         c.query = gr.Textbox(label="…or type one", placeholder="Lloyd and Harry walk on a snowy street at night.",
@@ -188,8 +190,8 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     on(c.query_pick.input, h.pick_query, [c.session, c.query_pick], QueryView, api_name="pick_query", drop_repeat=True)
     on(c.run_btn.click, h.run, [c.session, ctx.settings, c.query, *budget], RunView, concurrency_limit=4,
        api_name="run")
-    on(c.stop_btn.click, h.stop, [c.session], [], queue=False, api_name="stop_now")
-    on(c.bench_stop.click, h.stop, [c.session], [], queue=False, api_name="stop_now_1")
+    wire_stop(ev, c.stop_btn, c.session, api_name="stop_now")   # "Stopping…" until the run has
+    wire_stop(ev, c.bench_stop, c.session, api_name="stop_now_1")
     on(c.timeline.click, h.timeline_click, [c.session], PlayheadView, kind="data", api_name="timeline_click",
        trigger_mode="multiple")  # the page sends one at a time (TIMELINE_JS)
     on(c.window_pick.input, h.select_window, [c.session, c.window_pick], PlayheadView, api_name="select_window")

@@ -25,14 +25,24 @@ from components.common.ui import UNCHANGED, error_line, poll, preparing_note
 
 log = logging.getLogger(__name__)
 
+#: the line a linked question opens with in the practice playthrough. Each part names only what is
+#: on screen: Start / resume where the configuration shows (`config-only`), the letter keys in
+#: presentation mode (`present-only`), which hides Start (theme.py)
+LINK_NOTE = ('Opened from a link: choose a letter to answer it<span class="present-only"> (or press its key, '
+             'A-D or 1-4)</span><span class="config-only"> (or press Start / resume to play under your '
+             'id)</span>.')
+
 
 def mode_view(mode: str) -> ModeView:
     practice = mode == PRACTICE
     return ModeView(question_group=gr.update(visible=mode != COMPARE), model_group=gr.update(visible=mode == MODEL),
                     compare_group=gr.update(visible=mode == COMPARE), practice_row=gr.update(visible=practice),
                     answer_row=gr.update(visible=practice), export_row=gr.update(visible=practice),
-                    start=gr.update(value="Start / resume" if practice else "Load the question set"),
-                    run_row=gr.update(visible=mode == MODEL), progress_box=gr.update(visible=mode != COMPARE))
+                    start=gr.update(value="Start / resume" if practice else "Load the question set",
+                                    visible=mode != COMPARE),
+                    run_row=gr.update(visible=mode == MODEL), progress_box=gr.update(visible=mode != COMPARE),
+                    status_line=gr.update(visible=mode != COMPARE), display=gr.update(visible=mode != COMPARE),
+                    copy_link=gr.update(visible=mode != COMPARE), runs_fold=gr.update(visible=mode != COMPARE))
 
 
 def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: str, imported: list | None,
@@ -43,12 +53,14 @@ def pick_mode(tab: ClozeTab, res: ClozeResources, session: ClozeSession, mode: s
     verdict goes."""
     if mode == COMPARE:
         board = refresh(tab, res, session, imported, [], token)
-        return ModePick(panels=mode_view(mode), board=board, feedback="", message=board.message)
+        return ModePick(panels=mode_view(mode), board=board, feedback="", message=board.message,
+                        session=replace(session, comparing=True))
     human = mode == PRACTICE
     if human == session.human:
-        return ModePick(panels=mode_view(mode), feedback="")
+        return ModePick(panels=mode_view(mode), feedback="", session=replace(session, comparing=False)
+                        if session.comparing else UNCHANGED)
     shown = shown_question(session)
-    session = replace(session, mode=HUMAN if human else MODEL)   # a playthrough's file stays for the way back
+    session = replace(session, mode=HUMAN if human else MODEL, comparing=False)   # a playthrough's file stays
     if shown is None:
         return ModePick(panels=mode_view(mode), session=session, feedback="")
     _, qs = questions_for(session)
@@ -85,7 +97,7 @@ def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display
     if not links.is_for_this_tab(params):
         draw_first_ahead(session, display)
         return replace(_first_question(session, display), poll=poll(False))
-    return replace(open_link(session, params, display), poll=poll(False))
+    return replace(open_link(session, params, display, res), poll=poll(False))
 
 
 def _first_question(session: ClozeSession, display: str) -> LinkView:
@@ -145,7 +157,7 @@ def _link_root(session: ClozeSession, req: links.LinkRequest, problems: list[str
         return links.DEFAULT_FOLDER
 
 
-def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
+def open_link(session: ClozeSession, params: dict, display: str, res: ClozeResources | None = None) -> LinkView:
     """The question a link names, shown and ready (in the practice playthrough a letter answers it:
     the first answer starts a playthrough under a made-up id, as Start / resume with an empty id
     would); one line on the message line for each value that was not understood."""
@@ -175,10 +187,14 @@ def open_link(session: ClozeSession, params: dict, display: str) -> LinkView:
     problems += missing
     asked = req.stem is not None or req.number is not None
     session, view = render(replace(session, index=index, file="", annotator="", pinned=asked), display)
-    feedback = ("Opened from a link: choose a letter to answer it (or press Start / resume to play under "
-                "your id)." if session.human and asked else "")
+    feedback = LINK_NOTE if session.human and asked else ""
+    board = UNCHANGED
+    if req.mode == COMPARE:
+        session = replace(session, comparing=True)
+        board = refresh(ClozeTab(session.data_dir), res or ClozeResources(), session, [], [], None)
+        problems += [board.message.removeprefix("⚠ ")] if board.message else []
     note = " ".join(problems)
-    return LinkView(session=session, question=view, feedback=feedback, mode=req.mode,
+    return LinkView(session=session, question=view, feedback=feedback, mode=req.mode, board=board,
                     root=shown_root(session.root, session.data_dir),
                     set_name=gr.update(choices=set_names(ds), value=session.set_name), dims=req.dims_choice,
                     seed=session.seed, panels=mode_view(req.mode),
@@ -196,6 +212,8 @@ def view_address(tab: ClozeTab, session: ClozeSession) -> str:
     screen once the visitor asked for it, played it or runs a model on it (a page opened on the
     playthrough's first question says only the tab: a reload opens that again, and Start still
     resumes); a folder only this page can open is left out."""
+    if session.comparing:
+        return links.view_link(tab=links.TAB, mode="compare")
     shown = shown_question(session)
     asked = session.pinned or bool(session.file) or not session.human
     if shown is None or not asked or _private(session):

@@ -7,8 +7,9 @@ what the user can fix.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import gradio as gr
 
@@ -40,7 +41,8 @@ MANNEQUIN_NOTE = " Vertex-level SMPL-X annotations are shown as their regions on
 # -- handlers ------------------------------------------------------------------------------------
 
 def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
-               shown: dict | None = None, turntable: bool = False) -> FrameView:
+               shown: dict | None = None, turntable: bool = False,
+               on_frame: Callable[[int, int], None] | None = None) -> FrameView:
     """The painted body, its legend, the regions line and the rotating view for one frame.
 
     `shown` is the 3D view's value as the page holds it: a painting it shows already is not sent
@@ -78,7 +80,7 @@ def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
         turn_value, turn_msg = str(cached), ""
     elif turntable:
         try:
-            turn_value, turn_msg = str(view.turntable_for(body, painted)), ""
+            turn_value, turn_msg = str(view.turntable_for(body, painted, on_frame=on_frame)), ""
         except RenderUnavailable as exc:
             turn_value, turn_msg = None, f"Rotating view unavailable: {exc}"
     note = body.note + (MANNEQUIN_NOTE if body.kind != "smplx"
@@ -306,10 +308,41 @@ def set_runs_heat(tab: ImpactTab, res: ImpactResources, session: ImpactSession, 
     return PaintView(session=session, body=frame_view(tab, session, qid, number, shown=shown))
 
 
+RENDER_LABEL = "Render turntable"
+
+
 def render_turntable(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid: str,
-                     frame: Any) -> TurntableView:
-    body = frame_view(tab, session, qid, checked_frame(tab.item(qid), frame), turntable=True)
-    return TurntableView(turntable=body.turntable, turntable_msg=body.turntable_msg)
+                     frame: Any) -> Iterator[TurntableView]:
+    """The rotating view of the frame shown. Drawing one takes seconds (36 frames, then the
+    encoding), so the button itself counts the frames drawn while it runs (where the visitor
+    looks: they just pressed it), and is given back its label when the view is there or failed."""
+    number = checked_frame(tab.item(qid), frame)
+    drawn = [0]
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["view"] = frame_view(tab, session, qid, number, turntable=True,
+                                        on_frame=lambda done, _total: drawn.__setitem__(0, done))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the event below
+            result["error"] = exc
+    worker = threading.Thread(target=work, name="impact-turntable", daemon=True)
+    worker.start()
+    said = None
+    while worker.is_alive():
+        worker.join(0.2)
+        now = drawn[0]
+        label = (f"Rendering: {now} of {view.TURNTABLE_FRAMES} frames" if now < view.TURNTABLE_FRAMES
+                 else "Rendering: encoding the video")
+        if label != said and worker.is_alive():
+            said = label
+            yield TurntableView(render_button=gr.update(value=label, interactive=False))
+    if "error" in result:
+        yield TurntableView(render_button=gr.update(value=RENDER_LABEL, interactive=True))
+        raise result["error"]
+    body = result["view"]
+    yield TurntableView(turntable=body.turntable, turntable_msg=body.turntable_msg,
+                        render_button=gr.update(value=RENDER_LABEL, interactive=True))
 
 
 def stop(tab: ImpactTab, res: ImpactResources, session: ImpactSession) -> View:
