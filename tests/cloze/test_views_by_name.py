@@ -61,4 +61,7 @@ def test_the_mode_events_outputs_are_derived_from_the_view_fields(cloze_examples
     link = list(wired["on_open_cloze_prepared"].outputs)
     assert link == [*views.LinkView.components(ui), ui.message]
     panels = views.ModeView.size()
-    assert link[-3 - panels:-3] == on_mode[:panels] and link[-3:-1] == [ui.order, ui.poll]
+    at = link.index(on_mode[0])
+    assert link[at:at + panels] == on_mode[:panels] and link[at + panels:at + panels + 2] == [ui.order, ui.poll]
+    # then the leaderboard a `mode=compare` link opens on, and the message line
+    assert link[at + panels + 2:-1] == list(views.LeaderboardView.components(ui))

@@ -128,9 +128,16 @@ def test_impact_annotation_video_paths_are_confined(tmp_path, video):
 
 
 # -- limits ---------------------------------------------------------------------------------------
-def test_upload_size_limit_is_configured():
+def test_upload_size_limit_is_configured(monkeypatch):
+    from components.common.uploads import max_upload
+
+    monkeypatch.delenv("APP_MAX_UPLOAD", raising=False)
+
     source = (Path(__file__).resolve().parents[2] / "app.py").read_text(encoding="utf-8")
-    assert 'max_file_size=os.environ.get("APP_MAX_UPLOAD"' in source
+    assert "max_file_size=max_upload()" in source
+    assert max_upload() == "2gb"
+    monkeypatch.setenv("APP_MAX_UPLOAD", "500mb")
+    assert max_upload() == "500mb"
 
 
 @pytest.mark.parametrize("duration,ok", [(11.99, False), (12.0, True), (45.0, True), (90.0, True),

@@ -22,6 +22,6 @@ from components.cloze.ui.handlers.source_panel import build, load_root, requeste
 __all__ = ["PAPER_FRAMES", "across_unless_blind", "build", "choose", "clip_views", "close_when_blind", "copy_link", "draw_first_ahead", "export_csv",
            "export_json", "frame_cap", "load_root", "mode_view", "navigate", "next_question", "open_link",
            "open_page", "order_questions", "order_sensitivity", "pick_mode", "practice_dir", "previous_question", "questions_for",
-           "open_run", "redisplay", "refresh", "render", "requested_gap", "run_files", "run_one", "run_whole_set",
+           "open_run", "redisplay", "refresh", "render", "requested_gap", "run_one", "run_whole_set",
            "runs_dir", "runs_shut",
            "solver_settings", "start", "stop", "submit", "tick", "upload", "view_address", "visitor_runs_dir", "warm"]
