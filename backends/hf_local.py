@@ -780,6 +780,7 @@ class _Batcher:
     def run(self, call: _Call) -> None:
         with self._cond:
             self._waiting.append(call)
+            self._cond.notify_all()  # whoever watches the queue (a test, a waiting thread) looks again
             while not call.done:
                 if self._busy:
                     self._cond.wait()
