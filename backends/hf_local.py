@@ -283,6 +283,9 @@ def parse_spec(arg: str) -> tuple[str, LoadOptions]:
     """(model id or folder, options) of an `hf:` argument `<model>[?key=value&...]`; a wrong key
     or value is one line naming the choices."""
     source, _, query = arg.strip().partition("?")
+    if not source.strip():
+        raise UnknownBackendError(f"hf:{arg}: name the model before the options, e.g. "
+                                  "hf:Qwen/Qwen2.5-VL-7B-Instruct?dtype=bf16.")
     values: dict[str, str] = {}
     for item in filter(None, query.split("&")):
         key, eq, value = item.partition("=")

@@ -71,10 +71,11 @@ def test_options_are_parsed_and_named_in_the_backend_id(tiny_vlm_dir):
     ("?attn=flash", "attn must be one of sdpa, flash_attention_2, eager, not 'flash'"),
     ("?precision=bf16", "unknown option 'precision=bf16'. Options: dtype=bf16|fp16|fp32"),
     ("?batch=all", "batch must be a whole number"),
+    ("DROP?dtype=bf16", "name the model before the options"),
 ])
 def test_a_wrong_option_is_one_line(tiny_vlm_dir, spec, says):
     with pytest.raises(UnknownBackendError) as wrong:
-        resolve(f"hf:{tiny_vlm_dir}{spec}")
+        resolve(spec.replace("DROP", "hf:") if spec.startswith("DROP") else f"hf:{tiny_vlm_dir}{spec}")
     assert says in str(wrong.value) and "\n" not in str(wrong.value)
 
 
