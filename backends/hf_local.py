@@ -425,7 +425,8 @@ class HFBackend(VLMBackend):
         """from_pretrained's dtype (and attn_implementation) for the options on this machine; an
         option it cannot honour is a BackendError of one line."""
         options, name = self.options, self.backend_id
-        bf16 = cuda and _cuda_bf16_supported(torch)
+        # ZeroGPU's GPUs (A100 / H200) compute in bf16; outside a GPU call the device cannot be asked
+        bf16 = cuda and (_zero_gpu_entry() is not None or _cuda_bf16_supported(torch))
         if options.dtype == "bf16" and cuda and not bf16:
             raise BackendError(f"{name}: this GPU does not compute in bf16; use dtype=fp16 (or fp32).")
         default = ("bf16" if bf16 else "fp16") if cuda else "fp32"
