@@ -4,8 +4,20 @@ Before the weights load, a request the model cannot take (images past APP_MAX_IM
 or its family's limit, image tokens past its context) is refused in one line: `check_fits`.
 
 Weights load lazily on the first `generate`, once per process (`from_spec` shares one instance
-per model), and a lock serialises generation so sessions can share the model. The Stop button sets
-`request.cancel`; a StoppingCriteria checks it between tokens. `GenerationParams.thinking` reaches
+per model and options). Options follow the model after `?` (`hf:<id or folder>?dtype=bf16&attn=sdpa`):
+`dtype` bf16 | fp16 | fp32 (default: bf16 on a GPU that has it, else fp16; fp32 on the CPU),
+`attn` sdpa | flash_attention_2 | eager (default: transformers' choice), `batch` the most requests
+generated together (default 0: no limit; 1: one at a time). An option the machine cannot honour
+(flash_attention_2 without the flash-attn package or a GPU, bf16 on a GPU without it) is one line,
+before any weights are read. On one GPU the model is moved there whole (no `device_map`, so no
+`accelerate`); over several, `device_map="auto"` spreads it when `accelerate` is installed.
+
+Generation batches (`_Batcher`): calls that arrive while the model is generating wait, and the
+next generation takes every waiting call of the same shape (the same reply length and sampling,
+image tensors of the same sizes, no stop strings), left-padded into one `generate` call. So
+`--concurrency N` (N request threads) gives batches of up to N; greedy answers equal unbatched
+ones. A batch that fails (GPU memory) is run again one call at a time. The Stop button sets
+`request.cancel`; a StoppingCriteria checks it between tokens (per row of a batch). `GenerationParams.thinking` reaches
 the chat template as `enable_thinking` when the template reads that variable (Qwen3 and others);
 an `EncodedImage` is decoded. `finish_reason` is "length" when generation used every one of
 `max_tokens` without an end token, else "stop". A closed `<think>` block of the reply goes to
@@ -14,6 +26,7 @@ tokenizer holds `</think>` as one token.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -25,9 +38,11 @@ from typing import Any
 from backends.base import (EncodedImage, GenerationParams, GenerationRequest, GenerationResult, Usage,
                            VLMBackend)
 from backends.config import ApiSettings
-from backends.errors import BackendError, GenerationStopped, TooManyImagesError
+from backends.errors import BackendError, GenerationStopped, TooManyImagesError, UnknownBackendError
 from backends.reasoning import split_reasoning
 from backends.shared import once_per_process
+
+log = logging.getLogger(__name__)
 
 
 def _stopped() -> GenerationStopped:
@@ -193,6 +208,41 @@ def _generate_on_zero_gpu(source: str, messages: list[dict], images: list,
     return _LOADED[source]._generate(messages, images, params, None)
 
 
+def _check_flash_attn_installed(name: str) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("flash_attn") is None:
+        raise BackendError(f"{name}: attn=flash_attention_2 needs the flash-attn package, which is "
+                           "not installed (pip install flash-attn --no-build-isolation, on a CUDA "
+                           "machine); use attn=sdpa.")
+
+
+def _cuda_bf16_supported(torch: Any) -> bool:
+    try:
+        return bool(torch.cuda.is_bf16_supported())
+    except Exception:  # noqa: BLE001 - no usable device answers: treat as unsupported
+        return False
+
+
+def _spread_over_gpus(torch: Any) -> bool:
+    """Whether to load with `device_map="auto"`: several GPUs and `accelerate` installed (one GPU
+    takes the model whole, with no extra package). Several GPUs without it: the first holds the
+    model, and the log says how to spread it."""
+    import importlib.util
+
+    try:
+        gpus = int(torch.cuda.device_count())
+    except Exception:  # noqa: BLE001
+        gpus = 1
+    if gpus <= 1:
+        return False
+    if importlib.util.find_spec("accelerate") is None:
+        log.warning("%d GPUs, but `accelerate` is not installed: the model loads on the first GPU "
+                    "only (pip install accelerate to spread it over all of them).", gpus)
+        return False
+    return True
+
+
 def _zero_gpu_entry():
     """`_generate_on_zero_gpu` wrapped by spaces.GPU when the `spaces` package exists (a ZeroGPU
     Space: the GPU is attached only inside such calls), else None."""
@@ -208,6 +258,56 @@ def _zero_gpu_entry():
     return _GPU_ENTRY or None
 
 
+#: `hf:` options: name -> accepted values (README "Model backends")
+DTYPES = ("bf16", "fp16", "fp32")
+ATTENTION = ("sdpa", "flash_attention_2", "eager")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What `hf:<model>?...` asks for: dtype and attention implementation (None: the default),
+    and the most calls generated together (0: no limit)."""
+
+    dtype: str | None = None
+    attn: str | None = None
+    batch: int = 0
+
+    def suffix(self) -> str:
+        parts = [f"dtype={self.dtype}" if self.dtype else "", f"attn={self.attn}" if self.attn else "",
+                 f"batch={self.batch}" if self.batch else ""]
+        parts = [p for p in parts if p]
+        return "?" + "&".join(parts) if parts else ""
+
+
+def parse_spec(arg: str) -> tuple[str, LoadOptions]:
+    """(model id or folder, options) of an `hf:` argument `<model>[?key=value&...]`; a wrong key
+    or value is one line naming the choices."""
+    source, _, query = arg.strip().partition("?")
+    if not source.strip():
+        raise UnknownBackendError(f"hf:{arg}: name the model before the options, e.g. "
+                                  "hf:Qwen/Qwen2.5-VL-7B-Instruct?dtype=bf16.")
+    values: dict[str, str] = {}
+    for item in filter(None, query.split("&")):
+        key, eq, value = item.partition("=")
+        key, value = key.strip().lower(), value.strip()
+        if not eq or key not in ("dtype", "attn", "batch"):
+            raise UnknownBackendError(
+                f"hf:{arg}: unknown option '{item}'. Options: dtype={'|'.join(DTYPES)}, "
+                f"attn={'|'.join(ATTENTION)}, batch=<most calls generated together, 1: none>, "
+                "e.g. hf:Qwen/Qwen2.5-VL-7B-Instruct?dtype=bf16&attn=sdpa.")
+        values[key] = value
+    dtype, attn = values.get("dtype", "").lower() or None, values.get("attn") or None
+    if dtype is not None and dtype not in DTYPES:
+        raise UnknownBackendError(f"hf:{arg}: dtype must be one of {', '.join(DTYPES)}, not '{dtype}'.")
+    if attn is not None and attn not in ATTENTION:
+        raise UnknownBackendError(f"hf:{arg}: attn must be one of {', '.join(ATTENTION)}, not '{attn}'.")
+    batch = values.get("batch", "0")
+    if not batch.isdigit():
+        raise UnknownBackendError(f"hf:{arg}: batch must be a whole number (1: one call at a time), "
+                                  f"not '{batch}'.")
+    return source.strip(), LoadOptions(dtype, attn, int(batch))
+
+
 def _looks_like_path(spec: str) -> bool:
     """A hub id is "org/name"; anything else with path syntax names a folder."""
     return spec.startswith(("/", "./", "../", "~")) or spec.count("/") > 1 or "\\" in spec
@@ -216,28 +316,37 @@ def _looks_like_path(spec: str) -> bool:
 class HFBackend(VLMBackend):
     kind = "hf"
 
-    def __init__(self, model_id_or_path: str, *, max_images: int | None = None):
+    def __init__(self, model_id_or_path: str, *, max_images: int | None = None,
+                 options: LoadOptions | None = None):
         self.source = model_id_or_path.strip()
+        self.options = options or LoadOptions()
         #: APP_MAX_IMAGES_PER_REQUEST: the tabs fit their requests to it before asking
         self.max_images = max_images
         self._load_lock = threading.Lock()
-        self._generate_lock = threading.Lock()
+        self._generate_lock = threading.Lock()  # the ZeroGPU path: one call at a time
+        self._batcher = _Batcher(self)
         self._model = None
         self._processor = None
         self._config = None
         self._device = "cpu"
-        #: tokens generated so far by the running (or last) call; calls are serialised
+        #: generation steps so far of the running (or last) generate call (a batch's rows share them)
         self.tokens_so_far = 0
+        #: how many calls each `generate` of the model took together (tests, benchmarks)
+        self.batch_sizes: list[int] = []
 
     @classmethod
     def from_spec(cls, arg: str, api: ApiSettings) -> HFBackend:
-        """`hf:<hub id or folder>`: one instance per model per process (weights load lazily, on
-        the first generate, and every session shares them)."""
-        return once_per_process(cls, arg, lambda: cls(arg, max_images=api.resolved().max_images))
+        """`hf:<hub id or folder>[?dtype=..&attn=..&batch=..]`: one instance per model and options
+        per process (weights load lazily, on the first generate, and every session shares them)."""
+        source, options = parse_spec(arg)
+        if options.attn == "flash_attention_2":
+            _check_flash_attn_installed(f"hf:{arg}")
+        return once_per_process(cls, arg, lambda: cls(source, max_images=api.resolved().max_images,
+                                                      options=options))
 
     @property
     def backend_id(self) -> str:
-        return f"hf:{self.source}"
+        return f"hf:{self.source}{self.options.suffix()}"
 
     @property
     def model(self) -> str:
@@ -281,26 +390,27 @@ class HFBackend(VLMBackend):
         self._config, self._processor = config, processor
 
     def load(self) -> None:
-        """Load processor and weights (once; later calls return at once): bf16 spread over the
-        GPUs by `device_map="auto"` when CUDA is there (on ZeroGPU: moved to "cuda", which the
-        `spaces` package attaches per call), float32 on the CPU otherwise."""
+        """Load processor and weights (once; later calls return at once) in the options' dtype
+        and attention implementation (`_load_kwargs`): on one GPU (or ZeroGPU, where the `spaces`
+        package attaches "cuda" per call) moved there whole; over several spread by
+        `device_map="auto"` when `accelerate` is installed; float32 on the CPU by default."""
         with self._load_lock:
             if self._model is not None:
                 return
             self._load_processor()
             source = self._resolve_source()
+            import torch
+
+            cuda = torch.cuda.is_available()
+            kwargs = self._load_kwargs(torch, cuda)  # an option the machine lacks: one line, no weights read
             try:
-                import torch
                 from transformers import AutoModelForImageTextToText
 
-                cuda = torch.cuda.is_available()
-                dtype = torch.bfloat16 if cuda else torch.float32
                 WEIGHT_LOADS[self.source] += 1
-                if cuda and _zero_gpu_entry() is None:
-                    model = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype,
-                                                                        device_map="auto")
+                if cuda and _zero_gpu_entry() is None and _spread_over_gpus(torch):
+                    model = AutoModelForImageTextToText.from_pretrained(source, device_map="auto", **kwargs)
                 else:
-                    model = AutoModelForImageTextToText.from_pretrained(source, dtype=dtype)
+                    model = AutoModelForImageTextToText.from_pretrained(source, **kwargs)
                     model = model.to("cuda" if cuda else "cpu")
                 self._device = str(model.device) if cuda else "cpu"
                 model = model.eval()
@@ -309,7 +419,31 @@ class HFBackend(VLMBackend):
             except Exception as exc:  # noqa: BLE001 - transformers raises many kinds here
                 raise BackendError(self._load_error(source, exc)) from None
             self._model = model
-            _LOADED[self.source] = self
+            _LOADED[self.backend_id] = self
+
+    def _load_kwargs(self, torch: Any, cuda: bool) -> dict[str, Any]:
+        """from_pretrained's dtype (and attn_implementation) for the options on this machine; an
+        option it cannot honour is a BackendError of one line."""
+        options, name = self.options, self.backend_id
+        # ZeroGPU's GPUs (A100 / H200) compute in bf16; outside a GPU call the device cannot be asked
+        bf16 = cuda and (_zero_gpu_entry() is not None or _cuda_bf16_supported(torch))
+        if options.dtype == "bf16" and cuda and not bf16:
+            raise BackendError(f"{name}: this GPU does not compute in bf16; use dtype=fp16 (or fp32).")
+        default = ("bf16" if bf16 else "fp16") if cuda else "fp32"
+        dtype = options.dtype or default
+        kwargs: dict[str, Any] = {"dtype": {"bf16": torch.bfloat16, "fp16": torch.float16,
+                                            "fp32": torch.float32}[dtype]}
+        if options.attn == "flash_attention_2":
+            _check_flash_attn_installed(name)
+            if not cuda:
+                raise BackendError(f"{name}: flash_attention_2 runs only on a CUDA GPU and none is "
+                                   "here; use attn=sdpa or attn=eager.")
+            if dtype == "fp32":
+                raise BackendError(f"{name}: flash_attention_2 computes in bf16 or fp16 only; add "
+                                   "dtype=bf16 (or fp16), or use attn=sdpa.")
+        if options.attn:
+            kwargs["attn_implementation"] = options.attn
+        return kwargs
 
     def _load_error(self, source: str, exc: Exception) -> str:
         detail = " ".join(str(exc).split())[:200]
@@ -388,31 +522,43 @@ class HFBackend(VLMBackend):
             "serve the model with a longer context behind an API server (openai:<model>).",
             limit=limit, sent=sent)
 
+    def _max_new(self, prompt_len: int, params: GenerationParams) -> int:
+        """The reply's token budget: `max_tokens`, less when the context has less room."""
+        context = context_length(self._config)
+        return params.max_tokens if context is None else max(1, min(params.max_tokens,
+                                                                    context - prompt_len))
+
     def _generate(self, messages: list[dict], images: list, params: GenerationParams,
                   cancel: threading.Event | None, inputs: Any = None) -> Generated:
         """The decoded reply, its token counts and finish reason (`inputs`: already encoded)."""
+        if inputs is None:
+            inputs = self._encode(messages, images, params)
+        return self._generate_rows([inputs], params, [cancel])[0]
+
+    def _generate_rows(self, rows: list[Any], params: GenerationParams,
+                       cancels: list[threading.Event | None]) -> list[Generated]:
+        """One `generate` call for encoded calls of one shape (`batch_key`), left-padded into one
+        batch when there are several; each row's reply ends at its first end token, as it would
+        alone (a row that finished early is padded after it)."""
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList
 
         backend = self
 
         class CancelCriteria(StoppingCriteria):
-            """Checked after every new token; also counts them (progress, tests)."""
+            """Checked after every new token, per row; also counts the steps (progress, tests)."""
 
             def __call__(self, input_ids, scores, **kwargs):
                 backend.tokens_so_far += 1
-                stop = cancel is not None and cancel.is_set()
-                return torch.full((input_ids.shape[0],), stop, dtype=torch.bool,
-                                  device=input_ids.device)
+                return torch.tensor([c is not None and c.is_set() for c in cancels],
+                                    dtype=torch.bool, device=input_ids.device)
 
         processor = self._processor
-        if inputs is None:
-            inputs = self._encode(messages, images, params)
+        lengths = [int(row["input_ids"].shape[1]) for row in rows]
+        inputs = rows[0] if len(rows) == 1 else self._left_padded(rows)
         inputs = inputs.to(self._model.device, dtype=self._model.dtype)  # casts floats only
-        prompt_len = inputs["input_ids"].shape[1]
-        context = context_length(self._config)
-        max_new = params.max_tokens if context is None else max(1, min(params.max_tokens,
-                                                                        context - prompt_len))
+        width = int(inputs["input_ids"].shape[1])
+        max_new = self._max_new(width, params)
         kwargs: dict[str, Any] = {"max_new_tokens": max_new,
                                   "stopping_criteria": StoppingCriteriaList([CancelCriteria()])}
         if params.temperature > 0:
@@ -423,31 +569,96 @@ class HFBackend(VLMBackend):
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         if params.stop:
             kwargs.update(stop_strings=list(params.stop), tokenizer=processor.tokenizer)
+        if len(rows) > 1:
+            kwargs["pad_token_id"] = self._pad_id()
         self.tokens_so_far = 0
+        self.batch_sizes.append(len(rows))
         with torch.inference_mode():
             output = self._model.generate(**inputs, **kwargs)
-        new_tokens = output[0, prompt_len:]
-        answer = processor.tokenizer.decode(new_tokens, skip_special_tokens=True)
-        new_ids = new_tokens.tolist()
-        finish = finish_reason(new_ids, max_new,
-                               _end_ids(self._model, processor.tokenizer), answer, params.stop)
-        return Generated(answer, int(prompt_len), len(new_ids), finish,
-                         reasoning_token_count(new_ids, _think_end_id(processor.tokenizer)))
+        end_ids = _end_ids(self._model, processor.tokenizer)
+        think_end = _think_end_id(processor.tokenizer)
+        generated = []
+        for row, prompt_len in zip(output, lengths):
+            new_ids = row[width:].tolist()
+            if len(rows) > 1:
+                new_ids = until_end(new_ids, end_ids)
+            answer = processor.tokenizer.decode(new_ids, skip_special_tokens=True)
+            finish = finish_reason(new_ids, max_new, end_ids, answer, params.stop)
+            generated.append(Generated(answer, prompt_len, len(new_ids), finish,
+                                       reasoning_token_count(new_ids, think_end)))
+        return generated
+
+    def _pad_id(self) -> int:
+        """The token left padding is made of (the tokenizer's pad token, else an end token)."""
+        tokenizer = self._processor.tokenizer
+        for value in (getattr(tokenizer, "pad_token_id", None),
+                      getattr(getattr(self._model, "generation_config", None), "pad_token_id", None)):
+            if isinstance(value, int):
+                return value
+        return min(_end_ids(self._model, tokenizer))
+
+    def _left_padded(self, rows: list[Any]) -> Any:
+        """Encoded calls of one shape as one batch: per-token tensors (input_ids, attention_mask,
+        token types) padded on the left to the longest (attention 0 over the padding), the
+        others (pixels, image grids) joined along their first axis, in the calls' order."""
+        import torch
+        from transformers import BatchFeature
+
+        width = max(int(row["input_ids"].shape[1]) for row in rows)
+        pad_id = self._pad_id()
+        data = {}
+        for key in rows[0].keys():
+            values = [row[key] for row in rows]
+            if per_token(rows[0], key):
+                fill = pad_id if key == "input_ids" else 0
+                values = [torch.nn.functional.pad(v, (width - int(v.shape[1]), 0), value=fill)
+                          for v in values]
+            data[key] = torch.cat(values)
+        return BatchFeature(data)
 
     def _run(self, request: GenerationRequest, inputs: Any) -> Generated:
         messages, images = self._chat(request)
         gpu_entry = _zero_gpu_entry()
         if gpu_entry is not None:  # arguments cross into the GPU worker pickled: no Event
-            return gpu_entry(self.source, messages, images, request.params)
+            return gpu_entry(self.backend_id, messages, images, request.params)
         return self._generate(messages, images, request.params, request.cancel, inputs)
+
+    def _run_calls(self, calls: list[_Call]) -> None:
+        """Generate `calls` (one shape) together, each call's outcome set on it. A batch that
+        fails (e.g. out of GPU memory) runs again one call at a time, so one call's failure is
+        its own."""
+        live = []
+        for call in calls:
+            if call.request.cancel is not None and call.request.cancel.is_set():
+                call.error = _stopped()
+            else:
+                live.append(call)
+        if not live:
+            return
+        start = time.monotonic()
+        try:
+            rows = self._generate_rows([c.inputs for c in live], live[0].request.params,
+                                       [c.request.cancel for c in live])
+        except Exception as exc:  # noqa: BLE001 - one failed call must not end a batch run
+            if len(live) == 1:
+                live[0].error, live[0].latency = exc, time.monotonic() - start
+                return
+            _free_gpu_memory(exc)
+            log.info("%s: a batch of %d calls failed (%s); generating them one at a time",
+                     self.backend_id, len(live), type(exc).__name__)
+            for call in live:
+                self._run_calls([call])
+            return
+        latency = time.monotonic() - start
+        for call, generated in zip(live, rows):
+            call.generated, call.latency = generated, latency
 
     def _failure(self, request: GenerationRequest, exc: Exception,
                  latency: float) -> GenerationResult:
         import torch
 
         if isinstance(exc, torch.OutOfMemoryError):
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
+            _free_gpu_memory(exc)
             sent = request.num_images()
             if sent:  # callers step the frame count down on this error
                 raise TooManyImagesError(
@@ -469,15 +680,27 @@ class HFBackend(VLMBackend):
         except Exception as exc:  # noqa: BLE001 - e.g. an image the processor refuses
             return self._failure(request, exc, time.monotonic() - start)
         self.load()
-        with self._generate_lock:
-            if request.cancel is not None and request.cancel.is_set():
-                raise _stopped()
-            start = time.monotonic()
-            try:
-                generated = self._run(request, inputs)
-            except Exception as exc:  # noqa: BLE001 - one failed call must not end a batch run
-                return self._failure(request, exc, time.monotonic() - start)
-            latency = time.monotonic() - start
+        if _zero_gpu_entry() is not None:  # the GPU is attached per call: one call at a time
+            with self._generate_lock:
+                if request.cancel is not None and request.cancel.is_set():
+                    raise _stopped()
+                start = time.monotonic()
+                try:
+                    generated = self._run(request, inputs)
+                except Exception as exc:  # noqa: BLE001 - one failed call must not end a batch run
+                    return self._failure(request, exc, time.monotonic() - start)
+                latency = time.monotonic() - start
+        else:
+            length = int(inputs["input_ids"].shape[1])
+            max_new = self._max_new(length, request.params)
+            call = _Call(request, inputs, batch_key(inputs, request.params, max_new), length, max_new)
+            self._batcher.run(call)
+            if isinstance(call.error, GenerationStopped):
+                raise call.error
+            if call.error is not None or call.generated is None:
+                error = call.error or RuntimeError("generation ended without a reply")
+                return self._failure(request, error, call.latency)  # type: ignore[arg-type]
+            generated, latency = call.generated, call.latency
         if request.cancel is not None and request.cancel.is_set():
             raise _stopped()
         text = generated.text
@@ -491,3 +714,114 @@ class HFBackend(VLMBackend):
                                             completion_tokens=generated.new_tokens,
                                             reasoning_tokens=generated.reasoning_tokens),
                                 finish_reason=generated.finish, reasoning=reasoning)
+
+
+def _free_gpu_memory(exc: BaseException) -> None:
+    import torch
+
+    if isinstance(exc, torch.OutOfMemoryError) and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def per_token(inputs: Any, key: str) -> bool:
+    """Whether `inputs[key]` has one value per prompt token (input_ids, attention_mask, token
+    types): its shape is input_ids' shape."""
+    value, ids = inputs[key], inputs["input_ids"]
+    return getattr(value, "shape", None) == ids.shape
+
+
+def batch_key(inputs: Any, params: GenerationParams, max_new: int) -> tuple | None:
+    """What calls generated together must share: the reply budget and sampling, the same tensors
+    with the same shapes but for the prompt's length (images of the same count and sizes). None:
+    never batched (stop strings: a row would run on past its stop)."""
+    if params.stop:
+        return None
+    parts: list[Any] = [max_new, params.temperature, params.top_p]
+    for key in sorted(inputs.keys()):
+        value = inputs[key]
+        if not hasattr(value, "shape"):
+            return None
+        shape = "per token" if per_token(inputs, key) else tuple(value.shape)
+        parts.append((key, shape, str(value.dtype)))
+    return tuple(parts)
+
+
+def until_end(new_ids: list[int], end_ids: set[int]) -> list[int]:
+    """The ids up to and including the first end token (all of them when none is there)."""
+    for position, token in enumerate(new_ids):
+        if token in end_ids:
+            return new_ids[:position + 1]
+    return new_ids
+
+
+@dataclass
+class _Call:
+    """One `generate` call waiting for (or given) its turn in a batch."""
+
+    request: GenerationRequest
+    inputs: Any
+    key: tuple | None
+    length: int
+    max_new: int
+    generated: Generated | None = None
+    error: BaseException | None = None
+    latency: float = 0.0
+    done: bool = False
+
+
+class _Batcher:
+    """Gathers concurrent calls: while the model generates, new calls wait; whichever waiting
+    thread finds it idle takes the oldest call and every waiting call of its shape (at most
+    `options.batch`, 0: no limit; and only while the longest prompt and the reply fit the
+    context) and generates them together. No timer: a call alone is generated at once."""
+
+    def __init__(self, backend: HFBackend):
+        self._backend = backend
+        self._cond = threading.Condition()
+        self._waiting: list[_Call] = []
+        self._busy = False
+
+    def run(self, call: _Call) -> None:
+        with self._cond:
+            self._waiting.append(call)
+            self._cond.notify_all()  # whoever watches the queue (a test, a waiting thread) looks again
+            while not call.done:
+                if self._busy:
+                    self._cond.wait()
+                    continue
+                batch = self._take()
+                self._busy = True
+                self._cond.release()
+                try:
+                    self._backend._run_calls(batch)
+                except BaseException as exc:  # KeyboardInterrupt and the like: no call waits on
+                    for taken in batch:
+                        if taken.generated is None and taken.error is None:
+                            taken.error = exc
+                    with self._cond:
+                        if call in self._waiting:
+                            self._waiting.remove(call)
+                    raise
+                finally:
+                    self._cond.acquire()
+                    for taken in batch:
+                        taken.done = True
+                    self._busy = False
+                    self._cond.notify_all()
+
+    def _take(self) -> list[_Call]:
+        head = self._waiting[0]
+        batch = [head]
+        limit = self._backend.options.batch or len(self._waiting)
+        context = context_length(self._backend._config)
+        if head.key is not None:
+            for call in self._waiting[1:]:
+                if len(batch) >= limit:
+                    break
+                longest = max(head.length, call.length, *(c.length for c in batch))
+                fits = context is None or longest + head.max_new <= context
+                if call.key == head.key and fits:
+                    batch.append(call)
+        for call in batch:
+            self._waiting.remove(call)
+        return batch

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """All benchmarks in sequence (`make bench`), then one summary table. Prints numbers; asserts nothing.
 
-    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,faults,sessions,batch,framecache,memory,ui,hub]
+    python scripts/bench.py [--quick] [--only realsize,media,start,idle,render,metrics,parsers,faults,sessions,batch,framecache,memory,ui,hub,hfbatch]
                             [--minutes 30] [--data-dir data] [--realsize data/realsize]
                             [--cache-dir test-artifacts/bench-cache]
 
@@ -37,6 +37,8 @@
   hub      TempCloze at 1,521 stems from a dataset repository on the local Hub server at +50 ms a
            request: the first question from nothing against the local folder, a restart, and the
            bytes 10 questions need against the whole repository (bench_hub.py)
+  hfbatch  `hf:` calls generated together vs one at a time from 8 threads, on CPU, for the six
+           tiny families: items/s, CPU per item, answers equal (bench_hf_batching.py)
 
 --quick shrinks the sizes (3-minute media movie, 6/18-minute memory movies, a 2-minute real-size
 movie, concurrency up to 16, 64 impact clips, fewer repeats) so everything runs in minutes on a
@@ -57,7 +59,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import ROOT, Row, cache_dir, loadavg, print_rows  # noqa: E402
 
 ALL = ("realsize", "media", "start", "idle", "render", "metrics", "parsers", "faults", "sessions", "batch",
-       "framecache", "memory", "ui", "hub")
+       "framecache", "memory", "ui", "hub", "hfbatch")
 
 
 def _stream(cmd: list[str]) -> tuple[int, str]:
@@ -192,6 +194,12 @@ def bench_hub(args) -> list[Row]:
     return module.run(stems=60 if args.quick else 1521)
 
 
+def bench_hf_batching(args) -> list[Row]:
+    import bench_hf_batching as module
+    from tests.helpers.tiny_families import FAMILIES
+    return module.run(items=16 if args.quick else 32, concurrency=8, max_tokens=16, families=list(FAMILIES))
+
+
 def ensure_data(data_dir: Path) -> None:
     """The example data (`make data` does the same; a no-op when it is complete)."""
     from examples.generate import PARTS, is_complete
@@ -233,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
                "parsers": bench_parsers, "faults": bench_faults, "sessions": bench_sessions,
                "batch": bench_batch, "framecache": bench_frame_cache,
                "memory": bench_memory, "ui": bench_ui,
-               "hub": bench_hub}
+               "hub": bench_hub, "hfbatch": bench_hf_batching}
     rows: list[Row] = []
     started = time.perf_counter()
     print(f"{os.cpu_count()} CPUs; load average (1/5/15 min) at start: {loadavg()}"

@@ -22,7 +22,7 @@ from components import datasource
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.base.errors import MediaError
 from components.base.lru import SingleFlightLRU
-from components.media import DiskCache, open_video, resize_max_height, to_jpeg_bytes
+from components.media import DiskCache, open_video, to_jpeg_bytes
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -79,23 +79,23 @@ def _cached(path: Path, kind: str, n: int, max_height: int | None, make, caches:
 
 def _sampled(path: Path, n: int, max_height: int | None, *, in_decoder: bool = False) -> list[Image.Image]:
     """Bin-centred frames (upstream rule; skips the first and last frame), RGB, at most
-    `max_height` pixels high (None: original size): decoded full size and resized with PIL bicubic
-    as the released evaluators do, or (`in_decoder`, for display only) scaled by the decoder."""
+    `max_height` pixels high (None: original size): decoded full size and resized with OpenCV's
+    bilinear resize as the released evaluators do (`cv2.resize(frame, (int(w * scale), 360))`:
+    the same pixels), or (`in_decoder`, for display only) scaled by the decoder."""
     src = open_video(path)
     try:
-        frames = src.bin_centred(n, max_height=max_height) if in_decoder else src.bin_centred(n)
+        frames = src.bin_centred(n, max_height=max_height, exact_resize=not in_decoder and "opencv")
     finally:
         src.close()
     if not frames:
         raise MediaError(f"{path} has too few frames (need at least 3) to sample; re-cut this clip.")
-    images = [fr.image.convert("RGB") for fr in frames]
-    return [resize_max_height(img, max_height) for img in images] if max_height and not in_decoder else images
+    return [fr.image if fr.image.mode == "RGB" else fr.image.convert("RGB") for fr in frames]
 
 
 def _disk_params(n: int, max_height: int | None) -> dict:
     """What makes a clip's model JPEGs besides its content: the disk cache key's parameters."""
     return {"use": "cloze-model-frames", "sampling": "bin_centred", "n": n, "max_height": max_height,
-            "resize": "pil-bicubic", "format": "jpeg", "quality": JPEG_QUALITY}
+            "resize": "opencv-linear", "format": "jpeg", "quality": JPEG_QUALITY}
 
 
 def _as_encoded(stored: list[tuple[bytes, dict]]) -> list[EncodedImage]:

@@ -32,8 +32,10 @@ Memory:
   (FFmpeg's, inside decord or PyAV): measured on 720p long-GOP 1 fps sampling it is faster and
   lighter than decoding full size and resizing with PIL. Its output differs from a PIL bicubic
   resize of the full frame by a mean absolute error of ~2 grey levels (tests/media check <= 6 on
-  0..255). `exact_resize=True` gives the PIL path instead. At most two readers (sizes) are kept
-  open per source.
+  0..255). `exact_resize=True` gives the PIL path instead; `exact_resize="opencv"` decodes full
+  size and resizes with OpenCV's bilinear `cv2.resize` as TempCloze's released scripts do (width
+  `int(w * max_height / h)`): the same pixels as the released frames, and cheaper than PIL's
+  bicubic. At most two readers (sizes) are kept open per source.
 """
 from __future__ import annotations
 
@@ -146,6 +148,15 @@ def load_index(path: Path, identity: str, cache: DiskCache | None | bool = None)
 @dataclass(frozen=True)
 class _Identity:
     identity: str
+
+
+def _resize_mode(exact_resize: bool | str) -> str:
+    """"decoder" (False: the decoder's scaler), "bicubic" (True: PIL) or "opencv"."""
+    if exact_resize in (False, None, "decoder"):
+        return "decoder"
+    if exact_resize in (True, "bicubic", "opencv"):
+        return "bicubic" if exact_resize is True else str(exact_resize)
+    raise ValueError(f"exact_resize must be False, True, 'bicubic' or 'opencv', not {exact_resize!r}")
 
 
 def _upright(image, rotation: int):
@@ -273,13 +284,17 @@ class VideoSource:
         return self._index.time_of(index)
 
     # -- reading ---------------------------------------------------------------------------------
-    def _target(self, max_side: int | None, max_height: int | None = None) -> tuple[int, int] | None:
+    def _target(self, max_side: int | None, max_height: int | None = None,
+                resize: str = "decoder") -> tuple[int, int] | None:
         """Output size (w, h) for the limits, or None for full size. max_side falls back to the
-        source's default; with both limits the stricter one wins."""
+        source's default; with both limits the stricter one wins. For "opencv" a height limit
+        truncates the width as the released TempCloze scripts do (`int(w * (max_height / h))`)."""
         side = max_side if max_side is not None else self.max_side
         w, h = size_for_max_side(self._info.width, self._info.height, side)
         if max_height and h > max_height:
             w, h = size_for_max_height(self._info.width, self._info.height, max_height)
+            if resize == "opencv":
+                w = max(1, int(self._info.width * (max_height / self._info.height)))
         return None if (w, h) == (self._info.width, self._info.height) else (w, h)
 
     def _batch_limit(self, size: tuple[int, int] | None, batch: int) -> int:
@@ -292,20 +307,31 @@ class VideoSource:
             return None
         return (size[1], size[0]) if self._index.rotation in (90, 270) else size
 
-    def _to_frame(self, idx: int, arr: np.ndarray, size: tuple[int, int] | None) -> Frame:
+    def _to_frame(self, idx: int, arr: np.ndarray, size: tuple[int, int] | None,
+                  resize: str = "bicubic") -> Frame:
+        """The decoded array as an upright picture at `size`: resized (when the decoder did not)
+        by PIL bicubic, or for "opencv" by `cv2.resize` (bilinear) before the picture is made."""
         from PIL import Image
 
+        if resize == "opencv" and size is not None:
+            if self._index.rotation:
+                arr = np.asarray(_upright(Image.fromarray(arr), self._index.rotation))
+            if (arr.shape[1], arr.shape[0]) != size:
+                import cv2
+
+                arr = cv2.resize(arr, size)  # INTER_LINEAR, OpenCV's default, as released
+            return Frame(image=Image.fromarray(arr), time=self.time_of(idx), index=int(idx))
         image = _upright(Image.fromarray(arr), self._index.rotation)
         if size is not None and image.size != size:
             image = image.resize(size, Image.Resampling.BICUBIC)
         return Frame(image=image, time=self.time_of(idx), index=int(idx))
 
     def _read_batch(self, indices: list[int], size: tuple[int, int] | None,
-                    in_decoder: bool = True) -> list[Frame]:
+                    resize: str = "decoder") -> list[Frame]:
         """Decode `indices` at `size` (None: full size; displayed orientation), by the decoder's
-        scaler when `in_decoder`, else at full size then PIL bicubic (exact_resize)."""
-        pairs = self._decode(indices, self._coded(size) if in_decoder else None)
-        return [self._to_frame(idx, arr, size) for idx, arr in pairs]
+        scaler ("decoder"), else at full size then PIL bicubic ("bicubic") or OpenCV ("opencv")."""
+        pairs = self._decode(indices, self._coded(size) if resize == "decoder" else None)
+        return [self._to_frame(idx, arr, size, resize) for idx, arr in pairs]
 
     def _decode(self, indices: list[int], size: tuple[int, int] | None) -> list:
         """[(index, RGB array)] from the current backend; a decord failure moves the source to
@@ -334,32 +360,33 @@ class VideoSource:
 
     def iter_indices(self, indices: Sequence[int], *, max_side: int | None = None,
                      batch: int = 32, max_height: int | None = None,
-                     exact_resize: bool = False) -> Iterator[Frame]:
+                     exact_resize: bool | str = False) -> Iterator[Frame]:
         """Yield frames for `indices` (any order, repeats allowed) reading <= `batch` at a time."""
         n = self._info.num_frames
         for i in indices:
             if not 0 <= int(i) < n:
                 raise ValueError(f"frame index {i} outside [0, {n - 1}] for {self.path}")
-        size = self._target(max_side, max_height)
-        step = self._batch_limit(None if exact_resize else size, batch)
-        yield from self._frames([int(i) for i in indices], size, not exact_resize, step)
+        resize = _resize_mode(exact_resize)
+        size = self._target(max_side, max_height, resize)
+        step = self._batch_limit(None if resize != "decoder" else size, batch)
+        yield from self._frames([int(i) for i in indices], size, resize, step)
 
-    def _frames(self, indices: list[int], size: tuple[int, int] | None, in_decoder: bool,
+    def _frames(self, indices: list[int], size: tuple[int, int] | None, resize: str,
                 step: int) -> Iterator[Frame]:
         """Time-ordered requests of POOL_MIN_FRAMES or more go to the group-of-pictures pool
         (gop_pool.py: linear, parallel); others to the backend reader in batches of `step`."""
         _count_decoded(len(indices))
         if len(indices) >= POOL_MIN_FRAMES and all(a <= b for a, b in zip(indices, indices[1:])):
-            yield from self._pooled(indices, size, in_decoder, step)
+            yield from self._pooled(indices, size, resize, step)
             return
         for k in range(0, len(indices), step):
-            yield from self._read_batch(indices[k:k + step], size, in_decoder)
+            yield from self._read_batch(indices[k:k + step], size, resize)
 
-    def _pooled(self, indices: list[int], size: tuple[int, int] | None, in_decoder: bool,
+    def _pooled(self, indices: list[int], size: tuple[int, int] | None, resize: str,
                 step: int) -> Iterator[Frame]:
         unique = list(dict.fromkeys(indices))
         repeats = Counter(indices) if len(unique) < len(indices) else None
-        coded = self._coded(size) if in_decoder else None
+        coded = self._coded(size) if resize == "decoder" else None
         w, h = coded or (self._index.width, self._index.height)
         # pieces small enough that every worker's finished pieces stay under _POOL_BYTES
         piece = max(1, min(step, _POOL_BYTES // (self.workers * PIECES_IN_FLIGHT * w * h * 3)))
@@ -368,7 +395,7 @@ class VideoSource:
         try:
             # frames first: zip then runs the generator to its end (its decoders go back to the shelf)
             for (idx, arr), wanted in zip(frames, unique):
-                frame = self._to_frame(idx, arr, size)
+                frame = self._to_frame(idx, arr, size, resize)
                 for _ in range(repeats[wanted] if repeats else 1):
                     yield frame if repeats is None else Frame(frame.image, frame.time, frame.index)
         except ReadFailed as exc:
@@ -377,14 +404,15 @@ class VideoSource:
             frames.close()
 
     def frames_at_indices(self, indices: Sequence[int], *, max_side: int | None = None,
-                          max_height: int | None = None, exact_resize: bool = False) -> list[Frame]:
+                          max_height: int | None = None, exact_resize: bool | str = False) -> list[Frame]:
         """Frames by index. max_side / max_height limit the size (aspect kept, never upscaled);
-        exact_resize=True decodes full size and resizes with PIL bicubic instead of in decord."""
+        exact_resize=True decodes full size and resizes with PIL bicubic instead of in the decoder,
+        "opencv" with OpenCV's bilinear resize as TempCloze's released scripts."""
         return list(self.iter_indices(list(indices), max_side=max_side, max_height=max_height,
                                       exact_resize=exact_resize))
 
     def frames_at(self, times: Sequence[float], *, max_side: int | None = None,
-                  max_height: int | None = None, exact_resize: bool = False) -> list[Frame]:
+                  max_height: int | None = None, exact_resize: bool | str = False) -> list[Frame]:
         """Frames nearest to each time (seconds); see frames.time_to_index. Frame.time is the frame's
         own time (index / fps), not the requested time."""
         return self.frames_at_indices([self.index_at(t) for t in times], max_side=max_side,
@@ -392,7 +420,7 @@ class VideoSource:
 
     def sample_fps(self, start: float, end: float, fps: float = 1.0, cap: int | None = None,
                    *, max_side: int | None = None, max_height: int | None = None,
-                   exact_resize: bool = False) -> list[Frame]:
+                   exact_resize: bool | str = False) -> list[Frame]:
         """Frames at `fps` over [start, end) (clipped to the video), at most `cap` (spread evenly)."""
         start, end = self._clip_window(start, end)
         return self.frames_at(fps_times(start, end, fps, cap), max_side=max_side,
@@ -400,21 +428,22 @@ class VideoSource:
 
     def iter_fps(self, start: float, end: float, fps: float = 1.0, *, max_side: int | None = None,
                  batch: int = 32, max_height: int | None = None,
-                 exact_resize: bool = False) -> Iterator[Frame]:
+                 exact_resize: bool | str = False) -> Iterator[Frame]:
         """Like sample_fps but yields in bounded batches (memory flat in window length)."""
         start, end = self._clip_window(start, end)
         if fps <= 0:
             raise ValueError(f"fps must be > 0, got {fps}")
-        size = self._target(max_side, max_height)
-        step = self._batch_limit(None if exact_resize else size, batch)
+        resize = _resize_mode(exact_resize)
+        size = self._target(max_side, max_height, resize)
+        step = self._batch_limit(None if resize != "decoder" else size, batch)
         indices, k = [], 0
         while start + k / fps < end - 1e-9:  # the times sample_fps takes without a cap
             indices.append(self.index_at(start + k / fps))
             k += 1
-        yield from self._frames(indices, size, not exact_resize, step)
+        yield from self._frames(indices, size, resize, step)
 
     def bin_centred(self, n: int = 16, *, max_side: int | None = None, max_height: int | None = None,
-                    exact_resize: bool = False) -> list[Frame]:
+                    exact_resize: bool | str = False) -> list[Frame]:
         """TempCloze sampling over the whole video (see frames.bin_centred_indices); TempCloze
         itself uses max_height=360."""
         return self.frames_at_indices(bin_centred_indices(self._info.num_frames, n),
@@ -422,7 +451,7 @@ class VideoSource:
                                       exact_resize=exact_resize)
 
     def endpoint(self, n: int = 16, *, max_side: int | None = None, max_height: int | None = None,
-                 exact_resize: bool = False) -> list[Frame]:
+                 exact_resize: bool | str = False) -> list[Frame]:
         """Endpoint-inclusive sampling over the whole video (see frames.endpoint_indices)."""
         return self.frames_at_indices(endpoint_indices(self._info.num_frames, n), max_side=max_side,
                                       max_height=max_height, exact_resize=exact_resize)

@@ -122,6 +122,27 @@ def test_max_height_and_exact_resize(media_dir):
     assert src.bin_centred(2, max_height=24)[0].image.size == (32, 24)
 
 
+def test_opencv_resize_is_cv2_resize_of_the_full_frame_with_the_width_truncated(media_dir):
+    """exact_resize="opencv" (issue 35): the full frame through `cv2.resize` (bilinear), the width
+    `int(w * max_height / h)` as TempCloze's released scripts compute it: 130x96 at 48 px high is
+    65 wide, 150x98 73 (73.47), and 104x62 80 (80.52: rounding would give 81)."""
+    import cv2
+
+    for width, height in ((130, 96), (150, 98), (104, 62)):
+        path = write_index_video(media_dir / f"cv_{width}x{height}.mp4", 6, width=width, height=height)
+        src = VideoSource(path)
+        full = np.asarray(src.frames_at_indices([3])[0].image)
+        got = src.frames_at_indices([3], max_height=48, exact_resize="opencv")[0].image
+        expected = cv2.resize(full, (int(width * (48 / height)), 48))
+        assert got.size == (expected.shape[1], expected.shape[0])
+        assert np.array_equal(np.asarray(got), expected)
+        assert read_index(got.resize((width, height))) == 3
+        # never upscaled; bin-centred sampling takes the same rule
+        assert src.frames_at_indices([3], max_height=200, exact_resize="opencv")[0].image.size == (width, height)
+        pooled = src.bin_centred(4, max_height=48, exact_resize="opencv")
+        assert [f.image.size for f in pooled] == [got.size] * 4
+
+
 def test_close_then_read_again(index_video):
     # open_video hands out shared sources; a caller closing one must not break the next caller.
     src = open_video(index_video)
