@@ -11,6 +11,7 @@ content) goes to `GenerationResult.reasoning`, the answer alone to `text` (backe
 from __future__ import annotations
 
 import email.utils
+import inspect
 import json
 import threading
 import time
@@ -392,6 +393,9 @@ class OpenAIBackend(VLMBackend):
             self.settings.thinking_control or "auto", base_url, model)
         self._effort_off = thinking_wire.disable_effort(base_url, model)
         self._client = make_client(self.settings)
+        #: the SDK posts given bytes as they are (`content=`, openai >= 2): the body is encoded
+        #: here (body_bytes); an older SDK is given the dict, as before
+        self._posts_bytes = "content" in inspect.signature(self._client.post).parameters
         self.hung = HungServer(base_url, self.settings.timeout_s)
         # reasoning models want max_completion_tokens; a refusal of either name flips it once
         self._use_max_completion_tokens = self.thinking_control == "reasoning_effort"
@@ -481,9 +485,9 @@ class OpenAIBackend(VLMBackend):
         messages = to_openai_messages(request.messages)
 
         def once():  # the body is built for each attempt: _on_bad_request may change it
-            response = read_completion(self._client.post(
-                "/chat/completions", body=body_bytes(self.request_body(messages, request)),
-                cast_to=bytes))
+            body = self.request_body(messages, request)
+            sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
+            response = read_completion(self._client.post("/chat/completions", cast_to=bytes, **sent))
             if not isinstance(response, _Fields) or not isinstance(response.choices, list) \
                     or not response.choices or not isinstance(response.choices[0], _Fields):
                 raise _Retryable("the server answered with no choices")
