@@ -393,7 +393,7 @@ class OpenAIBackend(VLMBackend):
             self.settings.thinking_control or "auto", base_url, model)
         self._effort_off = thinking_wire.disable_effort(base_url, model)
         self._client = make_client(self.settings)
-        #: the SDK posts given bytes as they are (`content=`, openai >= 2): the body is encoded
+        #: the SDK posts given bytes as they are (`content=`, newer SDKs): the body is encoded
         #: here (body_bytes); an older SDK is given the dict, as before
         self._posts_bytes = "content" in inspect.signature(self._client.post).parameters
         self.hung = HungServer(base_url, self.settings.timeout_s)
