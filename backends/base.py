@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar, Union
 from collections.abc import Sequence
 
@@ -31,6 +32,15 @@ class EncodedImage:
     @property
     def size(self) -> tuple[int, int]:
         return self.width, self.height
+
+    @cached_property
+    def data_url(self) -> str:
+        """`data:<mime>;base64,...` of these bytes, made once per object: a clip's frames kept in
+        memory are sent by many requests (e.g. a Cloze stem's before/after clips) without being
+        base64-encoded again for each."""
+        from backends.images import data_url
+
+        return data_url(self.mime, self.data)
 
     def to_pil(self) -> Image.Image:
         """Decoded, for backends that take pictures (a local model) and for traces."""

@@ -11,6 +11,7 @@ content) goes to `GenerationResult.reasoning`, the answer alone to `text` (backe
 from __future__ import annotations
 
 import email.utils
+import inspect
 import json
 import threading
 import time
@@ -23,7 +24,7 @@ from backends import thinking as thinking_wire
 from backends.base import EncodedImage, GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.config import HUNG_AFTER_TIMEOUTS, HUNG_PAUSE_S, TIMEOUT_ENV, ApiSettings
-from backends.images import encoded_data_url, jpeg_data_url
+from backends.images import DataURL, encoded_data_url, jpeg_data_url
 from backends.reasoning import join_reasoning, split_reasoning
 
 T = TypeVar("T")
@@ -271,6 +272,56 @@ def make_client(settings: ApiSettings):
                          timeout=settings.timeout_s, max_retries=0)
 
 
+def _spliceable(url: Any) -> bool:
+    """A data URL made here (`backends.images.DataURL`: base64 behind a checked prefix), which
+    JSON writes as it is, nothing escaped."""
+    return type(url) is DataURL
+
+
+def body_bytes(body: dict[str, Any]) -> bytes:
+    """`body` as the JSON bytes the openai SDK posts for it (`openai._utils._json.openapi_dumps`:
+    compact separators, ensure_ascii=False, no NaN), byte for byte, without the JSON encoder
+    walking the images: each image part's data URL (megabytes of base64 a request, which JSON
+    writes as it is) is spliced into the encoded rest of the body."""
+    messages = body.get("messages")
+    urls: list[str] = []
+    slim_messages = []
+    for message in messages if isinstance(messages, list) else ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            slim_messages.append(message)
+            continue
+        parts = []
+        for part in content:
+            image = part.get("image_url") if isinstance(part, dict) else None
+            url = image.get("url") if isinstance(image, dict) else None
+            if _spliceable(url):
+                parts.append({**part, "image_url": {**image, "url": _MARK}})
+                urls.append(url)
+            else:
+                parts.append(part)
+        slim_messages.append({**message, "content": parts})
+    if not urls:
+        return _dumps(body)
+    pieces = _dumps({**body, "messages": slim_messages}).split(_MARK_JSON)
+    if len(pieces) != len(urls) + 1:  # the mark met elsewhere (cannot happen by chance): as a whole
+        return _dumps(body)
+    out = [pieces[0]]
+    for url, piece in zip(urls, pieces[1:]):
+        out += [url.encode("ascii"), piece]
+    return b"".join(out)
+
+
+#: stands for a data URL while the rest of a body is encoded (a string no request carries)
+_MARK = "\x00vbe-image-url-7f3a9c\x00"
+_MARK_JSON = json.dumps(_MARK).encode()[1:-1]
+
+
+def _dumps(value: Any) -> bytes:
+    """As openai._utils._json.openapi_dumps encodes a body of plain JSON values."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 def to_openai_messages(messages: list[Message], max_side: int | None = None) -> list[dict]:
     """Our messages in OpenAI chat format; a text-only message becomes a plain string."""
     out = []
@@ -342,6 +393,9 @@ class OpenAIBackend(VLMBackend):
             self.settings.thinking_control or "auto", base_url, model)
         self._effort_off = thinking_wire.disable_effort(base_url, model)
         self._client = make_client(self.settings)
+        #: the SDK posts given bytes as they are (`content=`, newer SDKs): the body is encoded
+        #: here (body_bytes); an older SDK is given the dict, as before
+        self._posts_bytes = "content" in inspect.signature(self._client.post).parameters
         self.hung = HungServer(base_url, self.settings.timeout_s)
         # reasoning models want max_completion_tokens; a refusal of either name flips it once
         self._use_max_completion_tokens = self.thinking_control == "reasoning_effort"
@@ -431,8 +485,9 @@ class OpenAIBackend(VLMBackend):
         messages = to_openai_messages(request.messages)
 
         def once():  # the body is built for each attempt: _on_bad_request may change it
-            response = read_completion(self._client.post(
-                "/chat/completions", body=self.request_body(messages, request), cast_to=bytes))
+            body = self.request_body(messages, request)
+            sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
+            response = read_completion(self._client.post("/chat/completions", cast_to=bytes, **sent))
             if not isinstance(response, _Fields) or not isinstance(response.choices, list) \
                     or not response.choices or not isinstance(response.choices[0], _Fields):
                 raise _Retryable("the server answered with no choices")

@@ -46,10 +46,28 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "video-bench-explorer"
 
 
+#: identities already computed by this process, by (path, device, inode, size, mtime, ctime):
+#: any write to the file, or a change of its mtime, changes its ctime, so an unchanged key is an
+#: unchanged file (a batch run asks for a clip's identity on every question that shows it)
+_IDENTITIES: dict[tuple, str] = {}
+_IDENTITIES_MAX = 65536
+
+
 def file_identity(path: str | Path) -> str:
-    """size, mtime and sha256 of the first and last MiB -> hex digest."""
-    p = Path(path)
-    st = p.stat()
+    """size, mtime and sha256 of the first and last MiB -> hex digest (hashed once per process
+    while the file is unchanged: `_IDENTITIES`)."""
+    st = os.stat(path)
+    memo = (os.fspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    found = _IDENTITIES.get(memo)
+    if found is None:
+        found = _hash_identity(Path(path), st)
+        if len(_IDENTITIES) >= _IDENTITIES_MAX:
+            _IDENTITIES.clear()
+        _IDENTITIES[memo] = found
+    return found
+
+
+def _hash_identity(p: Path, st: os.stat_result) -> str:
     h = hashlib.sha256()
     with open(p, "rb") as fh:
         head = fh.read(_MIB)
@@ -247,21 +265,41 @@ def _is_whole(entry: Path) -> bool:
         return False
 
 
+def _read_all(path: str) -> bytes:
+    """A small file's bytes through the bare descriptor (a Python file object costs several
+    times the read of a 20 kB file)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _load_encoded(entry: Path) -> list[tuple[bytes, dict]] | None:
     """Every file of the entry as stored, or None when one is missing or not the size its index
-    says (a truncated write)."""
-    items = _index_items(entry)
-    if items is None:
-        return None
+    says (a truncated write). Read with plain string paths: a batch run reads a clip's 16 files
+    for each question, and pathlib's joins cost more than the reads."""
+    folder = os.fspath(entry) + os.sep
     try:
+        items = json.loads(_read_all(folder + "index.json"))["frames"]
+        if not isinstance(items, list):
+            return None
         out = []
         for item in items:
-            data = (entry / item["file"]).read_bytes()
-            if len(data) != int(item["bytes"]):
+            size = int(item["bytes"])
+            fd = os.open(folder + item["file"], os.O_RDONLY)
+            try:
+                data = os.read(fd, size + 1)  # one byte more: a longer file shows too
+            finally:
+                os.close(fd)
+            if len(data) != size:
                 return None
             out.append((data, item))
         return out
-    except Exception:  # noqa: BLE001 - corrupt / partial entry: caller recomputes
+    except Exception:  # noqa: BLE001 - absent, corrupt or partial entry: caller recomputes
         return None
 
 

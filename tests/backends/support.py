@@ -54,6 +54,7 @@ class SharedServer:
         with server._lock:
             server.requests.clear()
             server.headers_seen.clear()
+            server.raw_bodies.clear()
             server.abandoned.clear()
             server.script = script if callable(script) else _ListScript(script)
         yield server

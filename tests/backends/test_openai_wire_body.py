@@ -41,3 +41,77 @@ def test_the_body_on_the_wire_is_the_one_create_sends(serve, thinking):
     assert ours["messages"][1]["content"][0]["image_url"]["url"].startswith("data:image/jpeg;base64,")
     assert ("chat_template_kwargs" in ours) == (thinking is False)
 
+
+
+# -- the bytes: a request's body is spliced, not JSON-encoded whole (backends.openai_api.body_bytes) --
+
+def _jpeg(color: tuple[int, int, int], size=(64, 36)) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    Image.new("RGB", size, color).save(buf, format="JPEG", quality=85)
+    return buf.getvalue()
+
+
+def _cloze_like_request() -> GenerationRequest:
+    """What a Cloze question sends: text around clips of encoded JPEGs, plus a picture made here,
+    and text JSON must escape (quotes, backslashes, control characters, non-ASCII)."""
+    from backends.base import EncodedImage
+
+    clips = [[EncodedImage(_jpeg((16 * c, 9 * i, 200)), "image/jpeg", 64, 36) for i in range(4)]
+             for c in range(3)]
+    return GenerationRequest(
+        [Message("system", ['You pick the clip that fits. Answer "<A>" \\ reason\n\t\x01 ✓ é 中']),
+         Message("user", ["Before:", *clips[0], "After:", *clips[1], "Option A:", *clips[2],
+                          Image.new("RGB", (40, 30), (1, 2, 3)),
+                          "text that looks like data:image/jpeg;base64,AAAA\"}"])],
+        GenerationParams(temperature=0.0, max_tokens=8192, thinking=False), task="cloze", ref="q1")
+
+
+def test_the_bytes_on_the_wire_are_the_sdk_encoding_of_the_body(serve):
+    """What was sent before the body was spliced: the SDK's client posting the body dict (its own
+    JSON encoding); the same bytes now, to the byte."""
+    with serve(["B", "B"]) as server:
+        backend = OpenAIBackend("test-model", ApiSettings(base_url=server.url, api_key=SECRET,
+                                                          timeout_s=5.0), policy=FAST)
+        request = _cloze_like_request()
+        assert backend.generate(request).text == "B"
+        sdk = openai.OpenAI(base_url=server.url, api_key=SECRET, max_retries=0)
+        sdk.post("/chat/completions", body=backend.request_body(to_openai_messages(request.messages),
+                                                                request), cast_to=bytes)
+        ours, theirs = server.raw_bodies
+    assert ours == theirs
+    assert ours.count(b'"url":"data:image/jpeg;base64,') == 13
+
+
+def test_body_bytes_equal_the_sdk_serialiser_whatever_the_body_holds():
+    from openai._utils._json import openapi_dumps
+
+    from backends.openai_api import _MARK, body_bytes
+
+    messages = to_openai_messages(_cloze_like_request().messages)
+    body = {"model": "m", "messages": messages, "temperature": 0.0, "max_tokens": 5}
+    assert body_bytes(body) == openapi_dumps(body)
+    # a data URL this code did not make (a plain string, with a character JSON escapes) is
+    # encoded by JSON as usual; text holding the splice mark falls back to encoding the whole body
+    odd = {"type": "image_url", "image_url": {"url": 'data:image/png;base64,AB"CD', "detail": "low"}}
+    strange = [*messages, {"role": "user", "content": [odd, {"type": "text", "text": _MARK}]},
+               {"role": "assistant", "content": "plain"}]
+    for value in ({**body, "messages": strange}, {"model": "m", "messages": []}, {"model": "m"}):
+        assert body_bytes(value) == openapi_dumps(value)
+
+
+def test_a_clip_sent_by_many_requests_is_base64_encoded_once(monkeypatch):
+    """The frames a batch keeps in memory (a stem's before/after clips, asked by its S, A and P
+    questions) are base64-encoded for their first request only."""
+    import base64
+
+    calls = []
+    real = base64.b64encode
+    monkeypatch.setattr(base64, "b64encode", lambda data, *a: calls.append(len(data)) or real(data, *a))
+    request = _cloze_like_request()
+    first = to_openai_messages(request.messages)
+    assert len(calls) == 13                  # 12 encoded clips' frames + the picture made here
+    second = to_openai_messages(request.messages)
+    assert len(calls) == 14                  # only the picture again
+    assert first == second

@@ -100,3 +100,22 @@ def test_decoded_frames_are_kept_for_two_questions_only_and_the_jpegs_stay(cloze
     assert len(decodes) == len(clips)
     frames.clip_grid(clips[-1], 16, caches=caches)        # a recent clip's grid shares its decode
     assert len(decodes) == len(clips)
+
+
+def test_a_warm_clip_asked_by_many_questions_is_read_not_decoded_nor_hashed_again(clip, decodes, monkeypatch):
+    """A batch run at full size with the frames cache warm: each question that shows a clip no
+    longer kept in memory reads its JPEGs from the disk cache (the same bytes), decoding nothing,
+    and the clip file itself is not read again for its cache key while it is unchanged."""
+    from components.media import cache
+
+    first = frames.clip_jpegs(clip, 16, caches=frames.FrameCaches())
+    assert [p for _, p in decodes] == [clip]
+    opened = []
+    real_open = open
+    monkeypatch.setattr(cache, "open", lambda f, *a, **k: opened.append(str(f)) or real_open(f, *a, **k),
+                        raising=False)
+    for _ in range(3):                     # three questions, the clip evicted from memory between
+        again = frames.clip_jpegs(clip, 16, caches=frames.FrameCaches())
+        assert [e.data for e in again] == [e.data for e in first]
+    assert [p for _, p in decodes] == [clip]
+    assert str(clip) not in opened

@@ -44,6 +44,8 @@ class ScriptedOpenAIServer:
         self.embed_dim = embed_dim
         self.requests: list[dict] = []
         self.headers_seen: list[dict] = []
+        #: every POST body as the bytes that came over the wire
+        self.raw_bodies: list[bytes] = []
         self.abandoned: list[int] = []
         self._lock = threading.Lock()
         self._index = 0
@@ -124,6 +126,7 @@ class ScriptedOpenAIServer:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 with server._lock:
                     server.requests.append(body)
+                    server.raw_bodies.append(raw)
                     server.headers_seen.append(dict(self.headers))
                     index = len(server.requests) - 1
                 entry = server._next(body)

@@ -33,6 +33,29 @@ def test_file_identity_changes_with_content_and_mtime(tmp_path):
     assert file_identity(p) != b
 
 
+def test_an_unchanged_file_is_read_for_its_identity_once(tmp_path, monkeypatch):
+    """A batch run asks for each clip's identity on every question that shows it: the file is read
+    (its first and last MiB hashed) the first time only, and again once it changes, even when its
+    size and mtime are put back."""
+    from components.media import cache
+
+    p = tmp_path / "clip.bin"
+    p.write_bytes(b"x" * (3 * 1024 * 1024))
+    opened = []
+    real_open = open
+    monkeypatch.setattr(cache, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k),
+                        raising=False)
+    first = [file_identity(p) for _ in range(5)]
+    assert len(set(first)) == 1 and opened.count(str(p)) == 1
+    before = os.stat(p)
+    with open(p, "r+b") as fh:  # same size, mtime put back: a new ctime
+        fh.seek(-10, 2)
+        fh.write(b"y" * 10)
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert [file_identity(p) for _ in range(3)] == [file_identity(p)] * 3 != first[:3]
+    assert opened.count(str(p)) == 2
+
+
 def test_frames_cache_hit_does_not_decode_again(index_video, tmp_path):
     cache = DiskCache(tmp_path / "cache")
     calls = []

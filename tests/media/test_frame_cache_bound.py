@@ -113,6 +113,19 @@ def test_a_truncated_or_unfinished_entry_is_never_read(tmp_path):
     assert cache.lookup_encoded(video, {"name": "b"}) is None
 
 
+def test_a_file_longer_than_its_index_says_is_not_read(tmp_path):
+    """The bare-descriptor read asks for one byte more than the index lists, so a file that grew
+    (two writers' bytes in one file) reads as damaged, not as its first bytes."""
+    video = tmp_path / "v.mp4"
+    video.write_bytes(b"x")
+    cache, compute = DiskCache(tmp_path / "cache"), Counted()
+    first = cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
+    assert [d for d, _ in cache.lookup_encoded(video, {"name": "a"})] == [d for d, _ in first]
+    data_file = _entry(cache, video, "a") / "000000.bin"
+    data_file.write_bytes(data_file.read_bytes() + b"z")
+    assert cache.lookup_encoded(video, {"name": "a"}) is None
+
+
 def test_a_truncated_picture_entry_is_recomputed(tmp_path, index_video):
     from components.media import VideoSource
 
