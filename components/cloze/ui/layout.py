@@ -215,7 +215,7 @@ def _model_panel(ui: SimpleNamespace) -> None:
 #: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen and every header
 #: on at most two lines (the table's text in the page's proportional font: theme.py); the interval's
 #: column holds a paper row's "[87.62, 89.47] binomial" on one line
-LEADERBOARD_WIDTHS = [200, 36, 56, 196, 56, 56, 56, 56, 56, 56, 64, 144, 256, 80]
+LEADERBOARD_WIDTHS = [200, 36, 56, 188, 56, 56, 56, 56, 56, 56, 72, 144, 256, 80]
 
 
 def _compare_panel(ui: SimpleNamespace) -> None:
