@@ -262,8 +262,8 @@ def overview_html(table: ClozeRuns, columns_max: int = GRID_COLUMNS_MAX) -> str:
 
 
 def run_missing_html(name: str) -> str:
-    note = _note(f"{name}: no answers to open here (a paper row gives scores only; an imported file or "
-                 "this page's own run is scored, not browsed).")
+    note = _note(f"{name}: no answers to open here (a paper row or a study's Human row gives scores "
+                 "only).")
     return f'<div class="runs-run" data-state="missing">{note}</div>'
 
 

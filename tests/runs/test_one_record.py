@@ -276,3 +276,42 @@ def test_an_overview_column_opens_the_list_of_its_questions_and_each_row_has_its
     for name, score in table_.scores().items():
         row = re.search(rf'<div class="runs-grid-row" data-run="{name}">(.*?)</div>', html).group(1)
         assert score.text() in row
+
+
+def test_a_pages_own_run_and_an_imported_file_open_from_their_rows(tmp_path, cloze_examples, monkeypatch):
+    """Every run row opens: a run this page wrote (★, its visitors/ folder) and an imported result
+    file, not only the collection's runs; the opened view counts the file's own entries."""
+    from components.cloze.ui.handlers import compare_panel, runs_panel
+    from components.cloze.ui.handlers.model_panel import visitor_runs_dir
+    from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab
+
+    monkeypatch.delenv("APP_ADMIN", raising=False)
+    data = tmp_path / "data"
+    (data / "cloze").mkdir(parents=True)
+    for child in cloze_examples.iterdir():
+        if child.name not in ("results", "runs"):
+            (data / "cloze" / child.name).symlink_to(child)
+    stems = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
+    runs_panel.forget_loaders()
+    res = RESOURCES.get("t-own-run")
+    try:
+        [own] = write_released_runs(stems, visitor_runs_dir(res, str(data)), 1, prefix="own-run", quirks=False)
+        [imported] = write_released_runs(stems, tmp_path / "elsewhere", 1, seed=5, prefix="imported-run", quirks=False)
+        session = ClozeSession(data_dir=str(data), root=str(data / "cloze"))
+        tab = ClozeTab(str(data))
+        board = compare_panel.refresh(tab, res, session, [], [str(imported)], "").leaderboard["value"]
+        names = [r[0] for r in board["data"]]
+        assert compare_panel.OWN_MARK + own.stem in names and imported.stem in names
+        for name, path in ((compare_panel.OWN_MARK + own.stem, own), (imported.stem, imported)):
+            html = compare_panel.show_run(tab, res, session, name, False, 1, [str(imported)]).run_view
+            results = json.loads(path.read_text())
+            assert 'data-state="ready"' in html, name
+            assert html.count('<tr class="runs-row"') == sum(len(d) for d in results.values()), name
+        # another visitor's page has neither: its rows do not open them
+        other = RESOURCES.get("t-other-visitor")
+        html = compare_panel.show_run(tab, other, session, compare_panel.OWN_MARK + own.stem, False, 1, []).run_view
+        assert "no answers to open here" in html
+    finally:
+        RESOURCES.release("t-own-run")
+        RESOURCES.release("t-other-visitor")
+        runs_panel.forget_loaders()

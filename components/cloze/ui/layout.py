@@ -285,6 +285,7 @@ def _wire(ui: SimpleNamespace) -> None:
     cleared when the action works, one readable line when not) and the address box."""
     ev = TabEvents(ClozeTab(str(ui.data_dir)), RESOURCES, ui.message, data_dir=ui.data_dir,
                    address=(ui.ctx.address, h.view_address), components=ui)
+    ui.events = ev
     on = ev.on
     qargs = [ui.session, ui.mode, ui.root, ui.set_name, ui.dims, ui.seed]
     model = [ui.session, ui.settings, ui.root, ui.set_name, ui.dims, ui.seed, ui.edge]
@@ -367,17 +368,16 @@ def _wire_runs(ui: SimpleNamespace) -> None:
     gr.on([ui.blind.change, ui.session.change], h.close_when_blind, [ui.session, ui.blind],
           [ui.runs_across, ui.runs_list, ui.runs_grid], api_name="_cloze_runs_blind", show_progress="hidden")
 
-    # a leaderboard row opens its run; Wrong only and the page redraw it
-    def open_clicked(wrong: bool, evt: gr.SelectData):  # gradio passes the clicked cell
-        name = str((evt.row_value or [""])[0]) if evt is not None else ""
-        return name, 1, h.open_run(str(ui.data_dir), named, name, wrong, 1)
+    # a leaderboard row names its run (page 1); the name, Wrong only and the page redraw it, from
+    # the collection, this page's own runs or the imported files (handlers/compare_panel.py)
+    def open_clicked(evt: gr.SelectData):  # gradio passes the clicked cell
+        return (str((evt.row_value or [""])[0]) if evt is not None else ""), 1
 
-    ui.leaderboard.select(open_clicked, [ui.run_wrong], [ui.run_name, ui.run_page, ui.run_view],
-                          api_name="_cloze_open_run", show_progress="hidden")
-    gr.on([ui.run_wrong.change, ui.run_page.change],
-          lambda name, wrong, page: h.open_run(str(ui.data_dir), named, name, wrong, page),
-          [ui.run_name, ui.run_wrong, ui.run_page], [ui.run_view], api_name="_cloze_run_view",
-          show_progress="hidden", trigger_mode="always_last")
+    ui.leaderboard.select(open_clicked, None, [ui.run_name, ui.run_page], api_name="_cloze_open_run",
+                          show_progress="hidden")
+    redraw = functools.partial(gr.on, [ui.run_name.change, ui.run_wrong.change, ui.run_page.change])
+    ui.events.on(redraw, h.show_run, [ui.session, ui.run_name, ui.run_wrong, ui.run_page, ui.imports], v.RunOpened,
+                 api_name="on_open_run", show_progress="hidden", trigger_mode="always_last")
     if ui.demo is not None:
         def across_for_link(session: ClozeSession, blind: bool, sort: str, overview: bool, find: str,
                             request: gr.Request):  # gradio passes the request

@@ -123,6 +123,13 @@ class LeaderboardView(View):
 
 
 @dataclass
+class RunOpened(View):
+    """A leaderboard row's run opened whole (handlers/compare_panel.py, show_run)."""
+
+    run_view: Any
+
+
+@dataclass
 class ModePick(View):
     panels: ModeView
     board: LeaderboardView

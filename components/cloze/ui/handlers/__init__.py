@@ -8,7 +8,7 @@ resources, the typed session and the event's inputs, and returns a view (../view
 - source_panel.py  the data folder, an uploaded zip, building an instance from a video
 - page.py          the mode's panels, deep links, copying a link, the start-up head start
 """
-from components.cloze.ui.handlers.compare_panel import open_run, refresh
+from components.cloze.ui.handlers.compare_panel import open_run, refresh, show_run
 from components.cloze.ui.handlers.model_panel import (frame_cap, order_sensitivity, run_one, run_whole_set, runs_dir,
                                                       solver_settings, stop, visitor_runs_dir)
 from components.cloze.ui.handlers.page import (copy_link, draw_first_ahead, mode_view, open_link, open_page,
@@ -23,5 +23,5 @@ __all__ = ["PAPER_FRAMES", "across_unless_blind", "build", "choose", "clip_views
            "export_json", "frame_cap", "load_root", "mode_view", "navigate", "next_question", "open_link",
            "open_page", "order_questions", "order_sensitivity", "pick_mode", "practice_dir", "previous_question", "questions_for",
            "open_run", "redisplay", "refresh", "render", "requested_gap", "run_one", "run_whole_set",
-           "runs_dir", "runs_shut",
+           "runs_dir", "runs_shut", "show_run",
            "solver_settings", "start", "stop", "submit", "tick", "upload", "view_address", "visitor_runs_dir", "warm"]

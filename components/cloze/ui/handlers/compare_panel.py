@@ -19,7 +19,7 @@ from components.cloze.metrics import PAPER_KEYS, human_results
 from components.cloze.runs import CLOZE_READER, ClozeRuns
 from components.cloze.study.config import researcher_allowed
 from components.cloze.ui.handlers.question import loader_for
-from components.cloze.ui.views import LeaderboardView
+from components.cloze.ui.views import LeaderboardView, RunOpened
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
 from components.base.admin import admin_mode
 from components.common.runs import LoadedRuns, collect
@@ -149,20 +149,33 @@ def refresh(tab: ClozeTab, res: ClozeResources, session: ClozeSession, imported:
 
 
 def open_run(data_dir: str, named: tuple, name: str, wrong_only: bool, page: int | float | None,
-             imported_files: list | None = None) -> str:
+             imported_files: list | None = None, own: LoadedRuns | None = None) -> str:
     """The run named `name` (a leaderboard row's Model): every question it answered, its answer
     on its own letters, ✓/✗, the reason, the error text and raw reply of an entry without a valid
-    answer; `wrong_only` keeps its wrong answers; `page` pages through them (runs_view.RUN_PAGE)."""
+    answer; `wrong_only` keeps its wrong answers; `page` pages through them (runs_view.RUN_PAGE).
+    A run of the collection, else this page's own run (`own`, its visitors/ folder), else an
+    imported result file."""
     name = (name or "").removeprefix(OWN_MARK)
     if not name:
         return ""
     loaded = loader_for(data_dir, named).wait(BOARD_WAIT_S)
     if loaded is None:
         return runs_view.loading_html(None)
-    table: ClozeRuns = loaded.table
-    if name not in table.names:
+    table: ClozeRuns | None = loaded.table if name in loaded.table.names else None
+    for extra in (own, _import_loaded(imported_files)[0] if imported_files else None):
+        if table is None and extra is not None and name in extra.runs:
+            table = ClozeRuns(extra.runs).prepare()
+    if table is None:
         return runs_view.run_missing_html(name)
     return runs_view.run_html(table, name, wrong_only=bool(wrong_only), page=int(page or 1))
+
+
+def show_run(tab: ClozeTab, res: ClozeResources, session: ClozeSession, name: str, wrong_only: bool,
+             page: int | float | None, files: list | None) -> RunOpened:
+    """The leaderboard's opened run redrawn (a row clicked, Wrong only, a page): the collection's
+    runs, this page's own (★) and the imported files alike."""
+    return RunOpened(run_view=open_run(session.data_dir, tuple(session.runs or ()), name, wrong_only, page,
+                                       files, own=own_runs(res)))
 
 
 def shaded(headers: list[str], body: list[list], ties: list[str]) -> dict:
