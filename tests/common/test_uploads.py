@@ -5,6 +5,7 @@ tests/cloze/test_study_access.py)."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 from components.common.uploads import NoUploads, max_upload
 
@@ -34,7 +35,9 @@ def call(method: str, path: str, headers: dict[str, str], chunks: list[bytes], m
 
     scope = {"type": "http", "method": method, "path": path,
              "headers": [(k.encode(), v.encode()) for k, v in headers.items()]}
-    asyncio.run(NoUploads(app, max_body=max_body)(scope, receive, send))
+    # a thread of its own: a test before it (playwright's sync API) may leave this thread's loop running
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, NoUploads(app, max_body=max_body)(scope, receive, send)).result(30)
     return seen
 
 

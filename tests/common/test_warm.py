@@ -59,7 +59,7 @@ def test_the_cloze_head_start_reads_the_default_folder_and_draws_the_first_quest
     warm_in_background(tasks[1:2]).join(300)
     frames._prefetcher.submit(lambda: None).result(120)
     assert len(layout.DATASETS) == 1 and len(question.SETS) == 2     # study order and model order
-    grids = [k for k in frames.FRAMES.made if k[3] == "grid"]
+    grids = [k for k in frames.FRAMES.made if k[-3] == "grid"]   # (identity..., kind, n, max_height)
     assert len(grids) >= 6                                             # a first question's six clips
     loads = []
     monkeypatch.setattr(layout, "load_dataset", lambda path: loads.append(path))
