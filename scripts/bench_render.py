@@ -3,7 +3,7 @@
 
 The turntable (one scene, one renderer, MP4 written) is compared with
   - 36 x one frame: `render_views` of a single angle, a new scene + renderer each time (the
-    reference of `render.time_turntable`) -> the goal, <= 1.2x;
+    reference) -> the goal, <= 1.2x;
   - 36 x one warm frame: the GL cost alone (same scene, pose changed): informational, it shows
     what the turntable adds beyond drawing (scene set-up, mesh upload, MP4 encode).
 Wall and CPU time are both printed: on a shared machine the CPU time is the steadier one.
@@ -40,8 +40,8 @@ def run(quick: bool = False, frames: int = 36, size: int = 512, repeats: int = 2
     import trimesh
 
     from components.impact.body_mesh import mesh_bytes, painting_payload
-    from components.impact.render import (BodyScene, ensure_gl_platform, render_turntable, render_views,
-                                          rotation_y, vertex_colors)
+    from components.impact.painting import rotation_y, vertex_colors
+    from components.impact.render import BodyScene, ensure_gl_platform, render_turntable, render_views
     from components.media import write_frames
 
     t0 = time.perf_counter()

@@ -1,16 +1,35 @@
 """Deep links to a frame of the Impact tab (pure; no gradio): `?tab=impact&clip=<qid>&frame=<n>`
-(1-based). `view_link` writes the query string, `read_link` reads one back into what to open."""
+(1-based). `frame_link` writes the query string (the one place it is written: Copy link and the
+address bar both take it), `read_link` reads one back into what to open."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from components.common.links import view_link  # noqa: F401 - the tab's links are written by it
+from components.common.links import view_link
 
 if TYPE_CHECKING:
     from components.impact.data import ImpactItem
 
 TAB = "impact"
+
+
+def frame_link(clip: Any, frame: Any = None) -> str:
+    """The query string of a link to `frame` of the clip `clip` (keys sorted: `clip=h0007&frame=46&tab=impact`).
+    No clip: the tab alone; a frame that is not a whole number of at least 1 (an empty or absurd
+    frame box) is left out."""
+    clip = str(clip or "").strip()
+    return view_link(tab=TAB, clip=clip or None, frame=_whole_frame(frame) if clip else None)
+
+
+def _whole_frame(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() and number >= 1 else None
 
 
 def shown_value(value: str) -> str:

@@ -19,8 +19,8 @@ from components.common.reasoning_view import agree_badge, reasoning_html, side_l
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.metrics.spatial import prf
 from components.impact.regions import PALETTE
-from components.impact.render import camera_for, hex_to_rgba
-from components.impact.view import PaintedFrame, body_normals, md_text, paint_key, painted_mask
+from components.impact.painting import PaintedFrame, body_normals, camera_for, hex_to_rgba, paint_key, painted_mask
+from components.impact.view import md_text
 
 if TYPE_CHECKING:
     from components.impact.data import ImpactItem
@@ -49,7 +49,7 @@ def difference_colors(body, first: np.ndarray, second: np.ndarray) -> np.ndarray
 def paint_difference(body, item: ImpactItem, frame: int, first: Sequence[str], second: Sequence[str],
                      names: tuple[str, str] = ("", "")) -> PaintedFrame:
     """The body painted where the two models' regions for `frame` agree and differ (like
-    view.paint_frame); `pred` is the first model's labels."""
+    painting.paint_frame); `pred` is the first model's labels."""
     a, b = _mask(body, first), _mask(body, second)
     colors = difference_colors(body, a, b)
     key = paint_key(colors, getattr(body, "kind", "") + body.fingerprint())

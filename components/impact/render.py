@@ -1,4 +1,5 @@
-"""Painting and rendering the body: per-vertex colours, the camera facing a hit, a turntable video.
+"""Rendering the painted body with offscreen GL: still views and the turntable video, kept on disk
+(the colours, the camera and the poses are computed by painting.py, pure maths).
 
 Offscreen GL: pyrender needs PYOPENGL_PLATFORM set before it (and PyOpenGL) is imported. An
 existing value is respected; otherwise EGL and then OSMesa are each tried in a short subprocess
@@ -15,9 +16,9 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+import tempfile
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 from collections.abc import Callable, Sequence
@@ -25,11 +26,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from components.base.errors import UserError
-from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
+from components.impact.painting import look_at as _look_at, rotation_y, turntable_angles
 from components.media import write_frames
 
 if TYPE_CHECKING:
     from components.impact.body import BodyModel
+    from components.impact.painting import PaintedFrame
 
 PLATFORMS = ("egl", "osmesa")
 BACKGROUND = (0.97, 0.97, 0.98, 1.0)
@@ -42,101 +44,6 @@ log = logging.getLogger(__name__)
 
 class RenderUnavailable(UserError):
     """Offscreen rendering cannot run here (no EGL / OSMesa)."""
-
-
-# ---------------------------------------------------------------- colours
-
-def hex_to_rgba(color: str, alpha: int = 255) -> np.ndarray:
-    color = color.lstrip("#")
-    return np.array([int(color[i:i + 2], 16) for i in (0, 2, 4)] + [alpha], dtype=np.uint8)
-
-
-def color_legend(pred_mask: np.ndarray | None = None,
-                 gt_mask: np.ndarray | None = None) -> list[tuple[str, str]]:
-    """(text, "#rrggbb") entries for the colours `vertex_colors` uses with these inputs."""
-    if pred_mask is not None and gt_mask is not None:
-        keys = ("true_positive", "false_positive", "missed")
-    elif gt_mask is not None:
-        keys = ("truth",)
-    else:
-        keys = ("predicted",)
-    return [("body", PALETTE["body"])] + [(LEGEND_TEXT[k], PALETTE[k]) for k in keys]
-
-
-def vertex_colors(body: BodyModel, pred_mask: np.ndarray | None,
-                  gt_mask: np.ndarray | None = None) -> np.ndarray:
-    """(N, 4) uint8 RGBA: grey body; with only a prediction, predicted vertices in the
-    'predicted' colour; with only the truth, 'truth'; with both, true positive (hit), false
-    positive (predicted only) and missed (truth only) colours. See `color_legend`."""
-    n = body.num_vertices
-    colors = np.tile(hex_to_rgba(PALETTE["body"]), (n, 1))
-    pred = None if pred_mask is None else np.asarray(pred_mask, dtype=bool)
-    gt = None if gt_mask is None else np.asarray(gt_mask, dtype=bool)
-    for mask in (pred, gt):
-        if mask is not None and mask.shape != (n,):
-            raise ValueError(f"mask has shape {mask.shape}; the body has {n} vertices")
-    if pred is not None and gt is not None:
-        colors[pred & gt] = hex_to_rgba(PALETTE["true_positive"])
-        colors[pred & ~gt] = hex_to_rgba(PALETTE["false_positive"])
-        colors[~pred & gt] = hex_to_rgba(PALETTE["missed"])
-    elif pred is not None:
-        colors[pred] = hex_to_rgba(PALETTE["predicted"])
-    elif gt is not None:
-        colors[gt] = hex_to_rgba(PALETTE["truth"])
-    return colors
-
-
-def region_colors(body: BodyModel) -> np.ndarray:
-    """(N, 4) uint8: each vertex in its region's colour (the 18-label map, Figure 13 style)."""
-    table = np.stack([hex_to_rgba(REGION_COLORS[label]) for label in REGION_LABELS])
-    return table[body.vertex_region]
-
-
-# ---------------------------------------------------------------- camera of the 3D view
-
-#: the 3D view's camera (alpha, beta in degrees, radius) facing the body's front. The view's orbit
-#: camera (impact/ui/body_view.py) sits at target + r * (cos a sin b, cos b, sin a sin b): alpha 90,
-#: beta 90 is on +z, where the body faces.
-FRONT_CAMERA = (90.0, 90.0, 3.4)
-_FRAMING = 3.3       # camera distance per metre of the body's bounding radius (whole body in view)
-_MAX_TILT = 25.0     # degrees above / below the horizon for a hit on the head / the feet
-_AMBIGUOUS = 0.08    # below this horizontal pull (a hit all around, e.g. the head) face the front
-
-
-def vertex_normals(vertices: np.ndarray, faces: np.ndarray) -> np.ndarray:
-    """(N, 3) unit normals: the area-weighted normals of the faces around each vertex."""
-    v = np.asarray(vertices, dtype=np.float64)
-    f = np.asarray(faces, dtype=np.int64)
-    face_normals = np.cross(v[f[:, 1]] - v[f[:, 0]], v[f[:, 2]] - v[f[:, 0]])
-    normals = np.zeros_like(v)
-    for corner in range(3):
-        np.add.at(normals, f[:, corner], face_normals)
-    length = np.linalg.norm(normals, axis=1, keepdims=True)
-    return normals / np.where(length > 0, length, 1.0)
-
-
-def camera_for(vertices: np.ndarray, normals: np.ndarray,
-               painted: np.ndarray | None) -> tuple[float, float, float]:
-    """The 3D view's camera (alpha, beta in degrees, radius) facing the painted vertices.
-
-    The side to look from is where the painted surface faces (its mean normal: a hit on the
-    buttocks is seen from behind) plus where it sits off the body's vertical axis (a hand is seen
-    from its side); a region that faces every way (the head) is seen from the front. The camera
-    tilts up to `_MAX_TILT` towards a hit high or low on the body, and stays far enough to frame
-    the whole body. Nothing painted: the front view."""
-    v = np.asarray(vertices, dtype=np.float64)
-    lo, hi = v.min(axis=0), v.max(axis=0)
-    centre, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 1e-9)
-    radius = round(_FRAMING * float(np.linalg.norm(v - centre, axis=1).max()), 2)
-    mask = None if painted is None else np.asarray(painted, dtype=bool)
-    if mask is None or not mask.any():
-        return FRONT_CAMERA[0], FRONT_CAMERA[1], radius
-    offset = v[mask].mean(axis=0) - centre
-    pull = np.asarray(normals, dtype=np.float64)[mask].mean(axis=0) + offset / float(half.max())
-    alpha = (float(np.degrees(np.arctan2(pull[2], pull[0]))) if np.hypot(pull[0], pull[2]) > _AMBIGUOUS
-             else FRONT_CAMERA[0])
-    tilt = _MAX_TILT * float(np.clip(offset[1] / half[1], -1.0, 1.0))
-    return round(alpha % 360.0, 1), round(90.0 - tilt, 1), radius
 
 
 # ---------------------------------------------------------------- offscreen GL
@@ -250,27 +157,6 @@ def _ordered_node_class(pyrender):
 
         _NODE_CLASS["cls"] = OrderedNode
     return _NODE_CLASS["cls"]
-
-
-def _look_at(eye: np.ndarray, target: np.ndarray, up=(0.0, 1.0, 0.0)) -> np.ndarray:
-    """Camera/light pose (OpenGL convention: looks along its local -z)."""
-    forward = np.asarray(target, float) - np.asarray(eye, float)
-    forward /= np.linalg.norm(forward)
-    right = np.cross(forward, up)
-    if np.linalg.norm(right) < 1e-6:
-        right = np.cross(forward, (0.0, 0.0, 1.0))
-    right /= np.linalg.norm(right)
-    true_up = np.cross(right, forward)
-    pose = np.eye(4)
-    pose[:3, 0], pose[:3, 1], pose[:3, 2], pose[:3, 3] = right, true_up, -forward, eye
-    return pose
-
-
-def rotation_y(angle: float) -> np.ndarray:
-    c, s = np.cos(angle), np.sin(angle)
-    pose = np.eye(4)
-    pose[0, 0], pose[0, 2], pose[2, 0], pose[2, 2] = c, s, -s, c
-    return pose
 
 
 class BodyScene:
@@ -411,26 +297,34 @@ def render_turntable(body: BodyModel, colors: np.ndarray, out_path: str | Path,
     out_path = out_path.with_suffix(f".{fmt}")
     if frames < 1:
         raise UserError("a turntable needs at least one frame")
-    images = render_views(body, colors, [360.0 * i / frames for i in range(frames)], size, on_frame)
+    images = render_views(body, colors, turntable_angles(frames), size, on_frame)
     return Path(write_frames(images, out_path, fps))
 
 
-def time_turntable(body: BodyModel, colors: np.ndarray, out_path: str | Path, frames: int = 36,
-                   size: int = 512) -> dict:
-    """Timing helper for the report: one turntable vs `frames` single-frame renders (each with its
-    own scene + renderer)."""
-    start = time.perf_counter()
-    render_turntable(body, colors, out_path, frames=frames, size=size)
-    turntable = time.perf_counter() - start
-    start = time.perf_counter()
-    for i in range(frames):
-        render_views(body, colors, [360.0 * i / frames], size)
-    singles = time.perf_counter() - start
-    with BodyScene(body.vertices, body.faces, colors, size, size) as scene:
-        scene.render()
-        start = time.perf_counter()
-        for i in range(frames):
-            scene.render(rotation_y(2 * np.pi * i / frames))
-        warm = time.perf_counter() - start
-    return {"turntable_s": turntable, "single_frames_s": singles, "warm_frames_s": warm,
-            "frames": frames, "size": size}
+# ---------------------------------------------------------------- the turntables kept on disk
+
+#: frames in one turn of the rotating view
+TURNTABLE_FRAMES = 36
+
+
+def render_dir() -> Path:
+    """Where the body's mesh file and the turntables are kept ($IMPACT_RENDER_DIR, else a temp
+    folder)."""
+    path = Path(os.environ.get("IMPACT_RENDER_DIR") or Path(tempfile.gettempdir()) / "impact-render")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def turntable_path(painted: PaintedFrame) -> Path:
+    """Where the rotating view of a painting is kept (named by the painting's key)."""
+    return render_dir() / f"{painted.key}-turntable.mp4"
+
+
+def turntable_for(body: BodyModel, painted: PaintedFrame, frames: int = TURNTABLE_FRAMES, size: int = 384,
+                  on_frame: Callable[[int, int], None] | None = None) -> Path:
+    """The rotating view of a painted state (rendered once, then reused; `on_frame(done, frames)`
+    while it is drawn). Raises RenderUnavailable."""
+    out = turntable_path(painted)
+    if not out.exists():
+        render_turntable(body, painted.colors, out, frames=frames, size=size, on_frame=on_frame)
+    return out

@@ -14,9 +14,8 @@ import numpy as np
 
 from components.impact.body import region_vertex_mask, vertex_mask_from_annotation
 from components.impact.regions import PALETTE, REGION_LABELS
-from components.impact.render import camera_for, hex_to_rgba
+from components.impact.painting import PaintedFrame, body_normals, camera_for, hex_to_rgba, paint_key
 from components.impact.runs import ClipRuns, FrameRuns
-from components.impact.view import PaintedFrame, body_normals, paint_key
 
 if TYPE_CHECKING:
     from components.impact.data import ImpactItem
@@ -138,7 +137,7 @@ def heat_line(frame: FrameRuns) -> str:
 
 
 def paint_runs_heat(body, item: ImpactItem, frame: FrameRuns) -> PaintedFrame:
-    """The body painted with how many runs named each region at `frame` (like view.paint_frame;
+    """The body painted with how many runs named each region at `frame` (like painting.paint_frame;
     the camera faces the regions most runs named, else the truth)."""
     counts = {r: k for r, k in frame.counts().items() if r in REGION_LABELS}
     truth_ann = item.frames.get(frame.frame)

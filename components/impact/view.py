@@ -1,25 +1,18 @@
-"""What the Impact tab shows, as pure functions (no gradio): the "regions this frame" line,
-painted-body caching and its camera, the metrics tables with the paper's rows, the clip list and
-the frame box (deep links: links.py; the timeline itself: timeline.py)."""
+"""What the Impact tab shows, as pure functions (no gradio, no files written): the "regions this
+frame" line and the painting's legend, the metrics tables with the paper's rows, the clip list and
+the frame box (deep links: links.py; the timeline itself: timeline.py; the painting:
+painting.py; the turntable on disk: render.py)."""
 from __future__ import annotations
 
-import hashlib
 import html
 import json
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
-import numpy as np
-
+from components.base.errors import UserError
 from components.impact.links import shown_value
-from components.impact.body import vertex_mask_from_annotation
-from components.impact.render import (FRONT_CAMERA, camera_for, color_legend,
-                                      render_turntable, vertex_colors, vertex_normals)
-from components.impact.metrics.spatial import prf
 from components.impact.timeline import moment_ious, timeline_html, window_to_frames  # noqa: F401 (re-exported)
 
 if TYPE_CHECKING:
@@ -70,22 +63,6 @@ def regions_line(pred: Sequence[str] | None, truth: Sequence[str] | None, f1: fl
 
     score = "—" if f1 is None else f"{f1:.2f}"
     return f"**Regions this frame:** predicted {fmt(pred)} · truth {fmt(truth)} · F1 {score}"
-
-
-def paint_key(colors: np.ndarray, body_id: str) -> str:
-    """Names a painting by what it looks like (its vertex colours on this body), not by its frame:
-    frames painted alike share one turntable, and the page's 3D view skips a painting it shows."""
-    digest = hashlib.sha256(body_id.encode())
-    digest.update(np.ascontiguousarray(colors, dtype=np.uint8).tobytes())
-    return digest.hexdigest()[:20]
-
-
-def render_dir() -> Path:
-    """Where the body's mesh file and the turntables are kept ($IMPACT_RENDER_DIR, else a temp
-    folder)."""
-    path = Path(os.environ.get("IMPACT_RENDER_DIR") or Path(tempfile.gettempdir()) / "impact-render")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 @lru_cache(maxsize=1)
@@ -213,78 +190,12 @@ def spatial_table(runs: Sequence[tuple[str, dict]], *, data: str | None = None) 
                                  paper=f"{PAPER_FRAMES:,} frames") + "\n\n" + "\n".join(lines)
 
 
-# -- painting the body for one frame -----------------------------------------------------------------
-
-class PaintedFrame:
-    """Masks, colours and the camera facing the painted vertices of one (clip, frame, prediction)
-    state; `key` names the painting by its colours (paint_key)."""
-
-    def __init__(self, key: str, legend: list[tuple[str, str]], pred: list[str] | None,
-                 truth: list[str] | None, f1: float | None, colors,
-                 camera: tuple[float, float, float] = FRONT_CAMERA):
-        self.key, self.legend = key, legend
-        self.pred, self.truth, self.f1, self.colors, self.camera = pred, truth, f1, colors, camera
-
-
-_NORMALS: dict[str, np.ndarray] = {}
-
-
-def body_normals(body) -> np.ndarray:
-    """The body's vertex normals, computed once per mesh."""
-    key = body.fingerprint()
-    if key not in _NORMALS:
-        _NORMALS[key] = vertex_normals(body.vertices, body.faces)
-    return _NORMALS[key]
-
-
-def painted_mask(pred_mask: np.ndarray | None, gt_mask: np.ndarray | None) -> np.ndarray | None:
-    """Every vertex painted in some colour (predicted and/or truth), None when nothing is."""
-    masks = [np.asarray(m, dtype=bool) for m in (pred_mask, gt_mask) if m is not None]
-    return np.logical_or.reduce(masks) if masks else None
-
-
-def paint_frame(body, item: ImpactItem, frame: int, pred_labels: Sequence[str] | None,
-                pred_vertices: Sequence[int] | None = None) -> PaintedFrame:
-    """Paint the prediction and/or the truth of `frame`: TP/FP/missed when both exist, else the one
-    there is."""
-    truth_ann = item.frames.get(frame)
-    truth = list(truth_ann.regions) if truth_ann is not None else None
-    pred = list(pred_labels) if pred_labels is not None else None
-    gt_mask = (vertex_mask_from_annotation(body, truth_ann.regions, truth_ann.vertices)
-               if truth_ann is not None else None)
-    pred_mask = vertex_mask_from_annotation(body, pred, pred_vertices) if pred is not None else None
-    f1 = prf(pred_mask, gt_mask)[2] if pred_mask is not None and gt_mask is not None else None
-    colors = vertex_colors(body, pred_mask, gt_mask)
-    legend = color_legend(pred_mask, gt_mask)
-    key = paint_key(colors, getattr(body, "kind", "") + body.fingerprint())
-    camera = camera_for(body.vertices, body_normals(body), painted_mask(pred_mask, gt_mask))
-    return PaintedFrame(key, legend, pred, truth, f1, colors, camera)
-
-
-def turntable_path(painted: PaintedFrame) -> Path:
-    return render_dir() / f"{painted.key}-turntable.mp4"
-
-
-#: frames in one turn of the rotating view
-TURNTABLE_FRAMES = 36
-
-
-def turntable_for(body, painted: PaintedFrame, frames: int = TURNTABLE_FRAMES, size: int = 384,
-                  on_frame: Callable[[int, int], None] | None = None) -> Path:
-    """The rotating view of a painted state (rendered once, then reused; `on_frame(done, frames)`
-    while it is drawn). Raises RenderUnavailable."""
-    out = turntable_path(painted)
-    if not out.exists():
-        render_turntable(body, painted.colors, out, frames=frames, size=size, on_frame=on_frame)
-    return out
-
-
 def legend_html(legend: Sequence[tuple[str, str]]) -> str:
     return " · ".join(f'<span style="color:{color}">&#9632;</span> {html.escape(text)}'
                       for text, color in legend)
 
 
-# -- deep links ------------------------------------------------------------------------------------
+# -- the frame box ---------------------------------------------------------------------------------
 
 def frame_problem(value: Any, item: ImpactItem) -> str:
     """Why the frame box's value cannot be shown ("" when it can): empty, not a whole number, or
@@ -300,3 +211,21 @@ def frame_problem(value: Any, item: ImpactItem) -> str:
     if not 1 <= number <= item.num_frames:
         return f"Frame {number:g} is outside {item.qid} (frames 1-{item.num_frames})."
     return ""
+
+
+def first_frame(item: ImpactItem) -> int:
+    """The frame a clip opens at: its first moment's first frame, else 1."""
+    return item.moments[0][0] if item.moments else 1
+
+
+def shown_frame(item: ImpactItem, value: Any) -> int:
+    """The frame box's value as a frame of `item`, or the clip's first frame when it holds none."""
+    return first_frame(item) if frame_problem(value, item) else int(float(value))
+
+
+def checked_frame(item: ImpactItem, value: Any) -> int:
+    """The frame box's value as a frame of `item`; a UserError saying what to type otherwise."""
+    problem = frame_problem(value, item)
+    if problem:
+        raise UserError(problem)
+    return int(float(value))

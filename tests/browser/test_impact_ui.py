@@ -141,7 +141,7 @@ def test_a_deep_link_opens_the_clip_and_frame_and_the_camera_faces_the_hit(brows
 
 
 def test_a_hand_hit_is_seen_from_its_side_and_the_arrow_keys_turn_the_body(browser, app_url, clips):
-    """The view's camera follows render.camera_for in the mesh's own axes: a right-hand hit is
+    """The view's camera follows painting.camera_for in the mesh's own axes: a right-hand hit is
     seen from the body's right (alpha 180), and half a turn away the hand is behind the body."""
     frame = 62
     assert clips["h0005"]["frames"][str(frame)]["regions"] == ["right hand"]

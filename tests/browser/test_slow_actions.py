@@ -16,7 +16,7 @@ STOP = "(document.querySelector('#cloze-stop')?.innerText || '').trim()"
 
 
 def test_render_turntable_counts_the_frames_drawn_on_its_button(sized_page, app_url):
-    from components.impact.view import TURNTABLE_FRAMES, render_dir
+    from components.impact.render import TURNTABLE_FRAMES, render_dir
 
     for old in render_dir().glob("*-turntable.mp4"):     # drawn by an earlier test: drawn again here
         old.unlink()

@@ -9,7 +9,7 @@ import pytest
 from components.impact.body import load_body, region_vertex_mask
 from components.impact.body_mesh import (index_type, mesh_bytes, mesh_file, painting_colors,
                                          painting_payload)
-from components.impact.render import vertex_colors
+from components.impact.painting import vertex_colors
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import pytest
 
 from components.impact.body import load_body, region_vertex_mask
 from components.impact.regions import PALETTE
-from components.impact.render import RenderUnavailable, color_legend, hex_to_rgba, \
-    region_colors, render_turntable, render_views, vertex_colors
+from components.impact.painting import color_legend, hex_to_rgba, region_colors, rotation_y, vertex_colors
+from components.impact.render import RenderUnavailable, render_turntable, render_views
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,14 +82,14 @@ def test_gif_turntable(body, tmp_path):
 _SCRIPT = """
 import sys
 import numpy as np
-from components.impact import render
+from components.impact import painting, render
 from components.impact.body import BodyModel
 body = BodyModel(vertices=np.eye(3, dtype=np.float32), faces=np.array([[0, 1, 2]]),
                  vertex_region=np.zeros(3, dtype=np.int64), kind="mannequin", note="")
 if sys.argv[1] == "probe":
     render.PLATFORMS = ("no-such-platform",)
 try:
-    render.render_views(body, render.region_colors(body), [0], 32)
+    render.render_views(body, painting.region_colors(body), [0], 32)
 except render.RenderUnavailable as exc:
     print("UNAVAILABLE:", exc)
     sys.exit(0)
@@ -116,7 +116,7 @@ def test_render_unavailable_gives_a_clear_message(mode, env_value, expected):
 
 def test_renders_repeat_byte_for_byte(body):
     _require_gl()
-    from components.impact.render import BodyScene, rotation_y
+    from components.impact.render import BodyScene
 
     colors = region_colors(body)
     orders, images = [], []

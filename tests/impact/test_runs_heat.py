@@ -1,7 +1,7 @@
 """The runs' heat on the body (issue 29): for the frame on screen, each region painted by how many
 of the N runs named it (a sequential scale, legend "k of N runs"), the annotated regions striped green;
 the colour logic (components/impact/runs_view.py) on the real mannequin, and the runs panel's
-toggle (ui/handlers/clip.set_runs_heat) on run files written here."""
+toggle (ui/handlers/body.set_runs_heat) on run files written here."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from components.impact import runs_view
 from components.impact.body import load_body, region_vertex_mask
 from components.impact.body_mesh import painting_payload
 from components.impact.regions import PALETTE
-from components.impact.render import hex_to_rgba
+from components.impact.painting import hex_to_rgba
 from components.impact.runs import FrameRuns, RunRegions
 from components.impact.ui import handlers
 from components.impact.ui.handlers import runs_panel

@@ -1,4 +1,4 @@
-"""The 3D view's camera faces the painted (hit) vertices: render.camera_for, on a box and on the body."""
+"""The 3D view's camera faces the painted (hit) vertices: painting.camera_for, on a box and on the body."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,10 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from components.impact import view
+from components.impact import painting
 from components.impact.data import FrameAnnotation, ImpactItem
 from components.impact.body import load_body, vertex_mask_from_annotation
-from components.impact.render import FRONT_CAMERA, camera_for, vertex_normals
+from components.impact.painting import FRONT_CAMERA, camera_for, vertex_normals
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +79,6 @@ def test_a_painted_frame_carries_the_camera_of_its_paint():
     body = load_body()
     item = ImpactItem(qid="h7", video=Path("clip.mp4"), query="hit in the buttocks", num_frames=48,
                       moments=[(10, 12)], fps=24.0, frames={11: FrameAnnotation(["butt"])})
-    hit = view.paint_frame(body, item, 11, None)
+    hit = painting.paint_frame(body, item, 11, None)
     assert angle_gap(hit.camera[0], 270) < 25.0
-    assert view.paint_frame(body, item, 30, None).camera[:2] == FRONT_CAMERA[:2]  # nothing painted there
+    assert painting.paint_frame(body, item, 30, None).camera[:2] == FRONT_CAMERA[:2]  # nothing painted there

@@ -92,7 +92,7 @@ def test_a_click_without_a_frame_changes_nothing_and_unknown_clips_are_user_erro
 
     from components.base.errors import UserError
 
-    assert handlers.clip.clicked_frame({}) is None
+    assert handlers.frame.clicked_frame({}) is None
     seek = handlers.on_timeline_click(data, RES, ImpactSession(), "h0001", {})
     assert outputs(seek) == [gr.skip(), gr.skip()]
     with pytest.raises(UserError, match="No clip matches “nope”"):

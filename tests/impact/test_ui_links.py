@@ -68,7 +68,7 @@ def test_the_page_load_view_follows_the_link_with_its_body_and_says_what_was_wro
     bad = handlers.on_load(data, ImpactResources(), ImpactSession(), {"tab": "impact", "clip": "nope"})
     assert bad.clip.value == data.annotations.items[0].qid and "`nope`" in bad.message   # the message line
     plain = handlers.on_load(data, ImpactResources(), ImpactSession(), {})
-    assert plain.frame.value == handlers.clip.first_frame(data.annotations.items[0])
+    assert plain.frame.value == view.first_frame(data.annotations.items[0])
 
 
 def test_copy_link_names_the_clip_and_frame_shown(data):
@@ -108,16 +108,16 @@ def test_the_page_load_view_carries_the_body_and_the_same_painting_is_never_sent
     assert first["key"] and len(first["camera"]) == 3 and first["mesh"].startswith("gradio_api/file=")
     again = handlers.on_frame(data, page, ImpactSession(), item.qid, 3, shown=first)
     assert again.body.body3d is UNCHANGED and isinstance(outputs(again)[2], SKIP)  # the page shows it: the camera the visitor turned stays
-    other = handlers.on_frame(data, page, ImpactSession(), item.qid, handlers.clip.first_frame(item), shown=first)
+    other = handlers.on_frame(data, page, ImpactSession(), item.qid, view.first_frame(item), shown=first)
     assert other.body.body3d["key"] != first["key"]  # a different painting goes out
 
 
 def test_reset_view_resends_the_camera_facing_the_hit_each_time(data):
     item = data.annotations.items[0]
-    frame = handlers.clip.first_frame(item)
+    frame = view.first_frame(item)
     one = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame).body3d
     two = handlers.reset_view(data, RES, ImpactSession(), item.qid, frame).body3d
-    painted = handlers.clip.frame_view(data, ImpactSession(), item.qid, frame).body3d
+    painted = handlers.body.frame_view(data, ImpactSession(), item.qid, frame).body3d
     assert one["key"] == painted["key"]  # the same painting: only the camera moves
     assert one["camera"][:2] == two["camera"][:2] and one["camera"] != two["camera"]
     assert painted["camera"][:2] == one["camera"][:2]

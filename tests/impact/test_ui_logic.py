@@ -7,7 +7,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from components.impact import view
+from components.impact import painting, view
 from components.impact.data import ImpactItem, FrameAnnotation, load_annotations
 from tests.impact.clipdata import make_impact_data
 
@@ -60,24 +60,24 @@ def test_frames_painted_alike_share_one_key_and_a_different_painting_gets_its_ow
     from components.impact.body import load_body
 
     body = load_body()
-    calf = view.paint_frame(body, item(), 84, ["left calf", "right calf"])
-    assert view.paint_frame(body, item(), 84, ["right calf", "left calf"]).key == calf.key
-    assert view.paint_frame(body, item(), 84, ["head"]).key != calf.key
+    calf = painting.paint_frame(body, item(), 84, ["left calf", "right calf"])
+    assert painting.paint_frame(body, item(), 84, ["right calf", "left calf"]).key == calf.key
+    assert painting.paint_frame(body, item(), 84, ["head"]).key != calf.key
     # two frames with no truth and no prediction look the same, so they are one painting
-    assert view.paint_frame(body, item(), 5, None).key == view.paint_frame(body, item(), 6, None).key
-    assert view.paint_frame(body, item(), 5, None).key != calf.key
+    assert painting.paint_frame(body, item(), 5, None).key == painting.paint_frame(body, item(), 6, None).key
+    assert painting.paint_frame(body, item(), 5, None).key != calf.key
 
 
 def test_paint_frame_scores_the_frame():
     from components.impact.body import load_body
 
     body = load_body()
-    painted = view.paint_frame(body, item(), 84, ["left calf"])
+    painted = painting.paint_frame(body, item(), 84, ["left calf"])
     assert painted.f1 == pytest.approx(
         2 * 1 * 0.5 / 1.5, rel=0.2)  # half of the truth's vertices predicted (calves of similar size)
     texts = [t for t, _ in painted.legend]
     assert len(texts) == 4  # body + hit / predicted only / missed
-    only_truth = view.paint_frame(body, item(), 84, None)
+    only_truth = painting.paint_frame(body, item(), 84, None)
     assert only_truth.f1 is None and len(only_truth.legend) == 2
 
 
@@ -172,7 +172,7 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     from components.impact.ui.session import load_tab
     data = load_tab(data_dir)
     state = ImpactSession(spatial={"h0001": {"84": {"regions": ["left calf", "right calf"], "note": "text-only"}}})
-    frame = handlers.clip.frame_view(data, state, "h0001", 84, turntable=False)
+    frame = handlers.body.frame_view(data, state, "h0001", 84, turntable=False)
     body3d, legend, line, turn, msg, note = (frame.body3d, frame.legend, frame.regions,
                                              frame.turntable, frame.turntable_msg, frame.body_note)
     mesh = Path(unquote(body3d["mesh"].removeprefix("gradio_api/file=")))
@@ -185,14 +185,15 @@ def test_frame_view_paints_regions_and_explains_a_missing_turntable(data_dir, mo
     def no_gl(body, painted, **kwargs):
         raise RenderUnavailable("no offscreen OpenGL (install libosmesa6 or libegl1)")
 
-    monkeypatch.setattr(handlers.clip.view, "turntable_for", no_gl)
-    frame = handlers.clip.frame_view(data, state, "h0001", 85, turntable=True)
+    monkeypatch.setattr(handlers.body.render, "turntable_for", no_gl)
+    frame = handlers.body.frame_view(data, state, "h0001", 85, turntable=True)
     turn, msg = frame.turntable, frame.turntable_msg
     assert turn is None and msg == "Rotating view unavailable: no offscreen OpenGL (install libosmesa6 or libegl1)"
 
 
 def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir):
-    from components.impact.ui.handlers.clip import set_metrics, temporal_status
+    from components.impact.ui.handlers.metrics import set_metrics
+    from components.impact.ui.handlers.model_runs import temporal_status
     from components.impact.ui.session import ImpactTab
     from components.impact.ui.session import ImpactResources
     from components.impact.ui.session import ImpactSession
@@ -215,7 +216,7 @@ def test_set_metrics_with_the_baselines_labels_them_and_shows_the_paper(data_dir
 def test_every_metrics_row_names_its_data_and_the_table_says_rows_are_not_comparable(data_dir):
     """Issue 13: this app's numbers on a few clips sat above the paper's HAPACT-test rows with
     nothing saying they are on different data."""
-    from components.impact.ui.handlers.clip import set_metrics
+    from components.impact.ui.handlers.metrics import set_metrics
     from components.impact.ui.session import ImpactTab
     from components.impact.ui.session import ImpactResources
     from components.impact.ui.session import ImpactSession

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from components.impact import view
+from components.impact import painting
 from components.impact.body import load_body
 from components.impact.ui import handlers
 from components.impact.ui.session import load_tab
@@ -84,7 +84,7 @@ def test_both_region_answers_paint_their_difference_or_either_against_the_truth(
     body = out.body
     # each side's F1 as the one-model view scores the same labels on the same body
     item = data.item("h0001")
-    f1_second = view.paint_frame(load_body(), item, 84, ["left calf", "right hand"]).f1
+    f1_second = painting.paint_frame(load_body(), item, 84, ["left calf", "right hand"]).f1
     assert 0 < f1_second < 1
     assert "① [left calf, right calf] (F1 1.00)" in body.regions
     assert f"② [left calf, right hand] (F1 {f1_second:.2f})" in body.regions
@@ -98,7 +98,7 @@ def test_both_region_answers_paint_their_difference_or_either_against_the_truth(
     first = handlers.set_paint(data, res, out.session, "h0001", 84, "first").body
     second = handlers.set_paint(data, res, out.session, "h0001", 84, "second").body
     assert "hit (predicted and true)" in first.legend and "only ①" not in first.legend
-    alone = {tuple(labels): view.paint_frame(load_body(), item, 84, labels).key
+    alone = {tuple(labels): painting.paint_frame(load_body(), item, 84, labels).key
              for labels in (["left calf", "right calf"], ["left calf", "right hand"])}
     assert first.body3d["key"] == alone[("left calf", "right calf")]
     assert second.body3d["key"] == alone[("left calf", "right hand")]

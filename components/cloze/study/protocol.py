@@ -100,12 +100,8 @@ def discover(folder: str | Path) -> Discovery:
     return Discovery(tuple(sorted(stems)), tuple(dropped), tuple(warnings))
 
 
-def discover_stems(folder: str | Path) -> list[str]:
-    return list(discover(folder).stems)
-
-
 def holds_stems(folder: str | Path) -> bool:
-    """`discover_stems(folder)` is not empty (stops at the first stem)."""
+    """`discover(folder).stems` is not empty (stops at the first stem)."""
     return any(len(_present(os.fspath(item))) == len(REQUIRED_FILES) for item in datasource.subfolders(folder))
 
 

@@ -8,10 +8,11 @@ import gradio as gr
 
 from components.common.stopping import wire_stop
 from components.common.ui import TabContext, TabEvents, message_line, outputs
-from components.impact import pair_view, runs_view
+from components.impact import links, pair_view, runs_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import page
-from components.impact.ui.handlers import clip as h, runs_panel
+from components.impact.ui import handlers as h
+from components.impact.ui.handlers import runs_panel
 from components.impact.ui.body_view import body_viewer
 from components.impact.ui.session import RESOURCES, ImpactSession, tab_source
 from components.impact.ui.views import CameraView, ClipView, FrameMoveView, LinkView, LoadView, MetricsView, \
@@ -185,9 +186,9 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
        api_name="on_reset_view", **raw)
     on(c.timeline.click, h.on_timeline_click, [c.session, c.clip], SeekView, kind="data",
        api_name="on_timeline_click")
-    if ctx.address is not None:   # the address follows the clip and frame shown (in the page alone)
-        for changed in (c.clip.change, c.frame.change):
-            changed(None, [c.clip, c.frame], [ctx.address], js=page.ADDRESS_JS, queue=False)
+    if ctx.address is not None:   # the address follows the clip and frame shown (links.frame_link writes it)
+        gr.on([c.clip.change, c.frame.change], links.frame_link, [c.clip, c.frame], [ctx.address], queue=False,
+              preprocess=False, show_progress="hidden", trigger_mode="always_last", api_name="_impact_address")
     c.step_back.click(None, js=page.STEP_BACK_JS)
     c.step_on.click(None, js=page.STEP_ON_JS)
     on(c.copy_link.click, h.copy_link, [c.session, c.clip, c.frame], LinkView, api_name="on_copy_link",

@@ -52,19 +52,6 @@ if (!window.__impactKeys) {
 }
 """
 
-# the clip and frame shown, as the query string of a link to them (Copy link's, made in the page):
-# the tab's address box, which the page puts in the address bar (components/common/page.py)
-ADDRESS_JS = """
-(clip, frame) => {
-  const params = new URLSearchParams({tab: 'impact'});
-  const f = Number(frame);
-  if (clip) params.set('clip', clip);
-  if (clip && Number.isInteger(f) && f >= 1) params.set('frame', String(f));
-  params.sort();
-  return params.toString();
-}
-"""
-
 # after Python built the link's query string: prefix this page's address, copy it, show it
 COPY_JS = """
 (query) => {
