@@ -40,7 +40,7 @@ UNITS = ["1-", "1 - 2 ", "1-2-", "{", "[", '{"a": ', "not ", "<think>x</think>",
 def parsers() -> dict:
     from components.cloze.replies import read_reply
     from components.impact.replies import parse_intervals
-    from components.impact.regions import read_region_answer
+    from components.impact.replies import read_region_answer
     from components.window_search.replies import parse_interval
     from components.window_search.memory import _parse_pick
     from components.window_search.replies import parse_decompose, parse_inspect, parse_select
@@ -104,7 +104,7 @@ def corpus_replies() -> dict[str, list[tuple]]:
     from components.cloze.replies import parse_answer
     from components.cloze.replies import read_reply
     from components.impact.replies import parse_intervals
-    from components.impact.regions import read_region_answer
+    from components.impact.replies import read_region_answer
 
     def replies(name: str) -> list[str]:
         return [case["reply"] * int(case.get("repeat", 1)) for case in _jsonl(name)]

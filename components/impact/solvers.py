@@ -28,9 +28,9 @@ from backends.pair import method_pair
 from components.impact.prompts.regions import DEFAULT_ATTEMPTS, region_prompt
 from components.impact.prompts.temporal import answer_in_frame_indices, build_messages, max_frames_for, \
     sample_count, style_for_backend, uniform_indices
-from components.impact.regions import find_region_words, read_region_answer
+from components.impact.regions import find_region_words
 from components.impact.replies import NONE, OK, UNPARSED, ParsedIntervals, frame_index_answer, parse_intervals, \
-    no_label_reason, read_regions
+    no_label_reason, read_region_answer, read_regions
 from components.common.sent_frames import sent_frames
 from components.media import DiskCache, Frame, open_video
 from components.media.video import check_file

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from components.impact.replies import merge_intervals, parse_intervals
-from components.impact.regions import read_region_answer
+from components.impact.replies import read_region_answer
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 

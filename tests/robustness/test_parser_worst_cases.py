@@ -11,7 +11,7 @@ from backends.ask import Unparsed
 from components.cloze.solvers import read_reply
 from components.common.replies import MAX_REPLY_CHARS
 from components.impact.replies import UNPARSED, parse_intervals
-from components.impact.regions import read_region_answer
+from components.impact.replies import read_region_answer
 from components.window_search import reading
 from components.window_search.replies import parse_interval
 from components.window_search.replies import parse_inspect, parse_select

@@ -9,7 +9,8 @@ import pytest
 
 from components.cloze.replies import normalise_recorded_answer, parse_answer
 from components.impact.replies import NONE, OK, UNPARSED, parse_intervals
-from components.impact.regions import REGION_LABELS, parse_region_labels
+from components.impact.regions import REGION_LABELS
+from components.impact.replies import parse_region_labels
 from components.window_search.localizer import fit_interval
 from components.window_search.replies import IntervalParseError, parse_interval
 from components.window_search.replies import ReplyParseError, extract_json_object, \
