@@ -1,7 +1,8 @@
 """Command line of the Impact tab: `eval impact-temporal`, `eval impact-spatial`, `run impact`,
 `compare impact-temporal`, `compare impact-spatial`.
 
-Argument wiring only; the work is in pipeline.py, solvers.py and the metric modules. `--shard i/N`
+Argument wiring only: each command reads its arguments, calls pipeline.py (the batch run, the
+run files read and scored, the comparisons) and prints what it returned. `--shard i/N`
 splits the clips across machines (by qid; a clip's temporal and spatial answers stay together); the
 evals take several files or folders (every shard's output folder) and merge them.
 """
@@ -15,36 +16,18 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterable
 
-from backends.base import VLMBackend
-from backends.errors import BackendError
-from components.common import compare, stats
-from components.common.batch import run_resumable
+from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
     stop_after_failures
-from components.base.errors import UserError
-from components.base.io import atomic_write_jsonl, read_jsonl
-from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
-from components.common.stamps import backend_stamp, data_stamp, settings_stamp
-from components.datasource import as_source, fetch_all
-from components.impact.eval_inputs import spatial_input_report, temporal_input_report
-from components.impact.data import ImpactAnnotations, ImpactItem, load_annotations, load_qv_gt, load_qv_pred, \
-    load_spatial_pred
-from components.impact.pipeline import ClipFrames, annotated_frames, evaluate_spatial, scored_frames, \
-    select_regions, spatial_frame_rows
-from components.impact.solvers import RegionSolver
-from components.impact.runs import write_eval_items
 from components.common.runs import add_items_option
-from components.impact.solvers import solvers_for
-from components.impact.metrics import spatial as spatial_metrics
-from components.impact.metrics.temporal import AS_MISS, LEAVE_OUT, disagreements as temporal_disagreements, \
-    evaluate_temporal, no_prediction_note, scored_pairs, unit_scores as temporal_unit_scores
-from components.impact.body import load_body
-from components.impact.solvers import TemporalSolver
-from components.settings.session import SessionSettings
+from components.datasource import as_source
+from components.impact.metrics.temporal import AS_MISS, LEAVE_OUT
+from components.impact.pipeline import TASKS, compare_spatial, compare_temporal, evaluate_spatial_files, \
+    evaluate_temporal_files, run_impact
+from components.impact.runs import write_eval_items
 
 TEMPORAL_KEYS = ("mAP@0.3", "R1@0.3", "G-mAP", "@1_tgt", "@2_tgt", "@3+tgt", "mR@1", "mR@2", "mR@3")
 SPATIAL_KEYS = ("F1", "precision", "recall", "geodesic_cm")
-TASKS = ("temporal", "spatial")
 ANNOTATIONS_HELP = ("impact annotations JSON (docs/formats.md), or one in a dataset repository: "
                     "hf://datasets/<owner>/<name>[@revision]/<path>/annotations.json")
 PROMPT_STYLES = ["auto", "open", "gemini", "gpt", "vtimellm", "trace", "groundedvideollm", "unitime",
@@ -134,50 +117,12 @@ def add_compare_parsers(compare_sub: argparse._SubParsersAction) -> None:
 
 
 def compare_temporal_command(args: argparse.Namespace) -> int:
-    gt = load_temporal_files(args.gt, gt=True)
-    runs = [load_temporal_files(Path(args.a), gt=False), load_temporal_files(Path(args.b), gt=False)]
-    qids = {g["qid"] for g in gt}
-    for path, pred in zip((args.a, args.b), runs):
-        compare.refuse_unknown(path, (p["qid"] for p in pred), qids, what="prediction(s) for qids",
-                               against="the ground truth")
-    # paired: both runs over the same queries, so a query with no prediction in a run is a miss
-    # there (eval leaves it out, as QV-M2 does: its two scores can differ from these)
-    pairs = [scored_pairs(gt, pred, no_prediction=AS_MISS) for pred in runs]
-    missing = [len(qids - {p["qid"] for p in pred}) for pred in runs]
-    empty = [sum(1 for _, _, p in run if not p) for run in pairs]
-    notes = [f"{n} query(ies) with no prediction in {name} ({m} without a line): scored as misses so "
-             "that both runs cover the same queries (`eval impact-temporal` leaves them out, as "
-             "QV-M2 does)" for name, n, m in zip((args.a, args.b), empty, missing) if n]
-    result = compare.Comparison(
-        "impact-temporal", str(args.a), str(args.b), f"{len(pairs[0])} queries with ground-truth windows",
-        stats.differences(temporal_unit_scores(pairs[0]), temporal_unit_scores(pairs[1])),
-        temporal_disagreements(gt, *runs), len(pairs[0]), "queries", notes=notes)
-    return compare.emit(result, as_json=args.json, shown=args.show)
+    return compare.emit(compare_temporal(args.gt, args.a, args.b), as_json=args.json, shown=args.show)
 
 
 def compare_spatial_command(args: argparse.Namespace) -> int:
-    annotations = load_annotations(args.annotations)
-    runs = [load_spatial_files(Path(args.a)), load_spatial_files(Path(args.b))]
-    known = {(item.qid, frame) for item, frame in scored_frames(annotations, args.split)}
-    for path, pred in zip((args.a, args.b), runs):
-        compare.refuse_unknown(path, (f"{q}#{f}" for q, f in pred), {f"{q}#{f}" for q, f in known},
-                               what="prediction(s) for qid#frame", against=f"{args.annotations}'s scored frames")
-    body = load_body()
-    (keys, rows_a, _), (_, rows_b, _) = (spatial_frame_rows(annotations, pred, split=args.split, body=body)
-                                         for pred in runs)
-    qids = [qid for qid, _ in keys]
-    differing = [{"qid": qid, "frame": frame, "regions_a": ra["regions"], "regions_b": rb["regions"],
-                  "truth": ra["truth"], "F1_a": round(ra["F1"], 2), "F1_b": round(rb["F1"], 2)}
-                 for (qid, frame), ra, rb in zip(keys, rows_a, rows_b)
-                 if sorted(ra["regions"]) != sorted(rb["regions"]) or abs(ra["F1"] - rb["F1"]) > 1e-9]
-    differing.sort(key=lambda r: -abs(r["F1_a"] - r["F1_b"]))
-    result = compare.Comparison(
-        "impact-spatial", str(args.a), str(args.b),
-        f"{args.annotations}{f' split {args.split}' if args.split else ''} ({len(set(qids))} queries, "
-        f"{len(keys)} frames; body {body.kind})",
-        stats.differences(spatial_metrics.unit_scores(rows_a, qids), spatial_metrics.unit_scores(rows_b, qids)),
-        differing, len(keys), "frames")
-    return compare.emit(result, as_json=args.json, shown=args.show)
+    return compare.emit(compare_spatial(args.annotations, args.a, args.b, split=args.split), as_json=args.json,
+                        shown=args.show)
 
 
 # -- formatting ----------------------------------------------------------------------------------
@@ -197,52 +142,6 @@ def format_table(rows: Iterable[tuple[str, Any]]) -> str:
 
 
 # -- eval impact-temporal / impact-spatial ----------------------------------------------------------
-
-def _as_list(paths: Path | Iterable[Path]) -> list[Path]:
-    return [paths] if isinstance(paths, (str, Path)) else list(paths)
-
-
-def load_temporal_files(paths: Path | Iterable[Path], *, gt: bool, lines: dict | None = None) -> list[dict]:
-    """QVHighlights lines of every file (a folder: its temporal_gt / temporal_pred.jsonl files),
-    ordered by qid so the scores do not depend on file order (float sums in one order). `lines`
-    gets qid -> "<file> line <n>"."""
-    name = "temporal_gt.jsonl" if gt else "temporal_pred.jsonl"
-    what = "temporal ground truth" if gt else "temporal predictions"
-    files = input_files(_as_list(paths), name, what, "--gt" if gt else "--pred")
-    load = load_qv_gt if gt else load_qv_pred
-    merged = merged_files(files, lambda p: iter_pairs(load(p, lines), lambda r: r["qid"]),
-                          what="ground truth for qid" if gt else "prediction for qid")
-    return [merged[qid] for qid in sorted(merged)]
-
-
-def load_spatial_files(paths: Path | Iterable[Path], lines: dict | None = None) -> dict[tuple[str, int], dict]:
-    files = input_files(_as_list(paths), "spatial_pred.jsonl", "spatial predictions", "--pred")
-    return merged_files(files, lambda p: load_spatial_pred(p, lines).items(), what="prediction for",
-                        name=lambda k: f"qid '{k[0]}' frame {k[1]}")
-
-
-def _names(paths: Path | Iterable[Path]) -> str:
-    return ", ".join(str(p) for p in _as_list(paths))
-
-
-def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | Iterable[Path],
-                            fps: float = 24.0, *, partial: bool = False,
-                            no_prediction: str = LEAVE_OUT) -> tuple[dict, list[dict], list[dict]]:
-    """The temporal scores and what the inputs held beyond them (eval_inputs.py: lines ignored,
-    windows before or past the clip, `notes`, the last one on the queries with no prediction),
-    with the ground truth and predictions read. Refused: a prediction file none of whose qids is in
-    the ground truth, and unless `partial` one that lacks a ground-truth query (as QV-M2)."""
-    where: dict[str, str] = {}
-    gt_where: dict[str, str] = {}
-    gt = load_temporal_files(gt_path, gt=True, lines=gt_where)
-    pred = load_temporal_files(pred_path, gt=False, lines=where)
-    report = temporal_input_report(gt, pred, where, _names(pred_path), gt_where=gt_where, partial=partial)
-    result = {**evaluate_temporal(gt, pred, fps=fps, no_prediction=no_prediction), **report}
-    note = no_prediction_note(result)
-    if note:
-        result["notes"] = [*result["notes"], note]
-    return result, gt, pred
-
 
 def with_interval(key: str, result: dict) -> str:
     """'51.85  [12.00, 88.00] over 3 queries' (the value alone when it has no interval)."""
@@ -311,18 +210,6 @@ def eval_temporal_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def evaluate_spatial_files(annotations_path: Path | str, pred_path: Path | Iterable[Path],
-                           split: str | None = None) -> tuple[dict, ImpactAnnotations, dict]:
-    """The spatial scores and what the prediction lines held beyond them (eval_inputs.py), with
-    the annotations and predictions read."""
-    annotations = load_annotations(annotations_path)
-    where: dict[tuple[str, int], str] = {}
-    pred = load_spatial_files(pred_path, where)
-    scored = [(item.qid, frame) for item, frame in scored_frames(annotations, split)]
-    report = spatial_input_report(annotations, pred, where, _names(pred_path), split, scored)
-    return {**evaluate_spatial(annotations, pred, split=split), **report}, annotations, pred
-
-
 def eval_spatial_command(args: argparse.Namespace) -> int:
     result, annotations, pred = evaluate_spatial_files(args.annotations, args.pred, split=args.split)
     write_eval_items(args, "spatial", pred, annotations=annotations)
@@ -339,116 +226,6 @@ def eval_spatial_command(args: argparse.Namespace) -> int:
 
 
 # -- run impact --------------------------------------------------------------------------------------
-
-def temporal_work(solver: TemporalSolver):
-    def work(item: ImpactItem) -> dict:
-        # a clip that cannot be read (UserError) or a failed call: not written, the item counts as
-        # failed (named on stderr, exit 1) and the next run asks again; eval scores it as missing
-        pred = solver.localize(item)
-        if pred.status == "error":
-            raise BackendError(f"{item.qid}: {pred.error}")
-        return pred.to_record()
-    return work
-
-
-def spatial_work(region_solver: RegionSolver, frames: ClipFrames | None = None):
-    """One (clip, frame) unit; `frames` decodes each clip's frames once for all its units."""
-    def work(unit: tuple[ImpactItem, int]) -> dict:
-        item, frame = unit
-        images = None
-        if frames is not None and region_solver.needs_image:
-            images = {frame: frames.image(item, frame)}
-        answer = select_regions(region_solver, item, [frame], images=images)[frame]
-        if answer.backend_failed:  # not written: retried on the next run
-            raise BackendError(f"{item.qid}#{frame}: {answer.error}")
-        record = {"key": f"{item.qid}#{frame}", "qid": item.qid, "frame": frame}
-        record.update(answer.as_dict())
-        return record
-    return work
-
-
-def run_impact(annotations_path: Path, backend: VLMBackend, out_dir: Path, *,
-               split: str | None = None, tasks: Iterable[str] = TASKS, concurrency: int = 1,
-               max_frames: int = 192, prompt_style: str = "auto", max_retries: int = 2,
-               progress: bool = True, shard: Shard | None = None,
-               stop_after_failures: int | None = None, adopt: bool = False) -> dict:
-    """The `run impact` work, usable without argparse. Returns counts and the output paths.
-    Every line holds the backend (and the temporal ones the prompt style and the frame budget);
-    a resume that differs from the lines already there is refused (components/common/batch.py)."""
-    tasks = [t.strip() for t in tasks if t.strip()]
-    unknown = [t for t in tasks if t not in TASKS]
-    if unknown:
-        raise UserError(f"Unknown task(s) {unknown}; use --tasks temporal,spatial.")
-    annotations = load_annotations(annotations_path)
-    items = annotations.split(split)
-    if shard is not None:
-        total = len(items)
-        items = shard.select(items, lambda it: it.qid)
-        print(describe_selection(shard, len(items), total, "clips"), file=sys.stderr)
-    fetch_all([item.video for item in items], progress=progress, desc="fetching clips")
-    solvers = solvers_for(backend, SessionSettings(backend=backend.backend_id, max_frames=max_frames),
-                          style=prompt_style, max_retries=max_retries)
-    out_dir = Path(out_dir)
-    gt_path = atomic_write_jsonl(out_dir / "temporal_gt.jsonl",  # derived: rewritten each run
-                                 [item.gt_record() for item in items])
-    # what the answers depend on (docs/formats.md "Run stamps"): the data (its revision, or the
-    # annotation file and the clips' names), the backend and what shapes its requests, the app
-    # version; the temporal lines also the prompt style, the frame budget and the re-asks
-    stamp = {**data_stamp(annotations.path, [annotations.path],
-                          [Path(item.video).name for item in annotations.items]),
-             **backend_stamp(backend), **settings_stamp()}
-    style = getattr(solvers.temporal, "style", None)
-    temporal_stamp = {**stamp, **({"prompt_style": style, "max_frames": str(max_frames),
-                                   "max_retries": str(max_retries)} if style else {})}
-    summary: dict[str, Any] = {"backend": backend.backend_id, "items": len(items),
-                               "shard": str(shard) if shard else None,
-                               "data_revision": stamp["data_revision"],
-                               "temporal_gt": str(gt_path)}
-    if "temporal" in tasks:
-        pred_path = out_dir / "temporal_pred.jsonl"
-        summary["temporal"] = run_resumable(items, key=lambda it: it.qid,
-                                            work=temporal_work(solvers.temporal), out_path=pred_path,
-                                            concurrency=concurrency, desc="impact temporal",
-                                            progress=progress, stamp=temporal_stamp,
-                                            stop_after_failures=stop_after_failures, adopt=adopt)
-        summary["temporal_pred"] = str(pred_path)
-        summary["temporal_method"] = solvers.temporal.method
-        summary["temporal_answers"] = _status_counts(pred_path, "temporal")
-    if "spatial" in tasks and (summary.get("temporal") or {}).get("gave_up"):
-        print("spatial: not started (the temporal task stopped on failures in a row).", file=sys.stderr)
-    elif "spatial" in tasks:
-        units = [(item, frame) for item in items for frame in annotated_frames(item)]
-        spatial_path = out_dir / "spatial_pred.jsonl"
-        done = {str(r.get("key")) for r in read_jsonl(spatial_path)}
-        pending = [(item, frame) for item, frame in units if f"{item.qid}#{frame}" not in done]
-        with ClipFrames(pending if solvers.regions.needs_image else []) as frames:
-            summary["spatial"] = run_resumable(
-                units, key=lambda u: f"{u[0].qid}#{u[1]}",
-                work=spatial_work(solvers.regions, frames),
-                out_path=spatial_path, concurrency=concurrency, desc="impact spatial",
-                key_field="key", progress=progress, stamp=stamp,
-                stop_after_failures=stop_after_failures, adopt=adopt)
-        summary["spatial_pred"] = str(spatial_path)
-        summary["spatial_method"] = solvers.regions.name
-        summary["spatial_answers"] = _status_counts(spatial_path, "spatial")
-    return summary
-
-
-def _status_counts(path: Path, task: str) -> dict[str, int]:
-    """How the answers written so far were obtained: parsed ("ok"), "none", "unparsed", "error"."""
-    counts: dict[str, int] = {}
-    if not path.exists():
-        return counts
-    for record in read_jsonl(path):
-        if task == "temporal":
-            status = str(record.get("status") or "ok")
-        elif record.get("error"):
-            status = "unparsed" if str(record["error"]).startswith("unparsed") else "error"
-        else:
-            status = "ok" if record.get("regions") else "none"
-        counts[status] = counts.get(status, 0) + 1
-    return counts
-
 
 def _report_invalid(summary: dict) -> None:
     for task in TASKS:
