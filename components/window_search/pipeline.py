@@ -1,4 +1,4 @@
-"""One query end to end, the function both the UI and the CLI call (pure; no gradio):
+"""One query end to end, the function both the UI and the CLI call (no gradio):
 
     retrieve top-K chunks -> window selection -> localize in the window -> SearchTrace
 
@@ -8,10 +8,15 @@ Window selection methods:
 - "oracle-chunk": the chunk with the largest GT overlap (Table 2 row 6; needs the ground truth).
 Which verifier and localizer answer is `solvers.solvers_for`'s decision (the baseline backend gets
 the text-only baseline, and the trace says so: `text_only_baseline`).
+
+Also the command line's work: every query of a file (`run grounding`: resumable, sharded,
+`run_grounding`), the prediction files read and scored (`eval grounding`) and two runs compared
+(`compare grounding`).
 """
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -19,20 +24,31 @@ from pathlib import Path
 from collections.abc import Callable
 
 from backends.base import EmbeddingBackend, VLMBackend
+from backends.errors import BackendError
 from backends.registry import resolve_embedder
 from components.base.errors import UserError
+from components.base.io import append_jsonl, output_lock, real_path
+from components.common import compare
+from components.common.batch import checked_output, repair_companion, run_resumable
+from components.common.shards import Shard, describe_selection, input_files, merged_files
+from components.common.stamps import backend_stamp, data_fingerprint, data_stamp, settings_stamp
+from components.datasource import fetch_all
+from components.media.probe import container_duration
 from components.window_search.agent import agentic_window_search
-from components.window_search.data import MovieEntry
+from components.window_search.data import GroundingAnnotations, GroundingQuery, MovieEntry, load_annotations, \
+    load_predictions, movie_files
+from components.window_search.eval_inputs import grounding_input_report
+from components.window_search.metrics import disagreements, evaluate, unit_scores
 from components.window_search.memory import CharacterMemory, load_or_empty
 from components.window_search.movie import Movie
-from components.window_search.retrieval import oracle_chunk, retrieve
+from components.window_search.retrieval import caption_chunks, chunk_embeddings, oracle_chunk, retrieve
 from components.window_search.solvers import WindowSearchSolvers, solvers_for
 from components.common.intervals import valid_interval
 from components.window_search.types import UNPARSED, CandidateTrace, Chunk, SearchSettings, \
     SearchTrace, fallback_source, is_scored_source
 
 __all__ = ["METHODS", "SearchSettings", "ground_query", "prediction_record", "prediction_source",
-           "MovieLibrary"]
+           "MovieLibrary", "GroundingRun", "run_grounding", "evaluate_prediction_files", "compare_runs"]
 
 METHODS = ("aws", "rag", "oracle-chunk")
 
@@ -191,3 +207,167 @@ class MovieLibrary:
                     self._memories[movie_id] = load_or_empty(Path(self.memory_dir) / f"{movie_id}.json",
                                                              movie_id)
             return self._memories[movie_id]
+
+
+# -- the batch: `run grounding` ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GroundingRun:
+    """What `run grounding` was asked (cli.py reads it from the command line)."""
+
+    out: Path                        # predictions JSONL (appended; resumable)
+    traces: Path | None = None       # per-query search traces JSONL
+    method: str = "aws"              # METHODS
+    k: int = 5
+    m: int = 3
+    delta_max: float = 30.0
+    chunk_seconds: float = 180.0
+    embedder: str = "minilm"
+    memory_dir: Path | None = None   # None: <annotations dir>/memory
+    limit: int | None = None         # only the first N queries
+    captions: bool = False
+    localize_frames: int = 32
+    thinking: str = "off"            # "off" | "default"
+    concurrency: int = 1
+    progress: bool = True
+    shard: Shard | None = None
+    shard_by: str = "query"          # "query" | "movie"
+    stop_after_failures: int | None = None
+    adopt: bool = False
+
+    def search_settings(self) -> SearchSettings:
+        """The search's settings (refused with one line when K, M or Δmax is out of range)."""
+        return SearchSettings(k=self.k, m=self.m, delta_max=self.delta_max, localize_cap=self.localize_frames,
+                              thinking=False if self.thinking == "off" else None)
+
+
+def run_grounding(ann: GroundingAnnotations, run: GroundingRun, settings: SearchSettings, backend: VLMBackend,
+                  localizer: VLMBackend) -> dict:
+    """Ground every query of `ann` (or its first `run.limit`, or its shard) into `run.out`, resumable:
+    the queries already there are skipped, a failed one is not written (the next run asks again).
+    Returns run_resumable's counts."""
+    memory_dir = run.memory_dir or (Path(ann.path).parent / "memory")
+    lib = MovieLibrary(chunk_seconds=run.chunk_seconds, embedder_spec=run.embedder, memory_dir=memory_dir)
+    embedder = lib.embedder()
+    solvers = solvers_for(backend, settings, embedder=embedder, localizer_backend=localizer)
+    queries = ann.queries[: run.limit] if run.limit else ann.queries
+    shard = run.shard
+    if shard is not None:
+        by_movie = run.shard_by == "movie"
+        total = len(queries)
+        queries = shard.select(queries, (lambda q: q.movie_id) if by_movie else (lambda q: q.qid))
+        print(describe_selection(shard, len(queries), total, "queries"), file=sys.stderr)
+    fetch_all(movie_files(ann, [q.movie_id for q in queries], memory_dir), progress=run.progress,
+              desc="fetching movies")
+    stamp = grounding_stamp(run, ann, backend, localizer, memory_dir)
+    with output_lock(run.out):
+        # refused before the movies are prepared
+        checked_output(run.out, stamp, "qid", adopt=run.adopt)
+        if run.traces:   # one trace per query in --out, whatever the moment a run was killed
+            repair_companion(run.traces, real_path(run.out), [q.qid for q in queries], "qid", "trace")
+        captions = prepare_movies(ann, queries, lib, solvers, embedder, captions=run.captions,
+                                  chunk_seconds=run.chunk_seconds)
+        trace_lock = threading.Lock()
+        stamped = {k: v for k, v in stamp.items() if v is not None}
+
+        def work(q: GroundingQuery) -> dict:
+            movie = lib.movie(ann.movie(q.movie_id))
+            trace = ground_query(q.query, movie, backend, embedder=embedder, memory=lib.memory(q.movie_id),
+                                 method=run.method, settings=settings, ground_truth=q.interval, qid=q.qid,
+                                 captions=captions.get(q.movie_id), solvers=solvers)
+            if trace.prediction is None and (trace.errors or trace.stopped):
+                # a transport failure is not an answer: leave the query for the next (resumed) run
+                raise BackendError("; ".join(trace.errors) or "stopped")
+            if run.traces:
+                append_jsonl(run.traces, {**stamped, **trace.to_dict()}, lock=trace_lock)  # its own values win
+            return prediction_record(trace)
+
+        return run_resumable(queries, key=lambda q: q.qid, work=work, out_path=run.out,
+                             concurrency=max(1, run.concurrency), desc=f"grounding ({run.method})",
+                             progress=run.progress, stamp=stamp, stop_after_failures=run.stop_after_failures,
+                             adopt=run.adopt)
+
+
+def prepare_movies(ann: GroundingAnnotations, queries: list[GroundingQuery], lib: MovieLibrary,
+                    solvers: WindowSearchSolvers, embedder, *, captions: bool,
+                    chunk_seconds: float) -> dict[str, dict[int, str]]:
+    """Sample and embed each movie once, before queries run in parallel; the chunk captions."""
+    out: dict[str, dict[int, str]] = {}
+    for mid in dict.fromkeys(q.movie_id for q in queries):
+        movie = lib.movie(ann.movie(mid))
+        print(f"preparing {mid}: {len(movie.chunks)} chunks of {chunk_seconds:g} s", file=sys.stderr)
+        if captions and solvers.model is not None:
+            out[mid] = caption_chunks(movie, solvers.model)
+        chunk_embeddings(movie, embedder, captions=out.get(mid))
+    return out
+
+
+def grounding_stamp(run: GroundingRun, ann: GroundingAnnotations,
+                    backend: VLMBackend, localizer: VLMBackend, memory_dir: Path) -> dict[str, str | None]:
+    """What makes two runs' predictions comparable, on every line; a resume that differs is refused
+    (docs/formats.md "Run stamps"): the data (its revision, or the annotation file, subtitles and
+    videos' names), both backends and what shapes their requests, the method, thinking, the
+    search's settings (K, M, Δmax, chunk length, localizer frames), the embedder, captions, the
+    character memories read, the app version."""
+    movies = list(ann.movies.values())   # all of the file's: a resume with --limit or a shard keeps it
+    files = [ann.path, *(m.subtitles for m in movies if m.subtitles)]
+    memories = [Path(memory_dir) / f"{m.movie_id}.json" for m in movies]
+    return {**data_stamp(ann.path, files, [Path(m.video).name for m in ann.movies.values()]),
+            **backend_stamp(backend), **backend_stamp(localizer, "localizer"),
+            "method": run.method, "thinking": run.thinking,
+            **settings_stamp(k=run.k, m=run.m, delta_max=run.delta_max, chunk_seconds=run.chunk_seconds,
+                             localize_frames=run.localize_frames, embedder=run.embedder,
+                             captions=bool(run.captions),
+                             memory=data_fingerprint([p for p in memories if p.is_file()], []))}
+
+
+def source_summary(records: list[dict]) -> str:
+    """How the file's predictions were obtained: model answers, fallbacks, unparsed."""
+    by: dict[str, int] = {}
+    for r in records:
+        by[str(r.get("source") or "(no source)")] = by.get(str(r.get("source") or "(no source)"), 0) + 1
+    fallbacks = sum(n for k, n in by.items() if k.startswith("fallback:"))
+    unparsed = by.get(UNPARSED, 0)
+    detail = ", ".join(f"{k} {n}" for k, n in sorted(by.items()))
+    return (f"sources: {len(records) - fallbacks - unparsed} model answers, {fallbacks} fallbacks, "
+            f"{unparsed} unparsed ({detail or 'none'}); fallbacks and unparsed items are written "
+            "with interval null and score IoU 0")
+
+
+# -- run files read and scored: `eval grounding`, `compare grounding` ----------------------------------
+
+def load_prediction_files(paths: list[Path], lines: dict | None = None) -> dict:
+    """qid -> Prediction over every file (duplicates across files: docs/scale.md "Merging");
+    `lines` gets qid -> "<file> line <n>"."""
+    files = input_files(paths, "*.jsonl", "grounding predictions", "--predictions")
+    return merged_files(files, lambda p: load_predictions(p, lines).items(), what="prediction for qid")
+
+
+def evaluate_prediction_files(ann: GroundingAnnotations, paths: list[Path], *,
+                              score_fallbacks: bool = False) -> tuple[dict, dict]:
+    """(the scores with what the prediction lines held beyond them: eval_inputs.py, its `notes`
+    last; the predictions read) of every prediction file or folder in `paths`."""
+    where: dict[str, str] = {}
+    preds = load_prediction_files(paths, where)
+    report = grounding_input_report(ann, preds, where, ", ".join(map(str, paths)),
+                                    duration_of=lambda mid: container_duration(ann.movie(mid).video),
+                                    score_fallbacks=score_fallbacks)
+    return {**evaluate(ann, preds, score_fallbacks=score_fallbacks), **report}, preds
+
+
+def compare_runs(annotations_path: Path | str, a: Path | str, b: Path | str, *,
+                 score_fallbacks: bool = False) -> compare.Comparison:
+    """`compare grounding`: run A against run B on the same annotations, paired by query."""
+    ann = load_annotations(annotations_path)
+    runs = [load_prediction_files([Path(a)]), load_prediction_files([Path(b)])]
+    qids = {q.qid for q in ann.queries}
+    for path, preds in zip((a, b), runs):
+        compare.refuse_unknown(path, preds, qids, what="prediction(s) for qids", against=str(annotations_path))
+    fallbacks = score_fallbacks
+    groups = [unit_scores(ann, preds, score_fallbacks=fallbacks) for preds in runs]
+    return compare.Comparison(
+        "grounding", str(a), str(b),
+        f"{annotations_path} ({len(ann.queries)} queries, {len(ann.pairs)} pairs)",
+        compare.paired(*groups), disagreements(ann, *runs, score_fallbacks=fallbacks),
+        len(ann.queries), "queries",
+        notes=["DIAGNOSTIC: fallbacks scored as answers (--score-fallbacks)"] if fallbacks else [])
