@@ -111,7 +111,8 @@ def check_results(results, source: str = "results") -> dict:
 
 def score_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
     """The released analysis, plus extra keys `strict`, `parse_rate`, `entries`, `stems_total`,
-    `mixed` (when Mixed entries exist)."""
+    `mixed` (when Mixed entries exist).
+    Shapes: results: stem -> dim -> record (n_stems stems) -> dict of floats"""
     check_results(results)
     correct = Counter()
     valid = Counter()
@@ -231,7 +232,8 @@ def as_released(metrics: dict) -> dict:
 
 
 def missing_entries(results: Mapping[str, Mapping[str, Mapping]]) -> Counter:
-    """Per dimension (S, A, C): how many stems lack it while another stem of the file has it."""
+    """Per dimension (S, A, C): how many stems lack it while another stem of the file has it.
+    Shapes: results: stem -> dim -> record (n_stems stems) -> dim -> int"""
     present = {d for dims in results.values() for d in dims if d in DIMS}
     return Counter({d: sum(1 for dims in results.values() if d not in dims) for d in present})
 
@@ -245,7 +247,8 @@ def stem_columns(results: Mapping[str, Mapping[str, Mapping]],
     """One value per stem (in `stems` order; default: the file's) for every count a score sums:
     `<dim>_correct`, `<dim>_valid`, `<dim>_present`, `<dim>_missing` (S, A, C), `full` (the stem's
     three entries all valid: the cumulative scores' denominator), `k<n>` (full and n of 3 right),
-    `mixed_correct`, `mixed_valid`. A stem the file does not hold contributes zeros."""
+    `mixed_correct`, `mixed_valid`. A stem the file does not hold contributes zeros.
+    Shapes: results: stem -> dim -> record; stems: (n_stems,) -> column -> (n_stems,) float"""
     stems = list(results) if stems is None else list(stems)
     expected = {d for dims in results.values() for d in dims if d in DIMS}
     cols: dict[str, list[float]] = {f"{d}_{c}": [] for d in DIMS for c in _DIM_COLUMNS}
@@ -279,7 +282,8 @@ def unit_scores(results: Mapping[str, Mapping[str, Mapping]],
                 stems: Iterable[str] | None = None) -> list[stats.SumScore]:
     """Every score of `score_results` that has an interval, as sums over stems (the paper's unit:
     a stem's S, A and P questions share one video), aligned to `stems` (default: sorted, so the
-    same entries give the same interval whatever order the files or shards list them in)."""
+    same entries give the same interval whatever order the files or shards list them in).
+    Shapes: results: stem -> dim -> record; stems: (n_stems,) -> (n_scores,) SumScore, each over (n_stems,)"""
     c = {k: [float(x) for x in v] for k, v in stem_columns(results, sorted(results) if stems is None
                                                            else stems).items()}
 
@@ -307,7 +311,8 @@ def unit_scores(results: Mapping[str, Mapping[str, Mapping]],
 
 def question_outcomes(results: Mapping[str, Mapping[str, Mapping]]) -> dict[tuple[str, str], dict]:
     """(stem, paper dimension) -> what the run chose: the letter, the clip it names (option_map;
-    None when unparsed), whether it is right, whether the answer was valid."""
+    None when unparsed), whether it is right, whether the answer was valid.
+    Shapes: results: stem -> dim -> record -> (stem, dim) -> dict, one per question"""
     out = {}
     for stem, dims in results.items():
         for dim, entry in dims.items():
@@ -359,7 +364,8 @@ def latest_human_records(records: Iterable[Mapping]) -> dict[tuple, Mapping]:
     """(annotator, stem, dimension key) -> the record that counts: the newest `answered_at_utc`
     (then the higher `redo_count`, then the later line), as the study page's own store resolves a
     redo (components/cloze/study/merge.py). A record without the keys a question needs is refused,
-    naming its file and line."""
+    naming its file and line.
+    Shapes: records: (n_records,) dicts -> (annotator, stem, dim) -> record"""
     from components.cloze.study.merge import order_key
 
     latest: dict[tuple, Mapping] = {}
@@ -383,7 +389,8 @@ def human_results(records: Iterable[Mapping]) -> dict:
     per (annotator, stem, dim) counts (`latest_human_records`); a question is correct only if every
     annotator who answered it chose GT (the paper's Human row: both annotators). A question with a
     record that cannot be scored (`human_verdict` None) is an invalid entry (`unscorable`, or `no
-    answer`), never a wrong one."""
+    answer`), never a wrong one.
+    Shapes: records: (n_records,) dicts -> stem -> dim -> record"""
     grouped: dict[tuple, list[Mapping]] = {}
     for (_who, stem, dim), rec in latest_human_records(records).items():
         grouped.setdefault((stem, dim), []).append(rec)
@@ -408,7 +415,8 @@ def human_results(records: Iterable[Mapping]) -> dict:
 def human_notes(records: Iterable[Mapping], named: int = 3) -> list[str]:
     """What `human_results` decided about the records that count, said: records it could not
     score, and `correct` flags that contradict the answer (scored by the answer), each with the
-    first `named` places (file and line)."""
+    first `named` places (file and line).
+    Shapes: records: (n_records,) dicts -> (n_notes,) str"""
     unjudged, contradicting = [], []
     for i, rec in enumerate(latest_human_records(records).values()):
         letter, right = human_verdict(rec)
@@ -419,6 +427,7 @@ def human_notes(records: Iterable[Mapping], named: int = 3) -> list[str]:
             contradicting.append(where)
 
     def places(found: list[str]) -> str:
+        """Shapes: found: (n,) str -> str"""
         more = len(found) - named
         return "; ".join(found[:named]) + (f"; and {more} more" if more > 0 else "")
     notes = []
@@ -438,7 +447,8 @@ def order_sensitivity(runs: Mapping[str, list[tuple[bool, str | None]]]) -> dict
     """`runs`: question key -> one (correct, selected clip) per order, all questions with the same
     number k of orders. FR = % questions whose correctness changes across orders; CFR = % whose
     selected clip changes (an unparsed answer is its own selection, None); Range = max - min of the
-    per-order accuracy; Disp = its standard deviation (population, ddof 0)."""
+    per-order accuracy; Disp = its standard deviation (population, ddof 0).
+    Shapes: runs: question key -> (k,) (correct, clip), n_questions keys -> dict of floats"""
     if not runs:
         return {"questions": 0, "orders": 0, "FR": None, "CFR": None, "Range": None, "Disp": None,
                 "acc": None, "per_order_acc": []}

@@ -177,7 +177,7 @@ _NORMALS: dict[str, np.ndarray] = {}
 
 
 def body_normals(body) -> np.ndarray:
-    """The body's vertex normals, computed once per mesh."""
+    """The body's vertex normals, (N, 3) float64, computed once per mesh."""
     key = body.fingerprint()
     if key not in _NORMALS:
         _NORMALS[key] = vertex_normals(body.vertices, body.faces)

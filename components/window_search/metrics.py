@@ -32,7 +32,8 @@ temporal_iou = iou
 
 
 def window_bound_iou(window: Sequence[float] | None, gt: Sequence[float]) -> float:
-    """IoU if the localizer returned window ∩ GT: |W ∩ G| / |G| (0 when they do not overlap)."""
+    """IoU if the localizer returned window ∩ GT: |W ∩ G| / |G| (0 when they do not overlap).
+    Shapes: window: (2,) float or None, gt: (2,) float -> float"""
     g = valid_interval(gt)
     if g is None:
         return 0.0
@@ -42,7 +43,8 @@ def window_bound_iou(window: Sequence[float] | None, gt: Sequence[float]) -> flo
 def grounding_metrics(pairs: Iterable[tuple[str, Sequence[tuple[str, Sequence[float]]]]],
                       predictions: Mapping[str, Sequence[float] | None]) -> dict:
     """Core metrics. `pairs`: (pair_id, [(qid, gt interval), (qid, gt interval)]);
-    `predictions`: qid -> interval (None / absent = failure)."""
+    `predictions`: qid -> interval (None / absent = failure).
+    Shapes: pairs: (n_pairs,) (pair_id, 2 x (qid, (2,) float)), predictions: qid -> (2,) float or None -> dict of floats"""
     ious: list[float] = []
     pair_hits = {t: 0 for t in THRESHOLDS}
     n_pairs = 0
@@ -71,7 +73,8 @@ def scored_interval(pred: Prediction | None, *, score_fallbacks: bool = False
                     ) -> Sequence[float] | None:
     """The interval a prediction is scored with: a model answer's interval (types.MODEL_SOURCES,
     or a line without a source); a fallback or an unparsed item scores as invalid (IoU 0) unless
-    `score_fallbacks` (a diagnostic) asks for its fallback interval."""
+    `score_fallbacks` (a diagnostic) asks for its fallback interval.
+    Shapes: -> (2,) float [s, e] or None"""
     if pred is None:
         return None
     if is_scored_source(pred.source):
@@ -84,7 +87,8 @@ def scored_interval(pred: Prediction | None, *, score_fallbacks: bool = False
 def source_counts(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction]) -> dict:
     """How the annotation file's queries were answered: model answers with a valid interval,
     fallbacks, unparsed (no valid interval: unparsed, or invalid such as numeric strings),
-    other sources (unknown labels, not scored), missing lines; and the count per source."""
+    other sources (unknown labels, not scored), missing lines; and the count per source.
+    Shapes: predictions: qid -> Prediction (n_queries) -> dict of counts"""
     counts = {"model": 0, "fallback": 0, "unparsed": 0, "other": 0, "missing": 0}
     by_source: dict[str, int] = {}
     for q in annotations.queries:
@@ -109,7 +113,8 @@ def source_counts(annotations: GroundingAnnotations, predictions: Mapping[str, P
 def evaluate(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction], *,
              score_fallbacks: bool = False) -> dict:
     """docs/formats.md keys, "counts" (source_counts) and "scored_fallbacks" (whether fallbacks were
-    scored, a diagnostic); plus "diagnostics" when any prediction carries a window."""
+    scored, a diagnostic); plus "diagnostics" when any prediction carries a window.
+    Shapes: predictions: qid -> Prediction -> dict of floats"""
     pairs = [(p.pair_id, [(p.target.qid, p.target.interval), (p.confusable.qid, p.confusable.interval)])
              for p in annotations.pairs]
     intervals = {qid: scored_interval(pred, score_fallbacks=score_fallbacks)
@@ -126,7 +131,8 @@ def evaluate(annotations: GroundingAnnotations, predictions: Mapping[str, Predic
 
 def query_ious(annotations: GroundingAnnotations, predictions: Mapping[str, Prediction], *,
                score_fallbacks: bool = False) -> list[float]:
-    """The IoU of every query of the annotation file, in its order (a missing prediction: 0)."""
+    """The IoU of every query of the annotation file, in its order (a missing prediction: 0).
+    Shapes: predictions: qid -> Prediction -> (n_queries,) float"""
     return [temporal_iou(scored_interval(predictions.get(q.qid), score_fallbacks=score_fallbacks),
                          q.interval) for q in annotations.queries]
 
@@ -135,7 +141,8 @@ def unit_scores(annotations: GroundingAnnotations, predictions: Mapping[str, Pre
                 score_fallbacks: bool = False) -> dict[str, list[stats.SumScore]]:
     """The scores as sums over their units: "queries" (mIoU, R@1@θ) and "pairs" (PairSuccess@θ,
     both queries of a pair at IoU >= θ), in the annotation file's order, so two runs on the same
-    file line up unit for unit."""
+    file line up unit for unit.
+    Shapes: -> {'queries': (n_scores,) SumScore over (n_queries,), 'pairs': SumScore over (n_pairs,)}"""
     ious = query_ious(annotations, predictions, score_fallbacks=score_fallbacks)
     queries = [stats.ratio("mIoU", ious, unit="queries", scale=100.0)]
     queries += [stats.ratio(f"R@1@{t}", [float(i >= t) for i in ious], unit="queries", scale=100.0)
@@ -147,7 +154,8 @@ def unit_scores(annotations: GroundingAnnotations, predictions: Mapping[str, Pre
 
 
 def score_intervals(groups: Mapping[str, Sequence[stats.SumScore]]) -> dict[str, dict]:
-    """Every score's 95 % bootstrap interval over its own unit (stats defaults: fixed seed)."""
+    """Every score's 95 % bootstrap interval over its own unit (stats defaults: fixed seed).
+    Shapes: groups: name -> (n_scores,) SumScore -> score -> interval dict"""
     out: dict[str, dict] = {}
     for scores in groups.values():
         out.update({k: e.to_json() for k, e in stats.estimates(scores).items()})
@@ -157,7 +165,8 @@ def score_intervals(groups: Mapping[str, Sequence[stats.SumScore]]) -> dict[str,
 def disagreements(annotations: GroundingAnnotations, a: Mapping[str, Prediction],
                   b: Mapping[str, Prediction], *, score_fallbacks: bool = False) -> list[dict]:
     """Queries on which the two runs land on different sides of at least one threshold θ, the
-    largest IoU gap first (ties in the annotation file's order)."""
+    largest IoU gap first (ties in the annotation file's order).
+    Shapes: a, b: qid -> Prediction -> (n_differing,) dicts"""
     ious_a = query_ious(annotations, a, score_fallbacks=score_fallbacks)
     ious_b = query_ious(annotations, b, score_fallbacks=score_fallbacks)
     rows = []
@@ -173,6 +182,7 @@ def disagreements(annotations: GroundingAnnotations, a: Mapping[str, Prediction]
 
 
 def _shown(pred: Prediction | None) -> list[float] | None:
+    """Shapes: -> (2,) float [s, e] or None"""
     return None if pred is None or pred.interval is None else list(pred.interval)
 
 
@@ -182,6 +192,7 @@ def _source(pred: Prediction | None) -> str:
 
 def window_diagnostics(annotations: GroundingAnnotations,
                        predictions: Mapping[str, Prediction]) -> dict | None:
+    """Shapes: predictions: qid -> Prediction -> dict of floats, or None"""
     with_window = [(q, predictions[q.qid].window) for q in annotations.queries
                    if q.qid in predictions and predictions[q.qid].window is not None]
     if not with_window:

@@ -43,6 +43,7 @@ def prf_from_counts(tp: int, num_pred: int, num_gt: int) -> tuple[float, float, 
 
 
 def prf(pred_mask: np.ndarray, gt_mask: np.ndarray) -> tuple[float, float, float]:
+    """Shapes: pred_mask, gt_mask: (n_vertices,) bool -> (precision, recall, F1) floats 0-1"""
     pred_mask = np.asarray(pred_mask, dtype=bool)
     gt_mask = np.asarray(gt_mask, dtype=bool)
     return prf_from_counts(int(np.count_nonzero(pred_mask & gt_mask)),
@@ -53,7 +54,8 @@ def geodesic_error_m(pred_mask: np.ndarray, gt_mask: np.ndarray, nearest_to_gt) 
     """Mean distance (metres) from predicted vertices to the nearest GT vertex.
 
     `nearest_to_gt(mask) -> (N,) distances to the nearest vertex of mask` (a geodesic oracle).
-    """
+
+    Shapes: pred_mask, gt_mask: (n_vertices,) bool; nearest_to_gt(mask) -> (n_vertices,) float -> float metres"""
     pred_mask = np.asarray(pred_mask, dtype=bool)
     gt_mask = np.asarray(gt_mask, dtype=bool)
     if not gt_mask.any():
@@ -64,11 +66,13 @@ def geodesic_error_m(pred_mask: np.ndarray, gt_mask: np.ndarray, nearest_to_gt) 
 
 
 def group_masks(body: BodyModel) -> dict[str, np.ndarray]:
+    """Shapes: -> group -> (n_vertices,) bool (7 groups)"""
     return {group: np.isin(body.vertex_region, [REGION_LABELS.index(label) for label in labels])
             for group, labels in GROUPS.items()}
 
 
 def _check(mask: np.ndarray, body: BodyModel, what: str) -> np.ndarray:
+    """Shapes: mask: (n_vertices,) bool -> (n_vertices,) bool"""
     mask = np.asarray(mask, dtype=bool)
     if mask.shape != (body.num_vertices,):
         raise ValueError(f"{what} mask has shape {mask.shape}; the {body.kind} body has "
@@ -78,7 +82,8 @@ def _check(mask: np.ndarray, body: BodyModel, what: str) -> np.ndarray:
 
 def frame_metrics(pred_mask: np.ndarray, gt_mask: np.ndarray, body: BodyModel,
                   *, groups: dict[str, np.ndarray] | None = None) -> dict:
-    """One frame: precision, recall, F1 (0-100), geodesic_cm, and F1_<group> for groups with GT."""
+    """One frame: precision, recall, F1 (0-100), geodesic_cm, and F1_<group> for groups with GT.
+    Shapes: pred_mask, gt_mask: (n_vertices,) bool; groups: group -> (n_vertices,) bool -> dict of floats"""
     pred_mask = _check(pred_mask, body, "predicted")
     gt_mask = _check(gt_mask, body, "ground-truth")
     precision, recall, f1 = prf(pred_mask, gt_mask)
@@ -94,7 +99,8 @@ def frame_metrics(pred_mask: np.ndarray, gt_mask: np.ndarray, body: BodyModel,
 def spatial_metrics(pred_masks: Sequence[np.ndarray], gt_masks: Sequence[np.ndarray],
                     body: BodyModel) -> dict:
     """Averages over frames -> keys F1, precision, recall, geodesic_cm, F1_<group> (7), num_frames,
-    and frames_<group> (how many frames scored that group)."""
+    and frames_<group> (how many frames scored that group).
+    Shapes: pred_masks, gt_masks: (n_frames, n_vertices) bool -> dict of floats"""
     if len(pred_masks) != len(gt_masks):
         raise ValueError(f"{len(pred_masks)} predicted frames but {len(gt_masks)} ground-truth frames")
     groups = group_masks(body)
@@ -102,7 +108,8 @@ def spatial_metrics(pred_masks: Sequence[np.ndarray], gt_masks: Sequence[np.ndar
 
 
 def summarise_frames(frames: Sequence[dict]) -> dict:
-    """`spatial_metrics` from the per-frame dicts of `frame_metrics`."""
+    """`spatial_metrics` from the per-frame dicts of `frame_metrics`.
+    Shapes: frames: (n_frames,) dicts of floats -> dict of floats"""
     result: dict = {}
     for key in ("F1", "precision", "recall", "geodesic_cm"):
         result[key] = float(np.mean([f[key] for f in frames])) if frames else None
@@ -115,7 +122,8 @@ def summarise_frames(frames: Sequence[dict]) -> dict:
 
 
 def label_f1(pred_labels: Sequence[str], gt_labels: Sequence[str]) -> float:
-    """Label-level F1 (0-100) for one frame between label sets, with the same special cases."""
+    """Label-level F1 (0-100) for one frame between label sets, with the same special cases.
+    Shapes: pred_labels: (n_pred,) str, gt_labels: (n_gt,) str -> float"""
     pred, gt = set(pred_labels), set(gt_labels)
     return 100 * prf_from_counts(len(pred & gt), len(pred), len(gt))[2]
 
@@ -124,7 +132,8 @@ def label_metrics(pred_label_sets: Sequence[Sequence[str]],
                   gt_label_sets: Sequence[Sequence[str]]) -> dict:
     """Mean label-level F1 over frames, and per-label F1 (0-100) over all frames (Figure 6):
     for each of the 18 labels, F1 of "label selected" against "label in GT" across frames
-    (None for a label that is neither predicted nor in any GT)."""
+    (None for a label that is neither predicted nor in any GT).
+    Shapes: pred_label_sets, gt_label_sets: (n_frames,) label lists -> dict (per_label_F1: 18 floats or None)"""
     if len(pred_label_sets) != len(gt_label_sets):
         raise ValueError("predicted and ground-truth label lists differ in length")
     per_frame = [label_f1(p, g) for p, g in zip(pred_label_sets, gt_label_sets)]
@@ -141,7 +150,8 @@ def label_metrics(pred_label_sets: Sequence[Sequence[str]],
 def frame_rows(gt_records: Sequence[dict], pred_records: Sequence[dict | None],
                body: BodyModel) -> list[dict]:
     """Per frame (records as `spatial_metrics_from_records` takes them): `frame_metrics` plus the
-    frame's `label_F1`, `regions` (predicted labels) and `truth` (GT labels)."""
+    frame's `label_F1`, `regions` (predicted labels) and `truth` (GT labels).
+    Shapes: gt_records: (n_frames,) dicts, pred_records: (n_frames,) dicts or None -> (n_frames,) dicts of floats"""
     if len(gt_records) != len(pred_records):
         raise ValueError("one prediction (or None) is needed per ground-truth frame")
     groups = group_masks(body)
@@ -160,7 +170,8 @@ def frame_rows(gt_records: Sequence[dict], pred_records: Sequence[dict | None],
 
 def summarise_rows(rows: Sequence[dict], units: Sequence[str] | None = None) -> dict:
     """`spatial_metrics` of `frame_rows` plus `label_F1` (mean label-level F1 over the frames) and
-    `per_label_F1`; with `units` (each frame's query id) also `intervals`, resampled over queries."""
+    `per_label_F1`; with `units` (each frame's query id) also `intervals`, resampled over queries.
+    Shapes: rows: (n_frames,) dicts, units: (n_frames,) str query ids or None -> dict of floats"""
     result = summarise_frames(rows)
     labels = label_metrics([r["regions"] for r in rows], [r["truth"] for r in rows])
     result["label_F1"] = labels["label_F1"]
@@ -175,7 +186,8 @@ def spatial_metrics_from_records(gt_records: Sequence[dict], pred_records: Seque
     """Convenience for the CLI/UI: records are {"regions": [...], "vertices": [...] (optional)},
     one GT and one prediction per annotated frame, in the same order. A missing prediction (None)
     is an empty prediction (precision 1, recall 0, F1 0, geodesic over all vertices).
-    Returns `summarise_rows` of the frames."""
+    Returns `summarise_rows` of the frames.
+    Shapes: gt_records: (n_frames,) dicts, pred_records: (n_frames,) dicts or None, units: (n_frames,) str or None -> dict"""
     return summarise_rows(frame_rows(gt_records, pred_records, body), units)
 
 
@@ -183,13 +195,15 @@ def unit_scores(frames: Sequence[dict], units: Sequence[str]) -> list[stats.SumS
     """The frame averages as sums over queries (a query's frames share one clip and one answer
     style, so they are resampled together): each score is the sum over a query's frames over its
     frame count (per group: over the frames where the group has GT), aligned to the queries in
-    first-seen order."""
+    first-seen order.
+    Shapes: frames: (n_frames,) dicts, units: (n_frames,) str -> (12,) SumScore, each over (n_queries,)"""
     if len(frames) != len(units):
         raise ValueError(f"{len(frames)} frames but {len(units)} unit labels")
     order = list(dict.fromkeys(units))
     index = {u: i for i, u in enumerate(order)}
 
     def per_query(key: str) -> tuple[list[float], list[float]]:
+        """Shapes: -> (num, den): each (n_queries,) float"""
         num, den = [0.0] * len(order), [0.0] * len(order)
         for frame, unit in zip(frames, units):
             if key in frame:

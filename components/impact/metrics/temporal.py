@@ -59,11 +59,13 @@ NO_PREDICTION_RULES = (LEAVE_OUT, AS_MISS)
 
 def temporal_iou(a: Sequence[float], b: Sequence[float]) -> float:
     """IoU of two windows by their first two values ([s, e] or [s, e, score]); an invalid one
-    (e <= s, non-finite) scores 0, as the plain formula gives for it."""
+    (e <= s, non-finite) scores 0, as the plain formula gives for it.
+    Shapes: a, b: (2,) or (3,) float [s, e(, score)] -> float"""
     return iou(tuple(a[:2]), tuple(b[:2]))
 
 
 def _iou_row(pred: Sequence[float], gts: np.ndarray) -> np.ndarray:
+    """Shapes: pred: (2+,) float, gts: (n_gt, 2) float -> (n_gt,) float IoU"""
     left = np.maximum(pred[0], gts[:, 0])
     right = np.minimum(pred[1], gts[:, 1])
     inter = np.clip(right - left, 0, None)
@@ -74,7 +76,8 @@ def _iou_row(pred: Sequence[float], gts: np.ndarray) -> np.ndarray:
 
 def interpolated_precision_recall(precision: np.ndarray, recall: np.ndarray) -> float:
     """ActivityNet: prepend (0, 0), append (recall 1, precision 0), make precision non-increasing
-    from the right, sum (r[i+1] - r[i]) * p[i+1] where recall changes."""
+    from the right, sum (r[i+1] - r[i]) * p[i+1] where recall changes.
+    Shapes: precision, recall: (n_pred,) float -> float"""
     mprecision = np.hstack([[0.0], precision, [0.0]])
     mrecall = np.hstack([[0.0], recall, [1.0]])
     for i in range(len(mprecision) - 1)[::-1]:
@@ -85,7 +88,8 @@ def interpolated_precision_recall(precision: np.ndarray, recall: np.ndarray) -> 
 
 def average_precision(gt_windows: Sequence[Sequence[float]], pred_windows: Sequence[Sequence[float]],
                       thresholds: Sequence[float]) -> np.ndarray:
-    """Per-query detection AP at each threshold (fractions 0-1). `pred_windows` [s, e, score]."""
+    """Per-query detection AP at each threshold (fractions 0-1). `pred_windows` [s, e, score].
+    Shapes: gt_windows: (n_gt, 2), pred_windows: (n_pred, 3) [s, e, score], thresholds: (n_thr,) -> (n_thr,) float"""
     ap = np.zeros(len(thresholds))
     preds = list(pred_windows)[:MAX_PRED_WINDOWS]  # top 10 as listed, then sorted by score
     if not preds or not gt_windows:
@@ -123,7 +127,8 @@ def recall_matches_at_k(gt_windows: Sequence[Sequence[float]], pred_windows: Seq
                         k: int, threshold: float) -> int:
     """mR@k matching: the first k predictions as listed (the reference code, QV-M2, does not sort
     them by score first), each to the unmatched GT of highest IoU, a match when that IoU >=
-    threshold."""
+    threshold.
+    Shapes: gt_windows: (n_gt, 2), pred_windows: (n_pred, 2+) -> int matches (<= k)"""
     preds = list(pred_windows)[:k]
     unmatched = list(range(len(gt_windows)))
     matches = 0
@@ -139,7 +144,8 @@ def recall_matches_at_k(gt_windows: Sequence[Sequence[float]], pred_windows: Seq
 
 def _sum_like_numpy(values: Sequence[float]) -> float:
     """np.sum of a float64 vector, bit for bit: numpy adds fewer than 8 values left to right
-    from 0.0 and only switches to pairwise (8-accumulator) summation from 8 values on."""
+    from 0.0 and only switches to pairwise (8-accumulator) summation from 8 values on.
+    Shapes: values: (n,) float -> float"""
     if len(values) >= 8:
         return float(np.sum(np.asarray(values, dtype=float)))
     total = 0.0
@@ -149,7 +155,8 @@ def _sum_like_numpy(values: Sequence[float]) -> float:
 
 
 def _mean_like_numpy(values: Sequence[float]) -> float:
-    """float(np.mean(values)), bit for bit (np.mean is np.sum / n)."""
+    """float(np.mean(values)), bit for bit (np.mean is np.sum / n).
+    Shapes: values: (n,) float -> float"""
     if not values or len(values) >= 8:
         return float(np.mean(np.asarray(values, dtype=float)))
     return _sum_like_numpy(values) / len(values)
@@ -160,7 +167,8 @@ def _interpolated_ap(hit_ranks: Sequence[int], num_gt: int) -> float:
     with the same float operations. Recall changes only at a TP (from (t-1)/#GT to t/#GT) and,
     unless every GT window was found, at the appended recall 1 (where precision is 0). The
     envelope at a TP is the highest precision t/rank over this and later TPs: between TPs
-    precision only falls, and the appended precision is 0."""
+    precision only falls, and the appended precision is 0.
+    Shapes: hit_ranks: (n_hits,) int (1-based) -> float"""
     terms = [0.0] * len(hit_ranks)
     envelope = 0.0
     for t in range(len(hit_ranks), 0, -1):
@@ -177,7 +185,8 @@ def _visit_order(row: list[float], floor: float) -> list[int]:
     """`np.asarray(row).argsort()[::-1]`, as far as the greedy matching can tell: GT indices by
     decreasing IoU. Values below `floor` (the lowest threshold) only ever end a visit, so their
     order is irrelevant; if the others are distinct the order is unique and Python sorts it,
-    otherwise (ties) numpy decides, as in the reference."""
+    otherwise (ties) numpy decides, as in the reference.
+    Shapes: row: (n_gt,) float IoU -> (n_gt,) int GT indices"""
     if len(row) == 1:
         return [0]
     considered = [v for v in row if v >= floor]
@@ -190,7 +199,8 @@ def _iou_rows(preds: Sequence[Sequence[float]],
               gt_windows: Sequence[Sequence[float]]) -> list[list[float]] | None:
     """`_iou_row` for every prediction, in plain floats: for finite inputs these are the same IEEE
     operations (a zero's sign aside, which no comparison sees). None when an input is not finite
-    or an IoU is NaN: those rows need numpy's NaN handling, so the caller uses the reference."""
+    or an IoU is NaN: those rows need numpy's NaN handling, so the caller uses the reference.
+    Shapes: preds: (n_pred, 2+), gt_windows: (n_gt, 2) -> (n_pred, n_gt) float, or None"""
     gts = [(float(g[0]), float(g[1])) for g in gt_windows]
     rows = []
     for pred in preds:
@@ -219,6 +229,7 @@ class _QueryAP:
 
     def __init__(self, gt_windows: Sequence[Sequence[float]], pred_windows: Sequence[Sequence[float]],
                  thresholds: Sequence[float], ap_cache: dict | None = None):
+        """Shapes: gt_windows: (n_gt, 2), pred_windows: (n_pred, 3) [s, e, score], thresholds: (n_thr,)"""
         self.gt_windows, self.pred_windows = gt_windows, pred_windows
         self.thresholds = list(thresholds)
         self._ap_cache = {} if ap_cache is None else ap_cache
@@ -232,13 +243,15 @@ class _QueryAP:
             self._rows = _iou_rows(preds, gt_windows)
 
     def ap(self, cols: Sequence[int] | None = None) -> list[float]:
-        """AP per threshold (fractions) against the GT windows at indices `cols` (all if None)."""
+        """AP per threshold (fractions) against the GT windows at indices `cols` (all if None).
+        Shapes: cols: (k,) int GT indices or None -> (n_thr,) float"""
         key = tuple(range(len(self.gt_windows))) if cols is None else tuple(cols)
         if key not in self._memo:
             self._memo[key] = self._compute(key)
         return self._memo[key]
 
     def _compute(self, cols: tuple[int, ...]) -> list[float]:
+        """Shapes: cols: (k,) int GT indices -> (n_thr,) float"""
         if self._rows is None:  # non-finite input: the reference's numpy semantics
             subset = [self.gt_windows[j] for j in cols]
             return [float(v) for v in average_precision(subset, self.pred_windows, self.thresholds)]
@@ -275,6 +288,7 @@ class _APTable:
     """Per-query `_QueryAP`s for one evaluation, scoring `thresholds` and 0.3 in one pass."""
 
     def __init__(self, thresholds: Sequence[float]):
+        """Shapes: thresholds: (n_thr,) float"""
         self.thresholds = list(thresholds)
         scored = list(self.thresholds)
         if MAP_THRESHOLD not in scored:
@@ -288,6 +302,7 @@ class _APTable:
     def _query(self, gt_windows: Sequence, pred_windows: Sequence) -> _QueryAP:
         # keyed by the prediction list (one per query; the entry keeps it alive, so its id stays
         # unique): breakdowns pass the same query's GT list with the indices they keep
+        """Shapes: gt_windows: (n_gt, 2), pred_windows: (n_pred, 3) -> the query's _QueryAP"""
         query = self._queries.get(id(pred_windows))
         if query is None or query.gt_windows is not gt_windows:
             query = _QueryAP(gt_windows, pred_windows, self._scored, self._ap_cache)
@@ -296,16 +311,19 @@ class _APTable:
 
     def ap_03(self, gt_windows: Sequence, pred_windows: Sequence,
               cols: Sequence[int] | None = None) -> float:
+        """Shapes: gt_windows: (n_gt, 2), pred_windows: (n_pred, 3), cols: (k,) int or None -> float"""
         return self._query(gt_windows, pred_windows).ap(cols)[self._at_03]
 
     def mean_ap(self, gt_windows: Sequence, pred_windows: Sequence,
                 cols: Sequence[int] | None = None) -> float:
-        """The per-query AP averaged over `thresholds` (float(np.mean(...)) of the reference)."""
+        """The per-query AP averaged over `thresholds` (float(np.mean(...)) of the reference).
+        Shapes: gt_windows: (n_gt, 2), pred_windows: (n_pred, 3), cols: (k,) int or None -> float"""
         return _mean_like_numpy(self._query(gt_windows, pred_windows).ap(cols)[:self._n])
 
 
 def _matches_in_rank_order(iou_rows: Sequence[Sequence[float]], threshold: float) -> int:
-    """`recall_matches_at_k` given the IoU rows of the top-k predictions (rank order)."""
+    """`recall_matches_at_k` given the IoU rows of the top-k predictions (rank order).
+    Shapes: iou_rows: (k, n_gt) float -> int matches"""
     unmatched = list(range(len(iou_rows[0]))) if iou_rows else []
     matches = 0
     for row in iou_rows:
@@ -336,7 +354,8 @@ def is_invalid(record: dict) -> bool:
 def _pairs(gt: Iterable[dict], pred: Iterable[dict]) -> tuple[list[tuple[str, list, list]], int, int]:
     """(qid, GT windows, the windows scored) for every GT query, in GT order (a missing line or an
     invalid answer: no window), the number of prediction lines for unknown qids, and of GT qids
-    without a line."""
+    without a line.
+    Shapes: gt: (n_gt_lines,) records, pred: (n_pred_lines,) records -> (n_queries,) (qid, (n_gt, 2), (n_pred, 3))"""
     gt_by_qid = {str(g["qid"]): [list(w[:2]) for w in g["relevant_windows"]] for g in gt}
     pred_by_qid = {str(p["qid"]): [] if is_invalid(p) else [list(w[:3]) for w in p["pred_relevant_windows"]]
                    for p in pred}
@@ -353,7 +372,8 @@ def _check_rule(no_prediction: str) -> None:
 
 def _scored(pairs: list[tuple[str, list, list]], no_prediction: str) -> list[tuple[str, list, list]]:
     """The pairs every score averages over: GT windows to find, and (QV-M2's rule, LEAVE_OUT) a
-    prediction listed; AS_MISS keeps the queries without one (scored as misses)."""
+    prediction listed; AS_MISS keeps the queries without one (scored as misses).
+    Shapes: pairs: (n_queries,) (qid, (n_gt, 2), (n_pred, 3)) -> (n_scored,) of the same"""
     _check_rule(no_prediction)
     return [p for p in pairs if p[1] and (p[2] or no_prediction == AS_MISS)]
 
@@ -361,13 +381,15 @@ def _scored(pairs: list[tuple[str, list, list]], no_prediction: str) -> list[tup
 def _in_mr(gt: list, pred: list, k: int) -> bool:
     """Whether a query counts in mR@k: >= k GT windows and >= k predictions listed (QV-M2's
     `compute_mr_all`), or no prediction at all: only present under AS_MISS, where such a query is
-    a miss in mR@k as in R1@0.3 (the LEAVE_OUT pairs hold none)."""
+    a miss in mR@k as in R1@0.3 (the LEAVE_OUT pairs hold none).
+    Shapes: gt: (n_gt, 2), pred: (n_pred, 3) -> bool"""
     return len(gt) >= k and (len(pred) >= k or not pred)
 
 
 def _core(pairs: list[tuple[str, list, list]], thresholds: Sequence[float],
           table: _APTable | None = None) -> dict:
-    """mAP@0.3, R1@0.3, G-mAP and its groups, mR@1..3 over already-paired queries."""
+    """mAP@0.3, R1@0.3, G-mAP and its groups, mR@1..3 over already-paired queries.
+    Shapes: pairs: (n_queries,) (qid, (n_gt, 2), (n_pred, 3)), thresholds: (n_thr,) -> dict of floats"""
     table = table or _APTable(thresholds)
     pairs = [p for p in pairs if p[1]]  # a GT line without windows cannot be scored
     out: dict = {"num_queries": len(pairs)}
@@ -422,7 +444,8 @@ def unit_scores(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]
     order): mAP@0.3, R1@0.3, G-mAP (= the mean over queries of the threshold-averaged AP) and
     @1/@2_tgt are ratios; @3+tgt is the unweighted mean of the group means (recomputed on each
     resample, 0 when a resample holds no such group, as the metric); mR@k = the sum over eligible
-    queries of the threshold-averaged matches over the sum of min(#GT, k) (0 when none)."""
+    queries of the threshold-averaged matches over the sum of min(#GT, k) (0 when none).
+    Shapes: pairs: (n_queries,) (qid, (n_gt, 2), (n_pred, 3)) -> (n_scores,) SumScore, each over (n_queries,)"""
     table = table or _APTable(thresholds)
     pairs = [p for p in pairs if p[1]]
     ap_03 = [table.ap_03(g, p) for _, g, p in pairs]
@@ -452,7 +475,8 @@ def unit_scores(pairs: list[tuple[str, list, list]], thresholds: Sequence[float]
 
 
 def _map_summary(chosen: list[tuple[list, list, list[int] | None]], table: _APTable) -> dict:
-    """mAP@0.3 and mAP@0.1:0.5 over (GT windows, predictions, indices of the GT windows scored)."""
+    """mAP@0.3 and mAP@0.1:0.5 over (GT windows, predictions, indices of the GT windows scored).
+    Shapes: chosen: (n_queries,) ((n_gt, 2), (n_pred, 3), (k,) int or None) -> dict of floats"""
     chosen = [c for c in chosen if c[0] and (c[2] is None or c[2])]
     if not chosen:
         return {"mAP@0.3": None, "mAP@0.1:0.5": None, "num_queries": 0}
@@ -464,7 +488,8 @@ def _map_summary(chosen: list[tuple[list, list, list[int] | None]], table: _APTa
 def length_breakdown(pairs: list[tuple[str, list, list]], fps: float,
                      thresholds: Sequence[float] = HAPACT_THRESHOLDS, table: _APTable | None = None) -> dict:
     """Table 11(a). As QVHighlights' length ranges: keep only the GT windows whose length (frames)
-    is in the bin; queries left without windows drop out of that bin; predictions are unchanged."""
+    is in the bin; queries left without windows drop out of that bin; predictions are unchanged.
+    Shapes: pairs: (n_queries,) (qid, (n_gt, 2), (n_pred, 3)) -> dict per bin"""
     table = table or _APTable(thresholds)
     out = {}
     for name, (lo, hi) in LENGTH_BINS.items():
@@ -480,7 +505,8 @@ def length_breakdown(pairs: list[tuple[str, list, list]], fps: float,
 
 def count_breakdown(pairs: list[tuple[str, list, list]],
                     thresholds: Sequence[float] = HAPACT_THRESHOLDS, table: _APTable | None = None) -> dict:
-    """Table 11(b): single-moment (1 GT window) vs multiple-moment (2+) queries."""
+    """Table 11(b): single-moment (1 GT window) vs multiple-moment (2+) queries.
+    Shapes: pairs: (n_queries,) (qid, (n_gt, 2), (n_pred, 3)) -> dict per group"""
     table = table or _APTable(thresholds)
     return {"single": _map_summary([(g, p, None) for _, g, p in pairs if len(g) == 1], table),
             "multiple": _map_summary([(g, p, None) for _, g, p in pairs if len(g) >= 2], table)}
@@ -489,7 +515,8 @@ def count_breakdown(pairs: list[tuple[str, list, list]],
 def evaluate_temporal(gt: Iterable[dict], pred: Iterable[dict], *, fps: float = 24.0,
                       thresholds: Sequence[float] = HAPACT_THRESHOLDS, no_prediction: str = LEAVE_OUT) -> dict:
     """All HAPACT temporal metrics. Keys of docs/formats.md first, then breakdowns and counts.
-    `no_prediction`: LEAVE_OUT (QV-M2, the default) or AS_MISS (module docstring)."""
+    `no_prediction`: LEAVE_OUT (QV-M2, the default) or AS_MISS (module docstring).
+    Shapes: gt: (n_gt_lines,) records, pred: (n_pred_lines,) records -> dict of floats"""
     pred = list(pred)
     all_pairs, unknown, missing = _pairs(gt, pred)
     pairs = _scored(all_pairs, no_prediction)
@@ -548,14 +575,16 @@ def scored_pairs(gt: Iterable[dict], pred: Iterable[dict], *,
     """(qid, GT windows, the windows scored) for every query `evaluate_temporal` scores under the
     `no_prediction` rule, in GT order (AS_MISS: every GT query with windows, a missing line or an
     invalid answer scored as no window, so two runs on one GT line up unit for unit and
-    `unit_scores` of each is a paired comparison)."""
+    `unit_scores` of each is a paired comparison).
+    Shapes: gt, pred: (n_lines,) records -> (n_scored,) (qid, (n_gt, 2), (n_pred, 3))"""
     return _scored(_pairs(gt, list(pred))[0], no_prediction)
 
 
 def disagreements(gt: Sequence[dict], pred_a: Sequence[dict], pred_b: Sequence[dict],
                   thresholds: Sequence[float] = HAPACT_THRESHOLDS) -> list[dict]:
     """Queries where the runs differ in AP@0.3 or in whether the top-1 window hits (IoU >= 0.3),
-    the largest AP gap first (ties in GT order)."""
+    the largest AP gap first (ties in GT order).
+    Shapes: gt, pred_a, pred_b: (n_lines,) records -> (n_differing,) dicts"""
     table = _APTable(thresholds)
     rows = []
     for (qid, g, pa), (_, _, pb) in zip(scored_pairs(gt, pred_a, no_prediction=AS_MISS),
