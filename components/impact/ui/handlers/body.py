@@ -72,7 +72,7 @@ def frame_view(tab: ImpactTab, session: ImpactSession, qid: str, frame: int, *,
                         and "painted as their regions" not in body.note else "")
     # a painting the page shows already is left alone (UNCHANGED), so the camera the visitor turned stays
     body3d = UNCHANGED if shown_key(shown) == painted.key else \
-        body_value(body, painted.key, painted.colors, painted.camera, render.render_dir())
+        body_value(body, painted.key, painted.colors, painted.camera, cached.parent)   # render.render_dir()
     return FrameView(body3d=body3d, legend=view.legend_html(painted.legend), regions=line, turntable=turn_value,
                      turntable_msg=turn_msg, body_note=f"_{note}_", beside=pair_view.region_beside(answer, second))
 
