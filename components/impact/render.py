@@ -16,8 +16,8 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from components.base.errors import UserError
+# the poses are painting.py's maths; examples/impact_clips.py reaches them here too (render._look_at)
 from components.impact.painting import look_at as _look_at, rotation_y, turntable_angles
 from components.media import write_frames
 
