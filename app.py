@@ -17,7 +17,7 @@ from pathlib import Path
 from backends.errors import BackendError
 from components.common.cli import HelpFormatter
 from components.base.errors import UserError
-from components.base.tabs import data_folders, tabs
+from components.base import tabs as registry
 from components.common import preparing
 from components.datasource import FORM, as_source, is_hub_spec, mirror, open_data_dir, parse_spec, storage_folder
 from components.settings.session import SessionSettings
@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="port for the UI ($APP_PORT)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
     parser.add_argument("--data-dir", type=as_source, default=default_data_dir(),
-                        help=f"data directory with {', '.join(f'{d}/' for d in data_folders())}, or a dataset repository "
+                        help=f"data directory with {', '.join(f'{d}/' for d in registry.data_folders())}, or a dataset repository "
                              f"{FORM} holding them or one benchmark ($APP_DATA_DIR)")
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
                         help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.set_defaults(func=lambda args: _print_help(eval_parser))
     run_parser.set_defaults(func=lambda args: _print_help(run_parser))
     compare_parser.set_defaults(func=lambda args: _print_help(compare_parser))
-    for spec in tabs():
+    for spec in registry.tabs():
         cli = spec.load("cli")
         if cli is None:
             continue
@@ -128,7 +128,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
         link_note = message_line("app-link-note")
         settings = build_settings_panel(SessionSettings(backend=backend), badge)
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo, runs=tuple(runs))
-        own_keys = {spec.url: spec.link_keys for spec in tabs()}
+        own_keys = {spec.url: spec.link_keys for spec in registry.tabs()}
         # outside the tabs: a box in a tab not shown yet may not be in the page
         addresses = {slug: address_box(slug) for slug in own_keys}
         with gr.Tabs(elem_id="app-tabs") as tabs:
@@ -189,7 +189,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     start_runs(data_dir, tuple(args.runs))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
-                theme=THEME, css=page_css(tabs()), head=HEAD, allowed_paths=allowed,
+                theme=THEME, css=page_css(registry.tabs()), head=HEAD, allowed_paths=allowed,
                 max_file_size=max_upload(),
                 prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     demo.warm_up = warm_in_background(warm_up_tasks(data_dir))
@@ -202,7 +202,7 @@ def start_runs(data_dir: Path, runs: tuple[str, ...] = ()) -> list:
     """Every tab's run collection (components/common/runs.py), read in the background from server
     start, not on a first page's visit: the loaders the pages ask for (same folders, same key). Each
     logs one line when its runs are ready."""
-    loaders = [spec.load("runs") for spec in tabs()]
+    loaders = [spec.load("runs") for spec in registry.tabs()]
     return [loader(str(data_dir), tuple(runs)) for loader in loaders if loader is not None]
 
 
@@ -212,7 +212,7 @@ def warm_up_tasks(data_dir: Path) -> list:
     from backends.registry import preload
 
     tasks = [functools.partial(module.warm, data_dir) for module in
-             (spec.load("ui") for spec in tabs()) if hasattr(module, "warm")]
+             (spec.load("ui") for spec in registry.tabs()) if hasattr(module, "warm")]
     return [*tasks, functools.partial(preload, "openai")]
 
 
