@@ -132,7 +132,7 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
         # outside the tabs: a box in a tab not shown yet may not be in the page
         addresses = {slug: address_box(slug) for slug in own_keys}
         with gr.Tabs(elem_id="app-tabs") as tabs:
-            for i, spec in enumerate(tabs()):
+            for i, spec in enumerate(registry.tabs()):
                 slug = spec.url
                 with gr.Tab(spec.title, id=slug, elem_id=f"tab-{slug}") as tab:
                     shown_first = functools.partial(shows_first, slug, own_keys)
