@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from collections.abc import Sequence
 
+from components.impact.spec import SPEC
 from components.common.links import view_link  # noqa: F401 - the tab's links are written by it
 
 if TYPE_CHECKING:
     from components.impact.data import ImpactItem
 
-TAB = "impact"
+TAB = SPEC.url   # the link's ?tab= (the tab's registry row)
 
 
 def shown_value(value: str) -> str:
