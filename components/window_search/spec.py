@@ -8,6 +8,8 @@ SPEC = TabSpec(
     data="grounding",
     # the element ids' prefix, short as the tab's selectors are many (#ws-movie, #ws-side, ...)
     prefix="ws",
+    # ("aws", Agentic Window Search, is the paper's method: `--method aws`, assets/prompts/aws_*.txt;
+    # a method's name, not the tab's)
     link_keys=("movie", "qid", "t"),
     generator="examples.movie", holds=("annotations.json",), annotation_keys=("pairs", "movies"),
     example_seconds=11, runs="ui.handlers.runs_panel:loader_for",
