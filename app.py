@@ -2,8 +2,8 @@
 
 `python app.py` starts the UI; `python app.py eval|run ...` are the batch commands and `python app.py
 fetch` mirrors a dataset repository. This module only parses the command line and assembles the tabs
-(each a row of the tab registry, components/base/tabs.py);
-importing it loads no model and touches no network.
+(each a row of the tab registry, components/base/tabs.py); importing it loads no model and touches
+no network.
 """
 from __future__ import annotations
 
