@@ -1,15 +1,15 @@
-"""Video benchmark explorer: one Gradio app, three tabs (window search, cloze, impact).
+"""Video benchmark explorer: one Gradio app, one tab per benchmark.
 
 `python app.py` starts the UI; `python app.py eval|run ...` are the batch commands and `python app.py
-fetch` mirrors a dataset repository. This module only parses the command line and assembles the tabs;
-importing it loads no model and touches no network.
+fetch` mirrors a dataset repository. This module only parses the command line and assembles the tabs
+(each a row of the tab registry, components/base/tabs.py); importing it loads no model and touches
+no network.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import functools
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -17,6 +17,7 @@ from pathlib import Path
 from backends.errors import BackendError
 from components.common.cli import HelpFormatter
 from components.base.errors import UserError
+from components.base import tabs as registry
 from components.common import preparing
 from components.datasource import FORM, as_source, is_hub_spec, mirror, open_data_dir, parse_spec, storage_folder
 from components.settings.session import SessionSettings
@@ -26,16 +27,6 @@ os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 ROOT = Path(__file__).resolve().parent
 TITLE = "Video benchmark explorer"
-# (tab label, UI module, CLI module, the parameters of its links)
-TABS = [
-    ("Window search", "components.window_search.ui", "components.window_search.cli", ("movie", "qid", "t")),
-    ("Cloze", "components.cloze.ui", "components.cloze.cli", ("stem", "q")),
-    ("Impact", "components.impact.ui", "components.impact.cli", ("clip", "frame")),
-]
-
-
-def tab_slug(label: str) -> str:
-    return label.lower().replace(" ", "-")
 
 
 def default_data_dir() -> Path | str:
@@ -53,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="port for the UI ($APP_PORT)")
     parser.add_argument("--share", action="store_true", help="create a public gradio.live link")
     parser.add_argument("--data-dir", type=as_source, default=default_data_dir(),
-                        help="data directory with grounding/, cloze/, impact/, or a dataset repository "
+                        help=f"data directory with {', '.join(f'{d}/' for d in registry.data_folders())}, or a dataset repository "
                              f"{FORM} holding them or one benchmark ($APP_DATA_DIR)")
     parser.add_argument("--backend", default=os.environ.get("APP_BACKEND", "baseline"),
                         help="default model backend: baseline | openai:<model> | hf:<hub id or folder> "
@@ -75,8 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     eval_parser.set_defaults(func=lambda args: _print_help(eval_parser))
     run_parser.set_defaults(func=lambda args: _print_help(run_parser))
     compare_parser.set_defaults(func=lambda args: _print_help(compare_parser))
-    for _, _, cli_module, _ in TABS:
-        cli = importlib.import_module(cli_module)
+    for spec in registry.tabs():
+        cli = spec.load("cli")
+        if cli is None:
+            continue
         cli.add_eval_parsers(eval_sub)
         cli.add_run_parsers(run_sub)
         cli.add_compare_parsers(compare_sub)
@@ -112,7 +105,7 @@ def _print_help(parser: argparse.ArgumentParser) -> int:
 
 
 def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, runs: tuple[str, ...] = ()):
-    """Assemble the three tabs under one header and the shared Model panel (a sidebar),
+    """Assemble the registry's tabs under one header and the shared Model panel (a sidebar),
     `concurrency` events at a time."""
     import gradio as gr
 
@@ -135,15 +128,15 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
         link_note = message_line("app-link-note")
         settings = build_settings_panel(SessionSettings(backend=backend), badge)
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo, runs=tuple(runs))
-        own_keys = {tab_slug(label): keys for label, _, _, keys in TABS}
+        own_keys = {spec.url: spec.link_keys for spec in registry.tabs()}
         # outside the tabs: a box in a tab not shown yet may not be in the page
         addresses = {slug: address_box(slug) for slug in own_keys}
         with gr.Tabs(elem_id="app-tabs") as tabs:
-            for i, (label, ui_module, _, _) in enumerate(TABS):
-                slug = tab_slug(label)
-                with gr.Tab(label, id=slug, elem_id=f"tab-{slug}") as tab:
+            for i, spec in enumerate(registry.tabs()):
+                slug = spec.url
+                with gr.Tab(spec.title, id=slug, elem_id=f"tab-{slug}") as tab:
                     shown_first = functools.partial(shows_first, slug, own_keys)
-                    importlib.import_module(ui_module).build_tab(
+                    spec.load("ui").build_tab(
                         dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=i == 0,
                                             address=addresses[slug]))
                 follow_view(slug, tab, addresses[slug])
@@ -179,7 +172,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.page import HEAD, LAUNCH_OPTIONS
     from components.common.players import serve_in_place
     from components.common.warm import warm_in_background
-    from components.common.theme import CSS, THEME
+    from components.common.theme import THEME, page_css
     from components.common.uploads import max_upload
 
     page = os.environ.get("APP_PAGE", "explorer").strip().lower() or "explorer"
@@ -196,7 +189,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     start_runs(data_dir, tuple(args.runs))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
-                theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
+                theme=THEME, css=page_css(registry.tabs()), head=HEAD, allowed_paths=allowed,
                 max_file_size=max_upload(),
                 prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     demo.warm_up = warm_in_background(warm_up_tasks(data_dir))
@@ -209,11 +202,8 @@ def start_runs(data_dir: Path, runs: tuple[str, ...] = ()) -> list:
     """Every tab's run collection (components/common/runs.py), read in the background from server
     start, not on a first page's visit: the loaders the pages ask for (same folders, same key). Each
     logs one line when its runs are ready."""
-    from components.cloze.ui.handlers.question import loader_for as cloze_runs
-    from components.impact.ui.handlers.runs_panel import loader_for as impact_runs
-    from components.window_search.ui.handlers.runs_panel import loader_for as grounding_runs
-
-    return [loader(str(data_dir), tuple(runs)) for loader in (grounding_runs, cloze_runs, impact_runs)]
+    loaders = [spec.load("runs") for spec in registry.tabs()]
+    return [loader(str(data_dir), tuple(runs)) for loader in loaders if loader is not None]
 
 
 def warm_up_tasks(data_dir: Path) -> list:
@@ -222,7 +212,7 @@ def warm_up_tasks(data_dir: Path) -> list:
     from backends.registry import preload
 
     tasks = [functools.partial(module.warm, data_dir) for module in
-             (importlib.import_module(ui) for _, ui, _, _ in TABS) if hasattr(module, "warm")]
+             (spec.load("ui") for spec in registry.tabs()) if hasattr(module, "warm")]
     return [*tasks, functools.partial(preload, "openai")]
 
 

@@ -1,7 +1,10 @@
-"""Generate the example data set for all three tabs into a data directory (deterministic).
+"""Generate the example data set for every tab into a data directory (deterministic).
 
     python -m examples.generate --out data [--only grounding,cloze,impact] [--force]
         [--progress-file F]
+
+The parts are the tabs' data folders and each part's generator is its row's `generator` in the tab
+registry (components/base/tabs.py): a module with `generate(out_dir, seed=0, progress=None)`.
 
 A part is built in `<out>/.partial/<part>` and moved to `<out>/<part>` once complete (with its
 `.complete` marker), so a reader (the app serving while it generates) sees a whole part or none;
@@ -17,15 +20,23 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from components.base import tabs as registry
 from components.base.io import atomic_write_json
 
-#: Each part's generator module (its `generate(out_dir, seed=0, progress=None)` writes the part).
-GENERATORS = {"grounding": "examples.movie", "cloze": "examples.cloze_data", "impact": "examples.impact_clips"}
-PARTS = tuple(GENERATORS)
 PARTIAL = ".partial"
+
+
+def example_parts() -> tuple[str, ...]:
+    """Every part with a generator: the tabs' data folders, in tab order."""
+    return tuple(spec.data for spec in registry.tabs() if spec.generator)
+
+
+def generator_module(part: str) -> str | None:
+    """The module that writes `part` (its tab's registry row), None for no such part."""
+    return next((spec.generator or None for spec in registry.tabs() if spec.data == part), None)
 
 
 def generate_part(part: str, out_dir: Path, *, seed: int = 0,
@@ -33,15 +44,16 @@ def generate_part(part: str, out_dir: Path, *, seed: int = 0,
     """Generate one part into out_dir/<part>; returns that folder. `progress(fraction)` is called
     as the part is built. A folder already at out_dir/<part> (not complete) is built in place;
     otherwise the part appears there only when finished."""
-    if part not in GENERATORS:
-        raise ValueError(f"unknown part {part!r}; choose from {', '.join(PARTS)}")
+    module = generator_module(part)
+    if module is None:
+        raise ValueError(f"unknown part {part!r}; choose from {', '.join(example_parts())}")
     final = Path(out_dir) / part
     in_place = final.exists() and any(final.iterdir())
     target = final if in_place else Path(out_dir) / PARTIAL / part
     if not in_place:
         shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True, exist_ok=True)
-    generate = importlib.import_module(GENERATORS[part]).generate
+    generate = importlib.import_module(module).generate
     kwargs = {"progress": progress} if progress and "progress" in inspect.signature(generate).parameters else {}
     generate(target, seed=seed, **kwargs)
     (target / ".complete").write_text("ok\n")
@@ -62,10 +74,10 @@ def is_complete(out_dir: Path, part: str) -> bool:
     return (Path(out_dir) / part / ".complete").exists()
 
 
-def generate_all(out_dir: Path, parts=PARTS, *, force: bool = False, seed: int = 0,
+def generate_all(out_dir: Path, parts: Iterable[str] | None = None, *, force: bool = False, seed: int = 0,
                  progress_file: Path | None = None) -> dict[str, float]:
     timings: dict[str, float] = {}
-    for part in parts:
+    for part in example_parts() if parts is None else parts:
         if not force and is_complete(out_dir, part):
             continue
         start = time.perf_counter()
@@ -92,7 +104,7 @@ def _reporter(path: Path, part: str, every_s: float = 0.25) -> Callable[[float],
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("data"), help="data directory (default: data)")
-    parser.add_argument("--only", default=",".join(PARTS), help="comma list of parts")
+    parser.add_argument("--only", default=",".join(example_parts()), help="comma list of parts")
     parser.add_argument("--force", action="store_true", help="regenerate even if present")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--progress-file", type=Path, default=None,

@@ -202,9 +202,9 @@ def bench_hf_batching(args) -> list[Row]:
 
 def ensure_data(data_dir: Path) -> None:
     """The example data (`make data` does the same; a no-op when it is complete)."""
-    from examples.generate import PARTS, is_complete
+    from examples.generate import example_parts, is_complete
 
-    if all(is_complete(data_dir, part) for part in PARTS):
+    if all(is_complete(data_dir, part) for part in example_parts()):
         return
     print(f"generating the example data in {data_dir} ...", flush=True)
     subprocess.run([sys.executable, "-m", "examples.generate", "--out", str(data_dir)], cwd=ROOT,

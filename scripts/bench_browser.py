@@ -428,17 +428,17 @@ ALONE = {"window-search": ("components.window_search.ui", WS_READY),
 
 def start_alone(tab: str, data_dir: Path):
     """The tab as `python -m components.<tab>.ui` serves it: its own page, under the Model panel."""
-    import importlib
-
     from components.common import standalone
     from components.common.page import LAUNCH_OPTIONS
     from components.common.players import serve_in_place
-    from components.common.theme import CSS, THEME
+    from components.common.theme import THEME, page_css
+    from components.base.tabs import tab as registry_tab
 
+    spec = registry_tab(tab)
     serve_in_place(standalone.served(data_dir))
-    demo = standalone.build_demo(importlib.import_module(ALONE[tab][0]).build_tab, tab, data_dir)
+    demo = standalone.build_demo(spec, data_dir)
     demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
-                theme=THEME, css=CSS, allowed_paths=standalone.served(data_dir), **LAUNCH_OPTIONS)
+                theme=THEME, css=page_css([spec]), allowed_paths=standalone.served(data_dir), **LAUNCH_OPTIONS)
     return demo
 
 

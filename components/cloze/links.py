@@ -13,10 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from components.cloze.runs_view import SORTS
+from components.cloze.spec import SPEC
 from components.common.links import view_link
 
-TAB = "cloze"
-OWN_KEYS = ("stem", "q")
+TAB = SPEC.url   # the link's ?tab= (the tab's registry row)
+OWN_KEYS = SPEC.link_keys
 DEFAULT_FOLDER = "cloze"
 DEFAULT_DIMS = ("S", "A", "P")
 DEFAULT_SEED = 42

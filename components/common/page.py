@@ -9,9 +9,9 @@ one into the address bar with `history.replaceState` (no reload, no new history 
 when the visitor switches tab. A reload or a copied address so opens what was on screen. Each
 page keeps its own: nothing of it is shared between visitors.
 
-Presentation mode is a class on <body> (its CSS is in theme.py): large media and type, the
-configuration hidden. A screen under 640 px wide (a phone) keeps the normal layout, with one line
-at the top saying why. `?present=1` turns it on from a link (`present=0` off); the switch turns it
+Presentation mode is a class on <body> (its CSS: theme.py for what every tab shares, each tab's
+ui/style.css for its own): large media and type, the configuration hidden. A screen under 640 px
+wide (a phone) keeps the normal layout, with one line at the top saying why. `?present=1` turns it on from a link (`present=0` off); the switch turns it
 on and off by hand; either is remembered by the browser (localStorage), so it stays on across the
 tabs and a reload. The mode lives in the page only: the server never knows it.
 """

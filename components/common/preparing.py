@@ -1,5 +1,5 @@
-"""Getting the served data ready while the server already answers: each part (grounding, cloze,
-impact) is found on disk, opened from a dataset repository, or generated from the examples in
+"""Getting the served data ready while the server already answers: each part (a tab's data folder,
+named by its row in the tab registry, components/base/tabs.py) is found on disk, opened from a dataset repository, or generated from the examples in
 the background, one part at a time, in a child process at a lower priority (the drawing holds
 the GIL; the server's requests must not wait for it). A tab asks `status(part)` when its page
 loads, and polls it while the part is not ready.
@@ -23,21 +23,34 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import datasource
+from components.base import tabs as registry
 from components.base.errors import UserError
 
-PARTS = ("grounding", "cloze", "impact")
-#: the order parts are generated in: the quickest first (measured on 2 cores: 11, 10 and 47 s)
-BUILD_ORDER = ("grounding", "impact", "cloze")
-LABELS = {"grounding": "Window search", "cloze": "Cloze", "impact": "Impact"}
 READY, BUILDING, QUEUED, OPENING, FAILED, ABSENT = "ready", "building", "queued", "opening", "failed", "absent"
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def parts() -> tuple[str, ...]:
+    """The parts: every tab's data folder, in tab order."""
+    return registry.data_folders()
+
+
+def build_order() -> tuple[str, ...]:
+    """The order parts are generated in: the first tab's (the page opens on it), then the quickest
+    first (each row's `example_seconds`, measured on 2 cores)."""
+    specs = registry.tabs()
+    return (specs[0].data, *(s.data for s in sorted(specs[1:], key=lambda s: s.example_seconds)))
+
+
+def _label(part: str) -> str:
+    return registry.tab(part).title
 
 
 @dataclass(frozen=True)
 class PartStatus:
     """Where a part's data stands, in a form a tab shows as it is."""
 
-    part: str            # grounding | cloze | impact
+    part: str            # a tab's data folder (its registry row's `data`)
     state: str           # ready | building | queued | opening | failed | absent
     fraction: float      # 0..1 of the part's preparation (1.0 when ready)
     message: str         # one line for the tab ("" when ready)
@@ -54,13 +67,18 @@ class PartStatus:
 
 
 def has_data(root: Path, part: str) -> bool:
-    """Whether `root/<part>` holds that tab's data (asked through the data source, so a mounted
-    repository answers from its listing)."""
+    """Whether `root/<part>` holds that tab's data: any one of its row's `holds` (asked through
+    the data source, so a mounted repository answers from its listing)."""
     base = Path(root) / part
-    if part == "cloze":
-        return datasource.is_dir(base / "choices") or datasource.is_dir(base / "choices_human") or any(
-            datasource.is_dir(sub / "choices") for sub in datasource.subfolders(base))
-    return datasource.is_file(base / "annotations.json")
+    return any(_holds(base, entry) for entry in registry.tab(part).holds)
+
+
+def _holds(base: Path, entry: str) -> bool:
+    if entry.startswith("*/"):
+        return any(_holds(sub, entry[2:]) for sub in datasource.subfolders(base))
+    if entry.endswith("/"):
+        return datasource.is_dir(base / entry.rstrip("/"))
+    return datasource.is_file(base / entry)
 
 
 def _is_complete(root: Path, part: str) -> bool:
@@ -89,7 +107,7 @@ class Preparation:
         self._child: subprocess.Popen | None = None
         self._stopped = threading.Event()
         self._source = self.spec or ""
-        for part in PARTS:
+        for part in parts():
             self._set(part, OPENING if self.spec else QUEUED, 0.0,
                       f"Opening {self.spec} (its files are listed once) ..." if self.spec else "", self._source)
 
@@ -99,8 +117,8 @@ class Preparation:
             self._states[part] = PartStatus(part, state, fraction, message, source)
 
     def status(self, part: str) -> PartStatus:
-        if part not in PARTS:
-            raise UserError(f"Unknown part {part!r}; one of {', '.join(PARTS)}.")
+        if part not in parts():
+            raise UserError(f"Unknown part {part!r}; one of {', '.join(parts())}.")
         with self._lock:
             current = self._states[part]
         if current.state == BUILDING:
@@ -138,30 +156,30 @@ class Preparation:
             try:
                 opened = datasource.open_repo(self.spec)
             except UserError as exc:
-                for part in PARTS:
+                for part in parts():
                     self._set(part, FAILED, 0.0, str(exc), self.spec)
                 return
             self._source = opened.pinned
         todo = []
-        for part in PARTS:
+        for part in parts():
             if has_data(self.root, part):
                 source = ("examples" if _is_complete(self.root, part) else
                           (datasource.data_revision(self.root / part) or "folder"))
                 self._set(part, READY, 1.0, "", source)
             elif self.examples:
                 todo.append(part)
-                self._set(part, QUEUED, 0.0, f"The example data for the {LABELS[part]} tab is waiting to be "
+                self._set(part, QUEUED, 0.0, f"The example data for the {_label(part)} tab is waiting to be "
                                              "built (first start; it is kept on disk afterwards).", "examples")
             else:
                 where = self.spec or str(self.root)
-                self._set(part, ABSENT, 0.0, f"No {LABELS[part]} data in {where} (expected {part}/ there).", "")
-        for part in sorted(todo, key=BUILD_ORDER.index):
+                self._set(part, ABSENT, 0.0, f"No {_label(part)} data in {where} (expected {part}/ there).", "")
+        for part in sorted(todo, key=build_order().index):
             if self._stopped.is_set():
                 return
             self._build(part)
 
     def _build(self, part: str) -> None:
-        self._set(part, BUILDING, 0.0, f"Building the example data for the {LABELS[part]} tab (first "
+        self._set(part, BUILDING, 0.0, f"Building the example data for the {_label(part)} tab (first "
                                        "start; it is kept on disk afterwards) ...", "examples")
         cmd = self._command(part, self.root, self._progress_dir / f"{part}.json")
         nice = getattr(os, "nice", None)
@@ -176,7 +194,7 @@ class Preparation:
         if code == 0 and _is_complete(self.root, part):
             self._set(part, READY, 1.0, "", "examples")
         elif not self._stopped.is_set():
-            self._set(part, FAILED, self._fraction(part), f"Building the example data for the {LABELS[part]} "
+            self._set(part, FAILED, self._fraction(part), f"Building the example data for the {_label(part)} "
                       f"tab failed ({why}); the server log says why. Restart to try again.", "examples")
 
 

@@ -1,5 +1,8 @@
 """The look of every page: one theme (one type scale, one button size, fonts served by the app
-itself: an offline talk loads nothing from another host) and the CSS passed to `launch()`.
+itself: an offline talk loads nothing from another host) and the CSS every tab shares; `page_css`
+joins each tab's own CSS after it (the file its registry row names, e.g.
+components/cloze/ui/style.css), the CSS passed to `launch()`. No tab's selector lives here
+(tests/test_layers.py).
 
 Layout rules the CSS keeps (tests/browser/test_face.py measures them):
 - one header line: the app's name, the tabs, the model badge and the presentation switch;
@@ -10,7 +13,11 @@ Layout rules the CSS keeps (tests/browser/test_face.py measures them):
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import gradio as gr
+
+from components.base.tabs import TabSpec
 
 # IBM Plex ships inside gradio's own static files, so the theme never asks a font host for it
 THEME = gr.themes.Base(
@@ -102,102 +109,15 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 .block.tab-caption {padding: 0 4px !important; border: 0 !important; background: transparent !important;}
 .tab-about {font-size: 15px;}
 
-/* window search: the player left, the checklist right, timeline and slider under the player */
-#ws-stage {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
-#ws-intro, #ws-intro .html-container, #impact-intro, #impact-intro .html-container {padding: 0 !important;}
-#ws-movie {height: calc(100vh - 480px); min-height: 260px;}
-#ws-movie video {object-fit: contain; background: #000;}
-#ws-side {max-height: calc(100vh - 250px); overflow-y: auto; flex-wrap: nowrap;}
-#ws-side > * {flex: 0 0 auto;}
-#ws-scrub {padding-top: 0; padding-bottom: 0;}
-#ws-timeline .html-container, #impact-timeline .html-container {padding: 0 !important;}
-#ws-timeline .ws-legend span, #impact-timeline .impact-timeline-legend span {white-space: nowrap;}
-#ws-cast:not(:has(img)) {display: none !important;}
-
-/* cloze: BEGINNING and END on the left, the four candidates A B / C D beside them */
-.gradio-container:has(#cloze-message), #cloze-question, #cloze-question > .styler {overflow: clip !important;}
-#cloze-message:has(p) {position: sticky; top: 0; z-index: 30; background: var(--background-fill-primary);}
-#cloze-practice {gap: 8px; flex-wrap: nowrap; background: transparent; border: 0;}
-#cloze-grid {display: grid !important; grid-template-columns: repeat(3, minmax(0, 1fr));
-  grid-template-areas: "b a1 a2" "e a3 a4"; gap: 8px; background: transparent;}
-#cloze-beginning-img, #cloze-beginning-video {grid-area: b;}
-#cloze-end-img, #cloze-end-video {grid-area: e;}
-#cloze-cand-A-img, #cloze-cand-A-video {grid-area: a1;}
-#cloze-cand-B-img, #cloze-cand-B-video {grid-area: a2;}
-#cloze-cand-C-img, #cloze-cand-C-video {grid-area: a3;}
-#cloze-cand-D-img, #cloze-cand-D-video {grid-area: a4;}
-.cloze-clip {min-width: 0 !important; padding: 26px 0 0 0 !important; background: #ffffff !important;
-  height: calc((100vh - 320px) / 2); min-height: 150px;}
-.cloze-clip > label {position: absolute; top: 2px; left: 4px; background: transparent !important;
-  border: 0 !important; box-shadow: none !important; font-size: 15px !important; font-weight: 700;
-  color: #1f2533 !important; padding: 0 !important;}
-.cloze-clip > label svg {display: none;}
-.cloze-clip img, .cloze-clip video {width: 100%; height: 100%; object-fit: contain; background: #0d1117;}
-.cloze-clip .image-container, .cloze-clip .image-frame, .cloze-clip > div:not(.block-label) {height: 100%;}
-#cloze-keys, #cloze-runs-css {display: none !important;}   /* a script's and a <style>'s holders: no strip */
-/* the mode's note is the practice playthrough's: not under Model or Compare */
-#cloze-mode:has(input[value="practice"]:not(:checked)) .info-text {display: none !important;}
-#cloze-key-note {font-size: 14px; color: #3f4757; min-height: 0; padding: 0 4px;}
-#cloze-key-note:empty {display: none;}
-#cloze-answer, #cloze-letters {gap: 6px; flex-wrap: nowrap; background: transparent; border: 0;}
-#cloze-letters {flex: 1 1 auto !important; min-width: 0 !important;}
-#cloze-letters > button {flex: 1 1 0 !important; min-width: 56px !important;}
-#cloze-letters > #cloze-submit {min-width: 96px !important;}
-#cloze-answer > #cloze-navigator {flex: 0 0 150px !important; width: 150px !important;}
-#cloze-answer button {min-height: 48px;}
-#cloze-answer .cloze-letter {font-size: 22px !important; font-weight: 700;}
-#cloze-answer > .block, #cloze-answer .cloze-nav {flex: 0 0 auto !important;}
-#cloze-leaderboard .cell-wrap, #cloze-leaderboard .cell-wrap span {font-family: var(--font) !important;
-  font-variant-numeric: tabular-nums;}
-/* a phone: each clip the screen's width, one under another (a 16-frame grid's frames ~85 px
-   wide), the letters after D in the page's flow: a bar held over the clips would cover C and D */
-@media (max-width: 640px) {
-  #cloze-grid {grid-template-columns: minmax(0, 1fr); grid-template-areas: "b" "e" "a1" "a2" "a3" "a4";}
-  .cloze-clip {height: auto; min-height: 0;}
-  .cloze-clip:has(video) {aspect-ratio: 4 / 3;}
-  .cloze-clip:has(img) .image-container, .cloze-clip:has(img) .image-frame,
-  .cloze-clip:has(img) > div:not(.block-label) {height: auto;}
-  .cloze-clip img {height: auto; display: block;}
-  #cloze-answer {padding: 4px 0; gap: 4px;}
-  /* window search: the movie on the first screen under the pickers (the About fold explains the tab) */
-  #ws-intro {display: none !important;}
-  #cloze-answer button {min-height: 44px; min-width: 0 !important; padding: 4px 6px;}
-  #cloze-answer .cloze-nav {display: none !important;}
-  /* Model mode's run row: the three buttons on one line, the question order under them */
-  #cloze-run-buttons {flex-wrap: wrap !important;}
-  #cloze-run-buttons > button {flex: 1 1 30% !important; min-width: 0 !important; white-space: normal; line-height: 1.2;
-    padding: 4px 6px;}
-  #cloze-run-buttons > .form, #cloze-run-buttons > .block {flex: 1 1 100% !important; min-width: 0 !important;}
-}
-
-/* impact: clip | body, then the moment timeline and the frame slider */
-#impact-main {align-items: stretch; gap: 12px; flex-wrap: nowrap;}
-/* 520: room for the timeline's lanes after a run (predicted, #1 IoU) with the frame row still on
-   the first screen of a laptop (tests/browser/test_phone.py) */
-#impact-video, #impact-body3d, #impact-turntable {height: calc(100vh - 520px); min-height: 240px;}
-#impact-turntable-col:not(:has(video)) {display: none !important;}
-#impact-body3d > .html-container, #impact-body3d > .html-container > div {height: 100%; padding: 0 !important;}
-#impact-steps button {white-space: nowrap;}
-#impact-readout {align-items: center; gap: 12px;}
-
 /* ---- a phone: one column, no header tricks ----------------------------------------------- */
 @media (max-width: 900px) {
   #app-header {position: static; flex-wrap: wrap;}
   #app-tabs > .tab-wrapper {padding-left: 0 !important; padding-right: 0 !important;}
   #app-tabs > .tab-wrapper::before {display: none;}
-  #ws-stage, #impact-main, .tab-controls, #cloze-practice, #impact-steps, #impact-readout {flex-wrap: wrap !important;}
+  .tab-controls {flex-wrap: wrap !important;}
   /* the pickers one under another, each the screen's width (never a row scrolled sideways) */
   .tab-controls > .form {flex-wrap: wrap !important; flex: 1 1 100% !important; min-width: 0 !important;}
   .tab-controls > .form > * {flex: 1 1 100% !important; min-width: 0 !important;}
-  #impact-steps > .block, #impact-steps > .form {flex: 1 1 100% !important; min-width: 0 !important;}
-  /* the frame box's reset icon is not one of the row's tall buttons (impact/ui/page.py) */
-  #impact-steps #impact-frame .reset-button {min-height: 0 !important; min-width: 0 !important; height: auto;
-    padding: 0 6px; font-size: 16px; line-height: 1.2;}
-  #cloze-practice > * {flex: 1 1 100% !important;}
-  /* the question's number above the verdict or the link's note, each the screen's width */
-  #cloze-status-line {flex-wrap: wrap !important;}
-  #cloze-status-line > * {flex: 1 1 100% !important; min-width: 0 !important;}
-  #ws-movie, #impact-video, #impact-body3d {height: 40vh;}
 }
 
 /* a phone asked for presentation: the normal layout, and this line says why (common/page.py) */
@@ -249,28 +169,10 @@ body.present .gradio-container .contain button {white-space: nowrap; min-width: 
 body.present #app-sidebar, body.present #backend-badge, body.present .tab-config,
 body.present .gradio-container .contain .tab-config {display: none !important;}
 body.present .gradio-container input, body.present .gradio-container textarea {font-size: 20px !important;}
-/* window search: the movie, the timeline, the checklist; the slider's seconds are the timeline's */
-body.present .gradio-container .contain #ws-movie {height: 58vh; min-height: 58vh;}
-body.present .gradio-container .contain #ws-scrub {display: none !important;}
-body.present .gradio-container .contain #ws-intro, body.present .gradio-container .contain #ws-baseline-label {display: none !important;}
-body.present .gradio-container .contain #ws-side {max-height: 80vh;}
-body.present .gradio-container .contain #ws-checklist, body.present .gradio-container .contain #ws-checklist * {font-size: 20px !important;}
-body.present .gradio-container .contain #ws-checklist th {white-space: nowrap; overflow-wrap: normal;}
-body.present .gradio-container .contain #ws-checklist col:nth-child(2) {width: 130px !important;}
-body.present .gradio-container .contain #ws-timeline .ws-legend {line-height: 1.5 !important; margin-top: 4px;}
-body.present .gradio-container .contain #ws-timeline {--ws-k: 1.45; --ws-font: 20px; --ws-chunk-font: 20px; --ws-gutter: 92px;}
-/* impact: the clip and the body; the timeline's names column widens with its type */
-body.present .gradio-container .contain #impact-video, body.present .gradio-container .contain #impact-body3d, body.present .gradio-container .contain #impact-turntable {height: 58vh; min-height: 58vh;}
-body.present .gradio-container .contain #impact-timeline, body.present .gradio-container .contain #impact-timeline * {font-size: 20px !important;}
-body.present .gradio-container .contain #impact-timeline .impact-row-name {width: 112px !important;}
-body.present .gradio-container .contain #impact-timeline .impact-label {line-height: 22px !important;}
-body.present .gradio-container .contain #impact-timeline .impact-labels {min-height: 22px;}
-body.present .gradio-container .contain #impact-body3d .body3d-label {font-size: 20px !important;}
-body.present .gradio-container .contain #impact-steps {flex-wrap: nowrap;}
-body.present .gradio-container .contain #impact-intro {display: none !important;}
-/* cloze: the question's clips, the letters and the navigator; the keys step the questions */
-body.present .gradio-container .contain .cloze-clip {height: calc((100vh - 300px) / 2); padding-top: 32px !important;}
-body.present .gradio-container .contain .cloze-clip > label {font-size: 20px !important;}
-body.present .gradio-container .contain #cloze-key-note {font-size: 20px !important;}
-body.present .gradio-container .contain #cloze-answer > #cloze-navigator {flex: 0 0 170px !important; width: 170px !important;}
 """
+
+
+def page_css(tabs: Iterable[TabSpec]) -> str:
+    """The CSS of a page showing `tabs`: the shared rules, then each tab's own, in tab order."""
+    return "\n".join([CSS, *(f"/* ---- {spec.id}: {spec.folder.name}/{spec.css} ---- */\n{spec.css_text()}"
+                              for spec in tabs if spec.css)])

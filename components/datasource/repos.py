@@ -7,9 +7,11 @@ under the app's cache folder). It holds links to the files fetched so far (into 
 what the app writes there (runs, study answers), which a new commit of the repository never
 touches: only the links of the old commit are removed. `.hub-mirror.json` in it names the commit.
 
-Layouts (the three tabs' own, as for a local folder): a data folder with `grounding/`, `cloze/`
-and/or `impact/`; or one benchmark's folder: TempCloze's `choices/` (or `choices_human/`), or an
-`annotations.json` of CoM2-Bench pairs or of HAPACT items, mounted as that tab's folder.
+Layouts (the tabs' own, as for a local folder; each tab's row in the tab registry,
+components/base/tabs.py, names them): a data folder with one or more tabs' data folders
+(`grounding/`, `cloze/`, `impact/`); or one benchmark's folder, mounted as that tab's folder: a
+folder its row's `holds` names (TempCloze's `choices/` or `choices_human/`), or an
+`annotations.json` whose keys its row's `annotation_keys` names (CoM2-Bench pairs, HAPACT items).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.base import tabs as registry
 from components.base.io import atomic_write_json
 from components.base.lru import SingleFlightLRU
 from components.datasource import hub
@@ -27,7 +30,6 @@ from components.datasource.mounts import Index, Mount, add_mount, local, remove_
 from components.datasource.spec import HubSpec, parse_spec
 
 MARKER = ".hub-mirror.json"  # in a lazy mirror (its links' commit); `fetch` copies carry SOURCE_MARKER
-TABS = ("grounding", "cloze", "impact")
 _SAFE = re.compile(r"[^A-Za-z0-9._@-]+")
 
 
@@ -35,8 +37,8 @@ _SAFE = re.compile(r"[^A-Za-z0-9._@-]+")
 class OpenedRepo:
     spec: HubSpec            # as asked
     commit: str              # what the revision resolved to when it was opened
-    root: Path               # the mirror folder (a data folder: grounding/, cloze/, impact/ in it)
-    layout: str              # "data" (grounding/, cloze/, impact/ in it) or the one tab it holds
+    root: Path               # the mirror folder (a data folder: the tabs' data folders in it)
+    layout: str              # "data" (tabs' data folders in it) or the data folder of the one tab it holds
     index: Index             # the files of the spec's folder
 
     @property
@@ -72,34 +74,47 @@ def _under(files: dict[str, int], folder: str) -> dict[str, int]:
 
 
 def _annotation_tab(spec: HubSpec, commit: str, repo_path: str) -> str | None:
-    """grounding or impact, from the keys of an annotations.json (fetched: it is read anyway)."""
+    """The data folder of the tab whose `annotation_keys` an annotations.json has (fetched: it is
+    read anyway)."""
     try:
         data = json.loads(Path(hub.download(spec, commit, repo_path)).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if isinstance(data, dict) and ("pairs" in data or "movies" in data):
-        return "grounding"
-    if isinstance(data, dict) and "items" in data:
-        return "impact"
-    return None
+    if not isinstance(data, dict):
+        return None
+    return next((tab.data for tab in registry.tabs() if any(key in data for key in tab.annotation_keys)), None)
 
 
 def detect_layout(spec: HubSpec, commit: str, index: Index) -> str:
-    """"data" for a data folder, else the one tab whose benchmark the folder holds; one clear line
-    when it is none of the three layouts."""
-    if any(index.is_dir(tab) for tab in TABS):
+    """"data" for a data folder, else the data folder of the one tab whose benchmark the folder
+    holds; one clear line when it is none of the layouts."""
+    specs = registry.tabs()
+    if any(index.is_dir(tab.data) for tab in specs):
         return "data"
-    if index.is_dir("choices") or index.is_dir("choices_human"):
-        return "cloze"
+    for tab in specs:
+        if any(entry.endswith("/") and "*" not in entry and index.is_dir(entry.rstrip("/")) for entry in tab.holds):
+            return tab.data
     if index.is_file("annotations.json"):
         tab = _annotation_tab(spec, commit, "/".join(p for p in (spec.subfolder, "annotations.json") if p))
         if tab:
             return tab
     here = ", ".join(sorted(index.entries(""))[:8]) or "nothing"
     raise DataSourceError(
-        f"{spec} is none of the three layouts: a data folder (grounding/, cloze/, impact/), TempCloze's "
-        f"choices/ (or choices_human/), or an annotations.json of CoM2-Bench pairs or HAPACT items; it "
-        f"holds {here}. Point at the folder that holds one, e.g. {spec.at(subfolder=(spec.subfolder + '/' if spec.subfolder else '') + '<folder>')}.")
+        f"{spec} is none of the layouts: {_layouts(specs)}; it holds {here}. Point at the folder that "
+        f"holds one, e.g. {spec.at(subfolder=(spec.subfolder + '/' if spec.subfolder else '') + '<folder>')}.")
+
+
+def _layouts(specs: tuple[registry.TabSpec, ...]) -> str:
+    """The layouts a folder may have, in words (from the tabs' rows)."""
+    said = [f"a data folder ({', '.join(f'{tab.data}/' for tab in specs)})"]
+    for tab in specs:
+        name = tab.benchmark or tab.title
+        folders = [entry for entry in tab.holds if entry.endswith("/") and "*" not in entry]
+        if folders:
+            said.append(f"{name}'s {' (or '.join(folders)}{')' * (len(folders) - 1)}")
+        if tab.annotation_keys:
+            said.append(f"an annotations.json of {name} (with {' or '.join(tab.annotation_keys)})")
+    return ", ".join(said[:-1]) + ", or " + said[-1]
 
 
 def _prepare_mirror(root: Path, opened: dict) -> None:
@@ -174,9 +189,10 @@ def _open(spec: HubSpec) -> OpenedRepo:
 
 
 def _fetch_annotations(opened: OpenedRepo) -> None:
-    """The window-search and impact annotation files (a few kB, read as soon as a tab shows), so
-    their tabs find them where a local folder has them; nothing else is fetched at open."""
-    for tab in ("grounding", "impact"):
+    """The annotation files of the tabs whose data is an annotations.json (window search's and
+    impact's: a few kB, read as soon as a tab shows), so their tabs find them where a local folder
+    has them; nothing else is fetched at open."""
+    for tab in (t.data for t in registry.tabs() if "annotations.json" in t.holds):
         if opened.layout == "data" and opened.index.is_file(f"{tab}/annotations.json"):
             local(opened.root / tab / "annotations.json")
         elif opened.layout == tab:

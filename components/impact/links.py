@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
+from components.impact.spec import SPEC
 from components.common.links import view_link
 
 if TYPE_CHECKING:
     from components.impact.data import ImpactItem
 
-TAB = "impact"
+TAB = SPEC.url   # the link's ?tab= (the tab's registry row)
 
 
 def frame_link(clip: Any, frame: Any = None) -> str:

@@ -7,10 +7,11 @@ import math
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
+from components.window_search.spec import SPEC
 from components.common.links import view_link  # noqa: F401 - the tab's links are written by it
 
-TAB = "window-search"
-OWN_KEYS = ("movie", "qid", "t")
+TAB = SPEC.url   # the link's ?tab= (the tab's registry row)
+OWN_KEYS = SPEC.link_keys
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from components.common import preparing
-from components.common.preparing import BUILD_ORDER, FAILED, PARTS, READY, Preparation
+from components.common.preparing import FAILED, READY, Preparation, build_order, parts
 from examples import generate
 
 #: writes progress 0.5, waits for a go-file, then writes the part (or fails for part "impact"
@@ -54,6 +54,8 @@ def _wait_for(predicate, timeout=30.0):
 
 
 def test_missing_parts_are_built_one_at_a_time_with_their_progress(tmp_path):
+    BUILD_ORDER, PARTS = build_order(), parts()
+    assert BUILD_ORDER == ("grounding", "impact", "cloze")   # the first tab's, then the quickest first
     go = tmp_path / "go"
     prep = Preparation(tmp_path / "data", examples=True, command=_command(go)).start()
     assert _wait_for(lambda: prep.status(BUILD_ORDER[0]).state == "building"
@@ -108,7 +110,7 @@ def test_a_repository_opens_in_the_background(hub, cloze_repo, tmp_path):
 def test_a_repository_that_fails_to_open_marks_every_part(hub, tmp_path):
     prep = Preparation("hf://datasets/test/absent", examples=True, command=_command(tmp_path / "never")).start()
     assert prep.wait(30)
-    for part in PARTS:
+    for part in parts():
         status = prep.status(part)
         assert status.state == FAILED and "hf://datasets/test/absent was not found" in status.message
 
@@ -133,7 +135,7 @@ def test_generate_part_shows_a_part_only_when_complete(tmp_path, monkeypatch):
                 progress((i + 1) / 4)
     """))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(generate.GENERATORS, "cloze", "fake_example_part")
+    monkeypatch.setattr(generate, "generator_module", lambda part: "fake_example_part" if part == "cloze" else None)
     seen = []
     out = generate.generate_part("cloze", tmp_path / "data", progress=seen.append)
     assert out == tmp_path / "data" / "cloze" and (out / ".complete").exists() and (out / "2.txt").exists()

@@ -115,7 +115,7 @@ def test_private_missing_repo_missing_revision_and_foreign_layout(hub, cloze_exa
     cases = {"hf://datasets/test/private": ("was not found", "private dataset needs HF_TOKEN"),
              "hf://datasets/test/nothing": ("hf://datasets/test/nothing was not found", "HF_TOKEN"),
              "hf://datasets/test/private@v9": ("was not found", "HF_TOKEN"),
-             "hf://datasets/test/other": ("none of the three layouts", "notes.txt"),
+             "hf://datasets/test/other": ("none of the layouts", "notes.txt"),
              "hf://datasets/test/other/deeper": ("has no folder or file 'deeper'", "/tree/")}
     for spec, words in cases.items():
         with pytest.raises(DataSourceError) as info:

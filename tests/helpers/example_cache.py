@@ -20,7 +20,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from examples.generate import GENERATORS, generate_part, is_complete
+from examples.generate import generate_part, generator_module, is_complete
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "tests" / ".cache"
@@ -106,7 +106,7 @@ def cache_key(part: str) -> str:
     """12 hex digits naming the cached copy of example part `part`."""
     gl = os.environ.get("PYOPENGL_PLATFORM", "")  # which offscreen renderer draws the impact body
     digest = hashlib.sha256(f"{KEY_FORMAT}\n{encoder_fingerprint()}\n{_package_versions()}\n{gl}\n".encode())
-    for path in source_closure(GENERATORS[part]) + [ROOT / "examples" / "generate.py"]:
+    for path in source_closure(generator_module(part)) + [ROOT / "examples" / "generate.py"]:
         digest.update(f"{path.relative_to(ROOT)}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]

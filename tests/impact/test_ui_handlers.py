@@ -181,11 +181,11 @@ def test_a_frame_move_names_only_the_video_the_timeline_and_the_body(data):
 
 
 def test_the_tab_runs_alone_with_the_model_panel(data_dir):
-    from components.impact.ui.__main__ import build_demo, build_parser
+    from components.common.standalone import build_demo, build_parser
 
-    demo = build_demo(data_dir)
+    demo = build_demo("components.impact.ui", data_dir)
     ids = {c.elem_id for c in demo.blocks.values() if getattr(c, "elem_id", None)}
     assert {"settings-panel", "impact-clip", "impact-body3d", "impact-run-metrics"} <= ids
     assert {"set_backend", "on_run_temporal"} <= {fn.api_name for fn in demo.fns.values()}
-    args = build_parser().parse_args(["--data-dir", str(data_dir), "--port", "7999"])
+    args = build_parser("impact").parse_args(["--data-dir", str(data_dir), "--port", "7999"])
     assert args.port == 7999 and args.backend

@@ -213,7 +213,7 @@ def _model_panel(ui: SimpleNamespace) -> None:
 
 #: the leaderboard's columns (Model, ≈, acc, its interval, S A P, >=1 >=2 3/3, Stems, vs next, Data,
 #: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen and every header
-#: on at most two lines (the table's text in the page's proportional font: theme.py); the interval's
+#: on at most two lines (the table's text in the page's proportional font: ui/style.css); the interval's
 #: column holds a paper row's "[87.62, 89.47] binomial" on one line
 LEADERBOARD_WIDTHS = [200, 36, 56, 188, 56, 56, 56, 56, 56, 56, 72, 144, 256, 80]
 

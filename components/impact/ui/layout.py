@@ -138,7 +138,7 @@ def _layout() -> ImpactComponents:
     turntable_msg = gr.Markdown(elem_id="impact-turntable-msg", elem_classes=["tab-caption"])
     status = gr.Markdown(elem_id="impact-status")
     body_note = gr.Markdown(elem_id="impact-body-note", elem_classes=["tab-caption"])
-    hooks = gr.HTML("", elem_id="impact-hooks", js_on_load=page.HOOKS_JS, head=page.CSS)
+    hooks = gr.HTML("", elem_id="impact-hooks", js_on_load=page.HOOKS_JS)
     with gr.Accordion("Model settings: the Table 7 prompt variant", open=False, elem_id="impact-model-settings",
                       elem_classes=["tab-config"]):
         prompt_style = gr.Dropdown(choices=[("auto (from the model name)", "auto")]

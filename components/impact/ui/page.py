@@ -1,5 +1,6 @@
 """The Impact tab's browser-side pieces: timeline clicks, the "tab is on screen" signal, the
-presentation shortcuts, the copy-link step and the tab's CSS (strings handed to gradio)."""
+presentation shortcuts and the copy-link step (strings handed to gradio); the tab's CSS is
+ui/style.css."""
 from __future__ import annotations
 
 SHORTCUTS = ("Presentation keys (when no text box has the focus): **.** / **,** next / previous "
@@ -68,19 +69,3 @@ READY_JS = "() => { document.documentElement.dataset.impactReady = '1'; }"
 STEP_BACK_JS = "() => { window.impactStep && window.impactStep(-1); }"
 STEP_ON_JS = "() => { window.impactStep && window.impactStep(1); }"
 
-# injected into <head> by the hooks component (one style sheet for the tab)
-CSS = """
-<style id="impact-style">
-#impact-steps { flex-wrap: nowrap; gap: 6px; align-items: end; }
-#impact-link textarea, #impact-link input { font-size: 12px; }
-#impact-hooks { display: none; }
-@media (max-width: 640px) {
-  #impact-controls { flex-wrap: wrap; }
-  #impact-controls > * { min-width: 44% !important; flex: 1 1 44% !important; }
-  #impact-controls > .form { min-width: 100% !important; flex-basis: 100% !important; }
-  #impact-steps button { min-height: 44px; font-size: 16px; }
-  #impact-body3d { height: 340px !important; }
-  .impact-timeline-body { font-size: 12px; }
-}
-</style>
-"""
