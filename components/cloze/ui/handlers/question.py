@@ -236,4 +236,4 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
     ordered = f" · {SORTS[session.order][0].lower()}" if session.order in SORTS and not session.human else ""
     progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}{ordered}"
-    return session, QuestionView(clips=clips, progress=progress, navigator=navigator, answer=AnswerBoxes())
+    return session, QuestionView(clips=clips, progress=progress, navigator=navigator, answer=AnswerBoxes.cleared())
