@@ -312,12 +312,13 @@ class TabEvents:
         return outs.components(self.components)
 
     def fn(self, handler: Callable[..., Any], view_type: type[View], *, kind: str = "plain",
-           drop_repeat: bool = False, addressed: bool = False) -> Callable[..., Any]:
+           drop_repeat: bool = False, addressed: bool = False, n_inputs: int | None = None) -> Callable[..., Any]:
         """`handler(tab[, res], *inputs[, extra])` as a gradio function whose outputs are the
         view's, then the message line (then the address box when `addressed`). kind: see KINDS.
         drop_repeat: a copy of the visitor's last call (a Dropdown's double `input`,
         Resources.repeated) changes nothing. addressed: the outputs end with the tab's address
-        box (see the class)."""
+        box (see the class). n_inputs: how many inputs the event has; the function then shows
+        gradio the handler's names and defaults for them (`_mirrored`)."""
         if kind not in KINDS:
             raise ValueError(f"kind {kind!r}: one of {', '.join(KINDS)}")
         if drop_repeat and self.registry is None:
@@ -374,7 +375,7 @@ class TabEvents:
                             yield shown(value, tab)   # the tab's data: the address names the view
                 except Exception as exc:  # noqa: BLE001 - shown on the message line
                     yield failed(exc)
-            return _named(stream, handler)
+            return _mirrored(_named(stream, handler), handler, 1 + (registry is not None), n_inputs)
 
         def call(request: gr.Request | None, args: tuple, extra: dict) -> Any:
             try:
@@ -422,7 +423,7 @@ class TabEvents:
         else:
             def fn(request: gr.Request, *args):
                 return call(request, args, {})
-        return _named(fn, handler)
+        return _mirrored(_named(fn, handler), handler, 1 + (registry is not None), n_inputs)
 
     def on(self, listener: Callable[..., Any] | Sequence[Any], handler: Callable[..., Any], inputs: list,
            outs: type[View], *, kind: str = "plain", drop_repeat: bool = False,
@@ -434,7 +435,8 @@ class TabEvents:
         beside the control that caused it (a button far below the tab's line). `addressed=False`:
         no address box (an event whose view never names the session, fired often: a timer's)."""
         components = self.outputs_of(outs)
-        gradio_fn = self.fn(handler, outs, kind=kind, drop_repeat=drop_repeat, addressed=addressed)
+        gradio_fn = self.fn(handler, outs, kind=kind, drop_repeat=drop_repeat, addressed=addressed,
+                            n_inputs=len(inputs))
         targets = [*components, *self._tail(message, addressed=addressed)]
         if not callable(listener):
             return gr.on(list(listener), gradio_fn, inputs, targets, **kw)
@@ -503,6 +505,28 @@ class TabEvents:
             self.registry.release(session_hash)
         if session_hash and not held_anywhere(session_hash):
             release_backends(session_hash)
+
+
+def _mirrored(fn: Callable[..., Any], handler: Callable[..., Any], skip: int, n_inputs: int | None) -> Callable[..., Any]:
+    """`fn` (gradio's function: its own leading parameters, then `*args`) showing gradio the
+    handler's parameters for the event's `n_inputs` inputs (after its first `skip`: the tab, the
+    resources): gradio names an endpoint's parameters by them and lets a client leave out one whose
+    default is None (an API caller of an older version keeps its arguments). Left as it is where
+    the two cannot be joined (a progress bar's default before them, a parameter of the same name)."""
+    if n_inputs is None:
+        return fn
+    try:
+        own = [p for p in inspect.signature(fn).parameters.values() if p.kind is not p.VAR_POSITIONAL]
+        theirs = list(inspect.signature(handler).parameters.values())[skip:skip + n_inputs]
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if len(theirs) < n_inputs or any(p.kind not in positional for p in theirs):
+            return fn
+        fn.__signature__ = inspect.Signature(
+            [*own, *(p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=inspect.Parameter.empty)
+                     for p in theirs)])
+    except (TypeError, ValueError):
+        pass
+    return fn
 
 
 def _named(fn: Callable[..., Any], handler: Callable[..., Any]) -> Callable[..., Any]:
