@@ -9,9 +9,10 @@ it fills in the first two, turns the returned view into the outputs in order and
 UserError / BackendError is one readable line there (the outputs are left as they were); anything
 else is logged with a short id and the line says "something went wrong (id)". A success worth
 saying ("3 new names found") is a `note` on the same line. Nothing raises into gradio and no
-handler calls gr.Error / gr.Warning / gr.Info, so no badge or toast ever covers a control; the
-Model panel (components/common/model_panel.py) and the study page (components/cloze/study/app.py) have
-message lines of their own, fed by the same `error_line`.
+handler calls gr.Error / gr.Warning / gr.Info, so no badge or toast ever covers a control. TabEvents
+is the one event adapter: the runs panels, the Model panel (components/common/model_panel.py) and
+the study page (components/cloze/study/app.py, its message line of its own) are wired through it
+too, with their context object first where they have no per-visitor resources.
 """
 from __future__ import annotations
 
