@@ -36,6 +36,13 @@ class Done(View):
     value: str
 
 
+@dataclass
+class Shown(View):
+    """A text box's value (the adapter's browser tests)."""
+
+    shown: str
+
+
 def test_a_view_names_only_what_it_changes_and_the_rest_is_left_alone():
     view = Frame(frame=46, message="Frame 46")
     assert outputs(view) == [46, SKIP, SKIP, SKIP, SKIP, SKIP, ""]
