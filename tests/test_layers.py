@@ -173,6 +173,9 @@ def adapter_counts() -> dict[str, int | list[str]]:
                 on_gr = isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", None) == "gr"
                 if called == "skip" and on_gr and rel != ADAPTER:
                     skips.append(f"{rel}:{node.lineno}")
+            if isinstance(node, ast.ImportFrom) and node.module == "components.common.ui" and rel != ADAPTER \
+                    and any(alias.name == "SKIP" for alias in node.names):
+                skips.append(f"{rel}:{node.lineno} (imports SKIP)")   # gr.skip() by another name
     for name, (_, node) in _view_classes().items():
         for stmt in node.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):

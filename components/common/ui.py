@@ -90,8 +90,8 @@ Update = dict[str, Any]
 
 
 def several(n: int) -> Any:
-    """A view field that fills `n` components (a tuple of `n` values when set; UNCHANGED: all `n`
-    left as they are): `clips: tuple = several(12)`."""
+    """A view field that fills `n` components (a tuple of `n` values when set, any of them
+    UNCHANGED; UNCHANGED: all `n` left as they are): `clips: tuple = several(12)`."""
     return field(default=UNCHANGED, kw_only=True, metadata={"outputs": n})
 
 
@@ -199,7 +199,7 @@ def outputs(view: Any) -> list:
         elif value is UNCHANGED:
             values.extend([SKIP] * (nested.size() if nested is not None else _tuple_size(type(view), f)))
         elif isinstance(value, tuple):
-            values.extend(value)
+            values.extend(SKIP if v is UNCHANGED else v for v in value)   # one of several left alone
         else:
             values.append(value)
     return values
