@@ -136,3 +136,143 @@ def test_no_tab_selector_sits_in_common():
              for p in sorted((ROOT / "components" / "common").rglob("*")) if p.suffix in (".py", ".css", ".js")
              for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert found == []
+
+
+# -- one event adapter (components/common/ui.py TabEvents) ---------------------------------------
+#: gradio's listener methods (a component's event, a page's load / unload, a chained event)
+LISTENERS = {"click", "change", "input", "select", "submit", "tick", "load", "unload", "then", "success",
+             "failure", "expand", "collapse", "release", "upload", "blur", "focus", "clear", "play", "pause",
+             "stop", "end", "edit", "like", "stream", "key_up", "copy", "download", "apply", "delete",
+             "double_click", "start_recording", "stop_recording", "change_tab", "retry", "undo"}
+ADAPTER = "components/common/ui.py"
+#: keywords only a gradio listener takes
+EVENT_KEYWORDS = {"inputs", "outputs", "api_name", "js", "show_progress", "queue", "trigger_mode", "preprocess",
+                  "postprocess", "concurrency_limit", "concurrency_id", "show_progress_on", "every", "cancels"}
+
+
+def _gradio_modules() -> list[Path]:
+    """The modules of components/ that import gradio (the only ones that can wire an event)."""
+    return [p for p in files("components") if "gradio" in {n.split(".")[0] for n in _imported(p)}]
+
+
+def _imported(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return found
+
+
+def _python_wiring(path: Path) -> list[str]:
+    """The events `path` wires to a Python function itself, outside the adapter: `gr.on(...)` or a
+    listener call (`x.click(fn, ...)`, `demo.load(fn, ...)`, `event.then(fn, ...)`) whose function
+    (first argument or `fn=`) is anything but the constant None. A listener given None with `js=`
+    runs in the page alone (no request, no handler, nothing to fail on the server) and is allowed;
+    `TabEvents.on(listener, ...)` passes the listener on uncalled, so it is not a call here."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        name = node.func.attr
+        is_gr_on = name == "on" and isinstance(node.func.value, ast.Name) and node.func.value.id == "gr"
+        if not is_gr_on and name not in LISTENERS:
+            continue
+        args = node.args[1:] if is_gr_on else node.args
+        fn = args[0] if args else next((k.value for k in node.keywords if k.arg == "fn"), None)
+        if fn is None and not is_gr_on:
+            continue   # no function at all: not an event wiring (e.g. `resources.release()`)
+        wired = is_gr_on or name == "unload" or len(args) >= 2 or any(k.arg in EVENT_KEYWORDS for k in node.keywords)
+        if not wired:
+            continue   # one argument and none of an event's keywords: a pool's `submit(work)`, `release(key)`
+        if isinstance(fn, ast.Constant) and fn.value is None:
+            continue
+        found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)[:90]}")
+    return found
+
+
+def _view_classes() -> dict[str, tuple[Path, ast.ClassDef]]:
+    """Every class of components/ that is a View (by its bases, followed by name across modules)."""
+    classes: dict[str, list[tuple[Path, ast.ClassDef]]] = {}
+    for path in files("components"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append((path, node))
+
+    def is_view(node: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
+        for base in node.bases:
+            name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
+            if name == "View":
+                return True
+            if name in classes and name not in seen and any(is_view(n, seen | {name}) for _, n in classes[name]):
+                return True
+        return False
+
+    return {f"{path.relative_to(ROOT)}::{node.name}": (path, node)
+            for found in classes.values() for path, node in found if is_view(node)}
+
+
+def adapter_counts() -> dict[str, int | list[str]]:
+    """What the one-adapter rule counts (the numbers the report gives): events wired outside the
+    adapter, `on()` calls given a bare output list, `gr.skip()` outside common/ui.py, view fields
+    with a default other than UNCHANGED (`several(n)` is UNCHANGED for n outputs; a view's
+    `message` default is the message line's, "" or None), view fields typed `Any`."""
+    wiring = [w for p in _gradio_modules() if str(p.relative_to(ROOT)) != ADAPTER for w in _python_wiring(p)]
+    bare, skips, other_default, typed_any, fields = [], [], [], [], 0
+    for path in files("components"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        rel = str(path.relative_to(ROOT))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)):
+                called = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+                if called == "on" and len(node.args) >= 4 and isinstance(node.args[3], (ast.List, ast.Tuple)):
+                    bare.append(f"{rel}:{node.lineno}")
+                on_gr = isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", None) == "gr"
+                if called == "skip" and on_gr and rel != ADAPTER:
+                    skips.append(f"{rel}:{node.lineno}")
+            if isinstance(node, ast.ImportFrom) and node.module == "components.common.ui" and rel != ADAPTER \
+                    and any(alias.name == "SKIP" for alias in node.names):
+                skips.append(f"{rel}:{node.lineno} (imports SKIP)")   # gr.skip() by another name
+    for name, (_, node) in _view_classes().items():
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+                continue
+            if stmt.target.id.startswith("_"):
+                continue
+            if stmt.target.id == "message":
+                continue   # the message line's own default ("" clears it, None leaves it)
+            fields += 1
+            value = stmt.value
+            several = isinstance(value, ast.Call) and getattr(value.func, "id", None) == "several"
+            if value is not None and not several:
+                other_default.append(f"{name}.{stmt.target.id}")
+            annotation = stmt.annotation
+            if any(isinstance(n, ast.Name) and n.id == "Any" and not _inside_subscript(annotation, n)
+                   for n in ast.walk(annotation)):
+                typed_any.append(f"{name}.{stmt.target.id}")
+    return {"wiring": wiring, "bare": bare, "skips": skips, "other_default": other_default,
+            "typed_any": typed_any, "fields": fields}
+
+
+def _inside_subscript(annotation: ast.expr, name: ast.Name) -> bool:
+    """Whether `Any` is an argument of a container type (`dict[str, Any]`: a JSON-like value whose
+    component is known), not the field's own type."""
+    return any(isinstance(n, ast.Subscript) and any(m is name for m in ast.walk(n.slice)) for n in ast.walk(annotation))
+
+
+def test_there_is_one_event_adapter():
+    """Every event of components/ that runs Python is wired by TabEvents (components/common/ui.py):
+    the tabs, their runs panels, the Model panel, the study page and the page's link opener alike.
+    No event is wired to a Python function anywhere else (`gr.on(...)`, `x.click(fn, ...)`,
+    `demo.load(fn, ...)`, `event.then(fn, ...)`; page-only `js=` events with no function are
+    allowed), no `on()` is given a bare list of outputs instead of a view class, no `gr.skip()`
+    is written outside the adapter (a view's UNCHANGED is it), and every view field defaults to
+    UNCHANGED and is typed by its component, not `Any`."""
+    counts = adapter_counts()
+    assert counts["fields"] > 100   # the views were found
+    assert counts["wiring"] == []
+    assert counts["bare"] == []
+    assert counts["skips"] == []
+    assert counts["other_default"] == []
+    assert counts["typed_any"] == []

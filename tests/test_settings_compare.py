@@ -7,7 +7,6 @@ import threading
 import time
 from pathlib import Path
 
-import gradio as gr
 import pytest
 
 from backends.ask import ask
@@ -17,6 +16,7 @@ from backends.pair import PairedBackend
 from backends.record import RecordingBackend
 from components.settings import traces
 from components.settings.session import SessionSettings, backend_for, compare_backend_for
+from components.common.ui import UNCHANGED
 from components.common.model_panel import NO_COMPARE, SAME_AS_MODEL, apply_settings, pick_replay, replay_sides
 from tests.backends.support import ScriptedBackend
 
@@ -115,7 +115,9 @@ def test_a_recorded_pair_picked_under_replay_sets_both_sides_steering_side_first
     assert traces.recorded_backends("talk.jsonl", "visitor1") == ["scripted:first", "scripted:second"]
     assert replay_sides("talk.jsonl", "visitor1") == ["replay:talk.jsonl#scripted:first",
                                                       "replay:talk.jsonl#scripted:second"]
-    spec, compare = pick_replay("talk.jsonl", [NO_COMPARE, "openai:x"], _Request("visitor1"))
+    picked = pick_replay("talk.jsonl", [NO_COMPARE, "openai:x"], _Request("visitor1"))
+    spec, compare = picked.spec, picked.compare
+    assert picked.compare_panel == {"__type__": "update", "open": True}   # the fold opens on both sides
     assert spec["value"] == "replay:talk.jsonl#scripted:first"
     assert compare["value"] == "replay:talk.jsonl#scripted:second"
     assert compare["choices"] == [NO_COMPARE, "openai:x", "replay:talk.jsonl#scripted:first",
@@ -130,8 +132,9 @@ def test_a_recorded_pair_picked_under_replay_sets_both_sides_steering_side_first
 def test_a_trace_of_one_backend_sets_the_backend_only(folder):
     request = GenerationRequest([Message.text("user", "Which clip?")], task="cloze.answer", ref="s1")
     RecordingBackend(ScriptedBackend(["B"]), folder / "solo.jsonl").generate(request)
-    spec, compare = pick_replay("solo.jsonl", [NO_COMPARE], _Request("visitor1"))
-    assert spec["value"] == "replay:solo.jsonl" and compare == gr.skip()
+    picked = pick_replay("solo.jsonl", [NO_COMPARE], _Request("visitor1"))
+    assert picked.spec["value"] == "replay:solo.jsonl" and picked.compare is UNCHANGED
+    assert picked.compare_panel is UNCHANGED
 
 
 def test_a_compared_replay_that_is_not_a_listed_trace_is_refused_at_apply(folder):

@@ -14,6 +14,7 @@ from backends.record import RecordingBackend
 from components.settings import traces
 from components.settings.session import SessionSettings, backend_for
 from components.common.model_panel import SAME_AS_MODEL, apply_settings, recording_view, replay_choices
+from components.common.ui import UNCHANGED, outputs
 from tests.backends.support import ScriptedBackend
 
 
@@ -123,12 +124,17 @@ def test_the_servers_own_replay_spec_is_accepted_and_checked(folder, tmp_path):
         _apply(f"replay:{broken}", server_specs={f"replay:{broken}"})
 
 
+def _parts(view) -> tuple:
+    """The recording view's four outputs, in the panel's order."""
+    return view.record_note, view.download, view.timer, view.seen
+
+
 def test_recording_with_the_baseline_says_there_is_nothing_to_record(folder):
     state, _ = _apply("baseline", record=True)
-    note, download, timer, _ = recording_view(state)
+    note, download, timer, _ = _parts(recording_view(state))
     assert "Nothing to record" in note and "asks no model" in note
     assert download.visible is False and timer.active is False
-    note, *_ = recording_view(_apply("baseline", record=False)[0])
+    note, *_ = _parts(recording_view(_apply("baseline", record=False)[0]))
     assert note == ""
 
 
@@ -137,23 +143,23 @@ def test_recording_says_where_the_trace_goes_and_offers_a_copy(folder):
                          localizer="openai:loc")  # a model (the localizer) is asked: recorded
     settings = SessionSettings.from_state(state)
     assert "recording" in text and settings.trace_path == str(folder / "session-visitor1.jsonl")
-    note, download, timer, seen = recording_view(state)
+    note, download, timer, seen = _parts(recording_view(state))
     assert "session-visitor1.jsonl" in note and str(folder) in note and "0 call(s)" in note
     assert download.visible is False and timer.active is True and seen == {}
 
     _record(Path(settings.trace_path), ["A", "B"])
-    note, download, timer, seen = recording_view(state)
+    note, download, timer, seen = _parts(recording_view(state))
     assert "2 call(s)" in note and "--backend replay:" in note
     copy = _served(download)
     assert download.visible is True and copy != Path(settings.trace_path)
     assert copy.read_bytes() == Path(settings.trace_path).read_bytes()
     # a timer tick with nothing new sends nothing
-    assert all(v == gr.skip() for v in recording_view(state, seen, force=False))
+    assert outputs(recording_view(state, seen, force=False)) == [gr.skip()] * 4
     _record(Path(settings.trace_path), ["C"], ref="r2")
-    note, download, _, seen = recording_view(state, seen, force=False)
+    note, download, _, seen = _parts(recording_view(state, seen, force=False))
     assert "3 call(s)" in note  # the note follows at once; the download within 30 s
-    assert download == gr.skip() and copy.read_bytes().count(b"\n") == 2
-    note, download, _, _ = recording_view(state, seen)  # Refresh
+    assert download is UNCHANGED and copy.read_bytes().count(b"\n") == 2
+    note, download, _, _ = _parts(recording_view(state, seen))  # Refresh
     assert _served(download).read_bytes().count(b"\n") == 3
 
 
@@ -161,7 +167,7 @@ def test_a_public_space_names_the_trace_but_not_the_servers_folder(folder, monke
     monkeypatch.setenv("SPACE_ID", "user/space")
     state, _ = _apply("openai:m", record=True)
     _record(Path(SessionSettings.from_state(state).trace_path), ["A"])
-    note, *_ = recording_view(state)
+    note, *_ = _parts(recording_view(state))
     assert "session-visitor1.jsonl" in note and str(folder) not in note
     assert "the app's trace folder" in note
 

@@ -45,9 +45,9 @@ def refusals_html(lines: Sequence[str]) -> str:
     return f'<details class="runs-refused"><summary>{len(lines)} run file(s) not loaded</summary><ul>{items}</ul></details>'
 
 
-def loading_html(files: int | None) -> str:
-    what = f"{files} run files" if files is not None else "the run files"
-    return f'<div class="runs-panel" data-state="loading">{_note(f"reading {what}…")}</div>'
+def loading_html(line: str = "Reading the run files…") -> str:
+    """While the run files are read: `line` says how far (common/runs.py `reading_line`)."""
+    return f'<div class="runs-panel" data-state="loading">{_note(line)}</div>'
 
 
 def shut_html(*, blind: bool = False) -> str:

@@ -1,15 +1,16 @@
 """The shared "Model" panel: which backend this session uses (held in session state only), what it
-records, and the recorded traces it can replay."""
+records, and the recorded traces it can replay. Its events go through the tabs' adapter
+(components/common/ui.py TabEvents) with the panel's context `ModelPanel` first and a view per
+event; a failure is one line on the panel's own message line, under Apply."""
 from __future__ import annotations
 
-import functools
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
 
 import gradio as gr
 
@@ -17,7 +18,7 @@ from backends.config import THINKING_CONTROLS, check_thinking_control
 from backends.errors import BackendError
 from backends.methods import OFFLINE_METHODS, is_method_spec, method_label, method_spec
 from backends.registry import VLM_BACKENDS, configured_choices, split_spec
-from components.common.ui import error_line, markdown_safe, message_line, note
+from components.common.ui import TabEvents, Update, View, markdown_safe, message_line, note
 from components.settings.session import (MAX_FRAMES_PER_REQUEST, SessionSettings, backend_for, badge,
                                          check_backends, check_compare, localizer_backend_for)
 from components.settings.traces import (check_panel_spec, list_traces, recorded_backends, recording_note,
@@ -45,6 +46,64 @@ _HELP = ("`baseline` needs no model (each tab's no-model method). `openai:<model
 SAME_AS_MODEL = "same as the model"
 #: the "compare with" choice meaning "one model, nothing compared"
 NO_COMPARE = "nothing (one side)"
+
+
+@dataclass
+class Applied(View):
+    """Apply: the session's settings and the header's badge; the line says what answers or failed."""
+
+    state: dict
+    badge: str
+
+
+@dataclass
+class KeysCleared(View):
+    """Apply empties the password boxes, so the keys never sit in the page."""
+
+    api_key: str
+    compare_key: str
+    message: str | None = None
+
+
+@dataclass
+class RecordingView(View):
+    """The session's recording: its note, the trace's download, the timer that follows the calls,
+    and what the page shows (`seen`). A success leaves the panel's line as it is."""
+
+    record_note: str
+    download: gr.DownloadButton
+    timer: gr.Timer
+    seen: dict
+    message: str | None = None
+
+
+@dataclass
+class ReplayList(View):
+    """The traces the session may replay, newest first (Refresh, the panel opened)."""
+
+    replay: gr.Dropdown
+    message: str | None = None
+
+
+@dataclass
+class ReplayPicked(View):
+    """A trace picked: the backend it replays; a recorded pair sets "Compare with" too and opens
+    its fold."""
+
+    spec: Update
+    compare: Update
+    compare_panel: Update
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelPanel:
+    """What the panel's handlers share (they take it first, as a tab's handlers take the tab): the
+    backends the server was started with (allowed whatever the listed choices), and the "compare
+    with" choices offered."""
+
+    server_specs: frozenset[str]
+    compare_choices: tuple
 
 
 def _check_spec(spec: str) -> None:
@@ -126,8 +185,8 @@ def _download_copy(path: Path, session: str) -> Path:
     return copy
 
 
-def recording_view(state: dict | None, seen: dict | None = None, *, force: bool = True):
-    """(note, download button, timer, seen) for the session's recording. `seen` remembers what the
+def recording_view(state: dict | None, seen: dict | None = None, *, force: bool = True) -> RecordingView:
+    """The session's recording (note, download button, timer, seen). `seen` remembers what the
     page shows. A timer tick (not forced) sends nothing for a trace the download already holds,
     and refreshes the download of a changed one at most every DOWNLOAD_REFRESH_S seconds (the
     note every tick)."""
@@ -137,24 +196,26 @@ def recording_view(state: dict | None, seen: dict | None = None, *, force: bool 
     now = _trace_stamp(path) if path else None
     seen = seen or {}
     if not force and now is not None and now == seen.get("copied_stamp"):
-        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        return RecordingView()
     note = recording_note(settings.record, settings.baseline_only, settings.trace_path)
     timer = gr.Timer(active=recording)
     if now is None:
-        return note, gr.DownloadButton(value=None, visible=False), timer, {}
+        return RecordingView(record_note=note, download=gr.DownloadButton(value=None, visible=False), timer=timer,
+                             seen={})
     clock = time.monotonic()
     if not force and clock - seen.get("copied", 0.0) < DOWNLOAD_REFRESH_S:
         if now == seen.get("stamp"):
-            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-        return note, gr.skip(), gr.skip(), {**seen, "stamp": now}
+            return RecordingView()
+        return RecordingView(record_note=note, seen={**seen, "stamp": now})
     copy = _download_copy(path, settings.session)
-    return (note, gr.DownloadButton(value=str(copy), visible=True), timer,
-            {"stamp": now, "copied_stamp": now, "copied": clock})
+    return RecordingView(record_note=note, download=gr.DownloadButton(value=str(copy), visible=True), timer=timer,
+                         seen={"stamp": now, "copied_stamp": now, "copied": clock})
 
 
-def refresh_replay_list(request: gr.Request | None = None):
+def refresh_replay_list(panel: ModelPanel, request: gr.Request | None = None) -> ReplayList:
+    """Refresh (or the panel opened): the traces this session may replay, none picked."""
     session = getattr(request, "session_hash", None) or "cli"
-    return gr.Dropdown(choices=replay_choices(session), value=None)
+    return ReplayList(replay=gr.Dropdown(choices=replay_choices(session), value=None))
 
 
 def replay_sides(name: str, session: str = "") -> list[str]:
@@ -167,18 +228,20 @@ def replay_sides(name: str, session: str = "") -> list[str]:
     return [f"replay:{name}#{backend}" for backend in ids]
 
 
-def pick_replay(name: str | None, compare_choices: list | None = None, request: gr.Request | None = None):
+def pick_replay(name: str | None, compare_choices: list | None = None,
+                request: gr.Request | None = None) -> ReplayPicked:
     """A trace picked in the list becomes the Backend choice (applied with Apply); a recorded
     pair sets both sides: the Backend to the side that steered, "Compare with" to the other, each
-    side's spec offered in both lists. Returns (backend, compare with) updates."""
+    side's spec offered in both lists, and opens "Compare with" to show them."""
     if not name:
-        return gr.skip(), gr.skip()
+        return ReplayPicked()
     session = getattr(request, "session_hash", None) or "cli"
     sides = replay_sides(name, session)
     if len(sides) < 2:
-        return gr.update(value=sides[0]), gr.skip()
-    return (gr.update(value=sides[0]),
-            gr.update(choices=_with(compare_choices or [NO_COMPARE], sides), value=sides[1]))
+        return ReplayPicked(spec=gr.update(value=sides[0]))
+    return ReplayPicked(spec=gr.update(value=sides[0]),
+                        compare=gr.update(choices=_with(compare_choices or [NO_COMPARE], sides), value=sides[1]),
+                        compare_panel=gr.update(open=True))
 
 
 def _with(choices: list, extra: list[str]) -> list:
@@ -220,7 +283,7 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
     if default.localizer and default.localizer not in localizer_choices:
         localizer_choices.append(default.localizer)
     compare_choices = compare_choices_for(default, choices)
-    with gr.Sidebar(label="Model", open=False, position="right", elem_id="app-sidebar", width=420) as panel, \
+    with gr.Sidebar(label="Model", open=False, position="right", elem_id="app-sidebar", width=420) as sidebar, \
             gr.Column(elem_id="settings-panel"):
         spec = gr.Dropdown(choices + method_choices(), value=default.backend, allow_custom_value=True,
                            label="Backend", elem_id="settings-backend",
@@ -266,54 +329,63 @@ def build_settings_panel(default: SessionSettings, badge_md: gr.HTML | None = No
             gr.Markdown(_HELP)
     timer = gr.Timer(3.0, active=False)  # while recording: the note and the download follow the calls
     seen = gr.State({})
-
-    server_specs = {default.backend, default.localizer, default.compare} - {""}
-
-    def apply_panel(spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
-                    localizer: str | None = None, thinking_control: str | None = None,
-                    compare_with: str | None = None, compare_base_url: str | None = None,
-                    compare_api_key: str | None = None,
-                    state: dict | None = None, request: gr.Request | None = None) -> tuple:
-        """(state, badge, message): a refused choice leaves the session as it was and says why on
-        the panel's message line (never a toast). An applied API backend is asked at once whether
-        it answers (its server's model list, or one tiny request; within 3 s): the line says what
-        failed (no server, a refused key, an unknown model), or that it answers. The choice stays
-        applied either way (a server started later is then used)."""
-        try:
-            applied = apply_settings(spec, base_url, api_key, max_frames, record, localizer,
-                                     thinking_control, state, request, compare=compare_with,
-                                     compare_base_url=compare_base_url, compare_api_key=compare_api_key,
-                                     server_specs=server_specs)
-        except Exception as exc:  # noqa: BLE001 - shown on the panel's message line
-            return gr.skip(), gr.skip(), error_line(exc)
-        return (*applied, checked_line(check_backends(applied[0])))
-
-    def pick_panel_replay(name: str | None, request: gr.Request | None = None):
-        spec_update, compare_update = pick_replay(name, compare_choices, request)
-        paired = isinstance(compare_update, dict) and "value" in compare_update
-        return spec_update, compare_update, gr.update(open=True) if paired else gr.skip()
-
-    inputs = [spec, base_url, api_key, max_frames, record, localizer, thinking, compare, compare_url,
-              compare_key, state]
-    recording = [record_note, download, timer, seen]
-    applied = apply.click(apply_panel, inputs, [state, badge_md, message], api_name="set_backend")
-    # the panel's other events say a failure on its line too (a success leaves the line as it is)
-    noted = [*recording, message]
-    applied.success(on_line(recording_view, 4), [state], noted, api_name=False, show_progress="hidden")
-    # Clear the password boxes after applying so the keys never sit in the page.
-    apply.click(lambda: ("", ""), None, [api_key, compare_key], api_name=False)
-
-    def tick(s: dict | None, shown: dict | None):
-        return recording_view(s, shown, force=False)
-
-    timer.tick(on_line(tick, 4), [state, seen], noted, api_name=False, show_progress="hidden")
-    refresh.click(on_line(recording_view, 4), [state], noted, api_name=False, show_progress="hidden")
-    for event in (refresh.click, panel.expand):
-        event(on_line(refresh_replay_list, 1), None, [replay, message], api_name=False, show_progress="hidden")
-    # a recorded pair opens "Compare with", showing both sides it set
-    replay.input(on_line(pick_panel_replay, 3), replay, [spec, compare, compare_panel, message], api_name=False,
-                 show_progress="hidden")
+    p = SimpleNamespace(state=state, badge=badge_md, spec=spec, compare=compare, compare_panel=compare_panel,
+                        api_key=api_key, compare_key=compare_key, record_note=record_note, download=download,
+                        timer=timer, seen=seen, replay=replay)
+    panel = ModelPanel(server_specs=frozenset({default.backend, default.localizer, default.compare} - {""}),
+                       compare_choices=tuple(compare_choices))
+    _wire(TabEvents(panel, None, message, components=p), p, apply=apply, refresh=refresh, sidebar=sidebar,
+          inputs=[spec, base_url, api_key, max_frames, record, localizer, thinking, compare, compare_url,
+                  compare_key, state])
     return state
+
+
+def apply_panel(panel: ModelPanel, spec: str, base_url: str, api_key: str, max_frames: float, record: bool,
+                localizer: str | None = None, thinking_control: str | None = None, compare_with: str | None = None,
+                compare_base_url: str | None = None, compare_api_key: str | None = None, state: dict | None = None,
+                request: gr.Request | None = None) -> Applied:
+    """Apply: a refused choice raises BackendError (the adapter says it on the panel's line and
+    leaves the session as it was; never a toast). An applied API backend is asked at once whether
+    it answers (its server's model list, or one tiny request; within 3 s): the line says what
+    failed (no server, a refused key, an unknown model), or that it answers. The choice stays
+    applied either way (a server started later is then used)."""
+    applied, shown = apply_settings(spec, base_url, api_key, max_frames, record, localizer, thinking_control,
+                                    state, request, compare=compare_with, compare_base_url=compare_base_url,
+                                    compare_api_key=compare_api_key, server_specs=set(panel.server_specs))
+    return Applied(state=applied, badge=shown, message=checked_line(check_backends(applied)))
+
+
+def clear_keys(panel: ModelPanel) -> KeysCleared:
+    return KeysCleared(api_key="", compare_key="")
+
+
+def show_recording(panel: ModelPanel, state: dict | None) -> RecordingView:
+    """Apply or Refresh: the recording's note and a fresh copy of its trace to download."""
+    return recording_view(state)
+
+
+def follow_recording(panel: ModelPanel, state: dict | None, seen: dict | None) -> RecordingView:
+    """The timer, while recording: the note each tick, the download at most every DOWNLOAD_REFRESH_S."""
+    return recording_view(state, seen, force=False)
+
+
+def pick_panel_replay(panel: ModelPanel, name: str | None, request: gr.Request | None = None) -> ReplayPicked:
+    return pick_replay(name, list(panel.compare_choices), request)
+
+
+def _wire(ev: TabEvents, p: SimpleNamespace, *, apply: gr.Button, refresh: gr.Button, sidebar: gr.Sidebar,
+          inputs: list) -> None:
+    """The panel's events: a failure is said on its line; a success other than Apply's leaves the
+    line as it is."""
+    hidden = {"api_name": False, "show_progress": "hidden"}
+    applied = ev.on(apply.click, apply_panel, inputs, Applied, kind="request", api_name="set_backend")
+    ev.on(applied.success, show_recording, [p.state], RecordingView, **hidden)
+    ev.on(apply.click, clear_keys, [], KeysCleared, api_name=False)
+    ev.on(p.timer.tick, follow_recording, [p.state, p.seen], RecordingView, **hidden)
+    ev.on(refresh.click, show_recording, [p.state], RecordingView, **hidden)
+    ev.on([refresh.click, sidebar.expand], refresh_replay_list, [], ReplayList, kind="request", **hidden)
+    # a recorded pair opens "Compare with", showing both sides it set
+    ev.on(p.replay.input, pick_panel_replay, [p.replay], ReplayPicked, kind="request", **hidden)
 
 
 def checked_line(lines: list[str]) -> str:
@@ -322,20 +394,6 @@ def checked_line(lines: list[str]) -> str:
     if failed:
         return markdown_safe("⚠ Applied, but " + " · ".join(failed))
     return note(" · ".join(lines)) if lines else ""
-
-
-def on_line(fn: Callable[..., Any], n_out: int) -> Callable[..., Any]:
-    """`fn` (its `n_out` outputs) with the panel's message line as one more output: a failure is
-    said there and changes nothing else; a success leaves the line as it is. The wrapper keeps
-    `fn`'s signature, which gradio reads (a gr.Request parameter)."""
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            out = fn(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - shown on the panel's message line
-            return (*[gr.skip()] * n_out, error_line(exc))
-        return (*(out if isinstance(out, tuple) else (out,)), gr.skip())
-    return call
 
 
 def method_choices() -> list[tuple[str, str]]:

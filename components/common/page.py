@@ -18,10 +18,12 @@ tabs and a reload. The mode lives in the page only: the server never knows it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import gradio as gr
 
 from components.common.links import tab_in_link
+from components.common.ui import UNCHANGED, TabEvents, View
 
 PRESENT_KEY = "vbe-present"
 
@@ -148,15 +150,23 @@ def follow_view(slug: str, tab: gr.Tab, box: gr.Textbox) -> None:
     tab.select(None, None, None, js=f"() => {{ window.__viewAddress('{slug}'); }}", queue=False)
 
 
+@dataclass
+class LinkOpened(View):
+    """The tab a link names, selected (UNCHANGED: the page's first tab); the note says when the
+    link names no tab of this app."""
+
+    tabs: gr.Tabs
+
+
+def opened_tab(own_keys: Mapping[str, Sequence[str]], params: Mapping[str, str]) -> LinkOpened:
+    tab, problem = tab_in_link(dict(params), tuple(own_keys), own_keys)
+    return LinkOpened(tabs=gr.Tabs(selected=tab) if tab else UNCHANGED,
+                      message=f"⚠ {problem}" if problem else "")
+
+
 def open_from_link(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
                    own_keys: Mapping[str, Sequence[str]]) -> None:
     """On load, select the tab a link names (`?tab=impact`, or a tab's own parameters) and say so
     when the link names no tab of this app. Each tab reads its own parameters itself."""
-    slugs = tuple(own_keys)
-
-    def on_load(request: gr.Request):
-        params = dict(getattr(request, "query_params", {}) or {})
-        tab, problem = tab_in_link(params, slugs, own_keys)
-        return gr.Tabs(selected=tab) if tab else gr.skip(), f"⚠ {problem}" if problem else ""
-
-    demo.load(on_load, None, [tabs, note], api_name="open_from_link", show_progress="hidden")
+    TabEvents(own_keys, None, note, components={"tabs": tabs}).on(
+        demo.load, opened_tab, [], LinkOpened, kind="params", api_name="open_from_link", show_progress="hidden")

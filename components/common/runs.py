@@ -232,20 +232,22 @@ def _reason(exc: BaseException, path: Path) -> str:
 
 
 def load_runs(reader: RunReader, files: Sequence[RunFile], cache: ContentCache | None = None,
-              refusals: Iterable[Refusal] = ()) -> LoadedRuns:
+              refusals: Iterable[Refusal] = (), *, on_read: Callable[[int], None] | None = None) -> LoadedRuns:
     """Read every file (each once); a file that fails is refused, the others still load.
 
     The cyclic garbage collector is paused while the files are read: parsing makes hundreds of
     thousands of small containers and no cycle, and the collector's passes over them took most of
     the time (scripts/bench_runs.py: 4-5x faster from the cache without them), and would walk
-    them again on every later full pass."""
+    them again on every later full pass. `on_read(n)`: told after each file (n read so far)."""
     out = LoadedRuns(refusals=list(refusals))
     paused = gc.isenabled()
     gc.disable()
     try:
-        for run in files:
+        for n, run in enumerate(files, 1):
             value, reason, cached = read_run(reader, run.path, cache)
             out.from_cache += cached
+            if on_read is not None:
+                on_read(n)
             if reason is not None:
                 out.refusals.append(Refusal(str(run.path), reason))
                 continue
@@ -322,14 +324,16 @@ class BackgroundRuns:
 
 class RunsLoader:
     """A tab's run files (its runs folders and the named ones, `--runs`) read once on a background
-    thread: `files` is how many were found (None until listed), `result()` the loaded runs (None
-    while reading). `finish` builds what the tab draws from them, on the same thread (the Cloze
+    thread: `files` is how many were found (None until listed), `read` how many of them are read
+    so far (a panel's "Reading run files… 12 of 30"), `result()` the loaded runs (None while
+    reading). `finish` builds what the tab draws from them, on the same thread (the Cloze
     table and its Human row); `derived(key, build)` keeps one view built from them per key (an
     annotation file)."""
 
     def __init__(self, reader: RunReader, folders: Iterable[str | Path], named: Sequence[str] = (),
                  finish: Callable[[LoadedRuns], LoadedRuns] | None = None):
         self.files: int | None = None
+        self.read = 0
         self.listing: tuple | None = None
         self._reader, self._folders, self._named, self._finish = reader, list(folders), tuple(named), finish
         self._derived: tuple[Any, Any] | None = None
@@ -343,13 +347,16 @@ class RunsLoader:
         files, refusals = self._list()
         self.files = len(files)
         self.listing = _listing(files)
-        loaded = load_runs(self._reader, files, ContentCache(), refusals)
+        loaded = load_runs(self._reader, files, ContentCache(), refusals, on_read=self._count)
         out = self._finish(loaded) if self._finish else loaded
         # a server's one line that its runs are ready (WARNING: the level Python prints unconfigured)
         log.warning("%s runs ready: %d run file(s) read (%d from the cache), %d refused, in %.1f s "
                     "(%.1f s CPU)", self._reader.kind, len(out.runs), out.from_cache, len(out.refusals),
                     time.perf_counter() - started, time.thread_time() - cpu)
         return out
+
+    def _count(self, n: int) -> None:
+        self.read = n
 
     def changed(self) -> bool:
         """Whether the folders' run files differ now (added, removed, rewritten) from the ones
@@ -375,6 +382,14 @@ class RunsLoader:
         if self._derived is None or self._derived[0] is not key:
             self._derived = (key, build(loaded))
         return self._derived[1]
+
+
+def reading_line(loader: RunsLoader) -> str:
+    """What a runs panel says while its loader reads: "Reading run files… 12 of 30" (the count
+    grows as the files are read; "Listing the run files…" before they are found)."""
+    if loader.files is None:
+        return "Listing the run files…"
+    return f"Reading run files… {min(loader.read, loader.files)} of {loader.files}"
 
 
 def _listing(files: Sequence[RunFile]) -> tuple:

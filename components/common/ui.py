@@ -9,12 +9,15 @@ it fills in the first two, turns the returned view into the outputs in order and
 UserError / BackendError is one readable line there (the outputs are left as they were); anything
 else is logged with a short id and the line says "something went wrong (id)". A success worth
 saying ("3 new names found") is a `note` on the same line. Nothing raises into gradio and no
-handler calls gr.Error / gr.Warning / gr.Info, so no badge or toast ever covers a control; the
-Model panel (components/common/model_panel.py) and the study page (components/cloze/study/app.py) have
-message lines of their own, fed by the same `error_line`.
+handler calls gr.Error / gr.Warning / gr.Info, so no badge or toast ever covers a control. TabEvents
+is the one event adapter: the runs panels, the Model panel (components/common/model_panel.py) and
+the study page (components/cloze/study/app.py, its message line of its own) are wired through it
+too, with their context object first where they have no per-visitor resources.
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import dataclasses
 import html
 import inspect
@@ -23,7 +26,7 @@ import os
 import sys
 import typing
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +83,16 @@ class _Unchanged:
 
 
 UNCHANGED: Any = _Unchanged()
+
+#: a view field's type for a gradio update of a component's properties (`gr.update(open=True)`,
+#: `gr.update(choices=[...], value=...)`): a dict gradio reads by its keys
+Update = dict[str, Any]
+
+
+def several(n: int) -> Any:
+    """A view field that fills `n` components (a tuple of `n` values when set, any of them
+    UNCHANGED; UNCHANGED: all `n` left as they are): `clips: tuple = several(12)`."""
+    return field(default=UNCHANGED, kw_only=True, metadata={"outputs": n})
 
 
 @dataclass
@@ -152,11 +165,7 @@ def _view_fields(cls: type) -> list[tuple[dataclasses.Field, type | None]]:
 
 
 def _tuple_size(cls: type, f: dataclasses.Field) -> int:
-    if f.default_factory is not dataclasses.MISSING:   # a tuple field declares its size by its default
-        default = f.default_factory()
-        if isinstance(default, tuple):
-            return len(default)
-    return 1
+    return int(f.metadata.get("outputs", 1))   # a tuple field declares its size (`several(n)`)
 
 
 def _is_component(value: Any) -> bool:
@@ -190,7 +199,7 @@ def outputs(view: Any) -> list:
         elif value is UNCHANGED:
             values.extend([SKIP] * (nested.size() if nested is not None else _tuple_size(type(view), f)))
         elif isinstance(value, tuple):
-            values.extend(value)
+            values.extend(SKIP if v is UNCHANGED else v for v in value)   # one of several left alone
         else:
             values.append(value)
     return values
@@ -203,9 +212,7 @@ def message_value(view: View) -> Any:
 def error_line(exc: BaseException, data_dir: str | Path | None = None) -> str:
     """The message line for an exception a handler raised: never a stack trace, HTML escaped
     (the line is Markdown), and the app's data folder never shown as a server path."""
-    if isinstance(exc, gr.Error):
-        text = str(exc.message)
-    elif isinstance(exc, (UserError, BackendError)):
+    if isinstance(exc, (UserError, BackendError)):
         text = markdown_safe(str(exc))
     else:
         ref = uuid.uuid4().hex[:6]
@@ -254,16 +261,35 @@ def message_line(elem_id: str) -> gr.Markdown:
     return gr.Markdown("", elem_id=elem_id, elem_classes=["tab-message", BUSY_CLASS])
 
 
-class TabEvents:
-    """Wires a tab's handlers to gradio listeners with one adapter and one error policy.
+#: what an event's kind hands the handler after its inputs (besides "plain": nothing)
+KINDS = {
+    "plain": "nothing more",
+    "select": "the index of the item selected (gr.SelectData.index)",
+    "row": "the clicked table row's values (gr.SelectData.row_value)",
+    "data": "the data a gr.HTML trigger sent (a dict)",
+    "params": "the page's query parameters (a dict)",
+    "request": "the gr.Request (its session_hash names the visitor)",
+    "user": "the signed-in Hugging Face user's name, or None",
+    "visit": "the page's query parameters, then the signed-in user's name or None",
+    "progress": "keyword `progress`: gradio's progress bar (a gr.Progress)",
+}
 
-    `tab` is the tab's shared data (or a function giving it at each call: a tab that reads its
-    data on page load), `registry` the per-visitor resources, `message` the message line.
+
+class TabEvents:
+    """The one event adapter: wires handlers to gradio listeners, with views by class and one
+    error policy. Every tab, its runs panels, the Model panel and the study page wire their
+    events here (tests/test_layers.py checks that nothing else in components/ does).
+
+    `tab` is what every handler gets first: the tab's shared data (or a function giving it at each
+    call: a tab that reads its data on page load), or a panel's own context object (the Model
+    panel's `ModelPanel`, the study page's `Study`). `registry`: the per-visitor resources, handed
+    second (`handler(tab, res, session, *inputs)`); None for a page without them (the Model panel,
+    the study page: `handler(tab, *inputs)`). `message` is the message line every event ends with.
     `address`: (the tab's hidden address box, `link(tab, session) -> query string`): every event
     wired by `on` / `on_open` whose view carries a `session` also writes the link to the view that
     session shows, so the page's address follows the view."""
 
-    def __init__(self, tab: Any, registry: SessionRegistry, message: gr.Markdown, *,
+    def __init__(self, tab: Any, registry: SessionRegistry | None, message: gr.Markdown, *,
                  data_dir: str | Path | None = None,
                  address: tuple[gr.Textbox, Callable[[Any, Any], str]] | None = None,
                  components: Any = None) -> None:
@@ -277,28 +303,33 @@ class TabEvents:
     def tab(self) -> Any:
         return self._tab() if callable(self._tab) else self._tab
 
-    def outputs_of(self, outs: list | type[View]) -> tuple[list, type[View] | None]:
-        """(the output components, the view type the handler must return): `outs` is a list of
-        components, or a View class whose fields name them in the layout's `components`."""
-        if isinstance(outs, type) and issubclass(outs, View):
-            if self.components is None:
-                raise ValueError(f"{outs.__name__}: TabEvents needs the layout's components to find its outputs")
-            return outs.components(self.components), outs
-        return list(outs), None
+    def outputs_of(self, outs: type[View]) -> list:
+        """The output components of the View class `outs`: the components its fields name in the
+        layout's `components`."""
+        if not (isinstance(outs, type) and issubclass(outs, View)):
+            raise TypeError(f"{outs!r}: an event's outputs are a View class (its fields name the components)")
+        if self.components is None:
+            raise ValueError(f"{outs.__name__}: TabEvents needs the layout's components to find its outputs")
+        return outs.components(self.components)
 
-    def fn(self, handler: Callable[..., Any], n_out: int, *, kind: str = "plain",
-           drop_repeat: bool = False, addressed: bool = False,
-           view_type: type[View] | None = None) -> Callable[..., Any]:
-        """`handler(tab, res, *inputs[, extra])` as a gradio function with `n_out` outputs plus the
-        message line. kind: "plain"; "select" (extra: the selected index); "data" (extra: the data
-        a gr.HTML trigger sent); "params" (extra: the page's query parameters); "progress"
-        (keyword `progress`: a gr.Progress). drop_repeat: a copy of the visitor's last call (a
-        Dropdown's double `input`, Resources.repeated) changes nothing. addressed: the outputs
-        end with the tab's address box (see the class)."""
+    def fn(self, handler: Callable[..., Any], view_type: type[View], *, kind: str = "plain",
+           drop_repeat: bool = False, addressed: bool = False, n_inputs: int | None = None) -> Callable[..., Any]:
+        """`handler(tab[, res], *inputs[, extra])` as a gradio function whose outputs are the
+        view's, then the message line (then the address box when `addressed`). kind: see KINDS.
+        drop_repeat: a copy of the visitor's last call (a Dropdown's double `input`,
+        Resources.repeated) changes nothing. addressed: the outputs end with the tab's address
+        box (see the class). n_inputs: how many inputs the event has; the function then shows
+        gradio the handler's names and defaults for them (`_mirrored`)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind {kind!r}: one of {', '.join(KINDS)}")
+        if drop_repeat and self.registry is None:
+            raise ValueError("drop_repeat needs the per-visitor resources (a registry)")
+        n_out = view_type.size()
         data_dir = self.data_dir
         event = getattr(handler, "__qualname__", repr(handler))
         link = self.address[1] if addressed and self.address is not None else None
         tail = [SKIP] if link is not None else []
+        registry = self.registry
 
         def single(values: list) -> Any:
             # gradio takes a list returned for ONE output as that output's value
@@ -310,8 +341,8 @@ class TabEvents:
         def address_of(tab: Any, value: View) -> list:
             if link is None:
                 return []
-            session = getattr(value, "session", SKIP)
-            if session is SKIP or session is UNCHANGED or session is None or isinstance(session, dict):
+            session = getattr(value, "session", UNCHANGED)
+            if session is UNCHANGED or session is None or isinstance(session, dict):
                 return [SKIP]
             try:
                 return [link(tab, session)]
@@ -320,51 +351,72 @@ class TabEvents:
                 return [SKIP]
 
         def shown(value: Any, tab: Any = None) -> Any:
-            if view_type is not None and not isinstance(value, view_type):
+            if not isinstance(value, view_type):
                 raise TypeError(f"{event} returned {type(value).__name__}, not the {view_type.__name__} its event shows")
-            if isinstance(value, View):
-                return single([*outputs(value), message_value(value), *address_of(tab, value)])
-            if n_out == 0 and not tail:
-                return ""
-            return single([*([value] if n_out else []), "", *tail])
+            return single([*outputs(value), message_value(value), *address_of(tab, value)])
 
-        def bound(request: gr.Request | None) -> tuple:
-            return self.tab(), self.registry.get(getattr(request, "session_hash", None))
+        def bound(request: gr.Request | None) -> tuple[Any, Any, tuple]:
+            """The tab (or the panel's context), then the visitor's resources where there are any."""
+            if registry is None:
+                return self.tab(), None, ()
+            res = registry.get(getattr(request, "session_hash", None))
+            return self.tab(), res, (res,)
+
+        def working(res: Any) -> Any:
+            return res.working() if res is not None else contextlib.nullcontext()
 
         # a run (a generator, or a handler given a progress bar) counts as the visitor's running
         # work while it runs: a Stop then is for it, and a closing page waits for it
         if inspect.isgeneratorfunction(handler):
             def stream(request: gr.Request, *args) -> Iterator[Any]:
                 try:
-                    tab, res = bound(request)   # inside: a tab whose data fails to read says so
-                    with res.working():
-                        for value in handler(tab, res, *args):
+                    tab, res, first = bound(request)   # inside: a tab whose data fails to read says so
+                    with working(res):
+                        for value in handler(tab, *first, *args):
                             yield shown(value, tab)   # the tab's data: the address names the view
                 except Exception as exc:  # noqa: BLE001 - shown on the message line
                     yield failed(exc)
-            return _named(stream, handler)
+            return _mirrored(_named(stream, handler), handler, 1 + (registry is not None), n_inputs)
 
         def call(request: gr.Request | None, args: tuple, extra: dict) -> Any:
             try:
-                tab, res = bound(request)
+                tab, res, first = bound(request)
                 if drop_repeat and res.repeated(event, args):
                     return single([SKIP] * (n_out + 1 + len(tail)))
                 if kind != "progress":
-                    return shown(handler(tab, res, *args, **extra), tab)
-                with res.working():
-                    return shown(handler(tab, res, *args, **extra), tab)
+                    return shown(handler(tab, *first, *args, **extra), tab)
+                with working(res):
+                    return shown(handler(tab, *first, *args, **extra), tab)
             except Exception as exc:  # noqa: BLE001 - shown on the message line
                 return failed(exc)
+
+        def params_of(request: gr.Request | None) -> dict:
+            return dict(getattr(request, "query_params", None) or {})
+
+        def user_of(profile: Any) -> str | None:
+            return getattr(profile, "username", None) if profile is not None else None
 
         if kind == "select":
             def fn(request: gr.Request, evt: gr.SelectData, *args):
                 return call(request, (*args, evt.index), {})
+        elif kind == "row":
+            def fn(request: gr.Request, evt: gr.SelectData, *args):
+                return call(request, (*args, list(evt.row_value or []) if evt is not None else []), {})
         elif kind == "data":
             def fn(request: gr.Request, evt: gr.EventData, *args):
                 return call(request, (*args, dict(evt._data or {})), {})
         elif kind == "params":
             def fn(request: gr.Request, *args):
-                return call(request, (*args, dict(getattr(request, "query_params", None) or {})), {})
+                return call(request, (*args, params_of(request)), {})
+        elif kind == "request":
+            def fn(request: gr.Request, *args):
+                return call(request, (*args, request), {})
+        elif kind == "user":
+            def fn(request: gr.Request, profile: gr.OAuthProfile | None, *args):
+                return call(request, (*args, user_of(profile)), {})
+        elif kind == "visit":
+            def fn(request: gr.Request, profile: gr.OAuthProfile | None, *args):
+                return call(request, (*args, params_of(request), user_of(profile)), {})
         elif kind == "progress":
             # positional, before *args: gradio hands a progress bar only to a positional parameter
             def fn(request: gr.Request, progress=gr.Progress(), *args):
@@ -372,24 +424,30 @@ class TabEvents:
         else:
             def fn(request: gr.Request, *args):
                 return call(request, args, {})
-        return _named(fn, handler)
+        return _mirrored(_named(fn, handler), handler, 1 + (registry is not None), n_inputs)
 
-    def on(self, listener: Callable[..., Any], handler: Callable[..., Any], inputs: list,
-           outs: list | type[View], *, kind: str = "plain", drop_repeat: bool = False,
-           message: gr.Markdown | None = None, **kw) -> Any:
-        """`listener(handler)` with the outputs `outs` (a View class: the components its fields
-        name; see `outputs_of`) and then the message line (drop_repeat: see `fn`; for a Dropdown's
-        `input`). `message`: another line for this event's message, beside the control that
-        caused it (a button far below the tab's line)."""
-        outs, view_type = self.outputs_of(outs)
-        return listener(self.fn(handler, len(outs), kind=kind, drop_repeat=drop_repeat, addressed=True,
-                                view_type=view_type), inputs, [*outs, *self._tail(message)], **kw)
+    def on(self, listener: Callable[..., Any] | Sequence[Any], handler: Callable[..., Any], inputs: list,
+           outs: type[View], *, kind: str = "plain", drop_repeat: bool = False,
+           message: gr.Markdown | None = None, addressed: bool = True, **kw) -> Any:
+        """`listener(handler)` with the outputs of the View class `outs` (the components its fields
+        name; see `outputs_of`), then the message line (drop_repeat: see `fn`; for a Dropdown's
+        `input`). `listener` is one listener (`button.click`, `demo.load`, `event.then`) or a list
+        of them (one event for all: `gr.on`). `message`: another line for this event's message,
+        beside the control that caused it (a button far below the tab's line). `addressed=False`:
+        no address box (an event whose view never names the session, fired often: a timer's)."""
+        components = self.outputs_of(outs)
+        gradio_fn = self.fn(handler, outs, kind=kind, drop_repeat=drop_repeat, addressed=addressed,
+                            n_inputs=len(inputs))
+        targets = [*components, *self._tail(message, addressed=addressed)]
+        if not callable(listener):
+            return gr.on(list(listener), gradio_fn, inputs, targets, **kw)
+        return listener(gradio_fn, inputs, targets, **kw)
 
-    def _tail(self, message: gr.Markdown | None = None) -> list:
+    def _tail(self, message: gr.Markdown | None = None, *, addressed: bool = True) -> list:
         """The outputs every wired event ends with: the message line, then the address box."""
-        return [message or self.message, *([self.address[0]] if self.address is not None else [])]
+        return [message or self.message, *([self.address[0]] if addressed and self.address is not None else [])]
 
-    def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: list | type[View], *,
+    def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: type[View], *,
                 api_name: str, **kw) -> list[Any]:
         """The tab's page view, `handler(tab, res, session, *inputs, params)`, drawn once per
         visitor: on page load when the page shows this tab first, else the first time the visitor
@@ -397,9 +455,9 @@ class TabEvents:
         0.1-0.3 s of server time beside the browser's own work). gradio sends the tab its Tabs
         show at mount a select event on every page, the visitor's or not; that one is left to the
         load. Returns the events (load, then the tab's select), to chain on."""
-        outs, view_type = self.outputs_of(outs)
-        draw = self.fn(handler, len(outs), kind="params", addressed=True, view_type=view_type)
-        untouched = [SKIP] * (len(outs) + len(self._tail()))
+        components = self.outputs_of(outs)
+        draw = self.fn(handler, outs, kind="params", addressed=True)
+        untouched = [SKIP] * (len(components) + len(self._tail()))
 
         def params_of(request: gr.Request) -> dict:
             return dict(getattr(request, "query_params", None) or {})
@@ -423,19 +481,53 @@ class TabEvents:
             res.opened = True
             return draw(request, *args)
 
-        targets = [*outs, *self._tail()]
+        targets = [*components, *self._tail()]
         events = [ctx.demo.load(_named(on_load, handler), inputs, targets, api_name=api_name, **kw)]
         if ctx.tab is not None:
             events.append(ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=f"{api_name}_shown", **kw))
         return events
 
+    def over(self, components: Any) -> TabEvents:
+        """This adapter naming its outputs from `components` instead (a control wired alike in
+        every tab, e.g. Stop: `{"stop": button}`)."""
+        other = copy.copy(self)
+        other.components = components
+        return other
+
+    def release_on(self, demo: gr.Blocks) -> None:
+        """The page's unload event releases the visitor (`release`)."""
+        demo.unload(self.release)
+
     def release(self, request: gr.Request) -> None:
         """The page closed: that visitor's running work stops, then its resources go; once no
         tab holds the visitor any more, the backends their settings built are closed too."""
         session_hash = getattr(request, "session_hash", None)
-        self.registry.release(session_hash)
+        if self.registry is not None:
+            self.registry.release(session_hash)
         if session_hash and not held_anywhere(session_hash):
             release_backends(session_hash)
+
+
+def _mirrored(fn: Callable[..., Any], handler: Callable[..., Any], skip: int, n_inputs: int | None) -> Callable[..., Any]:
+    """`fn` (gradio's function: its own leading parameters, then `*args`) showing gradio the
+    handler's parameters for the event's `n_inputs` inputs (after its first `skip`: the tab, the
+    resources): gradio names an endpoint's parameters by them and lets a client leave out one whose
+    default is None (an API caller of an older version keeps its arguments). Left as it is where
+    the two cannot be joined (a progress bar's default before them, a parameter of the same name)."""
+    if n_inputs is None:
+        return fn
+    try:
+        own = [p for p in inspect.signature(fn).parameters.values() if p.kind is not p.VAR_POSITIONAL]
+        theirs = list(inspect.signature(handler).parameters.values())[skip:skip + n_inputs]
+        positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        if len(theirs) < n_inputs or any(p.kind not in positional for p in theirs):
+            return fn
+        fn.__signature__ = inspect.Signature(
+            [*own, *(p.replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=inspect.Parameter.empty)
+                     for p in theirs)])
+    except (TypeError, ValueError):
+        pass
+    return fn
 
 
 def _named(fn: Callable[..., Any], handler: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,6 +11,7 @@ import pytest
 from components.common.page import LAUNCH_OPTIONS
 from components.common.sessions import Resources, SessionRegistry
 from components.common.ui import TabEvents
+from tests.common.test_views import Shown
 
 
 def free_port() -> int:
@@ -26,18 +27,18 @@ def pickers():
     def picked(name):
         def handler(tab, res, qid):
             calls.append((name, qid))
-            return f"{name}: {qid}"
+            return Shown(shown=f"{name}: {qid}")
         handler.__qualname__ = f"picked_{name}"
         return handler
 
     with gr.Blocks() as demo:
         message = gr.Markdown(elem_id="message")
-        events = TabEvents(None, SessionRegistry(Resources), message)
         guarded = gr.Dropdown(["q1", "q2", "q3"], value="q1", elem_id="guarded")
         plain = gr.Dropdown(["q1", "q2", "q3"], value="q1", elem_id="plain")
         shown = gr.Textbox(elem_id="shown")
-        events.on(guarded.input, picked("guarded"), [guarded], [shown], drop_repeat=True)
-        events.on(plain.input, picked("plain"), [plain], [shown])
+        events = TabEvents(None, SessionRegistry(Resources), message, components={"shown": shown})
+        events.on(guarded.input, picked("guarded"), [guarded], Shown, drop_repeat=True)
+        events.on(plain.input, picked("plain"), [plain], Shown)
     demo.queue()
     demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
                 **LAUNCH_OPTIONS)

@@ -179,7 +179,7 @@ def test_frames_display_is_one_edge_view(cloze_examples, tmp_path, monkeypatch):
     from PIL import Image
 
     img = Image.open(out.image)
-    assert img.size[0] > img.size[1] and out.videos == [None] * 6
+    assert img.size[0] > img.size[1] and out.videos == (None,) * 6
     assert re.fullmatch(r"[0-9a-f]{24}\.jpg", Path(out.image).name)          # an opaque name too
     layout = h.layout_for(study.config)
     assert layout.image["visible"] and not layout.video_box["visible"]
@@ -262,7 +262,7 @@ def test_the_older_16_frame_grid_is_offered_and_recorded_as_a_frames_display(clo
     from PIL import Image
 
     size = Image.open(out.image).size
-    assert out.videos == [None] * 6 and size[1] > size[0] * 0.8   # 3 rows of 4x4 grids
+    assert out.videos == (None,) * 6 and size[1] > size[0] * 0.8   # 3 rows of 4x4 grids
     cfg, sset, _ = study.parts("anon-g16")
     q = sset.questions[out.session.index]
     clip = media.question_clips(sset.dataset.instance(q.stem), q)[0]

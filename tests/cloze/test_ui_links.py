@@ -14,6 +14,7 @@ from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab  # noq
 from components.base.errors import UserError  # noqa: E402
 from components.common.sessions import Resources  # noqa: E402
 from components.common.ui import TabEvents  # noqa: E402
+from components.cloze.ui.views import LinkBoxView, RootView, StartView  # noqa: E402
 
 TAB, RES = ClozeTab(""), Resources()
 
@@ -132,11 +133,11 @@ def test_copy_link_needs_a_shared_question_on_screen(fresh, cloze_examples, tmp_
 
 def test_errors_go_to_the_message_line_and_the_next_good_action_clears_it(fresh):
     events = page(fresh.data_dir)
-    wired = events.fn(handlers.load_root, 2)
+    wired = events.fn(handlers.load_root, RootView)
     out = wired(visitor(), fresh, "/etc")
     assert out[:2] == [gr.skip(), gr.skip()]                        # no control replaced
     assert out[2].startswith("⚠ The data folder must be inside the app's data folder")
-    start = events.fn(handlers.start, 20)
+    start = events.fn(handlers.start, StartView)
     out = start(visitor(), fresh, "practice", "cloze", "all", "S, A, P", -1, "anon-e", "frames")
     assert out[-1] == "⚠ Seed must be at least 0 (got -1)." and all(v == gr.skip() for v in out[:-1])
     out = start(visitor(), fresh, "practice", "cloze", "all", "S, A, P", 2.5, "anon-e", "frames")
@@ -146,7 +147,7 @@ def test_errors_go_to_the_message_line_and_the_next_good_action_clears_it(fresh)
 
     def broken(tab, res, session):
         raise KeyError("/srv/secret/path")
-    line = events.fn(broken, 1)(visitor(), fresh)[-1]
+    line = events.fn(broken, LinkBoxView)(visitor(), fresh)[-1]
     assert line.startswith("⚠ Something went wrong while doing that (error ") and "/srv" not in line
 
 
@@ -168,7 +169,7 @@ def test_every_event_but_the_clock_ends_with_the_message_line(cloze_examples):
 
 
 def test_a_missing_data_folder_is_named_relative_to_the_data_folder(tmp_path):
-    out = page(str(tmp_path)).fn(handlers.load_root, 2)(visitor(), ClozeSession(data_dir=str(tmp_path)), "cloze")
+    out = page(str(tmp_path)).fn(handlers.load_root, RootView)(visitor(), ClozeSession(data_dir=str(tmp_path)), "cloze")
     assert out[-1].startswith("⚠ No TempCloze data in cloze: expected a 'choices/&lt;stem&gt;/' folder")
     assert str(tmp_path) not in out[-1] and "/tmp" not in out[-1]
 

@@ -132,19 +132,23 @@ def test_an_event_with_only_the_message_line_returns_its_value_not_a_list():
 
     from components.base.errors import UserError
     from components.common.sessions import Resources, SessionRegistry
-    from components.common.ui import TabEvents
+    from components.common.ui import TabEvents, View
+
+    class Nothing(View):   # a view that changes no component: the line is the event's one output
+        pass
 
     events = TabEvents(None, SessionRegistry(Resources), message=None)
     request = SimpleNamespace(session_hash="one-output")
 
     def stop(tab, res, session):
         res.stop.set()
+        return Nothing()
 
     def refuse(tab, res, session):
         raise UserError("Nothing runs.")
 
-    assert events.fn(stop, 0)(request, None) == ""
-    assert events.fn(refuse, 0)(request, None) == "⚠ Nothing runs."
+    assert events.fn(stop, Nothing)(request, None) == ""
+    assert events.fn(refuse, Nothing)(request, None) == "⚠ Nothing runs."
     assert events.registry.get("one-output").stop.is_set()
 
 
@@ -185,22 +189,23 @@ def test_a_run_with_a_progress_bar_counts_as_running_work_while_it_runs(tmp_path
 
     from components.common.sessions import Resources, SessionRegistry
     from components.common.ui import TabEvents
+    from tests.common.test_views import Done
 
     seen = []
 
     def run(tab, res, progress=None):
         seen.append(res.busy)
-        return "done"
+        return Done(value="done")
 
     def stream(tab, res):
         seen.append(res.busy)
-        yield "step"
+        yield Done(value="step")
 
     with gr.Blocks():
         events = TabEvents(None, SessionRegistry(Resources), gr.Markdown())
     request = type("Request", (), {"session_hash": "runner", "query_params": {}})()
-    events.fn(run, 1, kind="progress")(request)
-    list(events.fn(stream, 1)(request))
+    events.fn(run, Done, kind="progress")(request)
+    list(events.fn(stream, Done)(request))
     assert seen == [True, True] and not events.registry.get("runner").busy
 
 
@@ -226,20 +231,21 @@ def test_an_event_that_drops_repeats_answers_the_copy_with_no_change():
 
     from components.common.sessions import Resources, SessionRegistry
     from components.common.ui import SKIP, TabEvents
+    from tests.common.test_views import Done
 
     calls = []
 
     def pick(tab, res, session, qid):
         calls.append(qid)
-        return qid
+        return Done(value=qid)
 
     events = TabEvents(None, SessionRegistry(Resources), message=None)
-    fn = events.fn(pick, 1, drop_repeat=True)
+    fn = events.fn(pick, Done, drop_repeat=True)
     one, other = SimpleNamespace(session_hash="a"), SimpleNamespace(session_hash="b")
     assert fn(one, None, "q1") == ["q1", ""]
     assert fn(one, None, "q1") == [SKIP, SKIP]
     assert fn(other, None, "q1") == ["q1", ""]      # another visitor's choice is its own
     assert fn(one, None, "q2") == ["q2", ""]
     assert calls == ["q1", "q1", "q2"]
-    plain = events.fn(pick, 1)
+    plain = events.fn(pick, Done)
     assert plain(one, None, "q2") == ["q2", ""]     # without drop_repeat every call runs

@@ -75,19 +75,20 @@ def test_a_tab_handler_given_a_progress_bar_gets_one_gradio_tracks():
     # silent default and the run shows no bar
     from components.common.sessions import Resources, SessionRegistry
     from components.common.ui import TabEvents
+    from tests.common.test_views import Done
 
     seen = []
 
     def handler(tab, res, value, *, progress=None):
         seen.append(progress)
         progress((1, 2), desc="steps")
-        return value
+        return Done(value=value)
 
     with gr.Blocks() as demo:
         line = message_line("t-message")
         box = gr.Textbox()
-        events = TabEvents({}, SessionRegistry(Resources), line)
-        event = events.on(gr.Button("go").click, handler, [box], [box], kind="progress")
+        events = TabEvents({}, SessionRegistry(Resources), line, components={"value": box})
+        event = events.on(gr.Button("go").click, handler, [box], Done, kind="progress")
     assert demo.fns[event["id"]].tracks_progress
     # and the bar gradio puts before the inputs reaches the handler, the inputs after it
     bar = gr.Progress()

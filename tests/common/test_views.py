@@ -3,7 +3,7 @@ keyword-only, a handler names only what it changes, and an event's outputs come 
 names once."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,7 +11,7 @@ import pytest
 
 gr = pytest.importorskip("gradio")
 
-from components.common.ui import SKIP, UNCHANGED, TabEvents, View, outputs  # noqa: E402
+from components.common.ui import SKIP, UNCHANGED, TabEvents, View, outputs, several  # noqa: E402
 from components.common.sessions import Resources, SessionRegistry  # noqa: E402
 
 
@@ -25,8 +25,22 @@ class Painting(View):
 class Frame(View):
     frame: Any
     painting: Painting
-    clips: tuple = field(default_factory=lambda: (SKIP,) * 3)
+    clips: tuple = several(3)   # a field filling three components
     note: str = ""   # an explicit default stays what it says
+
+
+@dataclass
+class Done(View):
+    """One component's value (the adapter's tests)."""
+
+    value: str
+
+
+@dataclass
+class Shown(View):
+    """A text box's value (the adapter's browser tests)."""
+
+    shown: str
 
 
 def test_a_view_names_only_what_it_changes_and_the_rest_is_left_alone():
@@ -61,8 +75,10 @@ def test_an_event_wired_with_a_view_class_spreads_by_name_and_refuses_another_vi
                              note=gr.Markdown())
         message = gr.Markdown()
     events = TabEvents("the tab", SessionRegistry(Resources), message, components=ns)
-    outs, kind = events.outputs_of(Frame)
-    assert kind is Frame and outs == [ns.frame, ns.body, ns.legend, *ns.clips, ns.note]
+    outs = events.outputs_of(Frame)
+    assert outs == [ns.frame, ns.body, ns.legend, *ns.clips, ns.note]
+    with pytest.raises(TypeError, match="View class"):
+        events.outputs_of([ns.frame])   # no bare output list
 
     def right(tab, res, session):
         return Frame(frame=3)
@@ -71,7 +87,7 @@ def test_an_event_wired_with_a_view_class_spreads_by_name_and_refuses_another_vi
         return Painting(legend="not this event's view")
 
     request = SimpleNamespace(session_hash="views-test")
-    shown = events.fn(right, len(outs), view_type=Frame)(request, None)
+    shown = events.fn(right, Frame)(request, None)
     assert shown == [3, SKIP, SKIP, SKIP, SKIP, SKIP, "", ""]
-    refused = events.fn(wrong, len(outs), view_type=Frame)(request, None)
+    refused = events.fn(wrong, Frame)(request, None)
     assert refused[:7] == [SKIP] * 7 and "Something went wrong" in refused[7]

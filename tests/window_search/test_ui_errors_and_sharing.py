@@ -15,6 +15,7 @@ from components.window_search.ui import handlers
 from components.window_search.ui.handlers import memory as memory_handlers
 from components.window_search.ui.session import WindowSearchTab
 from components.common.ui import TabEvents
+from components.window_search.ui.views import LinkView, PlayheadView, QueryView
 from components.window_search.ui.session import RESOURCES, WindowSearchResources, WindowSearchSession
 
 
@@ -48,7 +49,7 @@ def _request(key: str) -> SimpleNamespace:
 
 def test_errors_go_to_the_message_line_and_leave_the_other_outputs_alone(tab):
     events = TabEvents(tab, RESOURCES, message=None)
-    fn = events.fn(handlers.select_window, 7)
+    fn = events.fn(handlers.select_window, PlayheadView)
     out = fn(_request("ev"), WindowSearchSession(), "#1")
     assert len(out) == 8 and out[-1] == "⚠ Window: run a query (or load a trace) first."
     assert all(isinstance(o, dict) and o.get("__type__") == "update" and len(o) == 1 for o in out[:-1])
@@ -56,9 +57,9 @@ def test_errors_go_to_the_message_line_and_leave_the_other_outputs_alone(tab):
     def broken(tab, res, x):
         raise OSError(2, "No such file or directory", "/tmp/gradio/abc/secret.mp4")
 
-    msg = events.fn(broken, 1)(_request("ev"), 1)[-1]
+    msg = events.fn(broken, LinkView)(_request("ev"), 1)[-1]
     assert msg.startswith("⚠ Something went wrong") and "/tmp" not in msg and "Errno" not in msg
-    ok = events.fn(handlers.pick_query, 7)(_request("ev"), WindowSearchSession(), "p0002_t")
+    ok = events.fn(handlers.pick_query, QueryView)(_request("ev"), WindowSearchSession(), "p0002_t")
     assert ok[-1] == "" and ok[1] == "Mary waves in the kitchen."   # the next action clears the line
     RESOURCES.release("ev")
 
@@ -98,7 +99,7 @@ def shared_memory(grounding_examples, tmp_path):
 
 def _picked_ref(tab, res) -> WindowSearchSession:
     session = handlers.pick_movie(tab, res, WindowSearchSession(), "m01", 180).session
-    return memory_handlers.ref_selected(tab, res, session, 0)
+    return memory_handlers.ref_selected(tab, res, session, 0).session
 
 
 def test_removing_a_reference_asks_first_and_changes_only_this_session(shared_memory, monkeypatch):

@@ -7,6 +7,9 @@ progress; nothing else. The researcher's settings come from the study file (conf
 
 The page is its own server on purpose: it serves only the study's media cache, so an annotator
 cannot reach the explorer's Cloze tab (which shows every option by name) from the study's address.
+Its events go through the tabs' adapter (components/common/ui.py TabEvents) with the `Study` first
+and a view per event (handlers.py, and the page's views below); a failure is one line on the page's
+message line.
 """
 from __future__ import annotations
 
@@ -15,11 +18,10 @@ import hashlib
 import html
 import logging
 import os
-from dataclasses import fields
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
-from collections.abc import Callable
 
 import gradio as gr
 
@@ -36,7 +38,7 @@ from components.common.players import trusting_own_media
 from components.common.progress import BUSY_CLASS, busy_on_one_component
 from components.common.theme import THEME
 from components.common.uploads import NO_UPLOAD_MAX_BODY, closed_uploads
-from components.common.ui import SKIP, error_line
+from components.common.ui import UNCHANGED, TabEvents, Update, View, error_line
 from components.common.warm import warm_in_background
 from components.datasource import open_data_dir
 
@@ -94,7 +96,7 @@ def _researcher(ui: SimpleNamespace) -> None:
         ui.summary = gr.Markdown("", elem_id="study-summary")
         ui.coverage = gr.Dataframe(interactive=False, visible=False, label="Coverage (least judged first)",
                                    elem_id="study-coverage")
-        ui.table = gr.Dataframe(interactive=False, visible=False, label="Annotators", elem_id="study-table")
+        ui.annotators = gr.Dataframe(interactive=False, visible=False, label="Annotators", elem_id="study-table")
 
 
 def browser_secret(data_dir: str | Path) -> str:
@@ -142,7 +144,7 @@ def build_study_app(data_dir: str | Path) -> gr.Blocks:
         # every event may run at once: handlers lock per annotator, and none waits on a model (set
         # before any component: each queue() call rebuilds the server app and every component's config)
         demo.queue(default_concurrency_limit=None)
-        ui = SimpleNamespace(state=gr.State(h.StudySession()),
+        ui = SimpleNamespace(session=gr.State(h.StudySession()),
                              browser=gr.BrowserState({"credential": ""}, storage_key=STORAGE_KEY,
                                                      secret=browser_secret(data_dir)))
         with gr.Column(elem_id="study-root"):
@@ -165,132 +167,121 @@ def build_study_app(data_dir: str | Path) -> gr.Blocks:
     return demo
 
 
-def _values(view: Any) -> list[Any]:
-    """A view's fields in order (lists flattened): an event's outputs."""
-    out: list[Any] = []
-    for f in fields(view):
-        value = getattr(view, f.name)
-        out.extend(value if isinstance(value, list) else [value])
-    return out
+@dataclass
+class Started(View):
+    """Start / resume: the page's parts, the question (or the refusal's line), what the browser keeps."""
+
+    layout: h.Layout
+    question: h.QuestionView
+    browser: dict   # UNCHANGED: the browser keeps what it has
 
 
-def _with_message(fn: Callable[..., list[Any]], n_out: int, data_dir: str) -> Callable[..., list[Any]]:
-    """`fn` with the page's message line as its last output: cleared when it works; a refusal
-    (UserError) or anything unexpected is one line there and the other outputs stay as they were
-    (never a toast). The wrapper keeps `fn`'s signature: gradio reads it for what to pass (a
-    gr.OAuthProfile parameter, start's)."""
-    @functools.wraps(fn)
-    def call(*args):
-        try:
-            return [*fn(*args), ""]
-        except Exception as exc:  # noqa: BLE001 - shown on the message line
-            return [*[SKIP] * n_out, error_line(exc, data_dir)]
-    return call
+@dataclass
+class Loaded(Started):
+    """The page opened: the researcher box for `?researcher=1`, the id an open study's browser kept."""
+
+    research: Update
+    annotator: Update
 
 
-def _bound(study: h.Study, fn: Callable[..., h.QuestionView], n_out: int) -> Callable[..., list[Any]]:
-    """`fn(study, *inputs)` as gradio calls it, its outputs then the message line."""
-    def values(*args):
-        return _values(fn(study, *args))
-    values.__name__ = getattr(fn, "__name__", "study_event")
-    return _with_message(values, n_out, study.data_dir)
+@dataclass
+class Practised(View):
+    """The practice question answered: told at once."""
+
+    session: h.StudySession
+    practice_feedback: str
 
 
-def _username(profile: Any) -> str | None:
-    return getattr(profile, "username", None) if profile is not None else None
+@dataclass
+class Begun(View):
+    """Begin the study: the question part shown, the first question."""
+
+    layout: h.Layout
+    question: h.QuestionView
+
+
+def _started(found: tuple[h.Layout, h.QuestionView, dict | None]) -> dict:
+    lay, view, stored = found
+    return {"layout": lay, "question": view, **({} if stored is None else {"browser": stored})}
+
+
+def start(study: h.Study, session: h.StudySession, credential: str, user: str | None) -> Started:
+    """Start / resume with the typed credential (or the signed-in Hugging Face user)."""
+    return Started(**_started(h.start(study, session, credential, user)))
+
+
+def open_page(study: h.Study, session: h.StudySession, browser: dict | None, params: Mapping[str, str],
+              user: str | None) -> Loaded:
+    """The researcher box for ?researcher=1; the annotator of the invitation in the address,
+    else of the one this browser kept, else the signed-in one, resumed."""
+    research = gr.update(visible="researcher" in params)
+    kept = browser or {}
+    credential = str(params.get("invite") or kept.get("credential") or "")
+    handle = "" if params.get("invite") else str(kept.get("session") or "")
+    message = None
+    try:
+        cfg = study.config
+        if cfg is None:
+            message = h.NOT_CONFIGURED
+        else:
+            if cfg.access == "open" and not credential:
+                credential = str(kept.get("annotator") or "")   # what an earlier version kept
+            if credential or user or handle:
+                shown = gr.update(value=credential) if cfg.access == "open" else UNCHANGED
+                return Loaded(research=research, annotator=shown,
+                              **_started(h.start(study, session, credential, user, handle)))
+            if cfg.hf_sign_in and not cfg.invites and not _sign_in_ready(cfg):
+                message = HF_OFF_SPACE
+    except UserError as exc:
+        message = f"The study file has a problem: {exc}"
+    except Exception as exc:  # noqa: BLE001 - the researcher box is shown all the same; the line says it
+        return Loaded(research=research, message=error_line(exc, study.data_dir))
+    if message is None:
+        return Loaded(research=research, message=None)
+    return Loaded(research=research, question=h.QuestionView(progress=f"<p>{html.escape(message)}</p>"),
+                  message=None)
+
+
+def practise(study: h.Study, session: h.StudySession, letter: str) -> Practised:
+    session, feedback = h.practice(study, session, letter)
+    return Practised(session=session, practice_feedback=feedback)
+
+
+def begin(study: h.Study, session: h.StudySession) -> Begun:
+    lay, view = h.begin(study, session)
+    return Begun(layout=lay, question=view)
+
+
+def jump(study: h.Study, session: h.StudySession, data: dict) -> h.QuestionView:
+    """A question number clicked in the navigator (the page sends `{q: n}`)."""
+    picked = data.get("q")
+    return h.jump(study, session, int(picked) if isinstance(picked, (int, float)) else None)
 
 
 def _wire(demo: gr.Blocks, study: h.Study, ui: SimpleNamespace) -> None:
-    question = [ui.state, ui.image, *ui.videos, ui.progress, ui.marks, ui.navigator, ui.feedback]
-    layout = [ui.head, ui.intro, ui.question_box, ui.image, ui.video_box, ui.submit]
-    data_dir = study.data_dir
-
-    def started(found: tuple[h.Layout, h.QuestionView, dict | None]) -> list[Any]:
-        lay, view, stored = found
-        return [*_values(lay), *_values(view), gr.skip() if stored is None else stored]
-
-    def start(session: h.StudySession, credential: str, profile: gr.OAuthProfile | None) -> list[Any]:
-        return started(h.start(study, session, credential, _username(profile)))
-
-    def on_load(session: h.StudySession, browser: dict | None, request: gr.Request,
-                profile: gr.OAuthProfile | None) -> list[Any]:
-        """The researcher box for ?researcher=1; the annotator of the invitation in the address,
-        else of the one this browser kept, else the signed-in one, resumed."""
-        query = dict(getattr(request, "query_params", {}) or {})
-        research = gr.update(visible="researcher" in query)
-        kept = browser or {}
-        credential = str(query.get("invite") or kept.get("credential") or "")
-        handle = "" if query.get("invite") else str(kept.get("session") or "")
-        message = None
-        try:
-            cfg = study.config
-            if cfg is None:
-                message = h.NOT_CONFIGURED
-            else:
-                if cfg.access == "open" and not credential:
-                    credential = str(kept.get("annotator") or "")   # what an earlier version kept
-                name = _username(profile)
-                if credential or name or handle:
-                    shown = gr.update(value=credential) if cfg.access == "open" else gr.skip()
-                    return [research, shown, *started(h.start(study, session, credential, name, handle)), ""]
-                if cfg.hf_sign_in and not cfg.invites and not _sign_in_ready(cfg):
-                    message = HF_OFF_SPACE
-        except UserError as exc:
-            message = f"The study file has a problem: {exc}"
-        except Exception as exc:  # noqa: BLE001 - shown on the message line
-            return [research, gr.skip(), *[gr.skip()] * (len(layout) + len(question) + 1),
-                    error_line(exc, data_dir)]
-        nothing: list[Any] = [gr.skip()] * (len(layout) + len(question) + 1)
-        if message is not None:
-            nothing[len(layout) + question.index(ui.progress)] = f"<p>{html.escape(message)}</p>"
-        return [research, gr.skip(), *nothing, gr.skip()]
+    ev = TabEvents(study, None, ui.message, data_dir=study.data_dir, components=ui)
+    on = ev.on
 
     def then_top(event) -> None:
         event.then(None, None, None, js=TOP)
 
-    n_start = len(layout) + len(question) + 1
-    start_outputs = [*layout, *question, ui.browser, ui.message]
-    shown_start = _with_message(start, n_start, data_dir)
-    then_top(ui.start.click(shown_start, [ui.state, ui.annotator], start_outputs, api_name="study_start"))
-    ui.annotator.submit(shown_start, [ui.state, ui.annotator], start_outputs)
-    asked = [*question, ui.message]
-    n_q = len(question)
+    then_top(on(ui.start.click, start, [ui.session, ui.annotator], Started, kind="user", api_name="study_start"))
+    on(ui.annotator.submit, start, [ui.session, ui.annotator], Started, kind="user")
     for i, btn in enumerate(ui.letters):
-        then_top(btn.click(_bound(study, h.choose, n_q), [ui.state, gr.State(LETTERS[i]), ui.timing], asked,
-                           js=STAMP.format(args="s, l, t", keep="s, l"),
-                           api_name="study_choice" + (f"_{i}" if i else "")))
-    then_top(ui.submit.click(_bound(study, h.submit, n_q), [ui.state, ui.timing], asked,
-                             js=STAMP.format(args="s, t", keep="s"), api_name="study_submit"))
-    ui.change.click(_bound(study, h.change, n_q), [ui.state], asked, api_name="study_change")
-    then_top(ui.prev.click(_bound(study, lambda s, st: h.step(s, st, -1), n_q), [ui.state], asked,
-                           api_name="study_prev"))
-    then_top(ui.next.click(_bound(study, lambda s, st: h.step(s, st, 1), n_q), [ui.state], asked,
-                           api_name="study_next"))
-    jump = _bound(study, h.jump, n_q)
-
-    def on_jump(session: h.StudySession, event: gr.EventData) -> list[Any]:
-        picked = (getattr(event, "_data", None) or {}).get("q")
-        return jump(session, int(picked) if isinstance(picked, (int, float)) else None)
-
-    then_top(ui.navigator.click(on_jump, [ui.state], asked, api_name="study_jump"))
+        then_top(on(btn.click, h.choose, [ui.session, gr.State(LETTERS[i]), ui.timing], h.QuestionView,
+                    js=STAMP.format(args="s, l, t", keep="s, l"), api_name="study_choice" + (f"_{i}" if i else "")))
+    then_top(on(ui.submit.click, h.submit, [ui.session, ui.timing], h.QuestionView,
+                js=STAMP.format(args="s, t", keep="s"), api_name="study_submit"))
+    on(ui.change.click, h.change, [ui.session], h.QuestionView, api_name="study_change")
+    then_top(on(ui.prev.click, functools.partial(h.step, by=-1), [ui.session], h.QuestionView, api_name="study_prev"))
+    then_top(on(ui.next.click, functools.partial(h.step, by=1), [ui.session], h.QuestionView, api_name="study_next"))
+    then_top(on(ui.navigator.click, jump, [ui.session], h.QuestionView, kind="data", api_name="study_jump"))
     ui.play_all.click(None, None, None, js=PLAY_ALL)
-
     for i, btn in enumerate(ui.practice_letters):
-        practice = _with_message(lambda s, x: list(h.practice(study, s, x)), 2, data_dir)
-        btn.click(practice, [ui.state, gr.State(LETTERS[i])], [ui.state, ui.practice_feedback, ui.message],
-                  api_name=f"study_practice_{i}")
-
-    def begin(session: h.StudySession) -> list[Any]:
-        lay, view = h.begin(study, session)
-        return [*_values(lay), *_values(view)]
-
-    then_top(ui.begin.click(_with_message(begin, len(layout) + len(question), data_dir), [ui.state],
-                            [*layout, *question, ui.message], api_name="study_begin"))
-    ui.show.click(_with_message(lambda token: _values(h.researcher(study, token)), 3, data_dir), [ui.token],
-                  [ui.summary, ui.coverage, ui.table, ui.message], api_name="study_results")
-    demo.load(on_load, [ui.state, ui.browser],
-              [ui.research, ui.annotator, *layout, *question, ui.browser, ui.message]
-              ).then(None, None, None, js=STRIP_INVITE)
+        on(btn.click, practise, [ui.session, gr.State(LETTERS[i])], Practised, api_name=f"study_practice_{i}")
+    then_top(on(ui.begin.click, begin, [ui.session], Begun, api_name="study_begin"))
+    on(ui.show.click, h.researcher, [ui.token], h.ResearcherView, api_name="study_results")
+    on(demo.load, open_page, [ui.session, ui.browser], Loaded, kind="visit").then(None, None, None, js=STRIP_INVITE)
 
 
 def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7861,

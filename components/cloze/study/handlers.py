@@ -31,6 +31,7 @@ from components.cloze.study.routing import Router, router_for
 from components.cloze.study.store import AnnotatorStore, all_records, store_for
 from components.cloze.study.timing import from_page
 from components.base.errors import MediaError, UserError
+from components.common.ui import Update, View, several
 
 log = logging.getLogger(__name__)
 NOT_CONFIGURED = ("No study is configured here. The researcher sets one up in `<data>/cloze/study.json` "
@@ -182,39 +183,44 @@ def progress_html(session: StudySession, limit: float | None, message: str = "")
 
 
 @dataclass
-class Layout:
+class Layout(View):
     """Which parts of the page show (sent on start and on Begin only: changing a component's
-    properties makes gradio rebuild it, so answers send values only)."""
+    properties makes gradio rebuild it, so answers send values only). Each field a visibility."""
 
-    head: Any                   # the credential box and Start: only until someone is started
-    intro: Any
-    question_box: Any
-    image: Any
-    video_box: Any
-    submit: Any
+    head: Update                   # the credential box and Start: only until someone is started
+    intro: Update
+    question_box: Update
+    image: Update
+    video_box: Update
+    submit: Update
 
 
 @dataclass
-class QuestionView:
-    """What the page shows for one question; every field is a plain value."""
+class QuestionView(View):
+    """What the page shows for one question (a view: its fields name the page's components,
+    app.py); every field is a plain value."""
 
     session: StudySession
-    image: Any                  # the frames image (a file under an opaque name), else None
-    videos: list[str | None]    # BEGINNING, END, A-D under opaque names (video display), else None
+    image: str | None              # the frames image (a file under an opaque name), else None
+    videos: tuple = several(6)     # BEGINNING, END, A-D under opaque names (video display), else None
     progress: str
     marks: str                  # the letters' state and the question's media, read by page.py
     navigator: str
     feedback: str
 
 
+#: the six players empty (frames display, the end of the study)
+NO_VIDEOS = (None,) * 6
+
+
 def layout_for(cfg: StudyConfig | None, stage: str = "question") -> Layout:
     video = cfg is not None and cfg.display == "video"
     confirm = cfg is not None and cfg.answer_flow == "confirm"
     asking = cfg is not None and stage in ("question", "check", "done")
-    return Layout(gr.update(visible=stage == "refused"), gr.update(visible=cfg is not None and stage == "intro"),
-                  gr.update(visible=asking),
-                  gr.update(visible=asking and not video), gr.update(visible=asking and video),
-                  gr.update(visible=asking and confirm))
+    return Layout(head=gr.update(visible=stage == "refused"),
+                  intro=gr.update(visible=cfg is not None and stage == "intro"),
+                  question_box=gr.update(visible=asking), image=gr.update(visible=asking and not video),
+                  video_box=gr.update(visible=asking and video), submit=gr.update(visible=asking and confirm))
 
 
 def _clips(sset: StudySet, session: StudySession) -> list[Path]:
@@ -224,15 +230,15 @@ def _clips(sset: StudySet, session: StudySession) -> list[Path]:
     return question_clips(sset.dataset.instance(q.stem), q)
 
 
-def _media(cfg: StudyConfig, sset: StudySet, session: StudySession) -> tuple[Any, list[str | None]]:
+def _media(cfg: StudyConfig, sset: StudySet, session: StudySession) -> tuple[str | None, tuple]:
     if session.stage == "done":
-        return None, [None] * 6
+        return None, NO_VIDEOS
     clips = _clips(sset, session)
     slot_key = f"check{session.check.number}" if session.stage == "check" and session.check else session.index
     try:
         if cfg.display == "video":
-            return None, opaque_copies(cfg.media_cache, cfg.study_id, session.annotator, slot_key, clips)
-        return frames_file(cfg.media_cache, cfg.study_id, str(slot_key), clips, cfg.display), [None] * 6
+            return None, tuple(opaque_copies(cfg.media_cache, cfg.study_id, session.annotator, slot_key, clips))
+        return frames_file(cfg.media_cache, cfg.study_id, str(slot_key), clips, cfg.display), NO_VIDEOS
     except (MediaError, OSError, ValueError) as exc:
         log.error("study %s question %s media failed: %s", cfg.study_id, slot_key, exc)
         raise UserError("This question's media could not be loaded; please tell the researcher (the "
@@ -240,7 +246,7 @@ def _media(cfg: StudyConfig, sset: StudySet, session: StudySession) -> tuple[Any
 
 
 def marks_html(store: AnnotatorStore, session: StudySession, image: Any = None,
-               videos: list[str | None] | None = None) -> str:
+               videos: tuple | list | None = None) -> str:
     """The marked letter (the choice made or the earlier answer), whether the letters are locked
     (answered, "Change my answer" not pressed), and the names of the question's media: the page
     stamps the time when they are all shown (page.py)."""
@@ -286,8 +292,9 @@ def question_view(cfg: StudyConfig, sset: StudySet, store: AnnotatorStore, sessi
                   feedback: str, router: Router | None = None) -> QuestionView:
     session = replace(session, total=len(sset.questions), answered=len(store.latest))
     if session.stage == "intro":
-        return QuestionView(session, None, [None] * 6, progress_html(session, cfg.time_limit_s),
-                            marks_html(store, session), "", feedback)
+        return QuestionView(session=session, image=None, videos=NO_VIDEOS,
+                            progress=progress_html(session, cfg.time_limit_s), marks=marks_html(store, session),
+                            navigator="", feedback=feedback)
     image, videos = _media(cfg, sset, session)
     if session.stage == "question":
         if cfg.resume == "last_viewed":
@@ -298,9 +305,9 @@ def question_view(cfg: StudyConfig, sset: StudySet, store: AnnotatorStore, sessi
                 f"You answered **{rec['answer']}** to this question. Press **Change my answer** to change it.")
         if cfg.display != "video":
             _prefetch_next(cfg, sset, store, session, router)
-    return QuestionView(session, image, videos, progress_html(session, cfg.time_limit_s),
-                        marks_html(store, session, image, videos),
-                        navigator_html(store, session, cfg.routed), feedback)
+    return QuestionView(session=session, image=image, videos=videos, progress=progress_html(session, cfg.time_limit_s),
+                        marks=marks_html(store, session, image, videos),
+                        navigator=navigator_html(store, session, cfg.routed), feedback=feedback)
 
 
 def _prefetch_next(cfg: StudyConfig, sset: StudySet, store: AnnotatorStore, session: StudySession,
@@ -367,8 +374,9 @@ def start(study: Study, session: StudySession, credential: str, hf_username: str
         raise UserError(NOT_CONFIGURED)
     who = identify(cfg, credential, hf_username, handle)
     if who.annotator is None:
-        empty = QuestionView(StudySession(), None, [None] * 6, progress_html(StudySession(), None, who.refusal),
-                             "", "", "")
+        empty = QuestionView(session=StudySession(), image=None, videos=NO_VIDEOS,
+                             progress=progress_html(StudySession(), None, who.refusal), marks="", navigator="",
+                             feedback="")
         forget = {} if handle and not (credential or "").strip() else None   # a kept place that opens nothing
         return layout_for(cfg, "refused"), empty, forget
     cfg, sset, store = study.parts(who.annotator)
@@ -517,24 +525,24 @@ def tick(study: Study, session: StudySession) -> str:
 
 
 @dataclass
-class ResearcherView:
+class ResearcherView(View):
     summary: str
-    coverage: Any
-    annotators: Any
+    coverage: Update
+    annotators: Update
 
 
 def researcher(study: Study, token: str) -> ResearcherView:
     """The researcher view; a wrong token gives one line and clears what was shown before."""
     empty = gr.update(value=[], visible=False)
     if not researcher_allowed(token):
-        return ResearcherView(WRONG_TOKEN, empty, empty)
+        return ResearcherView(summary=WRONG_TOKEN, coverage=empty, annotators=empty)
     cfg = study.config
     if cfg is None:
-        return ResearcherView(NOT_CONFIGURED, empty, empty)
+        return ResearcherView(summary=NOT_CONFIGURED, coverage=empty, annotators=empty)
     sset = study_set(cfg.set_folder, cfg.set_name, cfg.seed)
     report: ResearcherReport = researcher_report(cfg, sset)
     cov_headers, cov_rows = report.coverage_table()
     who_headers, who_rows = report.annotator_table()
-    return ResearcherView(report.markdown(),
-                          gr.update(value=cov_rows or [["-"] * len(cov_headers)], headers=cov_headers, visible=True),
-                          gr.update(value=who_rows or [["-"] * len(who_headers)], headers=who_headers, visible=True))
+    return ResearcherView(summary=report.markdown(),
+                          coverage=gr.update(value=cov_rows or [["-"] * len(cov_headers)], headers=cov_headers, visible=True),
+                          annotators=gr.update(value=who_rows or [["-"] * len(who_headers)], headers=who_headers, visible=True))

@@ -293,11 +293,10 @@ def _wire(ui: SimpleNamespace) -> None:
        kind="progress", api_name="on_build")
     started = on(ui.start.click, h.start, [*qargs, ui.annotator, ui.display], v.StartView, api_name="on_start")
     started.then(None, [ui.kept, ui.annotator, ui.blind], [ui.kept], js=KEEP_JS)
-    started.then(lambda s: gr.Timer(active=s.human and s.loaded), [ui.session], [ui.timer], api_name=False,
-                 show_progress="hidden")
+    on(started.then, h.clock_timer, [ui.session], v.TimerView, addressed=False, api_name=False,
+       show_progress="hidden")
     ui.blind.input(None, [ui.kept, ui.annotator, ui.blind], [ui.kept], js=KEEP_JS)
-    ui.timer.tick(ev.fn(h.tick, v.ClockView.size(), view_type=v.ClockView), [ui.session],
-                  [*v.ClockView.components(ui), ui.message], show_progress="hidden", api_name="on_tick")
+    on(ui.timer.tick, h.tick, [ui.session], v.ClockView, addressed=False, show_progress="hidden", api_name="on_tick")
     for i, btn in enumerate(ui.choices):
         on(btn.click, h.choose, [ui.session, gr.State(LETTERS[i]), ui.display, ui.flow, ui.blind], v.AnswerView,
            api_name="on_choice" + (f"_{i}" if i else ""))
@@ -327,9 +326,9 @@ def _wire(ui: SimpleNamespace) -> None:
         on(event, h.refresh, [ui.session, ui.imported, ui.imports, ui.study_token], v.LeaderboardView,
            api_name="on_refresh" + (f"_{i}" if i else ""))
     on(ui.order_run.click, h.order_sensitivity, [*model, ui.k_orders, ui.order_limit, ui.prompt_style],
-       [ui.order_out], kind="progress", api_name="on_orders")
+       v.OrderView, kind="progress", api_name="on_orders")
     if ui.demo is not None:
-        ui.demo.unload(ev.release)
+        ev.release_on(ui.demo)
         loaded = ev.on_open(ui.ctx, h.open_page, [ui.session, ui.display], v.LinkView,
                             api_name="on_open_cloze_link", show_progress="hidden")[0]
         on(ui.poll.tick, h.open_page, [ui.session, ui.display], v.LinkView, kind="params",
@@ -343,50 +342,37 @@ def _wire(ui: SimpleNamespace) -> None:
 
 def _wire_runs(ui: SimpleNamespace) -> None:
     """The run panels follow the session (a new question, an answer, a mode) and poll while the
-    runs load; a link's `sort=` / `overview=1` opens the across-questions view."""
+    runs load, counting the files read; a link's `sort=` / `overview=1` opens the across-questions
+    view. Wired through the tab's adapter (handlers/runs_panel.py)."""
+    on = ui.events.on
     named = tuple(getattr(ui.ctx, "runs", ()) or ())
-    show = functools.partial(runs_panel.show_question, named=named)
+    hidden = {"addressed": False, "show_progress": "hidden"}
     # each panel one event, one request at a time: answers arrive in the order asked
-    gr.on([ui.session.change, ui.runs_timer.tick], show, [ui.session], [ui.runs_html, ui.runs_timer],
-          api_name="_cloze_runs_panel",
-          show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-panel")
+    on([ui.session.change, ui.runs_timer.tick], functools.partial(runs_panel.show_question, named=named),
+       [ui.session], v.RunsPanelView, api_name="_cloze_runs_panel", trigger_mode="always_last",
+       concurrency_limit=1, concurrency_id="cloze-runs-panel", **hidden)
     browse = [ui.runs_sort, ui.runs_overview, ui.runs_find, ui.runs_dim, ui.runs_right, ui.runs_page]
-
-    # a blind playthrough keeps this view shut too (handlers/practice.py, across_unless_blind)
-    def across(session: ClozeSession, blind: bool, sort: str, overview: bool, find: str, dim: str, right, page):
-        return h.across_unless_blind(session, blind, lambda: runs_panel.across(
-            str(ui.data_dir), sort, overview, find, dim, right, page, named=named))
-
     # a new filter starts at page 1 (its change then draws the list)
-    gr.on([ui.runs_sort.change, ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit], lambda: 1, None,
-          [ui.runs_page], api_name="_cloze_runs_first_page", show_progress="hidden")
-    gr.on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick,
-           ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit, ui.runs_page.change], across,
-          [ui.session, ui.blind, *browse], [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
-          api_name="_cloze_runs_across",
-          show_progress="hidden", trigger_mode="always_last", concurrency_limit=1, concurrency_id="cloze-runs-across")
-    gr.on([ui.blind.change, ui.session.change], h.close_when_blind, [ui.session, ui.blind],
-          [ui.runs_across, ui.runs_list, ui.runs_grid], api_name="_cloze_runs_blind", show_progress="hidden")
+    on([ui.runs_sort.change, ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit], runs_panel.first_page,
+       [], v.FirstPageView, api_name="_cloze_runs_first_page", **hidden)
+    # a blind playthrough keeps this view shut too (runs_panel.across)
+    on([ui.runs_sort.change, ui.runs_overview.change, ui.runs_across.expand, ui.runs_across_timer.tick,
+        ui.runs_find.submit, ui.runs_dim.change, ui.runs_right.submit, ui.runs_page.change],
+       functools.partial(runs_panel.across, named=named), [ui.session, ui.blind, *browse], v.AcrossView,
+       api_name="_cloze_runs_across", trigger_mode="always_last", concurrency_limit=1,
+       concurrency_id="cloze-runs-across", **hidden)
+    on([ui.blind.change, ui.session.change], runs_panel.close_when_blind, [ui.session, ui.blind], v.BlindView,
+       api_name="_cloze_runs_blind", **hidden)
 
     # a leaderboard row names its run (page 1); the name, Wrong only and the page redraw it, from
     # the collection, this page's own runs or the imported files (handlers/compare_panel.py)
-    def open_clicked(evt: gr.SelectData):  # gradio passes the clicked cell
-        return (str((evt.row_value or [""])[0]) if evt is not None else ""), 1
-
-    ui.leaderboard.select(open_clicked, None, [ui.run_name, ui.run_page], api_name="_cloze_open_run",
-                          show_progress="hidden")
-    redraw = functools.partial(gr.on, [ui.run_name.change, ui.run_wrong.change, ui.run_page.change])
-    ui.events.on(redraw, h.show_run, [ui.session, ui.run_name, ui.run_wrong, ui.run_page, ui.imports], v.RunOpened,
-                 api_name="on_open_run", show_progress="hidden", trigger_mode="always_last")
+    on(ui.leaderboard.select, h.pick_run, [], v.RunPicked, kind="row", api_name="_cloze_open_run", **hidden)
+    on([ui.run_name.change, ui.run_wrong.change, ui.run_page.change], h.show_run,
+       [ui.session, ui.run_name, ui.run_wrong, ui.run_page, ui.imports], v.RunOpened,
+       api_name="on_open_run", show_progress="hidden", trigger_mode="always_last")
     if ui.demo is not None:
-        def across_for_link(session: ClozeSession, blind: bool, sort: str, overview: bool, find: str,
-                            request: gr.Request):  # gradio passes the request
-            return h.across_unless_blind(session, blind, lambda: runs_panel.across_for_link(
-                str(ui.data_dir), sort, overview, find, request, named))
-
-        ui.demo.load(runs_panel.open_view, None, [ui.runs_across, ui.runs_sort, ui.runs_overview, ui.runs_find],
-                     api_name="_cloze_runs_link",
-                     show_progress="hidden").then(across_for_link,
-                                                  [ui.session, ui.blind, ui.runs_sort, ui.runs_overview, ui.runs_find],
-                                                  [ui.runs_list, ui.runs_grid, ui.runs_across_timer],
-                                                  api_name="_cloze_runs_link_list", show_progress="hidden")
+        linked = on(ui.demo.load, runs_panel.open_view, [], v.RunsLinkView, kind="params",
+                    api_name="_cloze_runs_link", **hidden)
+        on(linked.then, functools.partial(runs_panel.across_for_link, named=named),
+           [ui.session, ui.blind, ui.runs_sort, ui.runs_overview, ui.runs_find], v.AcrossView, kind="params",
+           api_name="_cloze_runs_link_list", **hidden)

@@ -3,19 +3,20 @@ components/common/ui.py's TabEvents."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import gradio as gr
 
 from components.common.stopping import wire_stop
-from components.common.ui import TabContext, TabEvents, message_line, outputs
-from components.impact import links, pair_view, runs_view
+from components.common.ui import TabContext, TabEvents, message_line
+from components.impact import pair_view, runs_view
 from components.impact.prompts.temporal import STYLE_ROWS, STYLES
 from components.impact.ui import page
 from components.impact.ui import handlers as h
 from components.impact.ui.handlers import runs_panel
 from components.impact.ui.body_view import body_viewer
 from components.impact.ui.session import RESOURCES, ImpactSession, tab_source
-from components.impact.ui.views import CameraView, ClipView, FrameMoveView, LinkView, LoadView, MetricsView, \
+from components.impact.ui.views import AddressView, CameraView, ClipView, FrameMoveView, LinkView, LoadView, MetricsView, \
     PaintView, RunsPanelView, SeekView, SpatialView, TemporalView, TurntableView
 
 __all__ = ["build_tab"]
@@ -84,8 +85,7 @@ def build_tab(ctx: TabContext) -> None:
     """The tab's components; its data (the annotation file) is read when a page opens."""
     source = tab_source(ctx.data_dir, tuple(getattr(ctx, "runs", ()) or ()))
     c = _layout()
-    _wire(ctx, source, c)
-    _runs_panel(ctx, source, c)
+    _runs_panel(_wire(ctx, source, c), c)
 
 
 def warm(data_dir) -> None:
@@ -169,7 +169,7 @@ def _layout() -> ImpactComponents:
         runs_heat=runs_heat, runs_timer=gr.Timer(1.0, active=False))
 
 
-def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
+def _wire(ctx: TabContext, source, c: ImpactComponents) -> TabEvents:
     """Every event of the tab, each with the api_name gradio_client and the tests call.
 
     Events that read the frame box take its raw value (preprocess=False): a cleared or absurd box
@@ -187,8 +187,10 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
     on(c.timeline.click, h.on_timeline_click, [c.session, c.clip], SeekView, kind="data",
        api_name="on_timeline_click")
     if ctx.address is not None:   # the address follows the clip and frame shown (links.frame_link writes it)
-        gr.on([c.clip.change, c.frame.change], links.frame_link, [c.clip, c.frame], [ctx.address], queue=False,
-              preprocess=False, show_progress="hidden", trigger_mode="always_last", api_name="_impact_address")
+        ev.over(SimpleNamespace(address=ctx.address)).on(
+            [c.clip.change, c.frame.change], h.follow_address, [c.clip, c.frame], AddressView, addressed=False,
+            queue=False, preprocess=False, show_progress="hidden", trigger_mode="always_last",
+            api_name="_impact_address")
     c.step_back.click(None, js=page.STEP_BACK_JS)
     c.step_on.click(None, js=page.STEP_ON_JS)
     on(c.copy_link.click, h.copy_link, [c.session, c.clip, c.frame], LinkView, api_name="on_copy_link",
@@ -211,7 +213,8 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> None:
             opened.then(None, js=page.READY_JS)
         on(c.poll.tick, h.on_load, [c.session], LoadView, kind="params", api_name="on_load_impact_prepared",
            show_progress="hidden")
-        ctx.demo.unload(ev.release)
+        ev.release_on(ctx.demo)
+    return ev
 
 
 def _runs_fold() -> tuple[gr.HTML, gr.Checkbox]:
@@ -226,16 +229,10 @@ def _runs_fold() -> tuple[gr.HTML, gr.Checkbox]:
     return panel, heat
 
 
-def _runs_panel(ctx: TabContext, source, c: ImpactComponents) -> None:
+def _runs_panel(ev: TabEvents, c: ImpactComponents) -> None:
     """The runs panel follows the clip and the frame, and polls while the run files load."""
-    named = tuple(getattr(ctx, "runs", ()) or ())
-
-    def show(clip, frame) -> list:
-        return outputs(runs_panel.show(source, str(ctx.data_dir), clip, frame, named))
-
     # one event for every trigger, one request at a time: answers arrive in the order asked, so an
-    # older clip or frame never replaces the newer one's panel. No message line (not a TabEvents event)
-    gr.on([c.clip.change, c.frame.change, c.runs_timer.tick], show, [c.clip, c.frame],
-          RunsPanelView.components(c), api_name="_impact_runs_panel",
-          show_progress="hidden", trigger_mode="always_last", preprocess=False, concurrency_limit=1,
-          concurrency_id="impact-runs-panel")
+    # older clip or frame never replaces the newer one's panel
+    ev.on([c.clip.change, c.frame.change, c.runs_timer.tick], runs_panel.show, [c.session, c.clip, c.frame],
+          RunsPanelView, addressed=False, api_name="_impact_runs_panel", show_progress="hidden",
+          trigger_mode="always_last", preprocess=False, concurrency_limit=1, concurrency_id="impact-runs-panel")

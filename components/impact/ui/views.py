@@ -1,13 +1,17 @@
 """The Impact tab's views: one dataclass per event. Each field is named after the layout
 component it fills (ui/layout.py `ImpactComponents`), defaults to UNCHANGED and is set by name,
 so a handler names only what it changes; an event's outputs come from the field names
-(components/common/ui.py `View.components`)."""
+(components/common/ui.py `View.components`). A field's type is what its component takes: text for
+HTML and Markdown, a component for a gradio update of its properties (`gr.Slider(value=...)`),
+`Update` for `gr.update(...)`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from components.common.ui import View
+import gradio as gr
+
+from components.common.ui import Update, View
 from components.impact.ui.session import ImpactSession
 
 
@@ -15,7 +19,7 @@ from components.impact.ui.session import ImpactSession
 class FrameView(View):
     """Everything that depends on (clip, frame, predictions)."""
 
-    body3d: Any  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or UNCHANGED
+    body3d: dict[str, Any]  # the 3D view's value (ui/body_view.py: painting, camera facing the hit), or UNCHANGED
     legend: str
     regions: str
     turntable: str | None
@@ -26,9 +30,9 @@ class FrameView(View):
 
 @dataclass
 class ClipView(View):
-    clip: Any   # the clip list: the clip chosen (a typed qid or query resolved) and its neighbours
-    video: Any  # gr.Video update
-    frame: Any  # gr.Slider update
+    clip: gr.Dropdown   # the clip list: the clip chosen (a typed qid or query resolved) and its neighbours
+    video: gr.Video
+    frame: gr.Slider
     timeline: str
     body: FrameView
     status: str  # "" clears it: the last run's line was about the previous clip
@@ -38,32 +42,32 @@ class ClipView(View):
 class LoadView(View):
     """The page's first view (a deep link's clip and frame), the painted body with it."""
 
-    clip: Any
-    video: Any
-    frame: Any
+    clip: gr.Dropdown
+    video: gr.Video
+    frame: gr.Slider
     timeline: str
     body: FrameView
     status: str
-    split: Any
-    poll: Any   # the preparation timer (on while the data is made)
+    split: gr.Dropdown
+    poll: gr.Timer   # the preparation timer (on while the data is made)
 
 
 @dataclass
 class FrameMoveView(View):
-    video: Any
+    video: gr.Video
     timeline: str
     body: FrameView
 
 
 @dataclass
 class CameraView(View):
-    body3d: Any   # the 3D view's value with the camera facing the hit
+    body3d: dict[str, Any]   # the 3D view's value with the camera facing the hit
 
 
 @dataclass
 class SeekView(View):
-    video: Any
-    frame: Any
+    video: gr.Video
+    frame: gr.Slider
 
 
 @dataclass
@@ -78,7 +82,7 @@ class SpatialView(View):
     session: ImpactSession
     body: FrameView
     status: str
-    paint: Any  # the painting choice, shown once two models answered
+    paint: Update  # the painting choice, shown once two models answered
 
 
 @dataclass
@@ -89,14 +93,14 @@ class PaintView(View):
 
 @dataclass
 class LinkView(View):
-    link: Any  # the query string (the page adds its address), in the now visible link box
+    link: Update  # the query string (the page adds its address), in the now visible link box
 
 
 @dataclass
 class TurntableView(View):
     turntable: str | None
     turntable_msg: str
-    render_button: Any    # its label counts the frames drawn while the view renders
+    render_button: Update    # its label counts the frames drawn while the view renders
 
 
 @dataclass
@@ -105,8 +109,17 @@ class MetricsView(View):
 
 
 @dataclass
+class AddressView(View):
+    """The tab's hidden address box (the page puts it in the address bar): the clip and frame shown."""
+
+    address: str
+    message: str | None = None
+
+
+@dataclass
 class RunsPanelView(View):
-    """The runs panel (no message line: it follows the clip and frame on its own event)."""
+    """The runs panel (it follows the clip and frame on its own event: the tab's line stays)."""
 
     runs_panel: str
-    runs_timer: Any   # on while the run files load
+    runs_timer: gr.Timer   # on while the run files load
+    message: str | None = None

@@ -13,8 +13,8 @@ from components.window_search import runs_view, view
 from components.window_search.ui.handlers import bench as b, memory as mh, runs_panel, search as h
 from components.window_search.ui.playback import PLAYBACK_JS
 from components.window_search.ui.session import RESOURCES, WindowSearchSession, tab_source
-from components.window_search.ui.views import BenchView, ExportView, LinkView, LoadView, MemoryView, MovieView, \
-    PageView, PlayheadView, QueryView, RunView
+from components.window_search.ui.views import BaselineView, BenchView, ExportView, LinkView, LoadView, MemoryView, \
+    MovieView, PageView, PlayheadView, QueryView, RunsPanelView, RunView, SelectionView
 
 TAGLINE = ("Find one moment in a full movie when a near-identical moment exists elsewhere: "
            "<b>Run</b> checks each candidate window statement by statement.")
@@ -61,8 +61,7 @@ def build_tab(ctx: TabContext) -> None:
     _bench_panel(c)
     with gr.Accordion("About this tab", open=False, elem_id="ws-about", elem_classes=["tab-config", "tab-about"]):
         gr.Markdown(ABOUT)
-    _wire(c, ctx, source)
-    _wire_runs(c, ctx, source)
+    _wire_runs(c, ctx, _wire(c, ctx, source))
 
 
 def warm(data_dir) -> None:
@@ -176,7 +175,7 @@ def _bench_panel(c: SimpleNamespace) -> None:
         c.bench_file = gr.File(label="predictions JSONL", elem_id="ws-bench-export")
 
 
-def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
+def _wire(c: SimpleNamespace, ctx: TabContext, source) -> TabEvents:
     """Every event, wired with the view its handler returns: the outputs are the components `c`
     names like the view's fields (in their order), then the message line and the address box."""
     ev = TabEvents(source.get, RESOURCES, c.message, data_dir=ctx.data_dir, address=(ctx.address, h.view_address),
@@ -201,28 +200,30 @@ def _wire(c: SimpleNamespace, ctx: TabContext, source) -> None:
     on(c.load_trace.upload, h.load, [c.session, c.load_trace], LoadView, api_name="load", message=c.tools_message)
     on(c.copy_btn.click, h.copy_link, [c.session], LinkView, api_name="copy_link", message=c.tools_message).then(
         None, [c.link], [c.link], js=COPY_JS)
-    on(c.refs.select, mh.ref_selected, [c.session], [c.session], kind="select", api_name="ref_selected")
+    on(c.refs.select, mh.ref_selected, [c.session], SelectionView, kind="select", api_name="ref_selected")
     on(c.remove_btn.click, mh.remove_ref, [c.session], MemoryView, api_name="remove_ref")
     on(c.confirm_btn.click, mh.confirm_remove, [c.session], MemoryView, api_name="confirm_remove")
     on(c.cancel_btn.click, mh.cancel_remove, [c.session], MemoryView, api_name="cancel_remove")
-    on(c.frames.select, mh.frame_selected, [c.session], [c.session], kind="select", api_name="frame_selected")
+    on(c.frames.select, mh.frame_selected, [c.session], SelectionView, kind="select", api_name="frame_selected")
     on(c.add_btn.click, mh.add_ref, [c.session, c.char_pick], MemoryView, api_name="add_ref")
     on(c.names_btn.click, mh.find_names, [c.session], MemoryView, api_name="find_names")
     on(c.vlm_btn.click, mh.build_refs, [c.session, ctx.settings], MemoryView, kind="progress", api_name="build_refs")
     on(c.bench_run.click, b.bench, [c.session, ctx.settings, *budget], BenchView, concurrency_limit=2,
        api_name="bench")
-    ctx.settings.change(h.baseline_label, [ctx.settings], [c.baseline_md], api_name="_baseline_label")
+    on(ctx.settings.change, h.settings_applied, [ctx.settings], BaselineView, api_name="_baseline_label",
+       addressed=False)
     if ctx.demo is not None:
-        ctx.demo.unload(ev.release)
+        ev.release_on(ctx.demo)
         ev.on_open(ctx, h.open_page, [c.session, c.chunk_s], PageView, api_name="open_page")
         on(c.poll.tick, h.open_page, [c.session, c.chunk_s], PageView, kind="params",
            api_name="open_page_prepared", show_progress="hidden")
+    return ev
 
 
-def _wire_runs(c: SimpleNamespace, ctx: TabContext, source) -> None:
-    """The runs panel follows the picked query (and polls while the run files load)."""
-    show = functools.partial(runs_panel.show, source, str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
+def _wire_runs(c: SimpleNamespace, ctx: TabContext, ev: TabEvents) -> None:
+    """The runs panel follows the picked query (and polls while the run files load, counting them)."""
+    show = functools.partial(runs_panel.show, data_dir=str(ctx.data_dir), named=tuple(getattr(ctx, "runs", ()) or ()))
     # one event, one request at a time: answers arrive in the order asked (never an older query's last)
-    gr.on([c.query_pick.change, c.runs_timer.tick], show, [c.session, c.query_pick], [c.runs_html, c.runs_timer],
-          api_name="_ws_runs_panel", show_progress="hidden", trigger_mode="always_last", concurrency_limit=1,
-          concurrency_id="ws-runs-panel")
+    ev.on([c.query_pick.change, c.runs_timer.tick], show, [c.session, c.query_pick], RunsPanelView,
+          addressed=False, api_name="_ws_runs_panel", show_progress="hidden", trigger_mode="always_last",
+          concurrency_limit=1, concurrency_id="ws-runs-panel")

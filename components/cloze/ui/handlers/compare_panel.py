@@ -19,7 +19,7 @@ from components.cloze.metrics import PAPER_KEYS, human_results
 from components.cloze.runs import CLOZE_READER, ClozeRuns
 from components.cloze.study.config import researcher_allowed
 from components.cloze.ui.handlers.question import loader_for
-from components.cloze.ui.views import LeaderboardView, RunOpened
+from components.cloze.ui.views import LeaderboardView, RunOpened, RunPicked
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
 from components.base.admin import admin_mode
 from components.common.runs import LoadedRuns, collect
@@ -160,7 +160,7 @@ def open_run(data_dir: str, named: tuple, name: str, wrong_only: bool, page: int
         return ""
     loaded = loader_for(data_dir, named).wait(BOARD_WAIT_S)
     if loaded is None:
-        return runs_view.loading_html(None)
+        return runs_view.loading_html()
     table: ClozeRuns | None = loaded.table if name in loaded.table.names else None
     for extra in (own, _import_loaded(imported_files)[0] if imported_files else None):
         if table is None and extra is not None and name in extra.runs:
@@ -168,6 +168,12 @@ def open_run(data_dir: str, named: tuple, name: str, wrong_only: bool, page: int
     if table is None:
         return runs_view.run_missing_html(name)
     return runs_view.run_html(table, name, wrong_only=bool(wrong_only), page=int(page or 1))
+
+
+def pick_run(tab: ClozeTab, res: ClozeResources, row: list) -> RunPicked:
+    """A leaderboard row clicked: its run (the row's Model) named, page 1; the name's change
+    opens it (`show_run`)."""
+    return RunPicked(run_name=str((row or [""])[0]), run_page=1, message=None)
 
 
 def show_run(tab: ClozeTab, res: ClozeResources, session: ClozeSession, name: str, wrong_only: bool,

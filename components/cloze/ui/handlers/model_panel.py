@@ -20,7 +20,7 @@ from components.cloze.pipeline import answer_safely, run_orders, run_set
 from components.cloze.solvers import ClozeSolvers, SolverSettings, solvers_for
 from components.cloze.ui.handlers.question import PAPER_FRAMES, index_of, questions_for, render, shown_question, \
     writable_dir
-from components.cloze.ui.views import AnswerBoxes, RunOneView, RunSetView
+from components.cloze.ui.views import AnswerBoxes, OrderView, RunOneView, RunSetView
 from components.cloze.ui.session import ClozeResources, MODEL, ClozeSession, ClozeTab
 from components.base.admin import admin_mode
 from components.common.fields import whole
@@ -238,7 +238,7 @@ def stop(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> None:
 
 def order_sensitivity(tab: ClozeTab, res: ClozeResources, session: ClozeSession, settings: dict, root: str,
                       set_name: str, dims: str, seed: float, edge: str, k: float, limit: float,
-                      prompt_style: str = "api", *, progress=None) -> str:
+                      prompt_style: str = "api", *, progress=None) -> OrderView:
     """The first `limit` questions under k candidate orders: FR, CFR, Range, Disp (Table 4)."""
     session = session.with_inputs(MODEL, root, set_name, dims, seed)
     ds, qs = questions_for(session)
@@ -252,7 +252,7 @@ def order_sensitivity(tab: ClozeTab, res: ClozeResources, session: ClozeSession,
         result = run_orders(solvers.solver, ds, questions, k,
                             on_step=(lambda i, t: progress((i, t), desc="orders")) if progress else None)
     m = result["metrics"]
-    return (f"**{solvers.name}**, {m['questions']} questions × {m['orders']} orders: "
-            f"FR {m['FR']:.1f} · CFR {m['CFR']:.1f} · Range {m['Range']:.1f} · Disp. {m['Disp']:.2f} · "
-            f"accuracy per order {', '.join(f'{a:.1f}' for a in m['per_order_acc'])}")
+    return OrderView(order_out=f"**{solvers.name}**, {m['questions']} questions × {m['orders']} orders: "
+                     f"FR {m['FR']:.1f} · CFR {m['CFR']:.1f} · Range {m['Range']:.1f} · Disp. {m['Disp']:.2f} · "
+                     f"accuracy per order {', '.join(f'{a:.1f}' for a in m['per_order_acc'])}")
 

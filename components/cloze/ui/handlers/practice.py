@@ -7,21 +7,20 @@ from __future__ import annotations
 import secrets
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
 import gradio as gr
 
 from components import datasource
-from components.cloze import reveal, runs_view
+from components.cloze import reveal
 from components.cloze.human import (annotator_file, answer_feedback, export_records, latest_records, load_progress,
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
 from components.cloze.metrics import PAPER_KEYS
 from components.cloze.questions import Question
 from components.cloze.ui.handlers.question import index_of, loader_for, mmss, practice_dir, questions_for, render, \
     shown_question
-from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, StartView
+from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, StartView, TimerView
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
 from components.base.errors import UserError
 from components.base.io import atomic_write_text, read_jsonl
@@ -207,16 +206,6 @@ def runs_shut(session: ClozeSession, blind: bool) -> bool:
     return playthrough_blind(read_jsonl(session.file) if session.file else [], blind)
 
 
-def across_unless_blind(session: ClozeSession, blind: bool, across: Callable[[], tuple]) -> tuple:
-    """The across-questions view (`across()`: list, grid, timer), or its shut note while blind."""
-    if runs_shut(session, blind):
-        return runs_view.shut_html(blind=True), "", gr.Timer(active=False)
-    return across()
-
-
-def close_when_blind(session: ClozeSession, blind: bool) -> tuple:
-    """Blind ticked (or a blind playthrough started): the across-questions fold closes and its
-    list and grid go; otherwise nothing changes."""
-    if not runs_shut(session, blind):
-        return gr.update(), gr.update(), gr.update()
-    return gr.update(open=False), runs_view.shut_html(blind=True), ""
+def clock_timer(tab: ClozeTab, res: ClozeResources, session: ClozeSession) -> TimerView:
+    """The practice clock ticks while a practice playthrough is started (Start / resume)."""
+    return TimerView(timer=gr.Timer(active=session.human and session.loaded))

@@ -22,7 +22,7 @@ from components.cloze.questions import Question, QuestionSet, build_set
 from components.cloze.study.media import opaque_videos
 from components.cloze.ui.views import AnswerBoxes, QuestionView
 from components.cloze.ui.session import ClozeSession
-from components.common.ui import SKIP
+from components.common.ui import UNCHANGED
 from components.base.io import read_jsonl
 from components.base.errors import UserError
 from components.base.lru import SingleFlightLRU
@@ -210,7 +210,7 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
         # a question in the display already shown sends only its media, as plain values: an update
         # that also sets `visible` costs gradio a new component per player on each question
         if same_players:
-            return value if as_video == video else SKIP
+            return value if as_video == video else UNCHANGED
         return gr.update(value=value if as_video == video else None, visible=as_video == video)
 
     clips = (*[shown(values[i], False) for i in range(2)], *[shown(values[i], True) for i in range(2)],
@@ -236,4 +236,4 @@ def render(session: ClozeSession, display: str) -> tuple[ClozeSession, QuestionV
     clock, tally = (" · 00:00", f" · answered {done}/{len(questions)}") if session.human else ("", "")
     ordered = f" · {SORTS[session.order][0].lower()}" if session.order in SORTS and not session.human else ""
     progress = f"**Question {index + 1} of {len(questions)}{clock}**{tally}{ordered}"
-    return session, QuestionView(clips=clips, progress=progress, navigator=navigator, answer=AnswerBoxes())
+    return session, QuestionView(clips=clips, progress=progress, navigator=navigator, answer=AnswerBoxes.cleared())

@@ -1,11 +1,12 @@
 """The Cloze tab's run panels: "What the runs answered" on the question on screen, and the
 question list / overview across questions (HTML from components/cloze/runs_view.py). The runs are
 read once per (data folder, --runs folders) on a background thread: a page never waits; while
-they load the panel says so and a timer asks again. In a practice playthrough the panel stays
-shut until the player has answered the question on screen, and for good in a blind one."""
+they load the panel counts them ("Reading run files… 12 of 30") and a timer asks again. In a practice
+playthrough the panel stays shut until the player has answered the question on screen, and for good
+in a blind one (the across-questions view too)."""
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import gradio as gr
@@ -14,10 +15,12 @@ from components.cloze import runs_view
 from components.cloze.human import latest_records, playthrough_blind
 from components.cloze.metrics import PAPER_KEYS
 from components.cloze.runs import ClozeRuns
+from components.cloze.ui.handlers.practice import runs_shut
 from components.cloze.ui.handlers.question import loader_for, questions_for
-from components.cloze.ui.session import ClozeSession
+from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
+from components.cloze.ui.views import AcrossView, BlindView, FirstPageView, RunsLinkView, RunsPanelView
 from components.base.io import read_jsonl
-from components.common.runs import forget_runs_loaders
+from components.common.runs import forget_runs_loaders, reading_line
 
 
 def forget_loaders() -> None:
@@ -52,17 +55,18 @@ def question_panel(session: ClozeSession, named: Sequence[str] = ()) -> str:
     loader = loader_for(session.data_dir, named)
     loaded = loader.result()
     if loaded is None:
-        return runs_view.loading_html(loader.files)
+        return runs_view.loading_html(reading_line(loader))
     refused = [r.line() for r in loaded.refusals]
     table: ClozeRuns = loaded.table
     return runs_view.question_html(table.question(q.stem, PAPER_KEYS.get(q.dim, q.dim), q.option_map), q.option_map,
                                    refused, table.scores())
 
 
-def show_question(session: ClozeSession, named: Sequence[str] = ()) -> tuple[str, gr.Timer]:
+def show_question(tab: ClozeTab, res: ClozeResources, session: ClozeSession, *,
+                  named: Sequence[str] = ()) -> RunsPanelView:
     """The panel, and the timer that asks again while the runs load."""
     html = question_panel(session, named)
-    return html, gr.Timer(active='data-state="loading"' in html)
+    return RunsPanelView(runs_html=html, runs_timer=gr.Timer(active='data-state="loading"' in html))
 
 
 def _right(value) -> int | None:
@@ -73,27 +77,56 @@ def _right(value) -> int | None:
         return None
 
 
-def across(data_dir: str | Path, sort: str, overview: bool, find: str = "", dim: str = "", right=None,
-           page=1, named: Sequence[str] = ()) -> tuple[str, str, gr.Timer]:
+def across_lists(data_dir: str | Path, sort: str, overview: bool, find: str = "", dim: str = "", right=None,
+                 page=1, named: Sequence[str] = ()) -> AcrossView:
     """The question list in `sort`'s order, filtered (stems with a word of `find`, one dimension,
     exactly `right` runs right), page `page`, and (when asked) the overview grid."""
     loader = loader_for(data_dir, named)
     loaded = loader.result()
     if loaded is None:
-        waiting = runs_view.loading_html(loader.files)
-        return waiting, "", gr.Timer(active=True)
+        return AcrossView(runs_list=runs_view.loading_html(reading_line(loader)), runs_grid="",
+                          runs_across_timer=gr.Timer(active=True))
     table: ClozeRuns = loaded.table
     listed = runs_view.question_list_html(table, sort, find=find or "", dim=dim or "", right=_right(right),
                                           page=int(page or 1) if str(page or "").strip() else 1)
-    return (listed + runs_view.refusals_html([r.line() for r in loaded.refusals]),
-            runs_view.overview_html(table) if overview else "", gr.Timer(active=False))
+    return AcrossView(runs_list=listed + runs_view.refusals_html([r.line() for r in loaded.refusals]),
+                      runs_grid=runs_view.overview_html(table) if overview else "",
+                      runs_across_timer=gr.Timer(active=False))
 
 
-def _linked_view(request: gr.Request | None) -> tuple[str, bool, str] | None:
+def _unless_blind(session: ClozeSession, blind: bool, lists: Callable[[], AcrossView]) -> AcrossView:
+    """The across-questions view (`lists()`), or its shut note in a blind playthrough
+    (practice.runs_shut)."""
+    if runs_shut(session, blind):
+        return AcrossView(runs_list=runs_view.shut_html(blind=True), runs_grid="",
+                          runs_across_timer=gr.Timer(active=False))
+    return lists()
+
+
+def across(tab: ClozeTab, res: ClozeResources, session: ClozeSession, blind: bool, sort: str, overview: bool,
+           find: str, dim: str, right, page, *, named: Sequence[str] = ()) -> AcrossView:
+    """The across-questions fold's view (any of its controls changed, or its timer while the runs load)."""
+    return _unless_blind(session, blind, lambda: across_lists(tab.data_dir, sort, overview, find, dim, right, page,
+                                                              named=named))
+
+
+def first_page(tab: ClozeTab, res: ClozeResources) -> FirstPageView:
+    """A new filter starts the list at page 1 (the page's change then draws it)."""
+    return FirstPageView(runs_page=1)
+
+
+def close_when_blind(tab: ClozeTab, res: ClozeResources, session: ClozeSession, blind: bool) -> BlindView:
+    """Blind ticked (or a blind playthrough started): the across-questions fold closes and its
+    list and grid go; otherwise nothing changes."""
+    if not runs_shut(session, blind):
+        return BlindView(message=None)
+    return BlindView(runs_across=gr.update(open=False), runs_list=runs_view.shut_html(blind=True), runs_grid="")
+
+
+def _linked_view(params: Mapping[str, str]) -> tuple[str, bool, str] | None:
     """(sort, overview, find) a link asks for with `sort=` (hardest, easiest, disagree, people,
     stem), `overview=1` and `find=` (stems: an overview column's link); None when it asks for
     none of them."""
-    params: Mapping[str, str] = dict(request.query_params) if request is not None else {}
     sort = (params.get("sort") or "").strip().lower()
     overview = (params.get("overview") or "").strip().lower() in ("1", "true", "yes")
     find = (params.get("find") or "").strip()[:20_000]
@@ -102,17 +135,19 @@ def _linked_view(request: gr.Request | None) -> tuple[str, bool, str] | None:
     return (sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT), overview, find
 
 
-def open_view(request: gr.Request | None = None) -> tuple:
+def open_view(tab: ClozeTab, res: ClozeResources, params: Mapping[str, str]) -> RunsLinkView:
     """A link's view opens the across-questions fold with it; any other page is left as it is."""
-    linked = _linked_view(request)
+    linked = _linked_view(params)
     if linked is None:
-        return gr.update(), gr.update(), gr.update(), gr.update()
-    return gr.update(open=True), gr.update(value=linked[0]), gr.update(value=linked[1]), gr.update(value=linked[2])
+        return RunsLinkView(message=None)
+    return RunsLinkView(runs_across=gr.update(open=True), runs_sort=linked[0], runs_overview=linked[1],
+                        runs_find=linked[2], message=None)
 
 
-def across_for_link(data_dir: str | Path, sort: str, overview: bool, find: str = "", request: gr.Request | None = None,
-                    named: Sequence[str] = ()) -> tuple:
+def across_for_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession, blind: bool, sort: str,
+                    overview: bool, find: str, params: Mapping[str, str], *,
+                    named: Sequence[str] = ()) -> AcrossView:
     """`across` for a page whose link asks for a view (the fold's own events draw it otherwise)."""
-    if _linked_view(request) is None:
-        return gr.update(), gr.update(), gr.update()
-    return across(data_dir, sort, overview, find, named=named)
+    if _linked_view(params) is None:
+        return AcrossView()
+    return _unless_blind(session, blind, lambda: across_lists(tab.data_dir, sort, overview, find, named=named))

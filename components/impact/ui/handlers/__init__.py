@@ -11,10 +11,10 @@ resources, the typed session and the event's inputs, and returns a view (../view
 """
 from components.impact.ui.handlers.body import render_turntable, reset_view, set_paint, set_runs_heat
 from components.impact.ui.handlers.clip import on_clip, on_load
-from components.impact.ui.handlers.frame import copy_link, on_frame, on_timeline_click
+from components.impact.ui.handlers.frame import copy_link, follow_address, on_frame, on_timeline_click
 from components.impact.ui.handlers.metrics import set_metrics
 from components.impact.ui.handlers.model_runs import run_spatial, run_temporal, stop
 
-__all__ = ["copy_link", "on_clip", "on_frame", "on_load", "on_timeline_click", "render_turntable", "reset_view",
+__all__ = ["copy_link", "follow_address", "on_clip", "on_frame", "on_load", "on_timeline_click", "render_turntable", "reset_view",
            "run_spatial", "run_temporal", "set_metrics", "set_paint",
            "set_runs_heat", "stop"]

@@ -10,7 +10,7 @@ from components.impact import links, pair_view, timeline, view
 from components.impact.data import ImpactItem
 from components.impact.ui.handlers.body import frame_view
 from components.impact.ui.session import ImpactResources, ImpactSession, ImpactTab
-from components.impact.ui.views import FrameMoveView, LinkView, SeekView
+from components.impact.ui.views import AddressView, FrameMoveView, LinkView, SeekView
 
 
 def timeline_for(item: ImpactItem, session: ImpactSession, frame: int | None) -> str:
@@ -69,3 +69,9 @@ def copy_link(tab: ImpactTab, res: ImpactResources, session: ImpactSession, qid:
     item = tab.item(qid)
     query = links.frame_link(item.qid, None if view.frame_problem(frame, item) else int(float(frame)))
     return LinkView(link=gr.update(value=query, visible=True))
+
+
+def follow_address(tab: ImpactTab, res: ImpactResources, qid: Any, frame: Any) -> AddressView:
+    """The address of the clip and frame shown, for the page's address bar (links.frame_link, the
+    one place the link is written; no data is read: this runs on every frame step)."""
+    return AddressView(address=links.frame_link(qid, frame))

@@ -20,7 +20,7 @@ from components.window_search.ui.handlers.search import WINDOW_FRAMES, memory_li
     search_settings
 from components.window_search.ui.private_memory import editable_memory
 from components.window_search.ui.session import WindowSearchResources, WindowSearchSession, WindowSearchTab
-from components.window_search.ui.views import MemoryView
+from components.window_search.ui.views import MemoryView, SelectionView
 
 
 def _view(session: WindowSearchSession, message: str = "") -> MemoryView:
@@ -42,11 +42,11 @@ def _refs(session: WindowSearchSession) -> list:
 
 
 def ref_selected(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
-                 index: int | None) -> WindowSearchSession:
+                 index: int | None) -> SelectionView:
     refs = _refs(session)
     if index is not None and 0 <= index < len(refs):
         session.sel_ref = refs[index][1].ref_id
-    return session
+    return SelectionView(session=session)
 
 
 def remove_ref(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession) -> MemoryView:
@@ -81,7 +81,7 @@ def cancel_remove(tab: WindowSearchTab, res: WindowSearchResources, session: Win
 
 
 def frame_selected(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,
-                   index: int | None) -> WindowSearchSession:
+                   index: int | None) -> SelectionView:
     trace = session.trace
     cand = view.candidate(trace, session.selected) if trace else None
     if cand is not None and index is not None:
@@ -89,7 +89,7 @@ def frame_selected(tab: WindowSearchTab, res: WindowSearchResources, session: Wi
         frames = res.movie(session.movie, session.chunk_seconds).frames(w[0], w[1], fps=1.0, cap=WINDOW_FRAMES)
         if 0 <= index < len(frames):
             session.sel_frame = frames[index].time
-    return session
+    return SelectionView(session=session)
 
 
 def add_ref(tab: WindowSearchTab, res: WindowSearchResources, session: WindowSearchSession,

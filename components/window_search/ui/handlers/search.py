@@ -40,7 +40,7 @@ from components.window_search.types import SearchTrace, is_scored_source
 from components.window_search.ui import playback
 from components.window_search.ui.session import MovieInfo, Partner, PickedQuery, WindowSearchResources, \
     WindowSearchSession, WindowSearchTab
-from components.window_search.ui.views import ExportView, LinkView, LoadView, MovieView, PageView, PlayheadView, \
+from components.window_search.ui.views import BaselineView, ExportView, LinkView, LoadView, MovieView, PageView, PlayheadView, \
     QueryView, RunView
 
 VIDEO_TYPES = (".mp4", ".mkv", ".webm", ".mov", ".avi", ".m4v")
@@ -238,6 +238,11 @@ def baseline_label(settings: dict | None) -> str:
     if s.backend == "baseline":
         return f"**{view.BASELINE_LABEL}** — pick a model in the Model panel for visual inspection."
     return f"Model: `{s.backend}`"
+
+
+def settings_applied(tab: WindowSearchTab, res: WindowSearchResources, settings: dict | None) -> BaselineView:
+    """The Model panel's Apply: the label under the stage names the backend now used."""
+    return BaselineView(baseline_md=baseline_label(settings))
 
 
 # -- opening the page, a movie and a query ----------------------------------------------------------
