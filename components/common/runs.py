@@ -28,6 +28,7 @@ from typing import Any
 
 from components.base.errors import UserError
 from components.base.io import atomic_write_bytes
+from components.base.lru import SingleFlightLRU
 
 log = logging.getLogger(__name__)
 
@@ -389,8 +390,8 @@ def _listing(files: Sequence[RunFile]) -> tuple:
     return tuple(out)
 
 
-_LOADERS: dict[tuple, RunsLoader] = {}
-_LOADERS_LOCK = threading.Lock()
+#: the loaders by (tab, data folder, named folders, APP_RUNS_DIR): a handful per process
+_LOADERS: SingleFlightLRU[tuple, RunsLoader] = SingleFlightLRU(32)
 
 
 def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
@@ -400,22 +401,15 @@ def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
     read (the leaderboard's Refresh: a run written since is listed). APP_RUNS_DIR is part of the
     key: another value names other folders."""
     key = (kind, str(data_dir), tuple(named), os.environ.get(RUNS_ENV, ""))
-    with _LOADERS_LOCK:
-        loader = _LOADERS.get(key)
+    loader = _LOADERS.peek(key)
     if loader is not None and recheck and loader.changed():
-        with _LOADERS_LOCK:
-            if _LOADERS.get(key) is loader:
-                del _LOADERS[key]
-    with _LOADERS_LOCK:
-        if key not in _LOADERS:
-            _LOADERS[key] = make()
-        return _LOADERS[key]
+        _LOADERS.pop(key, only=loader)
+    return _LOADERS.get(key, make)
 
 
 def forget_runs_loaders() -> None:
     """Read the runs again on next use (tests; folders whose run files changed)."""
-    with _LOADERS_LOCK:
-        _LOADERS.clear()
+    _LOADERS.clear()
 
 
 # -- the --items table ---------------------------------------------------------------------------
