@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from components.base.io import atomic_temp_path, commit_temp
+from components.base.io import atomic_write_bytes
 
 #: the palette index is one byte per vertex
 MAX_COLOURS = 256
@@ -43,14 +43,7 @@ def mesh_file(body, folder: Path) -> Path:
     """The body's mesh file in `folder`, written once per body (named by its fingerprint)."""
     path = Path(folder) / f"{getattr(body, 'kind', 'body')}-{body.fingerprint()}-mesh.bin"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = atomic_temp_path(path)   # unique per call: two pages may ask at once
-        try:
-            tmp.write_bytes(mesh_bytes(body.vertices, body.faces))
-            commit_temp(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(path, mesh_bytes(body.vertices, body.faces))   # its temp name is per call
     return path
 
 
