@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -30,8 +29,8 @@ from components.cloze.replies import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
 from components.base.errors import DataFormatError, UserError
-from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, Refusal, \
-    RunReader, collect, named_runs_folders, with_scored
+from components.common.runs import RunsLoader, ItemRow, LoadedRuns, Refusal, \
+    RunReader, with_scored
 
 LETTERS = ("A", "B", "C", "D")
 QUESTION_DIMS = (*DIMS, "Mixed")
@@ -115,29 +114,16 @@ def read_cloze_run(path: Path) -> dict:
     return compact_results(data if _is_results_shape(data) else check_results(data, str(path)))
 
 
+#: runs folders: the data's `cloze/results/` and the app's runs folder (APP_CLOZE_RUNS_DIR, else
+#: `<data>/cloze/runs`; its per-visitor `visitors/` folders are never read: one visitor's runs are
+#: not shown to another)
 CLOZE_READER = RunReader(kind="cloze", version=2, patterns=("*.json",), read=read_cloze_run,
-                         subfolders=("cloze/results", "cloze/runs"))
+                         subfolders=("cloze/results", "cloze/runs"), folder_env="APP_CLOZE_RUNS_DIR")
 
 
 def cloze_runs_folders(data_dir: str | Path | None) -> list[Path]:
-    """The tab's own runs folders: the data's `cloze/results/` and the app's runs folder
-    (APP_CLOZE_RUNS_DIR, else `<data>/cloze/runs`; its per-visitor `visitors/` folders are never
-    read: one visitor's runs are not shown to another)."""
-    folders = []
-    if data_dir is not None:
-        folders.append(Path(data_dir) / "cloze" / "results")
-    env = os.environ.get("APP_CLOZE_RUNS_DIR")
-    if env or data_dir is not None:
-        folders.append(Path(env) if env else Path(data_dir) / "cloze" / "runs")
-    return folders
-
-
-def collect_cloze_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                       cache: ContentCache | None = None) -> LoadedRuns:
-    """The tab's runs folders, the `named` ones and APP_RUNS_DIR's, read (`cache`: none by default;
-    the tabs pass ContentCache()); a named folder without this tab's runs is no error here."""
-    return collect(CLOZE_READER, cloze_runs_folders(data_dir), named_runs_folders(named), cache,
-                   empty_ok=True)
+    """The tab's own runs folders (CLOZE_READER.folders)."""
+    return CLOZE_READER.folders(data_dir)
 
 
 def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
@@ -152,7 +138,7 @@ def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
         loaded.table = ClozeRuns(loaded.runs, human).prepare()
         board_ahead(loaded)   # the leaderboard's rows, made behind the panels' table
         return loaded
-    return RunsLoader(CLOZE_READER, cloze_runs_folders(data_dir), tuple(named), finish=finish)
+    return CLOZE_READER.loader(data_dir, named, finish=finish)
 
 
 def human_run(records: Iterable[Mapping]) -> dict:

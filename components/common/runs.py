@@ -70,6 +70,26 @@ class RunReader:
     name: Callable[[Path], str] = lambda p: p.stem
     skip: Callable[[Path], bool] = lambda p: False
     subfolders: tuple[str, ...] = ()   # searched under a --runs folder too (e.g. "cloze/results")
+    #: the variable that names another folder for the last subfolder (the one `run` writes to)
+    folder_env: str = ""
+
+    def folders(self, data_dir: str | Path | None) -> list[Path]:
+        """The tab's own runs folders in `data_dir`: its `subfolders`, the last one replaced by
+        the folder `folder_env` names when that is set (read even without a data folder)."""
+        *fixed, last = self.subfolders
+        folders = [Path(data_dir) / s for s in fixed] if data_dir is not None else []
+        env = os.environ.get(self.folder_env, "") if self.folder_env else ""
+        if env:
+            folders.append(Path(env))
+        elif data_dir is not None:
+            folders.append(Path(data_dir) / last)
+        return folders
+
+    def loader(self, data_dir: str | Path | None, named: Sequence[str] = (),
+               finish: Callable[[LoadedRuns], LoadedRuns] | None = None) -> RunsLoader:
+        """The tab's loader over its own folders and the `named` ones (and APP_RUNS_DIR's),
+        started (disk cache under APP_CACHE_DIR)."""
+        return RunsLoader(self, self.folders(data_dir), tuple(named), finish=finish)
 
 
 @dataclass

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from components.cloze.runs import HUMAN, ClozeRuns, collect_cloze_runs, human_run
+from tests.helpers.runs import collect_cloze_runs
+from components.cloze.runs import HUMAN, ClozeRuns, human_run
 from components.common.runs import ContentCache, mean_score, read_item_rows
 from examples.released_runs import write_released_runs
 
