@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.base.errors import UserError
 from components.base.io import atomic_write_jsonl, read_jsonl
 from components.common.shards import Shard, describe_selection, input_files, iter_pairs, merged_files
+from components.common.tables import format_table, format_value
 from components.common.stamps import backend_stamp, data_stamp, settings_stamp
 from components.datasource import as_source, fetch_all
 from components.impact.eval_inputs import spatial_input_report, temporal_input_report
@@ -180,22 +180,6 @@ def compare_spatial_command(args: argparse.Namespace) -> int:
     return compare.emit(result, as_json=args.json, shown=args.show)
 
 
-# -- formatting ----------------------------------------------------------------------------------
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.2f}"
-    return str(value)
-
-
-def format_table(rows: Iterable[tuple[str, Any]]) -> str:
-    rows = list(rows)
-    width = max(len(k) for k, _ in rows) if rows else 0
-    return "\n".join(f"{k.ljust(width)}  {_fmt(v)}" for k, v in rows)
-
-
 # -- eval impact-temporal / impact-spatial ----------------------------------------------------------
 
 def _as_list(paths: Path | Iterable[Path]) -> list[Path]:
@@ -247,7 +231,7 @@ def evaluate_temporal_files(gt_path: Path | Iterable[Path], pred_path: Path | It
 def with_interval(key: str, result: dict) -> str:
     """'51.85  [12.00, 88.00] over 3 queries' (the value alone when it has no interval)."""
     ci = (result.get("intervals") or {}).get(key)
-    value = _fmt(result.get(key))
+    value = format_value(result.get(key))
     if not ci or ci.get("low") is None:
         return value
     return f"{value}  [{ci['low']:.2f}, {ci['high']:.2f}] over {ci['units']} {ci['unit']}"

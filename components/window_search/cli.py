@@ -37,7 +37,7 @@ from components.window_search.data import GroundingAnnotations, GroundingQuery, 
     load_annotations, load_predictions, movie_files
 from components.media.probe import container_duration
 from components.window_search.eval_inputs import grounding_input_report
-from components.window_search.metrics import disagreements, evaluate, format_table, unit_scores
+from components.window_search.metrics import disagreements, evaluate, format_metrics, unit_scores
 from components.window_search.pipeline import METHODS, MovieLibrary, SearchSettings, ground_query, \
     prediction_record
 from components.window_search.runs import write_eval_items
@@ -155,7 +155,7 @@ def eval_grounding(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(metrics))
     else:
-        print(format_table(metrics))
+        print(format_metrics(metrics))
         print(f"prediction lines for unknown qids (ignored): {report['ignored_unknown_items']} · "
               f"intervals ending after the movie (scored as given): {report['intervals_beyond_movie']}")
     return 0
