@@ -3,7 +3,8 @@ result files, human-study files and this app's own runs, all scored by metrics.s
 
 Every row names its data set and size ("TempCloze (paper), 1,521 videos"; "data folder 'cloze',
 6 stems"): rows on different data are not comparable, and the table says so (`COMPARABILITY`).
-Rows are grouped by data set (the paper's first), best accuracy first within a group.
+Rows are grouped by data set: this app's runs first, then imported files and the study's humans,
+the paper's rows last (`ordered`); best accuracy first within a group.
 
 A row scored here carries every score's 95 % interval over stems (`intervals`) and its per-stem
 counts; within a data set each such row is tested against the next one below it (`significance`):
