@@ -14,7 +14,8 @@ from components.cloze import runs_view
 from components.cloze.human import latest_records, playthrough_blind
 from components.cloze.metrics import PAPER_KEYS
 from components.cloze.runs import ClozeRuns
-from components.cloze.ui.handlers.question import loader_for, questions_for
+from components.cloze.runs import loader_for
+from components.cloze.ui.handlers.question import questions_for
 from components.cloze.ui.session import ClozeSession
 from components.base.io import read_jsonl
 from components.common.runs import forget_runs_loaders
