@@ -468,18 +468,6 @@ def write_item_rows(path: str | Path, rows: Iterable[ItemRow]) -> int:
     return len(rows)
 
 
-def read_item_rows(path: str | Path) -> list[dict]:
-    """The rows `write_item_rows` wrote (score as a float or None)."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(io.StringIO(text)))
-        for r in rows:
-            r["score"] = float(r["score"]) if r["score"] != "" else None
-        return rows
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 def add_items_option(parser, unit: str) -> None:
     """`--items OUT.csv|OUT.jsonl` and the positional RUN files of an eval subcommand."""
     parser.add_argument("--items", type=Path, default=None, metavar="OUT",
@@ -525,9 +513,3 @@ def run_name(paths: Sequence[Path], reader: RunReader | None = None) -> str:
         p = Path(paths[0])
         return p.name if p.is_dir() else (reader.name(p) if reader else p.stem)
     return os.path.commonpath([str(Path(p).resolve()) for p in paths]).rsplit(os.sep, 1)[-1] or "run"
-
-
-def mean_score(rows: Iterable[Mapping], run: str) -> float | None:
-    """The mean of a run's scores (rows without a score left out), x 100: the eval's score."""
-    values = [r["score"] for r in rows if r["run"] == run and r["score"] is not None]
-    return 100.0 * sum(values) / len(values) if values else None

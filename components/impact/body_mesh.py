@@ -58,9 +58,3 @@ def painting_payload(colors: np.ndarray) -> dict:
         raise ValueError(f"a painting has at most {MAX_COLOURS} colours, got {len(palette)}")
     packed = zlib.compress(index.reshape(-1).astype(np.uint8).tobytes(), 6)
     return {"palette": palette.tolist(), "colors": base64.b64encode(packed).decode("ascii")}
-
-
-def painting_colors(payload: dict) -> np.ndarray:
-    """(N, 3) uint8: the vertex colours a payload of `painting_payload` stands for."""
-    index = np.frombuffer(zlib.decompress(base64.b64decode(payload["colors"])), dtype=np.uint8)
-    return np.asarray(payload["palette"], dtype=np.uint8).reshape(-1, 3)[index]

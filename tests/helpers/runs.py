@@ -3,7 +3,10 @@
 default); a named folder without this tab's runs is no error."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from components.cloze.runs import CLOZE_READER
@@ -30,3 +33,22 @@ def collect_impact_runs(data_dir: str | Path | None, named: Iterable[str | Path]
 def collect_grounding_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
                            cache: ContentCache | None = None) -> LoadedRuns:
     return collect_runs(GROUNDING_READER, data_dir, named, cache)
+
+
+def read_item_rows(path: str | Path) -> list[dict]:
+    """The rows `eval --items` wrote (components/common/runs.py `write_item_rows`; score as a float
+    or None)."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() == ".csv":
+        rows = list(csv.DictReader(io.StringIO(text)))
+        for r in rows:
+            r["score"] = float(r["score"]) if r["score"] != "" else None
+        return rows
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def mean_score(rows: Iterable[Mapping], run: str) -> float | None:
+    """The mean of a run's scores (rows without a score left out), x 100: the eval's score."""
+    values = [r["score"] for r in rows if r["run"] == run and r["score"] is not None]
+    return 100.0 * sum(values) / len(values) if values else None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.runs import collect_impact_runs
-from components.common.runs import mean_score, read_item_rows
+from tests.helpers.runs import mean_score, read_item_rows
 from components.impact.data import load_annotations
 from components.impact.runs import ImpactRuns
 from tests.runs.test_cloze_runs import run_cli

@@ -16,7 +16,8 @@ from components.cloze import runs_view
 from components.cloze.leaderboard import run_rows, table
 from components.cloze.metrics import as_released, score_results
 from components.cloze.runs import ClozeRuns, compact_results
-from components.common.runs import ContentCache, mean_score, read_item_rows
+from components.common.runs import ContentCache
+from tests.helpers.runs import mean_score, read_item_rows
 from examples.released_runs import write_released_runs
 from tests.runs.test_cloze_runs import run_cli
 
