@@ -1,15 +1,12 @@
 """Image-text embeddings from a transformers CLIP/SigLIP-family model (hub id or local folder)."""
 from __future__ import annotations
 
-import os
-import threading
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from backends.base import EmbeddingBackend
 from backends.config import ApiSettings
 from backends.errors import BackendError
+from backends.local_model import LocalEmbedder, read_hub_or_folder
 from backends.shared import once_per_process
 
 if TYPE_CHECKING:
@@ -22,14 +19,9 @@ def _features(output) -> object:
     return output if hasattr(output, "shape") else output.pooler_output
 
 
-class HFEmbedder(EmbeddingBackend):
+class HFEmbedder(LocalEmbedder):
     def __init__(self, model_id: str, batch_size: int = 32):
-        self.source = model_id.strip()
-        self.batch_size = batch_size
-        self._model = None
-        self._processor = None
-        self._device = "cpu"
-        self._lock = threading.Lock()
+        super().__init__(model_id.strip(), batch_size)
 
     @classmethod
     def from_spec(cls, arg: str, api: ApiSettings) -> HFEmbedder:
@@ -44,37 +36,20 @@ class HFEmbedder(EmbeddingBackend):
     def supports_images(self) -> bool:
         return True
 
-    def _load(self) -> None:
-        with self._lock:
-            if self._model is not None:
-                return
-            path = Path(self.source).expanduser()
-            if not path.exists() and self.source.startswith(("/", "./", "../", "~")):
-                raise BackendError(f"Embedding model folder {self.source} does not exist; "
-                                   "check the path.")
-            try:
-                import torch
-                from transformers import AutoModel, AutoProcessor
+    def _read(self) -> tuple[Any, Any]:
+        def read(source: str) -> tuple[Any, Any]:
+            from transformers import AutoModel, AutoProcessor
 
-                source = str(path) if path.exists() else self.source
-                processor = AutoProcessor.from_pretrained(source)
-                model = AutoModel.from_pretrained(source)
-                if not hasattr(model, "get_text_features"):
-                    raise BackendError(f"{self.source} is not an image-text embedding model "
-                                       "(CLIP/SigLIP family): it has no get_text_features.")
-                self._device = "cuda" if torch.cuda.is_available() else "cpu"
-                self._model = model.to(self._device).eval()
-                self._processor = processor
-            except BackendError:
-                raise
-            except Exception as exc:  # noqa: BLE001
-                detail = " ".join(str(exc).split())[:200]
-                offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
-                where = " (the Hub is offline here)" if offline and not path.exists() else ""
-                raise BackendError(
-                    f"Could not load embedding model '{self.source}'{where}: it must be a "
-                    "CLIP/SigLIP-family model, downloaded first or given as a local folder. "
-                    f"Details: {type(exc).__name__}: {detail}") from None
+            processor = AutoProcessor.from_pretrained(source)
+            model = AutoModel.from_pretrained(source)
+            if not hasattr(model, "get_text_features"):
+                raise BackendError(f"{self.source} is not an image-text embedding model "
+                                   "(CLIP/SigLIP family): it has no get_text_features.")
+            return processor, model
+
+        return read_hub_or_folder(
+            self.source, "embedding model", "it must be a CLIP/SigLIP-family model, downloaded first "
+            "or given as a local folder.", read, folder_like=self.source.startswith(("/", "./", "../", "~")))
 
     def _normalised(self, chunks: list) -> np.ndarray:
         import numpy as np
@@ -87,7 +62,7 @@ class HFEmbedder(EmbeddingBackend):
         import numpy as np
         import torch
 
-        self._load()
+        self.load()
         texts = list(texts)
         if not texts:
             return np.zeros((0, self._dim()), dtype=np.float32)
@@ -98,7 +73,7 @@ class HFEmbedder(EmbeddingBackend):
         for i in range(0, len(texts), self.batch_size):
             inputs = self._processor(text=texts[i:i + self.batch_size], padding=padding,
                                      truncation=True, max_length=max_length,
-                                     return_tensors="pt").to(self._device)
+                                     return_tensors="pt").to(self.device)
             with torch.inference_mode():
                 out = self._model.get_text_features(
                     **{k: v for k, v in inputs.items() if k in ("input_ids", "attention_mask")})
@@ -109,14 +84,14 @@ class HFEmbedder(EmbeddingBackend):
         import numpy as np
         import torch
 
-        self._load()
+        self.load()
         images = [image.convert("RGB") for image in images]
         if not images:
             return np.zeros((0, self._dim()), dtype=np.float32)
         chunks = []
         for i in range(0, len(images), self.batch_size):
             inputs = self._processor(images=images[i:i + self.batch_size], return_tensors="pt")
-            pixels = inputs["pixel_values"].to(self._device, dtype=self._model.dtype)
+            pixels = inputs["pixel_values"].to(self.device, dtype=self._model.dtype)
             with torch.inference_mode():
                 out = self._model.get_image_features(pixel_values=pixels)
             chunks.append(_features(out).float().cpu().numpy())

@@ -7,13 +7,12 @@ transformers, because importing sentence-transformers costs seconds for nothing 
 """
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from backends.base import EmbeddingBackend
 from backends.config import ApiSettings
 from backends.errors import BackendError
+from backends.local_model import LocalEmbedder
 from backends.shared import once_per_process
 
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ def minilm_path():
     return get_model_path()
 
 
-class MiniLMEmbedder(EmbeddingBackend):
+class MiniLMEmbedder(LocalEmbedder):
     needs_arg = False
 
     @classmethod
@@ -41,27 +40,17 @@ class MiniLMEmbedder(EmbeddingBackend):
         return once_per_process(cls, "", cls)
 
     def __init__(self, batch_size: int = 64):
-        self.batch_size = batch_size
-        self._model = None
-        self._tokenizer = None
-        self._device = "cpu"
-        self._lock = threading.Lock()
+        super().__init__("minilm", batch_size)
 
     @property
     def backend_id(self) -> str:
         return "minilm"
 
-    def _load(self) -> None:
-        with self._lock:
-            if self._model is not None:
-                return
-            import torch
-            from transformers import AutoModel, AutoTokenizer
+    def _read(self) -> tuple[Any, Any]:
+        from transformers import AutoModel, AutoTokenizer
 
-            path = str(minilm_path())
-            self._device = "cuda" if torch.cuda.is_available() else "cpu"
-            self._tokenizer = AutoTokenizer.from_pretrained(path)
-            self._model = AutoModel.from_pretrained(path).to(self._device).eval()
+        path = str(minilm_path())
+        return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         import numpy as np
@@ -70,11 +59,11 @@ class MiniLMEmbedder(EmbeddingBackend):
         texts = list(texts)
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
-        self._load()
+        self.load()
         chunks = []
         for i in range(0, len(texts), self.batch_size):
-            inputs = self._tokenizer(texts[i:i + self.batch_size], padding=True, truncation=True,
-                                     max_length=MAX_SEQ_LENGTH, return_tensors="pt").to(self._device)
+            inputs = self._processor(texts[i:i + self.batch_size], padding=True, truncation=True,
+                                     max_length=MAX_SEQ_LENGTH, return_tensors="pt").to(self.device)
             with torch.inference_mode():
                 hidden = self._model(**inputs).last_hidden_state
             mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)

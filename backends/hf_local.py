@@ -109,7 +109,8 @@ def _processor_settings(base: type, source: str, params: Any) -> dict[str, Any]:
     return {k: v for k, v in saved.items() if k in params and k not in skip}
 
 
-#: loaded backends by source, so the ZeroGPU worker (a fork of this process) finds the model
+#: loaded backends by source, so the ZeroGPU worker (a fork of this process) finds the model; a
+#: plain dict, not SingleFlightLRU: a lookup table of what once_per_process loaded, never evicted
 _LOADED: dict[str, HFBackend] = {}
 #: how many times weights were read from disk, by source (tests check "once per process")
 WEIGHT_LOADS: Counter[str] = Counter()

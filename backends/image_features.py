@@ -11,15 +11,11 @@ hub id that is not in the local cache is refused with one line saying so).
 """
 from __future__ import annotations
 
-import os
-import threading
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
-from backends.base import EmbeddingBackend
 from backends.config import ApiSettings
-from backends.errors import BackendError
+from backends.local_model import LocalEmbedder, read_hub_or_folder
 from backends.shared import once_per_process
 
 if TYPE_CHECKING:
@@ -32,16 +28,11 @@ DEFAULT_MODEL = "facebook/dinov2-base"
 BATCH_SIZE = 32
 
 
-class HFImageFeatures(EmbeddingBackend):
+class HFImageFeatures(LocalEmbedder):
     """Unit image feature vectors (no text side)."""
 
     def __init__(self, model_id: str, batch_size: int = BATCH_SIZE):
-        self.source = model_id.strip() or DEFAULT_MODEL
-        self.batch_size = batch_size
-        self._model = None
-        self._processor = None
-        self.device = "cpu"
-        self._lock = threading.Lock()
+        super().__init__(model_id.strip() or DEFAULT_MODEL, batch_size)
 
     @classmethod
     def from_spec(cls, arg: str, api: ApiSettings) -> HFImageFeatures:
@@ -56,42 +47,19 @@ class HFImageFeatures(EmbeddingBackend):
     def supports_images(self) -> bool:
         return True
 
-    @property
-    def loaded(self) -> bool:
-        return self._model is not None
+    def _read(self) -> tuple[Any, Any]:
+        def read(source: str) -> tuple[Any, Any]:
+            from transformers import AutoImageProcessor, AutoModel
 
-    def load(self) -> None:
-        """Load the processor and weights (once; later calls return at once)."""
-        with self._lock:
-            if self._model is not None:
-                return
-            path = Path(self.source).expanduser()
-            if not path.exists() and (self.source.startswith(("/", "./", "../", "~"))
-                                      or self.source.count("/") > 1):
-                raise BackendError(f"Image feature model folder {self.source} does not exist; "
-                                   "check the path.")
-            try:
-                import torch
-                from transformers import AutoImageProcessor, AutoModel
+            model = AutoModel.from_pretrained(source)
+            for param in model.parameters():
+                param.requires_grad_(False)
+            return AutoImageProcessor.from_pretrained(source), model
 
-                source = str(path) if path.exists() else self.source
-                processor = AutoImageProcessor.from_pretrained(source)
-                model = AutoModel.from_pretrained(source)
-                self.device = "cuda" if torch.cuda.is_available() else "cpu"
-                model = model.to(self.device).eval()
-                for param in model.parameters():
-                    param.requires_grad_(False)
-            except BackendError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - transformers raises many kinds here
-                detail = " ".join(str(exc).split())[:200]
-                offline = os.environ.get("HF_HUB_OFFLINE", "") not in ("", "0")
-                where = " (the Hub is offline here)" if offline and not path.exists() else ""
-                raise BackendError(
-                    f"Could not load image feature model '{self.source}'{where}: download it "
-                    "first (huggingface-cli download facebook/dinov2-base) or give a folder "
-                    f"written by save_pretrained. Details: {type(exc).__name__}: {detail}") from None
-            self._processor, self._model = processor, model
+        return read_hub_or_folder(
+            self.source, "image feature model", "download it first (huggingface-cli download "
+            "facebook/dinov2-base) or give a folder written by save_pretrained.", read,
+            folder_like=self.source.startswith(("/", "./", "../", "~")) or self.source.count("/") > 1)
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray:
         raise NotImplementedError(f"{self.backend_id} embeds images only")

@@ -8,6 +8,8 @@ from collections.abc import Callable
 
 T = TypeVar("T")
 
+# a plain dict, not SingleFlightLRU: a model stays loaded once for the process (never evicted), and
+# its load may outlast the LRU's wait for another caller (WAIT_S), which would load it twice
 _instances: dict[tuple[type, str], object] = {}
 _lock = threading.Lock()
 

@@ -72,8 +72,12 @@ class SingleFlightLRU(Generic[K, V]):
             for old in evicted:
                 self._on_evict(old)
 
-    def pop(self, key: K) -> V | None:
+    def pop(self, key: K, *, only: V | None = None) -> V | None:
+        """Drop the key's value; with `only`, only while that very value is kept (not a newer one
+        another caller has made since)."""
         with self._lock:
+            if only is not None and self._items.get(key) is not only:
+                return None
             return self._items.pop(key, None)
 
     def clear(self) -> list[V]:

@@ -51,12 +51,6 @@ def _pair_magnitude(prev_gray, next_gray) -> float:
     return float(np.sqrt(flow[..., 0] ** 2 + flow[..., 1] ** 2).mean())
 
 
-def farneback_magnitude(prev_rgb, next_rgb) -> float:
-    """Mean flow magnitude between two RGB arrays, after resizing to height 256 (upstream call)."""
-    a = _flow_gray(prev_rgb, None)
-    return _pair_magnitude(a, _flow_gray(next_rgb, (a.shape[1], a.shape[0])))
-
-
 def gap_frame_range(start: float, end: float, fps: float, num_frames: int) -> range:
     """The frames the released motion check reads: int(start * fps) up to, not including,
     int(end * fps) (clipped to the video)."""

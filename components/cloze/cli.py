@@ -202,7 +202,8 @@ def _fmt(v) -> str:
     return "  -  " if v is None else f"{v:6.2f}"
 
 
-def format_table(m: dict) -> str:
+def format_scores(m: dict) -> str:
+    """`eval cloze`'s summary: the paper's columns in one row, then the counts and notes."""
     lines = ["            S       A       P     acc    >=1    >=2    3/3",
              "score  " + " ".join(_fmt(m[k]) for k in ("S", "A", "P", "acc", ">=1", ">=2", "3/3")),
              f"stems (all three valid): {m['stems']} · invalid entries skipped: "
@@ -280,7 +281,7 @@ def eval_handler(args: argparse.Namespace) -> int:
         metrics["practice_answers_skipped"], metrics["check_answers_skipped"] = read.practice, read.checks
     metrics["notes"] = before + result_notes(metrics)
     write_eval_items(args, results)
-    print(json.dumps(metrics) if args.json else format_table(metrics))
+    print(json.dumps(metrics) if args.json else format_scores(metrics))
     for note in metrics["notes"]:
         print(f"note: {note}", file=sys.stderr)
     return 0
@@ -330,5 +331,5 @@ def run_handler(args: argparse.Namespace) -> int:
                   stop_after_failures=stop_after_failures(args), adopt=args.adopt)
     c = out["counts"]
     print(f"{c['done']} answered, {c['skipped']} already done, {c['failed']} failed -> {args.out}")
-    print(format_table(as_released(score_results(out["results"]))))
+    print(format_scores(as_released(score_results(out["results"]))))
     return 0 if not c["failed"] else 1

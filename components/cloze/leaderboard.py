@@ -3,7 +3,8 @@ result files, human-study files and this app's own runs, all scored by metrics.s
 
 Every row names its data set and size ("TempCloze (paper), 1,521 videos"; "data folder 'cloze',
 6 stems"): rows on different data are not comparable, and the table says so (`COMPARABILITY`).
-Rows are grouped by data set (the paper's first), best accuracy first within a group.
+Rows are grouped by data set: this app's runs first, then imported files and the study's humans,
+the paper's rows last (`ordered`); best accuracy first within a group.
 
 A row scored here carries every score's 95 % interval over stems (`intervals`) and its per-stem
 counts; within a data set each such row is tested against the next one below it (`significance`):
@@ -18,7 +19,7 @@ import threading
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from components.cloze.metrics import DIMS, as_released, score_results, stem_columns
 from components.common import stats
@@ -26,6 +27,10 @@ from components.common import stats
 ROWS_PATH = Path(__file__).resolve().parents[2] / "assets" / "cloze_reference_rows.json"
 COLUMNS = ("S", "A", "P", "acc", ">=1", ">=2", "3/3")
 PAPER_DATA = "TempCloze (paper)"
+#: the leaderboard's column naming the rows whose accuracies cannot be told apart
+TIE_HEADER = "≈"
+#: row shading of such groups (alternating, so two neighbouring groups stay apart)
+TIE_COLOURS = ("#fff1c2", "#dbeafe")
 #: the columns after "Model", in the table's order (`table`)
 HEADERS = ("acc", "acc 95 % CI", *(k for k in COLUMNS if k != "acc"), "Stems", "acc vs next row",
            "Data (size)", "Source")
@@ -112,7 +117,7 @@ def run_rows(loaded, label: str = "run file") -> list[dict]:
                 folder = Path(loaded.files.get(name, "")).parent
                 where = f"{folder.parent.name}/{folder.name}" if folder.name else "?"
                 data = f"data folder '{compact['data_set']}'" if compact.get("data_set") else f"files in {where}"
-                row = compact_row(name, compact, label, data)
+                row = compact_row(name, compact["tally"], label, data)
                 row["file"] = loaded.files.get(name, "")
                 rows.append(row)
             loaded.board_rows = rows
@@ -120,16 +125,16 @@ def run_rows(loaded, label: str = "run file") -> list[dict]:
 
 
 def board_ahead(loaded) -> threading.Thread:
-    """`run_rows` of a collection and their tests against the next row, made on a low-priority
-    thread once the collection is read (the loader calls it), so the first leaderboard a visitor
-    opens finds them made."""
+    """`run_rows` of a collection and their paired tests against the next row (`warm_tests`),
+    made on a low-priority thread once the collection is read (the loader calls it), so the first
+    leaderboard a visitor opens finds them made: its `significance` reads them."""
     def work() -> None:
         try:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
         except (AttributeError, OSError):
             pass
         try:
-            significance(run_rows(loaded) + reference_rows())
+            warm_tests(run_rows(loaded) + reference_rows())
         except Exception:  # noqa: BLE001 - only a head start: the leaderboard's own request reports
             pass
     thread = threading.Thread(target=work, name="leaderboard-ahead", daemon=True)
@@ -137,39 +142,21 @@ def board_ahead(loaded) -> threading.Thread:
     return thread
 
 
-def compact_row(name: str, compact: Mapping, source: str, data: str) -> dict:
-    """`row_from_results` of a run as the collection holds it (components/cloze/runs.py
-    `compact_results`: per entry whether it is valid and right, as the released analysis decides),
-    without going back to the file: S, A, P and acc over valid entries, the cumulative scores over
-    the stems whose three entries are all valid, 0 where nothing is valid (named in
-    `nothing_valid`, its interval [0, 0]), the acc's bootstrap interval over the sorted stems (the
-    unit and draw `eval` uses) and the per-stem counts the tests against the next row need."""
-    q = compact["q"]
+def compact_row(name: str, tally: Mapping, source: str, data: str) -> dict:
+    """`row_from_results` of a run from the tally its entries were scored into as the collection
+    read it (components/cloze/runs.py `compact_results`: per entry whether it is valid and right,
+    as the released analysis decides), without going over the entries again: S, A, P and acc over
+    valid entries, the cumulative scores over the stems whose three entries are all valid, 0 where
+    nothing is valid (named in `nothing_valid`, its interval [0, 0]), the acc's bootstrap interval
+    over the sorted stems (the unit and draw `eval` uses) and the per-stem counts the tests
+    against the next row need."""
     paper = ("S", "A", "P")
-    right = dict.fromkeys(paper, 0)
-    valid = dict.fromkeys(paper, 0)
-    entries = invalid = 0
-    per_stem = Counter()
-    full_stems = 0
-    stem_acc = {}
-    for stem, dims in q.items():
-        c = v = 0
-        for d in paper:
-            e = dims.get(d)
-            if e is None:
-                continue
-            entries += 1
-            if e[2] is None:
-                invalid += 1
-                continue
-            v += 1
-            c += e[2]
-            valid[d] += 1
-            right[d] += e[2]
-        stem_acc[stem] = [c, v]
-        if v == 3:
-            full_stems += 1
-            per_stem[c] += 1
+    right = dict(zip(paper, tally["right"]))
+    valid = dict(zip(paper, tally["valid"]))
+    stem_acc = {stem: [c, v] for stem, (c, v, _) in tally["stems"].items()}
+    per_stem = Counter(c for c, v in stem_acc.values() if v == 3)
+    full_stems = sum(per_stem.values())
+    entries = sum(s[2] for s in tally["stems"].values())
     row: dict = {"name": name, "source": source}
     empty = []
 
@@ -189,12 +176,12 @@ def compact_row(name: str, compact: Mapping, source: str, data: str) -> dict:
     row[">=2"] = share(per_stem[3] + per_stem[2], full_stems, ">=2")
     row["nothing_valid"] = list(dict.fromkeys(empty))
     row["stems"] = full_stems
-    row["invalid"] = invalid
+    row["invalid"] = tally["invalid"] + tally["error"]
     row["parse_rate"] = 100.0 * sum(valid.values()) / entries if entries else None
     row["data"] = data
-    n = len(q)
+    n = len(stem_acc)
     row["size"] = f"{n} stem" + ("" if n == 1 else "s")
-    order = sorted(q)
+    order = sorted(stem_acc)
     acc = stats.estimates([stats.ratio("acc", [stem_acc[s][0] for s in order], [stem_acc[s][1] for s in order],
                                        unit="stems", scale=100.0)])["acc"].to_json()
     if acc["value"] is None:
@@ -272,14 +259,23 @@ def ordered(rows: list[dict]) -> list[dict]:
     return sorted(rows, key=lambda r: (*_group(r), -(r.get("acc") if r.get("acc") is not None else -1)))
 
 
+def _neighbours(order: list[dict]) -> list[tuple[dict, dict]]:
+    """Each row of `order` with the next row of its data set."""
+    return [(row, order[i + 1]) for i, row in enumerate(order)
+            if i + 1 < len(order) and _group(order[i + 1]) == _group(row)]
+
+
+def warm_tests(rows: list[dict]) -> None:
+    """The paired tests `significance(rows)` will read, made now (kept per pair of rows)."""
+    _paired_at_once(_neighbours(ordered(rows)))
+
+
 def significance(rows: list[dict]) -> list[dict | None]:
     """For each row of `ordered(rows)`: its accuracy against the next row of the same data set
     ({"next": name, "diff", "low", "high", "p_value", "significant", "paired", "stems"}), or None
     (the last row of a group, or a row without per-stem counts, e.g. the paper's)."""
     order = ordered(rows)
-    pairs = [(row, order[i + 1]) for i, row in enumerate(order)
-             if i + 1 < len(order) and _group(order[i + 1]) == _group(row)]
-    _paired_at_once(pairs)
+    _paired_at_once(_neighbours(order))
     out: list[dict | None] = []
     for i, row in enumerate(order):
         nxt = order[i + 1] if i + 1 < len(order) else None
@@ -345,5 +341,43 @@ def table(rows: list[dict], *, ndigits: int = 2, tests: list[dict | None] | None
     return headers, body
 
 
+def board(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list], list[str]]:
+    """The leaderboard as shown: `table`'s headers and rows, the tie column (`TIE_HEADER`) after
+    the name, and each row's tie group ("" for none). Each row is tested against the next one
+    once, here (`significance`)."""
+    tests = significance(rows)
+    headers, body = table(rows, ndigits=ndigits, tests=tests)
+    ties = tie_groups(tests)
+    return [headers[0], TIE_HEADER, *headers[1:]], [[r[0], t, *r[1:]] for r, t in zip(body, ties)], ties
+
+
 def _value(row: Mapping, key: str, ndigits: int) -> float | None:
     return None if row.get(key) is None else round(row[key], ndigits)
+
+
+def tie_groups(tests: Sequence[dict | None]) -> list[str]:
+    """Per row of the ordered leaderboard (`leaderboard.significance`): a shared label ("≈1",
+    "≈2", ...) for each run of rows whose accuracy differences to the next row are not
+    significant, "" for a row that stands apart."""
+    labels = [""] * len(tests)
+    group = 0
+    i = 0
+    while i < len(tests):
+        j = i
+        while j < len(tests) and tests[j] is not None and not tests[j]["significant"]:
+            j += 1
+        if j > i:  # rows i..j cannot be told apart from their neighbours
+            group += 1
+            for k in range(i, j + 1):
+                labels[k] = f"{TIE_HEADER}{group}"
+            i = j + 1
+        else:
+            i += 1
+    return labels
+
+
+def tie_colour(label: str) -> str:
+    """The background of a row in tie group `label` ('' for none)."""
+    if not label:
+        return ""
+    return TIE_COLOURS[(int(label[len(TIE_HEADER):]) - 1) % len(TIE_COLOURS)]

@@ -26,12 +26,13 @@ from typing import Any
 
 from components.cloze.leaderboard import board_ahead
 from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind, scorable
+from components.cloze.human import study_dir
 from components.cloze.replies import normalise_recorded_answer
 from components.cloze.questions import distractor_type
 from components.cloze.study.results_file import load_human_files
 from components.base.errors import DataFormatError, UserError
-from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, Refusal, \
-    RunReader, collect, named_runs_folders, with_scored
+from components.common.runs import runs_loader, RunsLoader, ItemRow, LoadedRuns, Refusal, \
+    RunReader, with_scored
 
 LETTERS = ("A", "B", "C", "D")
 QUESTION_DIMS = (*DIMS, "Mixed")
@@ -48,16 +49,27 @@ DETAIL_MAX = 4000
 
 
 def compact_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
-    """{"q": {stem: {paper dim: Entry}}, "data_set": name or None} of an upstream result dict
-    (dimensions other than S, A, C and Mixed are left out, as the released analysis does); a stem
-    without entries is kept. The common case (a bare letter, a boolean `correct`) is read inline;
-    anything else goes through the released analysis' own functions, so a letter that nothing
-    scores (no `correct`, `expected` or GT option) is invalid ("unscorable") as `eval` counts it."""
+    """{"q": {stem: {paper dim: Entry}}, "data_set": name or None, "tally": ...} of an upstream
+    result dict (dimensions other than S, A, C and Mixed are left out, as the released analysis
+    does); a stem without entries is kept. The common case (a bare letter, a boolean `correct`) is
+    read inline; anything else goes through the released analysis' own functions, so a letter that
+    nothing scores (no `correct`, `expected` or GT option) is invalid ("unscorable") as `eval`
+    counts it.
+
+    The one scoring pass: each entry is scored here, once, and added to the run's `tally`, which
+    every score of the run is made from (`RunScore`, the leaderboard's row): {"right": [S, A, P],
+    "valid": [S, A, P], "invalid": n, "error": n (error records), "dims": the paper dimensions the
+    file holds, "stems": {stem: [right, valid, S/A/P entries present]}}."""
     out: dict[str, dict[str, Entry]] = {}
     shared: dict[str, str] = {}   # one string object per option order (marshal keeps them shared)
     data_sets: Counter = Counter()
+    right, valid = [0, 0, 0], [0, 0, 0]
+    invalid = errors = 0
+    stems: dict[str, list[int]] = {}
+    held: set[str] = set()
     for stem, dims in results.items():
         row = out.setdefault(str(stem), {})
+        per_stem = stems.setdefault(str(stem), [0, 0, 0])
         for dim, entry in dims.items():
             if dim not in _DIM_NAMES:
                 continue
@@ -80,11 +92,27 @@ def compact_results(results: Mapping[str, Mapping[str, Mapping]]) -> dict:
                                                        _text(entry.get("raw") or entry.get("raw_original"))]
             if entry.get("data_set"):
                 data_sets[str(entry["data_set"])] += 1
-            row[_DIM_NAMES[dim]] = [
+            paper = _DIM_NAMES[dim]
+            row[paper] = [
                 letter, pick if isinstance(pick, str) else None, correct,
                 reason if isinstance(reason, str) else ("" if reason is None else json.dumps(reason)),
                 status, options, detail]
-    return {"q": out, "data_set": data_sets.most_common(1)[0][0] if data_sets else None}
+            at = _PAPER_INDEX.get(paper)
+            if at is not None:
+                held.add(paper)
+                per_stem[2] += 1
+                if correct is not None:
+                    right[at] += correct
+                    valid[at] += 1
+                    per_stem[0] += correct
+                    per_stem[1] += 1
+                elif status == "error":
+                    errors += 1
+                else:
+                    invalid += 1
+    tally = {"right": right, "valid": valid, "invalid": invalid, "error": errors,
+             "dims": sorted(held, key=_PAPER_INDEX.get), "stems": stems}
+    return {"q": out, "data_set": data_sets.most_common(1)[0][0] if data_sets else None, "tally": tally}
 
 
 def _text(value: Any) -> str:
@@ -96,6 +124,7 @@ def _text(value: Any) -> str:
 
 _DIM_NAMES = {d: PAPER_KEYS.get(d, d) for d in QUESTION_DIMS}
 _PAPER_DIMS = tuple(PAPER_KEYS[d] for d in DIMS)
+_PAPER_INDEX = {d: i for i, d in enumerate(_PAPER_DIMS)}
 _LETTER_SET = frozenset(LETTERS)
 
 
@@ -115,29 +144,16 @@ def read_cloze_run(path: Path) -> dict:
     return compact_results(data if _is_results_shape(data) else check_results(data, str(path)))
 
 
-CLOZE_READER = RunReader(kind="cloze", version=2, patterns=("*.json",), read=read_cloze_run,
-                         subfolders=("cloze/results", "cloze/runs"))
+#: runs folders: the data's `cloze/results/` and the app's runs folder (APP_CLOZE_RUNS_DIR, else
+#: `<data>/cloze/runs`; its per-visitor `visitors/` folders are never read: one visitor's runs are
+#: not shown to another)
+CLOZE_READER = RunReader(kind="cloze", version=3, patterns=("*.json",), read=read_cloze_run,
+                         subfolders=("cloze/results", "cloze/runs"), folder_env="APP_CLOZE_RUNS_DIR")
 
 
 def cloze_runs_folders(data_dir: str | Path | None) -> list[Path]:
-    """The tab's own runs folders: the data's `cloze/results/` and the app's runs folder
-    (APP_CLOZE_RUNS_DIR, else `<data>/cloze/runs`; its per-visitor `visitors/` folders are never
-    read: one visitor's runs are not shown to another)."""
-    folders = []
-    if data_dir is not None:
-        folders.append(Path(data_dir) / "cloze" / "results")
-    env = os.environ.get("APP_CLOZE_RUNS_DIR")
-    if env or data_dir is not None:
-        folders.append(Path(env) if env else Path(data_dir) / "cloze" / "runs")
-    return folders
-
-
-def collect_cloze_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                       cache: ContentCache | None = None) -> LoadedRuns:
-    """The tab's runs folders, the `named` ones and APP_RUNS_DIR's, read (`cache`: none by default;
-    the tabs pass ContentCache()); a named folder without this tab's runs is no error here."""
-    return collect(CLOZE_READER, cloze_runs_folders(data_dir), named_runs_folders(named), cache,
-                   empty_ok=True)
+    """The tab's own runs folders (CLOZE_READER.folders)."""
+    return CLOZE_READER.folders(data_dir)
 
 
 def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
@@ -152,7 +168,23 @@ def cloze_runs_loader(data_dir: str | Path | None, named: Sequence[str] = (),
         loaded.table = ClozeRuns(loaded.runs, human).prepare()
         board_ahead(loaded)   # the leaderboard's rows, made behind the panels' table
         return loaded
-    return RunsLoader(CLOZE_READER, cloze_runs_folders(data_dir), tuple(named), finish=finish)
+    return CLOZE_READER.loader(data_dir, named, finish=finish)
+
+
+def _study_folder(data_dir: str | Path | None) -> Path | None:
+    try:
+        return study_dir(data_dir) if data_dir is not None else None
+    except Exception:  # noqa: BLE001 - no study folder: no Human row
+        return None
+
+
+def loader_for(data_dir: str | Path | None, named: Sequence[str] = (), *, recheck: bool = False) -> RunsLoader:
+    """The one loader of the tab's runs (these folders, the study's Human row) in this process,
+    started on first use; `recheck`: read again when the files changed since."""
+    folders = os.pathsep.join(map(str, CLOZE_READER.folders(data_dir)))   # APP_CLOZE_RUNS_DIR's too
+    return runs_loader("cloze", f"{data_dir}{os.pathsep}{folders}", tuple(named),
+                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)),
+                       recheck=recheck)
 
 
 def human_run(records: Iterable[Mapping]) -> dict:
@@ -297,6 +329,7 @@ class ClozeRuns:
     def __init__(self, runs: Mapping[str, dict], human: dict | None = None):
         self.names = sorted(runs)
         self._runs = {name: runs[name]["q"] for name in self.names}
+        self._tallies = {name: runs[name]["tally"] for name in self.names}
         self._human = human["q"] if human else None
         self._stats: list[QuestionStats] | None = None
         self._scores: dict[str, RunScore] | None = None
@@ -311,27 +344,14 @@ class ClozeRuns:
         """Every run's `RunScore` (computed once), by name."""
         if self._scores is None:
             raw = {}
-            for name, q in self._runs.items():
-                right = {d: 0 for d in _PAPER_DIMS}
-                valid = {d: 0 for d in _PAPER_DIMS}
-                counts = dict.fromkeys(COUNT_KINDS, 0)
-                for dims in q.values():
-                    for d in self._expected[name]:
-                        if d not in _PAPER_DIMS:
-                            continue
-                        e = dims.get(d)
-                        if e is None:
-                            counts["missing"] += 1
-                        elif e[2] is not None:
-                            valid[d] += 1
-                            right[d] += e[2]
-                            counts["valid"] += 1
-                        else:
-                            counts["error" if e[4] == "error" else "invalid"] += 1
-                n = sum(valid.values())
-                acc = 100.0 * sum(right.values()) / n if n else 0.0
-                raw[name] = (acc, {d: 100.0 * right[d] / valid[d] if valid[d] else 0.0 for d in _PAPER_DIMS},
-                             counts, n == 0)
+            for name, t in self._tallies.items():   # made as the file was read (compact_results)
+                right, valid = t["right"], t["valid"]
+                n = sum(valid)
+                acc = 100.0 * sum(right) / n if n else 0.0
+                counts = {"valid": n, "invalid": t["invalid"], "error": t["error"],
+                          "missing": sum(len(t["dims"]) - s[2] for s in t["stems"].values())}
+                raw[name] = (acc, {d: 100.0 * right[i] / valid[i] if valid[i] else 0.0
+                                   for i, d in enumerate(_PAPER_DIMS)}, counts, n == 0)
             accs = sorted((v[0] for v in raw.values()), reverse=True)
             self._scores = {name: RunScore(name, acc, dims, counts, empty, 1 + sum(a > acc for a in accs), len(raw))
                             for name, (acc, dims, counts, empty) in raw.items()}

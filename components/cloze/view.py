@@ -7,7 +7,6 @@ correct, raw, reason, reasoning, usage, error, truncated, attempts, backend, opt
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 
 from components.cloze.pairs import ClozePair
 from components.common import outcome
@@ -15,10 +14,6 @@ from components.common.reasoning_view import DIFFERS_BG, agree_badge, reasoning_
 
 _E = html.escape
 RAW_SHOWN = 4000  # characters of a raw reply shown in the side-by-side view
-#: the leaderboard's column naming the rows whose accuracies cannot be told apart
-TIE_HEADER = "≈"
-#: row shading of such groups (alternating, so two neighbouring groups stay apart)
-TIE_COLOURS = ("#fff1c2", "#dbeafe")
 
 
 def answer_html(rec: dict) -> str:
@@ -102,29 +97,3 @@ def pair_html(pair: ClozePair) -> str:
             f"{_side(0, pair.first, not pair.agree)}{_side(1, pair.second, not pair.agree)}</div></div>")
 
 
-def tie_groups(tests: Sequence[dict | None]) -> list[str]:
-    """Per row of the ordered leaderboard (`leaderboard.significance`): a shared label ("≈1",
-    "≈2", ...) for each run of rows whose accuracy differences to the next row are not
-    significant, "" for a row that stands apart."""
-    labels = [""] * len(tests)
-    group = 0
-    i = 0
-    while i < len(tests):
-        j = i
-        while j < len(tests) and tests[j] is not None and not tests[j]["significant"]:
-            j += 1
-        if j > i:  # rows i..j cannot be told apart from their neighbours
-            group += 1
-            for k in range(i, j + 1):
-                labels[k] = f"{TIE_HEADER}{group}"
-            i = j + 1
-        else:
-            i += 1
-    return labels
-
-
-def tie_colour(label: str) -> str:
-    """The background of a row in tie group `label` ('' for none)."""
-    if not label:
-        return ""
-    return TIE_COLOURS[(int(label[len(TIE_HEADER):]) - 1) % len(TIE_COLOURS)]

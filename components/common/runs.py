@@ -28,6 +28,7 @@ from typing import Any
 
 from components.base.errors import UserError
 from components.base.io import atomic_write_bytes
+from components.base.lru import SingleFlightLRU
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +70,26 @@ class RunReader:
     name: Callable[[Path], str] = lambda p: p.stem
     skip: Callable[[Path], bool] = lambda p: False
     subfolders: tuple[str, ...] = ()   # searched under a --runs folder too (e.g. "cloze/results")
+    #: the variable that names another folder for the last subfolder (the one `run` writes to)
+    folder_env: str = ""
+
+    def folders(self, data_dir: str | Path | None) -> list[Path]:
+        """The tab's own runs folders in `data_dir`: its `subfolders`, the last one replaced by
+        the folder `folder_env` names when that is set (read even without a data folder)."""
+        *fixed, last = self.subfolders
+        folders = [Path(data_dir) / s for s in fixed] if data_dir is not None else []
+        env = os.environ.get(self.folder_env, "") if self.folder_env else ""
+        if env:
+            folders.append(Path(env))
+        elif data_dir is not None:
+            folders.append(Path(data_dir) / last)
+        return folders
+
+    def loader(self, data_dir: str | Path | None, named: Sequence[str] = (),
+               finish: Callable[[LoadedRuns], LoadedRuns] | None = None) -> RunsLoader:
+        """The tab's loader over its own folders and the `named` ones (and APP_RUNS_DIR's),
+        started (disk cache under APP_CACHE_DIR)."""
+        return RunsLoader(self, self.folders(data_dir), tuple(named), finish=finish)
 
 
 @dataclass
@@ -404,8 +425,8 @@ def _listing(files: Sequence[RunFile]) -> tuple:
     return tuple(out)
 
 
-_LOADERS: dict[tuple, RunsLoader] = {}
-_LOADERS_LOCK = threading.Lock()
+#: the loaders by (tab, data folder, named folders, APP_RUNS_DIR): a handful per process
+_LOADERS: SingleFlightLRU[tuple, RunsLoader] = SingleFlightLRU(32)
 
 
 def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
@@ -415,22 +436,15 @@ def runs_loader(kind: str, data_dir: str | Path | None, named: Sequence[str],
     read (the leaderboard's Refresh: a run written since is listed). APP_RUNS_DIR is part of the
     key: another value names other folders."""
     key = (kind, str(data_dir), tuple(named), os.environ.get(RUNS_ENV, ""))
-    with _LOADERS_LOCK:
-        loader = _LOADERS.get(key)
+    loader = _LOADERS.peek(key)
     if loader is not None and recheck and loader.changed():
-        with _LOADERS_LOCK:
-            if _LOADERS.get(key) is loader:
-                del _LOADERS[key]
-    with _LOADERS_LOCK:
-        if key not in _LOADERS:
-            _LOADERS[key] = make()
-        return _LOADERS[key]
+        _LOADERS.pop(key, only=loader)
+    return _LOADERS.get(key, make)
 
 
 def forget_runs_loaders() -> None:
     """Read the runs again on next use (tests; folders whose run files changed)."""
-    with _LOADERS_LOCK:
-        _LOADERS.clear()
+    _LOADERS.clear()
 
 
 # -- the --items table ---------------------------------------------------------------------------
@@ -467,18 +481,6 @@ def write_item_rows(path: str | Path, rows: Iterable[ItemRow]) -> int:
         data = "".join(json.dumps(r.as_dict(), ensure_ascii=False) + "\n" for r in rows)
     atomic_write_bytes(path, data.encode("utf-8"))
     return len(rows)
-
-
-def read_item_rows(path: str | Path) -> list[dict]:
-    """The rows `write_item_rows` wrote (score as a float or None)."""
-    path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    if path.suffix.lower() == ".csv":
-        rows = list(csv.DictReader(io.StringIO(text)))
-        for r in rows:
-            r["score"] = float(r["score"]) if r["score"] != "" else None
-        return rows
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def add_items_option(parser, unit: str) -> None:
@@ -526,9 +528,3 @@ def run_name(paths: Sequence[Path], reader: RunReader | None = None) -> str:
         p = Path(paths[0])
         return p.name if p.is_dir() else (reader.name(p) if reader else p.stem)
     return os.path.commonpath([str(Path(p).resolve()) for p in paths]).rsplit(os.sep, 1)[-1] or "run"
-
-
-def mean_score(rows: Iterable[Mapping], run: str) -> float | None:
-    """The mean of a run's scores (rows without a score left out), x 100: the eval's score."""
-    values = [r["score"] for r in rows if r["run"] == run and r["score"] is not None]
-    return 100.0 * sum(values) / len(values) if values else None

@@ -307,17 +307,6 @@ def ratio_interval(num: Sequence[float], den: Sequence[float] | None = None, *,
     return estimates([ratio("ratio", num, den)], resamples=resamples, seed=seed, level=level)["ratio"]
 
 
-def paired_difference(num_a: Sequence[float], den_a: Sequence[float] | None,
-                      num_b: Sequence[float], den_b: Sequence[float] | None, *,
-                      resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL) -> Difference:
-    """A - B of a ratio score, both computed on the same resampled units (unit i of A is unit i
-    of B: the caller aligns them)."""
-    a, b = ratio("ratio", num_a, den_a), ratio("ratio", num_b, den_b)
-    if a.units != b.units:
-        raise ValueError(f"paired runs need the same units ({a.units} vs {b.units})")
-    return differences([a], [b], resamples=resamples, seed=seed, level=level)["ratio"]
-
-
 def mcnemar_exact(a_right: Sequence[bool], b_right: Sequence[bool]) -> dict:
     """The exact (binomial) McNemar test on paired right/wrong outcomes: b = A right and B wrong,
     c = B right and A wrong, p = min(1, 2 * P[X <= min(b, c)]) for X ~ Binomial(b + c, 1/2)."""

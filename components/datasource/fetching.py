@@ -3,13 +3,13 @@ progress bar in bytes, resumable (a file already fetched is a local file and is 
 `fetch`, the mirror of a whole repository (or folder) into a local folder for offline work."""
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.base.io import atomic_write_json
 from components.datasource import hub
 from components.datasource.hub import DataSourceError
 from components.datasource.mounts import find, local
@@ -96,7 +96,6 @@ def mirror(spec: HubSpec | str, out: str | Path, *, workers: int = DEFAULT_WORKE
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line
         raise hub.explain(exc, spec, commit=commit) from None
     pinned = str(spec.at(revision=commit))
-    (out / SOURCE_MARKER).write_text(json.dumps({"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
-                                          "commit": commit, "subfolder": spec.subfolder}, indent=1),
-                              encoding="utf-8")
+    atomic_write_json(out / SOURCE_MARKER, {"source": pinned, "repo": spec.repo_id, "revision": spec.revision,
+                                            "commit": commit, "subfolder": spec.subfolder})
     return out / spec.subfolder if spec.subfolder else out

@@ -13,7 +13,6 @@ body's skinning weights by the same pure function (`derive_regions`).
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from components.base.errors import DataFormatError
+from components.base.lru import SingleFlightLRU
 from components.impact.regions import REGION_LABELS
 
 SMPLX_NUM_VERTICES = 10475
@@ -244,17 +244,14 @@ def _smplx_source() -> tuple[str | None, str]:
     return None, ""
 
 
-_CACHE: dict[tuple, BodyModel] = {}
-_LOCK = threading.Lock()
+#: loaded bodies by (prefer_smplx, SMPLX_MODEL_DIR, SMPLX_HF_REPO): one per config in practice
+_BODIES: SingleFlightLRU[tuple, BodyModel] = SingleFlightLRU(4)
 
 
 def load_body(prefer_smplx: bool = True) -> BodyModel:
     """SMPL-X when configured and loadable, else the mannequin (cached per process and config)."""
     key = (prefer_smplx, os.environ.get("SMPLX_MODEL_DIR", ""), os.environ.get("SMPLX_HF_REPO", ""))
-    with _LOCK:
-        if key not in _CACHE:
-            _CACHE[key] = _load_body(prefer_smplx)
-        return _CACHE[key]
+    return _BODIES.get(key, lambda: _load_body(prefer_smplx))
 
 
 def _load_body(prefer_smplx: bool) -> BodyModel:
@@ -278,5 +275,4 @@ def _load_body(prefer_smplx: bool) -> BodyModel:
 
 
 def clear_body_cache() -> None:
-    with _LOCK:
-        _CACHE.clear()
+    _BODIES.clear()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from components.base.io import atomic_temp_path, commit_temp
+from components.base.io import atomic_write_bytes
 
 #: the palette index is one byte per vertex
 MAX_COLOURS = 256
@@ -43,14 +43,7 @@ def mesh_file(body, folder: Path) -> Path:
     """The body's mesh file in `folder`, written once per body (named by its fingerprint)."""
     path = Path(folder) / f"{getattr(body, 'kind', 'body')}-{body.fingerprint()}-mesh.bin"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = atomic_temp_path(path)   # unique per call: two pages may ask at once
-        try:
-            tmp.write_bytes(mesh_bytes(body.vertices, body.faces))
-            commit_temp(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(path, mesh_bytes(body.vertices, body.faces))   # its temp name is per call
     return path
 
 
@@ -65,9 +58,3 @@ def painting_payload(colors: np.ndarray) -> dict:
         raise ValueError(f"a painting has at most {MAX_COLOURS} colours, got {len(palette)}")
     packed = zlib.compress(index.reshape(-1).astype(np.uint8).tobytes(), 6)
     return {"palette": palette.tolist(), "colors": base64.b64encode(packed).decode("ascii")}
-
-
-def painting_colors(payload: dict) -> np.ndarray:
-    """(N, 3) uint8: the vertex colours a payload of `painting_payload` stands for."""
-    index = np.frombuffer(zlib.decompress(base64.b64decode(payload["colors"])), dtype=np.uint8)
-    return np.asarray(payload["palette"], dtype=np.uint8).reshape(-1, 3)[index]

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
-from typing import Any
-from collections.abc import Iterable
 
 from components.common import compare
 from components.common.cli import HelpFormatter, add_backend_options, add_shard_option, backend_from_args, \
     stop_after_failures
+from components.common.tables import format_table, format_value
 from components.common.runs import add_items_option
 from components.datasource import as_source
 from components.impact.metrics.temporal import AS_MISS, LEAVE_OUT
@@ -125,28 +123,12 @@ def compare_spatial_command(args: argparse.Namespace) -> int:
                         shown=args.show)
 
 
-# -- formatting ----------------------------------------------------------------------------------
-
-def _fmt(value: Any) -> str:
-    if value is None:
-        return "n/a"
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.2f}"
-    return str(value)
-
-
-def format_table(rows: Iterable[tuple[str, Any]]) -> str:
-    rows = list(rows)
-    width = max(len(k) for k, _ in rows) if rows else 0
-    return "\n".join(f"{k.ljust(width)}  {_fmt(v)}" for k, v in rows)
-
-
 # -- eval impact-temporal / impact-spatial ----------------------------------------------------------
 
 def with_interval(key: str, result: dict) -> str:
     """'51.85  [12.00, 88.00] over 3 queries' (the value alone when it has no interval)."""
     ci = (result.get("intervals") or {}).get(key)
-    value = _fmt(result.get(key))
+    value = format_value(result.get(key))
     if not ci or ci.get("low") is None:
         return value
     return f"{value}  [{ci['low']:.2f}, {ci['high']:.2f}] over {ci['units']} {ci['unit']}"

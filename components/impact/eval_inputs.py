@@ -23,16 +23,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from components.base.errors import UserError
+from components.common.eval_inputs import Tally, ignored_note, refuse_wrong_split, unknown_qid_notes
 from components.impact.data import ImpactAnnotations
 from components.impact.metrics.temporal import is_invalid
 
 #: seconds a window may end after the clip (float noise of frames / fps)
 END_SLACK_S = 1e-6
-
-
-def _refuse_wrong_split(name: str, lines: int, example: str, against: str) -> None:
-    raise UserError(f"{name}: none of its {lines} prediction line(s) is for {against} (e.g. "
-                    f"{example}): a file of another split or set? Pass the matching files.")
 
 
 def _missing_lines(gt_by_qid: Mapping[str, dict], pred: Sequence[dict], gt_where: Mapping[str, str],
@@ -63,23 +59,14 @@ def temporal_input_report(gt: Sequence[dict], pred: Sequence[dict], where: Mappi
     gt_where = gt_where or {}
     gt_by_qid = {str(g["qid"]): g for g in gt}
     unknown = [str(p["qid"]) for p in pred if str(p["qid"]) not in gt_by_qid]
-    if pred and len(unknown) == len(pred):
-        _refuse_wrong_split(pred_name, len(pred), f"{where.get(unknown[0], '?')}, qid '{unknown[0]}'",
-                            "a qid of the ground truth")
+    notes = unknown_qid_notes(unknown, len(pred), where, pred_name, against="a qid of the ground truth",
+                              what="qids not in the ground truth")
     missing = _missing_lines(gt_by_qid, pred, gt_where, pred_name, partial)
-    notes = []
-    if unknown:
-        notes.append(f"{len(unknown)} prediction line(s) for qids not in the ground truth were ignored "
-                     f"(ignored_unknown_items; first: {where.get(unknown[0], '?')}, qid '{unknown[0]}').")
     if missing:
         notes.append(f"--partial: {len(missing)} ground-truth quer{'y' if len(missing) == 1 else 'ies'} "
                      f"without a prediction line (first: '{missing[0]}', {gt_where.get(missing[0], '?')}) "
                      "taken as queries with no prediction, as QV-M2's match_number=False does.")
-    counts = {"windows_before_clip": [0, None], "windows_beyond_clip": [0, None], "zero_length_windows": [0, None]}
-
-    def count(key: str, first: str) -> None:
-        counts[key][0] += 1
-        counts[key][1] = counts[key][1] or first
+    counts = {"windows_before_clip": Tally(), "windows_beyond_clip": Tally(), "zero_length_windows": Tally()}
 
     for p in pred:
         g = gt_by_qid.get(str(p["qid"]))
@@ -90,32 +77,30 @@ def temporal_input_report(gt: Sequence[dict], pred: Sequence[dict], where: Mappi
         line = where.get(str(p["qid"]), "?")
         for i, w in enumerate(p["pred_relevant_windows"]):
             if w[0] < 0:
-                count("windows_before_clip", _first(line, i, w, "starts before 0 s"))
+                counts["windows_before_clip"].add(_first(line, i, w, "starts before 0 s"))
             if has_duration and w[1] > duration + END_SLACK_S:
-                count("windows_beyond_clip", _first(line, i, w, f"ends after the clip ({duration:g} s)"))
+                counts["windows_beyond_clip"].add(_first(line, i, w, f"ends after the clip ({duration:g} s)"))
             if w[1] == w[0]:
-                count("zero_length_windows", _first(line, i, w, "has no length"))
+                counts["zero_length_windows"].add(_first(line, i, w, "has no length"))
     for key, what in (("windows_before_clip", "start before 0 s"), ("windows_beyond_clip", "end after their clip"),
                       ("zero_length_windows", "have no length (IoU 0 with any moment)")):
-        n, first = counts[key]
-        if n:
-            notes.append(f"{n} predicted window(s) {what}; scored as written, as the reference (QV-M2) "
-                         f"does ({key}; first: {first}).")
-    gt_beyond, gt_first = 0, None
+        if counts[key].n:
+            notes.append(f"{counts[key].n} predicted window(s) {what}; scored as written, as the reference "
+                         f"(QV-M2) does ({key}; first: {counts[key].first}).")
+    gt_beyond = Tally()
     for qid, g in gt_by_qid.items():
         duration = g.get("duration")
         if not isinstance(duration, (int, float)) or isinstance(duration, bool):
             continue
         for i, w in enumerate(g["relevant_windows"]):
             if w[1] > duration + END_SLACK_S:
-                gt_beyond += 1
-                gt_first = gt_first or (f"{gt_where.get(qid, '?')}, key 'relevant_windows': window {i} "
-                                        f"{list(w[:2])} ends after the clip ({duration:g} s)")
-    if gt_beyond:
-        notes.append(f"{gt_beyond} ground-truth window(s) end after their clip; scored as written, "
-                     f"as the reference does (gt_windows_beyond_clip; first: {gt_first}).")
+                gt_beyond.add(f"{gt_where.get(qid, '?')}, key 'relevant_windows': window {i} "
+                              f"{list(w[:2])} ends after the clip ({duration:g} s)")
+    if gt_beyond.n:
+        notes.append(f"{gt_beyond.n} ground-truth window(s) end after their clip; scored as written, "
+                     f"as the reference does (gt_windows_beyond_clip; first: {gt_beyond.first}).")
     return {"ignored_unknown_items": len(unknown), "missing_lines": len(missing),
-            **{key: n for key, (n, _) in counts.items()}, "gt_windows_beyond_clip": gt_beyond,
+            **{key: tally.n for key, tally in counts.items()}, "gt_windows_beyond_clip": gt_beyond.n,
             "notes": notes}
 
 
@@ -132,7 +117,7 @@ def spatial_input_report(annotations: ImpactAnnotations, pred: Mapping[tuple[str
     unannotated = [k for k in pred if k[0] in in_split and k not in scored_set]
     if pred and not scored_set & set(pred):
         k = next(iter(pred))
-        _refuse_wrong_split(pred_name, len(pred), f"{where.get(k, '?')}, qid '{k[0]}' frame {k[1]}",
+        refuse_wrong_split(pred_name, len(pred), f"{where.get(k, '?')}, qid '{k[0]}' frame {k[1]}",
                             f"an annotated frame of {annotations.path.name}"
                             + (f" split {split}" if split else ""))
     notes = []
@@ -142,8 +127,7 @@ def spatial_input_report(annotations: ImpactAnnotations, pred: Mapping[tuple[str
             (unannotated, "frames that are not annotated (not scored)", "ignored_unannotated_frames")):
         if keys:
             k = keys[0]
-            notes.append(f"{len(keys)} prediction line(s) for {what} were ignored ({count_key}; first: "
-                         f"{where.get(k, '?')}, qid '{k[0]}' frame {k[1]}).")
+            notes.append(ignored_note(len(keys), what, count_key, f"{where.get(k, '?')}, qid '{k[0]}' frame {k[1]}"))
     missing = len(scored_set - set(pred))
     if not pred:
         notes.append(f"{pred_name} holds no prediction line: all {missing} annotated frame(s) are "

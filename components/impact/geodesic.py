@@ -19,7 +19,6 @@ every distance is finite. SMPL-X is one connected surface and needs no bridges.
 from __future__ import annotations
 
 import hashlib
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -108,23 +107,23 @@ def distance_matrix(graph: csr_matrix, indices: np.ndarray | None = None) -> np.
 
 # ---------------------------------------------------------------- caches
 
-_GRAPHS: dict[str, csr_matrix] = {}
+_GRAPHS: SingleFlightLRU[str, csr_matrix] = SingleFlightLRU(4)
 _MAX_DISTANCES = 1024
 _DISTANCES: SingleFlightLRU[tuple[str, str], np.ndarray] = SingleFlightLRU(_MAX_DISTANCES)
-_LOCK = threading.Lock()
 
 
 def body_graph(body: BodyModel, cache_dir: str | Path | None = None,
-               memory: dict[str, csr_matrix] | None = None) -> csr_matrix:
+               memory: SingleFlightLRU[str, csr_matrix] | None = None) -> csr_matrix:
     """The body's edge graph, from memory (`memory`: the process's graphs unless given), from
-    disk, or built (and stored) once."""
-    from scipy.sparse import csr_matrix
-
+    disk, or built (and stored) once, however many ask at once."""
     memory = _GRAPHS if memory is None else memory
     key = body.fingerprint()
-    with _LOCK:
-        if key in memory:
-            return memory[key]
+    return memory.get(key, lambda: _stored_graph(body, key, cache_dir))
+
+
+def _stored_graph(body: BodyModel, key: str, cache_dir: str | Path | None) -> csr_matrix:
+    from scipy.sparse import csr_matrix
+
     path = Path(cache_dir or default_cache_dir()) / "geodesic" / f"v{GRAPH_VERSION}-{key}.npz"
     graph = None
     if path.is_file():
@@ -142,8 +141,6 @@ def body_graph(body: BodyModel, cache_dir: str | Path | None = None,
                 shape=np.array(graph.shape)))
         except OSError:
             pass  # a read-only cache only costs speed
-    with _LOCK:
-        memory[key] = graph
     return graph
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from components.base.lru import SingleFlightLRU
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.metrics.spatial import prf
 from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
@@ -173,15 +174,12 @@ class PaintedFrame:
         self.pred, self.truth, self.f1, self.colors, self.camera = pred, truth, f1, colors, camera
 
 
-_NORMALS: dict[str, np.ndarray] = {}
+_NORMALS: SingleFlightLRU[str, np.ndarray] = SingleFlightLRU(4)
 
 
 def body_normals(body) -> np.ndarray:
     """The body's vertex normals, (N, 3) float64, computed once per mesh."""
-    key = body.fingerprint()
-    if key not in _NORMALS:
-        _NORMALS[key] = vertex_normals(body.vertices, body.faces)
-    return _NORMALS[key]
+    return _NORMALS.get(body.fingerprint(), lambda: vertex_normals(body.vertices, body.faces))
 
 
 def painted_mask(pred_mask: np.ndarray | None, gt_mask: np.ndarray | None) -> np.ndarray | None:

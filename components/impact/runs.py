@@ -16,14 +16,14 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from components.base.errors import DataFormatError
-from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, RunReader, \
-    collect, named_runs_folders, with_scored
+from components.common.runs import RunsLoader, ItemRow, RunReader, \
+    with_scored
 from components.impact.data import ImpactAnnotations, is_invalid_region_record, load_qv_pred, \
     load_spatial_pred
 from components.impact.metrics.temporal import AS_MISS, LEAVE_OUT, MAP_THRESHOLD, average_precision, is_invalid, \
@@ -71,27 +71,14 @@ def _not_a_run(path: Path) -> bool:
     return path.name == "temporal_gt.jsonl" or "trace" in path.name.lower()
 
 
+#: runs folder: the data's `impact/runs/` (a folder per run, as `run impact --out` writes)
 IMPACT_READER = RunReader(kind="impact", version=1, patterns=("*.jsonl", "*/*.jsonl"), read=read_impact_run,
                           name=_run_name, skip=_not_a_run, subfolders=("impact/runs",))
 
 
-def impact_runs_folders(data_dir: str | Path | None) -> list[Path]:
-    """The data's `impact/runs/` (a folder per run, as `run impact --out` writes)."""
-    return [Path(data_dir) / "impact" / "runs"] if data_dir is not None else []
-
-
-def collect_impact_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                        cache: ContentCache | None = None) -> LoadedRuns:
-    """The tab's runs folders, the `named` ones and APP_RUNS_DIR's, read (`cache`: none by default;
-    the tabs pass ContentCache()); a named folder without this tab's runs is no error here."""
-    return collect(IMPACT_READER, impact_runs_folders(data_dir), named_runs_folders(named), cache,
-                   empty_ok=True)
-
-
 def impact_runs_loader(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
-    """The tab's loader, started (disk cache under APP_CACHE_DIR); the table is built from
-    `result().runs` with the annotations on screen."""
-    return RunsLoader(IMPACT_READER, impact_runs_folders(data_dir), tuple(named))
+    """The tab's loader (the table is built from `result().runs` with the annotations on screen)."""
+    return IMPACT_READER.loader(data_dir, named)
 
 
 def display_name(name: str, kind: str) -> str:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from components.common.runs_view import note_html as runs_note_html, refused_html
 from components.impact.body import region_vertex_mask, vertex_mask_from_annotation
 from components.impact.regions import PALETTE, REGION_LABELS
 from components.impact.painting import PaintedFrame, body_normals, camera_for, hex_to_rgba, paint_key
@@ -153,15 +154,8 @@ def paint_runs_heat(body, item: ImpactItem, frame: FrameRuns) -> PaintedFrame:
                         list(frame.truth), None, colors, camera)
 
 
-def refused_html(lines: Sequence[str]) -> str:
-    if not lines:
-        return ""
-    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
-    return f"<details><summary>{len(lines)} run file(s) not loaded</summary><ul>{items}</ul></details>"
-
-
 def note_html(text: str, state: str) -> str:
-    return f"<div class='impact-runs' data-state='{state}'><p>{escape(text)}</p></div>"
+    return runs_note_html("impact-runs", text, state)
 
 
 CSS = """

@@ -30,7 +30,7 @@ from components.common.cli import HelpFormatter, add_backend_options, add_shard_
 from components.common.runs import add_items_option
 from components.datasource import as_source
 from components.window_search.data import load_annotations
-from components.window_search.metrics import format_table
+from components.window_search.metrics import format_metrics
 from components.window_search.pipeline import METHODS, GroundingRun, compare_runs, evaluate_prediction_files, \
     run_grounding, source_summary
 from components.window_search.runs import write_eval_items
@@ -128,7 +128,7 @@ def eval_grounding_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(metrics))
     else:
-        print(format_table(metrics))
+        print(format_metrics(metrics))
         print(f"prediction lines for unknown qids (ignored): {metrics['ignored_unknown_items']} · "
               f"intervals ending after the movie (scored as given): {metrics['intervals_beyond_movie']}")
     return 0

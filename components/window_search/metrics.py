@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from components.common import stats
 from components.common.intervals import iou, overlap, valid_interval
+from components.common.tables import format_table
 from components.window_search.data import GroundingAnnotations, Prediction
 from components.window_search.types import UNPARSED, is_scored_source
 
@@ -212,16 +213,15 @@ def stats_note(cis: Mapping[str, Mapping]) -> str:
             f"resamples, seed {first['seed']}; the same files give the same interval")
 
 
-def format_table(metrics: dict) -> str:
+def format_metrics(metrics: dict) -> str:
     """A readable table for the CLI (values rounded for display only)."""
-    lines = [f"{'metric':<22}{'value':>10}  95 % interval"]
     cis = metrics.get("intervals") or {}
+    rows = [("metric", "value", "  95 % interval")]
     for k in METRIC_KEYS:
-        v = metrics[k]
         ci = cis.get(k)
-        span = f"  [{ci['low']:.2f}, {ci['high']:.2f}] over {ci['units']} {ci['unit']}" \
-            if ci and ci.get("low") is not None else ""
-        lines.append(f"{k:<22}{v:>10.2f}{span}" if isinstance(v, float) else f"{k:<22}{v:>10}")
+        rows.append((k, metrics[k], f"  [{ci['low']:.2f}, {ci['high']:.2f}] over {ci['units']} {ci['unit']}"
+                     if ci and ci.get("low") is not None else ""))
+    lines = [format_table(rows, name_width=22, value_width=10, gap="")]
     if cis:
         lines.append(stats_note(cis))
     counts = metrics.get("counts")
@@ -237,7 +237,8 @@ def format_table(metrics: dict) -> str:
     diag = metrics.get("diagnostics")
     if diag:
         lines.append("diagnostics (windows handed to the localizer)")
-        lines.append(f"{'retrieval miss %':<22}{diag['retrieval_miss']:>10.2f}")
-        lines.append(f"{'oracle-localizer mIoU':<22}{diag['oracle_localizer_mIoU']:>10.2f}")
-        lines.append(f"{'queries with window':<22}{diag['num_with_window']:>10}")
+        lines.append(format_table([("retrieval miss %", float(diag["retrieval_miss"])),
+                                   ("oracle-localizer mIoU", float(diag["oracle_localizer_mIoU"])),
+                                   ("queries with window", diag["num_with_window"])],
+                                  name_width=22, value_width=10, gap=""))
     return "\n".join(lines)

@@ -12,16 +12,15 @@ least 0.5. A run that touches neither moment is on neither.
 """
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from components.base.errors import DataFormatError
-from components.common.runs import RunsLoader, ContentCache, ItemRow, LoadedRuns, RunReader, \
-    collect, named_runs_folders, with_scored
+from components.common.runs import RunsLoader, ItemRow, LoadedRuns, RunReader, \
+    with_scored
 from components.window_search.data import GroundingAnnotations, Prediction, load_predictions
 from components.window_search.metrics import scored_interval, temporal_iou
 
@@ -44,30 +43,14 @@ def _is_trace(path: Path) -> bool:
     return "trace" in path.name.lower()
 
 
+#: runs folder: the data's `grounding/runs/` (or APP_GROUNDING_RUNS_DIR)
 GROUNDING_READER = RunReader(kind="grounding", version=1, patterns=("*.jsonl",), read=read_grounding_run,
-                             skip=_is_trace, subfolders=("grounding/runs",))
-
-
-def grounding_runs_folders(data_dir: str | Path | None) -> list[Path]:
-    """The data's `grounding/runs/` (or APP_GROUNDING_RUNS_DIR)."""
-    env = os.environ.get("APP_GROUNDING_RUNS_DIR")
-    if env:
-        return [Path(env)]
-    return [Path(data_dir) / "grounding" / "runs"] if data_dir is not None else []
-
-
-def collect_grounding_runs(data_dir: str | Path | None, named: Iterable[str | Path] = (),
-                           cache: ContentCache | None = None) -> LoadedRuns:
-    """The tab's runs folders, the `named` ones and APP_RUNS_DIR's, read (`cache`: none by default;
-    the tabs pass ContentCache()); a named folder without this tab's runs is no error here."""
-    return collect(GROUNDING_READER, grounding_runs_folders(data_dir), named_runs_folders(named), cache,
-                   empty_ok=True)
+                             skip=_is_trace, subfolders=("grounding/runs",), folder_env="APP_GROUNDING_RUNS_DIR")
 
 
 def grounding_runs_loader(data_dir: str | Path | None, named: Sequence[str] = ()) -> RunsLoader:
-    """The tab's loader, started (disk cache under APP_CACHE_DIR); the table is built from
-    `result().runs` with the annotations on screen."""
-    return RunsLoader(GROUNDING_READER, grounding_runs_folders(data_dir), tuple(named))
+    """The tab's loader (the table is built from `result().runs` with the annotations on screen)."""
+    return GROUNDING_READER.loader(data_dir, named)
 
 
 def _prediction(qid: str, compact: list) -> Prediction:

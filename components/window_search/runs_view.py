@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from components.common.runs_view import note_html as runs_note_html, refused_html
 from components.window_search.runs import QueryRuns, RunInterval
 from components.window_search.timeline import fmt_t
 
@@ -57,19 +58,11 @@ def query_runs_html(qr: QueryRuns, duration: float, refused: Sequence[str] = ())
     summary = escape(qr.summary()) if qr.answers else "No run answered this query."
     return (f"<div class='ws-runs' data-state='ready' data-qid='{escape(qr.qid)}'>"
             f"<p class='ws-runs-summary'><strong>What the runs answered:</strong> {summary}</p>{''.join(rows)}"
-            f"{refused_html(refused)}</div>")
-
-
-def refused_html(lines: Sequence[str]) -> str:
-    if not lines:
-        return ""
-    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
-    return f"<details class='ws-runs-refused'><summary>{len(lines)} run file(s) not loaded</summary><ul>{items}</ul></details>"
+            f"{refused_html(refused, 'ws-runs-refused')}</div>")
 
 
 def note_html(text: str, state: str) -> str:
-    return (f"<div class='ws-runs' data-state='{state}'><p class='ws-runs-summary'><strong>What the runs "
-            f"answered:</strong> <span class='ws-runs-note'>{escape(text)}</span></p></div>")
+    return runs_note_html("ws-runs", text, state, title="What the runs answered:")
 
 
 CSS = """

@@ -86,3 +86,23 @@ def test_openai_embedder_error_is_readable(serve):
             embedder.embed_texts(["a"])
     assert "503" in str(info.value) and "warming up" in str(info.value)
     assert SECRET not in str(info.value) and len(server.requests) == 2
+
+
+@pytest.mark.parametrize("make", ["hf-embed", "hf-image", "minilm"])
+def test_a_local_embedder_asked_at_once_reads_its_weights_once(make, tiny_clip_dir, monkeypatch):
+    """The three local embedders share one lazy, locked load (backends/local_model.py): the first
+    call reads the weights, the others wait for it."""
+    import transformers
+
+    from backends.image_features import HFImageFeatures
+    from backends.local_model import LocalEmbedder
+    from tests.helpers.at_once import Held, asked_at_once
+
+    embedder = {"hf-embed": lambda: HFEmbedder(str(tiny_clip_dir)),
+                "hf-image": lambda: HFImageFeatures(str(tiny_clip_dir)),
+                "minilm": MiniLMEmbedder}[make]()
+    assert isinstance(embedder, LocalEmbedder) and not embedder.loaded
+    read = Held(transformers.AutoModel.from_pretrained)
+    monkeypatch.setattr(transformers.AutoModel, "from_pretrained", read)
+    asked_at_once(embedder.load, read)
+    assert read.calls == 1 and embedder.loaded and embedder.device == "cpu"

@@ -192,3 +192,33 @@ def test_where_links_are_not_allowed_the_file_is_copied(tmp_path, monkeypatch):
 def test_a_text_written_without_fsync_is_still_whole_and_0644(tmp_path):
     target = io.atomic_write_text(tmp_path / "ref", "abc123", durable=False)
     assert target.read_text() == "abc123" and mode(target) == 0o644
+
+
+#: files whose own durable writes another change is moving onto base/io (issue 36)
+_WRITES_ELSEWHERE = {"components/media/cache.py", "components/common/batch.py"}
+
+
+def test_the_app_writes_files_only_through_base_io():
+    """No `Path.write_text` / `write_bytes` and no `open(..., "w"/"a"/"x")` in app code outside
+    components/base/io.py: a plain write leaves a torn file behind a crash."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for path in [root / "app.py", *(root / "components").rglob("*.py"), *(root / "backends").rglob("*.py")]:
+        rel = path.relative_to(root).as_posix()
+        if rel == "components/base/io.py" or rel in _WRITES_ELSEWHERE:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in ("write_text", "write_bytes"):
+                found.append(f"{rel}:{node.lineno} .{func.attr}")
+            elif isinstance(func, ast.Name) and func.id == "open":
+                mode = node.args[1] if len(node.args) > 1 else next(
+                    (k.value for k in node.keywords if k.arg == "mode"), None)
+                if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) & set("wax"):
+                    found.append(f"{rel}:{node.lineno} open(..., {mode.value!r})")
+    assert found == []

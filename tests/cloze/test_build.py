@@ -105,8 +105,21 @@ def _burst_video(path, fps=24, seconds=8.0, burst=range(23, 28)):
     return write_video_from_arrays(frames(), path, fps)
 
 
+def farneback_magnitude(prev_rgb, next_rgb) -> float:
+    """The upstream call, transcribed: both frames grey, resized to height 256 (the first frame's
+    aspect), Farneback flow (0.5, 3, 15, 3, 5, 1.2, 0), the mean flow magnitude."""
+    import cv2
+
+    a = cv2.cvtColor(np.asarray(prev_rgb), cv2.COLOR_RGB2GRAY)
+    size = (max(1, int(round(256 * a.shape[1] / a.shape[0]))), 256)
+    a = cv2.resize(a, size)
+    b = cv2.resize(cv2.cvtColor(np.asarray(next_rgb), cv2.COLOR_RGB2GRAY), size)
+    flow = cv2.calcOpticalFlowFarneback(a, b, None, 0.5, 3, 15, 3, 5, 1.2, 0)
+    return float(np.sqrt(flow[..., 0] ** 2 + flow[..., 1] ** 2).mean())
+
+
 def test_motion_check_averages_every_frame_pair_of_the_gap(tmp_path):
-    from components.cloze.build import farneback_magnitude, gap_frame_range, mean_flow
+    from components.cloze.build import gap_frame_range, mean_flow
 
     video = _burst_video(tmp_path / "burst.mp4")
     info = _info(video)

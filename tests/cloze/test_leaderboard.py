@@ -96,3 +96,20 @@ def test_the_human_row_gets_its_interval_the_same_way():
     ci = row["intervals"]["S"]
     assert row["S"] == 100 * 11 / 12 and (ci["unit"], ci["units"]) == ("stems", 12)
     assert ci["low"] <= ci["value"] <= ci["high"] == 100.0
+
+
+def test_the_docs_give_the_order_the_table_has():
+    """The table puts this app's runs first and the paper's rows last (held above); the module's
+    docstring and docs/decisions.md say so, not "the paper's first"."""
+    import re
+    from pathlib import Path
+
+    from components.cloze import leaderboard
+
+    root = Path(__file__).resolve().parents[2]
+    texts = {"leaderboard.py": leaderboard.__doc__,
+             "decisions.md": (root / "docs" / "decisions.md").read_text(encoding="utf-8")}
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        assert not re.search(r"the paper's (rows )?(come )?first|\(the paper's first\)", flat), name
+        assert "the paper's rows last" in flat, name

@@ -94,3 +94,18 @@ def test_encoded_headers_kept_are_bounded_and_each_file_is_its_header_and_answer
     assert len(results_file._header_json) == results_file._HEADERS_KEPT
     headers[-1]["seed"] = 99                                    # a kept header changed: encoded anew
     assert json.loads(results_file._encoded(headers[-1], tail))["seed"] == 99
+
+
+def test_an_invitation_file_read_by_several_visitors_at_once_is_parsed_once(cloze_examples, tmp_path,
+                                                                           monkeypatch):
+    import types
+
+    from components.cloze.study import access
+
+    monkeypatch.delenv(access.INVITES_ENV, raising=False)
+    cfg = load_config(str(make_study(cloze_examples, tmp_path)))
+    access.invite(cfg, ["ann1", "ann2"])
+    parsed = Held(json.loads)
+    monkeypatch.setattr(access, "json", types.SimpleNamespace(loads=parsed, dumps=json.dumps))
+    found = asked_at_once(lambda: access._read_invites(cfg), parsed)
+    assert parsed.calls == 1 and all(sorted(f) == ["ann1", "ann2"] for f in found)

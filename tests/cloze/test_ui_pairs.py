@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 
-from components.cloze import view
+from components.cloze import leaderboard
 from components.cloze.leaderboard import row_from_results
 from components.cloze.ui import handlers
 from components.cloze.ui.session import ClozeSession, ClozeTab
@@ -92,10 +92,10 @@ def _results(right: list[int]) -> dict:
 
 def test_tie_groups_join_runs_of_rows_that_cannot_be_told_apart():
     ns, sig = {"significant": False}, {"significant": True}
-    assert view.tie_groups([ns, ns, sig, None]) == ["≈1", "≈1", "≈1", ""]
-    assert view.tie_groups([sig, ns, None, ns, None]) == ["", "≈1", "≈1", "≈2", "≈2"]
-    assert view.tie_groups([None, sig, None]) == ["", "", ""]
-    assert view.tie_colour("≈1") != view.tie_colour("≈2") and view.tie_colour("") == ""
+    assert leaderboard.tie_groups([ns, ns, sig, None]) == ["≈1", "≈1", "≈1", ""]
+    assert leaderboard.tie_groups([sig, ns, None, ns, None]) == ["", "≈1", "≈1", "≈2", "≈2"]
+    assert leaderboard.tie_groups([None, sig, None]) == ["", "", ""]
+    assert leaderboard.tie_colour("≈1") != leaderboard.tie_colour("≈2") and leaderboard.tie_colour("") == ""
 
 
 def test_the_leaderboard_shows_intervals_and_shades_rows_it_cannot_tell_apart(tmp_path, monkeypatch):

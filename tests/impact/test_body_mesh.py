@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from components.impact.body import load_body, region_vertex_mask
-from components.impact.body_mesh import (index_type, mesh_bytes, mesh_file, painting_colors,
-                                         painting_payload)
+from components.impact.body_mesh import index_type, mesh_bytes, mesh_file, painting_payload
 from components.impact.painting import vertex_colors
 
 
@@ -44,6 +43,16 @@ def test_the_mesh_is_written_once_even_when_pages_ask_at_once(body, tmp_path):
     assert len(set(paths)) == 1 and [p.name for p in tmp_path.iterdir()] == [paths[0].name]
     mtime = paths[0].stat().st_mtime_ns
     assert mesh_file(body, tmp_path).stat().st_mtime_ns == mtime
+
+
+def painting_colors(payload: dict) -> np.ndarray:
+    """(N, 3) uint8: the vertex colours a payload stands for, decoded as the page's script does
+    (base64, zlib, one palette index per vertex)."""
+    import base64
+    import zlib
+
+    index = np.frombuffer(zlib.decompress(base64.b64decode(payload["colors"])), dtype=np.uint8)
+    return np.asarray(payload["palette"], dtype=np.uint8).reshape(-1, 3)[index]
 
 
 def test_a_painting_round_trips_and_is_small(body):

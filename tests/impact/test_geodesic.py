@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from components.base.lru import SingleFlightLRU
 from components.impact import geodesic
 from components.impact.body import BodyModel, load_body, region_vertex_mask
 
@@ -85,8 +86,8 @@ def test_graph_is_stored_on_disk_per_body(tmp_path):
     vertices, faces = grid_mesh()
     body = BodyModel(vertices=vertices.astype(np.float32), faces=faces,
                      vertex_region=np.zeros(16, dtype=np.int64), kind="mannequin", note="")
-    graph = geodesic.body_graph(body, cache_dir=tmp_path, memory={})
+    graph = geodesic.body_graph(body, cache_dir=tmp_path, memory=SingleFlightLRU(1))
     files = list((tmp_path / "geodesic").glob("*.npz"))
     assert len(files) == 1 and body.fingerprint() in files[0].name
-    again = geodesic.body_graph(body, cache_dir=tmp_path, memory={})   # a new process: from disk
+    again = geodesic.body_graph(body, cache_dir=tmp_path, memory=SingleFlightLRU(1))   # a new process: from disk
     assert (again != graph).nnz == 0 and again is not graph

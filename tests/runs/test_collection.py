@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from components.cloze.runs import CLOZE_READER, ClozeRuns, cloze_runs_folders, collect_cloze_runs
+from tests.helpers.runs import collect_cloze_runs
+from components.cloze.runs import CLOZE_READER, ClozeRuns, cloze_runs_folders
 from components.common.runs import BackgroundRuns, ContentCache, collect, find_run_files, named_runs_folders
 from examples.released_runs import write_released_runs
 
@@ -154,3 +155,23 @@ def test_a_runs_loader_counts_its_files_and_builds_a_view_once_per_key(data_dir,
     forget_runs_loaders()
     assert runs_loader("test", data_dir, (), lambda: "fresh") == "fresh"
     forget_runs_loaders()
+
+
+def test_every_tab_names_its_runs_folders_through_its_reader(tmp_path, monkeypatch):
+    """One runs-folder rule for the three tabs (RunReader.folders): the data's subfolders, the last
+    one (where `run` writes) replaced by the tab's variable when it is set."""
+    from components.impact.runs import IMPACT_READER
+    from components.window_search.runs import GROUNDING_READER
+    for env in ("APP_CLOZE_RUNS_DIR", "APP_GROUNDING_RUNS_DIR"):
+        monkeypatch.delenv(env, raising=False)
+    data = tmp_path / "data"
+    assert IMPACT_READER.folders(data) == [data / "impact" / "runs"]
+    assert GROUNDING_READER.folders(data) == [data / "grounding" / "runs"]
+    assert CLOZE_READER.folders(data) == [data / "cloze" / "results", data / "cloze" / "runs"]
+    assert [r.folders(None) for r in (IMPACT_READER, GROUNDING_READER, CLOZE_READER)] == [[], [], []]
+    monkeypatch.setenv("APP_GROUNDING_RUNS_DIR", str(tmp_path / "g"))
+    monkeypatch.setenv("APP_CLOZE_RUNS_DIR", str(tmp_path / "c"))
+    assert GROUNDING_READER.folders(data) == GROUNDING_READER.folders(None) == [tmp_path / "g"]
+    assert CLOZE_READER.folders(data) == [data / "cloze" / "results", tmp_path / "c"]
+    assert CLOZE_READER.folders(None) == [tmp_path / "c"]
+    assert IMPACT_READER.folders(None) == []

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.runs import collect_grounding_runs
 from components.common.intervals import iou
-from components.common.runs import mean_score, read_item_rows
+from tests.helpers.runs import mean_score, read_item_rows
 from components.window_search.data import load_annotations
-from components.window_search.runs import GroundingRuns, collect_grounding_runs
+from components.window_search.runs import GroundingRuns
 from tests.runs.test_cloze_runs import run_cli
 
 

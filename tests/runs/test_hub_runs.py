@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.cloze.runs import ClozeRuns, collect_cloze_runs
+from tests.helpers.runs import collect_cloze_runs
+from components.cloze.runs import ClozeRuns
 from tests.helpers.hub_server import HubServer, hub_env
 from examples.released_runs import write_released_runs
 

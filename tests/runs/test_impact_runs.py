@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from components.common.runs import mean_score, read_item_rows
+from tests.helpers.runs import collect_impact_runs
+from tests.helpers.runs import mean_score, read_item_rows
 from components.impact.data import load_annotations
-from components.impact.runs import ImpactRuns, collect_impact_runs
+from components.impact.runs import ImpactRuns
 from tests.runs.test_cloze_runs import run_cli
 from tests.runs.test_grounding_runs import write_jsonl
 

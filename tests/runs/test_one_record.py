@@ -11,11 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.runs import collect_cloze_runs
 from components.cloze import runs_view
 from components.cloze.leaderboard import run_rows, table
 from components.cloze.metrics import as_released, score_results
-from components.cloze.runs import ClozeRuns, collect_cloze_runs, compact_results
-from components.common.runs import ContentCache, mean_score, read_item_rows
+from components.cloze.runs import ClozeRuns, compact_results
+from components.common.runs import ContentCache
+from tests.helpers.runs import mean_score, read_item_rows
 from examples.released_runs import write_released_runs
 from tests.runs.test_cloze_runs import run_cli
 
@@ -314,4 +316,65 @@ def test_a_pages_own_run_and_an_imported_file_open_from_their_rows(tmp_path, clo
     finally:
         RESOURCES.release("t-own-run")
         RESOURCES.release("t-other-visitor")
+        runs_panel.forget_loaders()
+
+
+def test_a_result_record_is_read_validated_and_scored_once_on_its_way_to_the_leaderboard(
+        tmp_path, cloze_examples, monkeypatch):
+    """The Cloze walk (issue 36): from a run file in cloze/results to its leaderboard row, each file
+    is read once, validated once and its entries scored once (compact_results: every score of the
+    run, the leaderboard's row included, is made from the tally of that pass), and the rows are
+    tested against their neighbours by one `significance`. The real functions are wrapped to count
+    them; after the scoring pass the entries' verdicts are blanked, so a second pass over them
+    would score nothing valid."""
+    import threading
+
+    from components.cloze import leaderboard
+    from components.cloze import runs as cloze_runs
+    from components.cloze.ui.handlers import compare_panel, runs_panel
+    from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab
+
+    monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))   # every file read, none from a cache
+    data = tmp_path / "data"
+    (data / "cloze").mkdir(parents=True)
+    for child in cloze_examples.iterdir():
+        if child.name not in ("results", "runs"):
+            (data / "cloze" / child.name).symlink_to(child)
+    stems = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
+    files = write_released_runs(stems, data / "cloze" / "results", 3, prefix="walk", quirks=False)
+    calls: dict[str, int] = {}
+
+    def counted(name, real, after=None):
+        def wrapper(*args, **kwargs):
+            calls[name] = calls.get(name, 0) + 1
+            out = real(*args, **kwargs)
+            return after(out) if after else out
+        return wrapper
+
+    def blank_verdicts(compact):
+        for dims in compact["q"].values():
+            for entry in dims.values():
+                entry[2] = None
+        return compact
+
+    monkeypatch.setattr(cloze_runs, "compact_results", counted("score", cloze_runs.compact_results, blank_verdicts))
+    monkeypatch.setattr(cloze_runs, "_is_results_shape", counted("validate", cloze_runs._is_results_shape))
+    monkeypatch.setattr(cloze_runs, "check_results", counted("validate", cloze_runs.check_results))
+    monkeypatch.setattr(leaderboard, "significance", counted("significance", leaderboard.significance))
+    runs_panel.forget_loaders()
+    try:
+        session = ClozeSession(data_dir=str(data), root=str(data / "cloze"))
+        view = compare_panel.refresh(ClozeTab(str(data)), RESOURCES.get("t-walk"), session, [], [], "")
+        for thread in threading.enumerate():
+            if thread.name == "leaderboard-ahead":
+                thread.join(60)
+        board = view.leaderboard["value"]
+        names = [r[0] for r in board["data"]]
+        for path in files:
+            row = board["data"][names.index(path.stem)]
+            assert row[board["headers"].index("acc")] == round(
+                as_released(score_results(json.loads(path.read_text())))["acc"], 2), path.stem
+        assert calls == {"score": len(files), "validate": len(files), "significance": 1}
+    finally:
+        RESOURCES.release("t-walk")
         runs_panel.forget_loaders()

@@ -8,13 +8,14 @@ import re
 from collections import Counter
 from html import unescape
 
+from tests.helpers.runs import collect_grounding_runs, collect_impact_runs
 from components.common.intervals import iou
 from components.impact import runs_view as impact_view
 from components.impact.data import load_annotations as load_impact
-from components.impact.runs import ImpactRuns, collect_impact_runs
+from components.impact.runs import ImpactRuns
 from components.window_search import runs_view as ws_view
 from components.window_search.data import load_annotations as load_grounding
-from components.window_search.runs import GroundingRuns, collect_grounding_runs
+from components.window_search.runs import GroundingRuns
 
 
 def _lines(path) -> list[dict]:

@@ -30,6 +30,7 @@ from components.cloze.study.config import StudyConfig
 from components.cloze.study.store import annotators as annotators_with_answers, canonical_annotator
 from components.base.errors import UserError
 from components.base.io import atomic_write
+from components.base.lru import SingleFlightLRU
 
 PRIVATE = 0o600
 KEY_ENV = "APP_STUDY_PSEUDONYM_KEY"
@@ -53,7 +54,9 @@ def _write_private(path: Path, data: dict) -> None:
     atomic_write(path, lambda fh: fh.write((json.dumps(data, indent=1) + "\n").encode()), mode=PRIVATE)
 
 
-_cache: dict[str, tuple[tuple, dict]] = {}
+#: invitation files read, by (path, inode, size, mtime): a changed file is a new entry
+_INVITES: SingleFlightLRU[tuple, dict] = SingleFlightLRU(8)
+#: the keys' files are made under it (made once, never twice)
 _lock = threading.Lock()
 
 
@@ -90,19 +93,15 @@ def _file_invites(cfg: StudyConfig) -> dict[str, dict]:
         st = path.stat()
     except OSError:
         return {}
-    key = (st.st_ino, st.st_size, st.st_mtime_ns)
-    with _lock:
-        hit = _cache.get(str(path))
-        if hit and hit[0] == key:
-            return hit[1]
+    return _INVITES.get((str(path), st.st_ino, st.st_size, st.st_mtime_ns), lambda: _parse_invites(path))
+
+
+def _parse_invites(path: Path) -> dict[str, dict]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8")).get("annotators", {})
+        return json.loads(path.read_text(encoding="utf-8")).get("annotators", {})
     except (OSError, ValueError, AttributeError):
         raise UserError(f"{path} is not a readable invitation file; make the invitations again "
                         "(python -m components.cloze.study invite --renew ...).") from None
-    with _lock:
-        _cache[str(path)] = (key, data)
-    return data
 
 
 def invite(cfg: StudyConfig, annotators: list[str], *, renew: bool = False) -> dict[str, str]:
@@ -166,10 +165,15 @@ SESSION_KEY_ENV = "APP_STUDY_SESSION_KEY"
 def _session_key(cfg: StudyConfig) -> bytes:
     """The server's own key for the browser's place-holder (`browser_handle`): APP_STUDY_SESSION_KEY,
     else `.access/session.key` (made once, owner-readable only). Never sent to a browser."""
-    env = os.environ.get(SESSION_KEY_ENV, "")
+    return _private_key(cfg, SESSION_KEY_ENV, "session.key")
+
+
+def _private_key(cfg: StudyConfig, env_name: str, file_name: str) -> bytes:
+    """The environment's `env_name`, else `.access/<file_name>` (made once, owner-readable only)."""
+    env = os.environ.get(env_name, "")
     if env:
         return env.encode()
-    path = access_dir(cfg) / "session.key"
+    path = access_dir(cfg) / file_name
     with _lock:
         if not path.exists():
             _write_private(path, {"key": secrets.token_hex(32)})
@@ -209,14 +213,7 @@ def invite_link(base_url: str, token: str) -> str:
 
 
 def _pseudonym_key(cfg: StudyConfig) -> bytes:
-    env = os.environ.get(KEY_ENV, "")
-    if env:
-        return env.encode()
-    path = access_dir(cfg) / "pseudonym.key"
-    with _lock:
-        if not path.exists():
-            _write_private(path, {"key": secrets.token_hex(32)})
-    return json.loads(path.read_text()).get("key", "").encode()
+    return _private_key(cfg, KEY_ENV, "pseudonym.key")
 
 
 def hf_annotator(cfg: StudyConfig, username: str) -> str:

@@ -12,13 +12,12 @@ from typing import Any
 import gradio as gr
 
 from components.cloze.human import load_study_files, study_dir
-from components.cloze import runs_view, view
-from components.cloze.leaderboard import comparability_note, reference_rows, row_from_results, run_rows, \
-    significance, table
+from components.cloze import runs_view
+from components.cloze.leaderboard import TIE_HEADER, board, comparability_note, reference_rows, \
+    row_from_results, run_rows, tie_colour
 from components.cloze.metrics import PAPER_KEYS, human_results
-from components.cloze.runs import CLOZE_READER, ClozeRuns
+from components.cloze.runs import CLOZE_READER, ClozeRuns, loader_for
 from components.cloze.study.config import researcher_allowed
-from components.cloze.ui.handlers.question import loader_for
 from components.cloze.ui.views import LeaderboardView, RunOpened, RunPicked
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
 from components.base.admin import admin_mode
@@ -132,15 +131,12 @@ def refresh(tab: ClozeTab, res: ClozeResources, session: ClozeSession, imported:
         rows.append(row_from_results("Human (this study)", human, "this study",
                                      data=f"human study in '{Path(session.data_dir).name}'"))
     rows += reference_rows()
-    tests = significance(rows)
-    headers, body = table(rows, tests=tests)
-    ties = view.tie_groups(tests)
-    headers, body = [headers[0], view.TIE_HEADER, *headers[1:]], [[r[0], t, *r[1:]] for r, t in zip(body, ties)]
+    headers, body, ties = board(rows)
     found = len(loaded.runs) if loaded is not None else 0
     label = (f"Leaderboard: {found} run(s) found (the data's cloze/results, the runs folder, --runs), "
              f"this page's own (★), imported files, then the paper's rows. Click a run's row to open its "
              f"answers. A paper row's interval is binomial over its N questions (its Stems, the paper's videos, x 3: "
-             f"the paper gives no per-question answers). {comparability_note()} Rows marked alike in the {view.TIE_HEADER} column (and shaded "
+             f"the paper gives no per-question answers). {comparability_note()} Rows marked alike in the {TIE_HEADER} column (and shaded "
              "alike) cannot be told apart: their accuracies differ by less than chance would (paired "
              "bootstrap over stems, 95 %).")
     return LeaderboardView(leaderboard=gr.update(value=shaded(headers, body, ties), headers=headers, label=label),
@@ -186,6 +182,6 @@ def show_run(tab: ClozeTab, res: ClozeResources, session: ClozeSession, name: st
 
 def shaded(headers: list[str], body: list[list], ties: list[str]) -> dict:
     """The table as gr.Dataframe takes it with cell styles: each tie group's rows shaded alike."""
-    styling = [[f"background-color: {view.tie_colour(t)}" if t else "" for _ in row] for row, t in zip(body, ties)]
+    styling = [[f"background-color: {tie_colour(t)}" if t else "" for _ in row] for row, t in zip(body, ties)]
     shown = [["" if v is None else str(v) for v in row] for row in body]
     return {"headers": headers, "data": body, "metadata": {"styling": styling, "display_value": shown}}

@@ -18,7 +18,8 @@ from components.cloze.human import (annotator_file, answer_feedback, export_reco
                                     new_session_id, playthrough_blind, record_answer, sanitise_annotator)
 from components.cloze.metrics import PAPER_KEYS
 from components.cloze.questions import Question
-from components.cloze.ui.handlers.question import index_of, loader_for, mmss, practice_dir, questions_for, render, \
+from components.cloze.runs import loader_for
+from components.cloze.ui.handlers.question import index_of, mmss, practice_dir, questions_for, render, \
     shown_question
 from components.cloze.ui.views import AnswerView, ClockView, ExportView, NavView, StartView, TimerView
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,9 +13,9 @@ import gradio as gr
 
 from components.cloze.data import ClozeDataset, folder_stamp, shared_dataset
 from components.cloze.frames import clip_grids, prefetch
-from components.cloze.human import latest_records, study_dir, study_questions
+from components.cloze.human import latest_records, study_questions
 from components.cloze.metrics import PAPER_KEYS
-from components.cloze.runs import ClozeRuns, cloze_runs_folders, cloze_runs_loader
+from components.cloze.runs import ClozeRuns, loader_for
 from components.cloze.runs_view import SORTS
 from components.cloze.questions import Question, QuestionSet, build_set
 from components.cloze.study.media import opaque_videos
@@ -26,7 +25,6 @@ from components.common.ui import UNCHANGED
 from components.base.io import read_jsonl
 from components.base.errors import UserError
 from components.base.lru import SingleFlightLRU
-from components.common.runs import RunsLoader, runs_loader
 
 PAPER_FRAMES = 16
 RUNS_WAIT_S = 60   # how long a chosen question order waits for the runs to be read
@@ -56,22 +54,6 @@ def practice_dir(data_dir: str | Path) -> Path:
     apart from a real study's answers (the study page's), so practice never counts as a study."""
     env = os.environ.get("APP_PRACTICE_DIR")
     return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "practice", "cloze-practice")
-
-
-def _study_folder(data_dir: str | Path | None) -> Path | None:
-    try:
-        return study_dir(data_dir) if data_dir is not None else None
-    except Exception:  # noqa: BLE001 - no study folder: no Human row
-        return None
-
-
-def loader_for(data_dir: str | Path | None, named: Sequence[str] = (), *, recheck: bool = False) -> RunsLoader:
-    """The one loader of these runs folders in this process (started on first use; `recheck`:
-    read again when the files changed since)."""
-    folders = os.pathsep.join(map(str, cloze_runs_folders(data_dir)))   # APP_CLOZE_RUNS_DIR's too
-    return runs_loader("cloze", f"{data_dir}{os.pathsep}{folders}", tuple(named),
-                       lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)),
-                       recheck=recheck)
 
 
 def _runs_table(session: ClozeSession) -> ClozeRuns:

@@ -15,8 +15,9 @@ from components.cloze import runs_view
 from components.cloze.human import latest_records, playthrough_blind
 from components.cloze.metrics import PAPER_KEYS
 from components.cloze.runs import ClozeRuns
+from components.cloze.runs import loader_for
 from components.cloze.ui.handlers.practice import runs_shut
-from components.cloze.ui.handlers.question import loader_for, questions_for
+from components.cloze.ui.handlers.question import questions_for
 from components.cloze.ui.session import ClozeResources, ClozeSession, ClozeTab
 from components.cloze.ui.views import AcrossView, BlindView, FirstPageView, RunsLinkView, RunsPanelView
 from components.base.io import read_jsonl
