@@ -7,7 +7,7 @@ Those JPEGs are kept twice: in memory (an LRU of this process) and on disk
 (components.media.DiskCache, frames/, keyed by the clip's content identity and `_disk_params`:
 the sampling, size and quality that made them; bounded by APP_FRAME_CACHE_MB). So a second model's
 run, a rerun after a crash and the Cloze tab on the same question decode no video: a request reads
-16 small files a clip, and a grid is drawn from them when the decoded frames are not in memory."""
+one file a clip (its 16 JPEGs packed), and a grid is drawn from them when the decoded frames are not in memory."""
 from __future__ import annotations
 
 import logging

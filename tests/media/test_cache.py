@@ -85,13 +85,15 @@ def test_frames_cache_corrupt_entry_is_recomputed(index_video, tmp_path):
 
     cache.get_or_compute_frames(index_video, {"k": 1}, compute)
     entry = next((tmp_path / "frames").iterdir())
-    (entry / "000001.jpg").write_bytes(b"not a jpeg")
+    whole = entry.read_bytes()
+    last = whole.rindex(b"\xff\xd8")                         # the second JPEG's start
+    entry.write_bytes(whole[:last] + b"not a jpeg".ljust(len(whole) - last, b"."))
     frames = cache.get_or_compute_frames(index_video, {"k": 1}, compute)
     assert len(calls) == 2 and [read_index(f.image) for f in frames] == [0, 24]
-    (entry / "index.json").write_text("{partial")
+    entry.write_bytes(whole.replace(b'"frames"', b'{partial', 1))
     cache.get_or_compute_frames(index_video, {"k": 1}, compute)
     assert len(calls) == 3
-    assert not [p for p in (tmp_path / "frames").iterdir() if p.name.startswith(".tmp")]
+    assert not [p for p in (tmp_path / "frames").iterdir() if p.name.startswith(".")]
 
 
 def test_cache_invalidated_when_video_changes(tmp_path):
@@ -162,4 +164,5 @@ def test_many_threads_making_one_entry_at_once_all_get_it_whole(index_video, tmp
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda _: cache.get_or_compute_frames(index_video, {"fps": 2}, compute), range(8)))
     assert all([read_index(f.image) for f in frames] == list(range(0, 120, 12)) for frames in got)
-    assert [p.name for p in (tmp_path / "cache" / "frames").iterdir()] == [DiskCache.key(index_video, kind="frames", fps=2)]
+    assert [p.name for p in (tmp_path / "cache" / "frames").iterdir()] == \
+        [DiskCache.key(index_video, kind="frames", fps=2) + ".pack"]
