@@ -272,6 +272,135 @@ def make_client(settings: ApiSettings):
                          timeout=settings.timeout_s, max_retries=0)
 
 
+class PlainHTTP:
+    """Posts a chat request's bytes to a plain `http://` server (vLLM, SGLang, a local proxy) with
+    the standard library's http.client, one keep-alive connection per thread: the openai SDK's
+    request path (options, headers, httpx's connection pool) costs ~2 ms of CPU a request under
+    the GIL, this one ~0.5 ms (docs/benchmarks.md "Cloze at c=64"). The SDK's behaviour is kept:
+    its headers (the key, User-Agent, X-Stainless-*), its timeout on connect, send and each read,
+    and its error types, made by the SDK itself (`_make_status_error_from_response`, APITimeoutError,
+    APIConnectionError), so `call_with_retries` retries, times out and words its errors as before.
+    A kept connection the server closed meanwhile is reopened once at once (it never read the
+    request). Used only where the SDK would connect directly (`for_client`)."""
+
+    def __init__(self, client: Any, base_url: str, timeout_s: float):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        self._sdk = client
+        self._host, self._port = parts.hostname or "localhost", parts.port or 80
+        self._prefix = parts.path.rstrip("/")
+        self._url = f"http://{self._host}:{self._port}{self._prefix}"
+        self.timeout_s = timeout_s
+        self._httpx = _httpx_of(client)
+        headers = {**client.default_headers, **client.auth_headers}
+        self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
+        self._headers.update({"x-stainless-retry-count": "0", "x-stainless-read-timeout": str(float(timeout_s))})
+        self._local = threading.local()
+        self._open: set[Any] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_client(cls, client: Any, settings: ApiSettings) -> PlainHTTP | None:
+        """A PlainHTTP for `client`'s server, or None where the SDK must post: an https or
+        default server, a proxy from the environment, an SDK that authenticates otherwise than by
+        its key (a token provider, custom auth) or lacks what is used here."""
+        import urllib.request
+        from urllib.parse import urlsplit
+
+        url = settings.base_url or ""
+        parts = urlsplit(url)
+        if parts.scheme != "http" or parts.username or parts.password or parts.query:
+            return None
+        proxies = urllib.request.getproxies()
+        if (proxies.get("http") or proxies.get("all")) and not urllib.request.proxy_bypass(parts.hostname or ""):
+            return None
+        if getattr(client, "_provider_runtime", None) is not None or getattr(client, "custom_auth", None) is not None:
+            return None
+        if _httpx_of(client) is None or not hasattr(client, "_make_status_error_from_response"):
+            return None
+        try:
+            return cls(client, url, settings.timeout_s)
+        except Exception:  # noqa: BLE001 - anything unexpected in the SDK's attributes: the SDK posts
+            return None
+
+    def _connection(self) -> tuple[Any, bool]:
+        import http.client
+
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn, True
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout_s)
+        self._local.conn = conn
+        with self._lock:
+            self._open.add(conn)
+        return conn, False
+
+    def _drop(self, conn: Any) -> None:
+        conn.close()
+        self._local.conn = None
+        with self._lock:
+            self._open.discard(conn)
+
+    def post(self, path: str, body: bytes) -> bytes:
+        """The 2xx response's body; an SDK error (openai.APIStatusError and its kinds,
+        APITimeoutError, APIConnectionError) otherwise."""
+        import http.client
+        import openai
+
+        for attempt in range(2):
+            conn, reused = self._connection()
+            try:
+                conn.request("POST", self._prefix + path, body=body, headers=self._headers)
+                response = conn.getresponse()
+                data = response.read()
+            except TimeoutError:
+                self._drop(conn)
+                raise openai.APITimeoutError(request=self._request(path)) from None
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self._drop(conn)
+                if reused and attempt == 0:  # a kept connection the server had closed: once more
+                    continue
+                if isinstance(exc, http.client.RemoteDisconnected):  # worded as httpx words it
+                    exc = ConnectionError("Server disconnected without sending a response.")
+                raise openai.APIConnectionError(request=self._request(path)) from exc
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop(conn)
+                raise openai.APIConnectionError(request=self._request(path)) from exc
+            if response.will_close:
+                self._drop(conn)
+            encoding = (response.getheader("content-encoding") or "").strip().lower()
+            if encoding in ("gzip", "deflate"):
+                import zlib
+
+                data = zlib.decompress(data, 47 if encoding == "gzip" else 15)
+            if not 200 <= response.status < 300:
+                raise self._sdk._make_status_error_from_response(self._httpx.Response(
+                    response.status, headers=response.getheaders(), content=data, request=self._request(path)))
+            return data
+        raise AssertionError("unreachable")
+
+    def _request(self, path: str) -> Any:
+        return self._httpx.Request("POST", self._url + path)
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._open = list(self._open), set()
+        for conn in conns:
+            conn.close()
+
+
+def _httpx_of(client: Any) -> Any:
+    """The httpx module the SDK's errors are made of (the SDK's own client's)."""
+    import sys
+
+    for cls in type(getattr(client, "_client", None)).__mro__:
+        root = cls.__module__.split(".")[0]
+        if root.startswith("httpx") and root in sys.modules:
+            return sys.modules[root]
+    return None
+
+
 def _spliceable(url: Any) -> bool:
     """A data URL made here (`backends.images.DataURL`: base64 behind a checked prefix), which
     JSON writes as it is, nothing escaped."""
@@ -396,6 +525,8 @@ class OpenAIBackend(VLMBackend):
         #: the SDK posts given bytes as they are (`content=`, newer SDKs): the body is encoded
         #: here (body_bytes); an older SDK is given the dict, as before
         self._posts_bytes = "content" in inspect.signature(self._client.post).parameters
+        #: a plain http:// server: posted without the SDK's request path (PlainHTTP)
+        self._plain = PlainHTTP.for_client(self._client, self.settings) if self._posts_bytes else None
         self.hung = HungServer(base_url, self.settings.timeout_s)
         # reasoning models want max_completion_tokens; a refusal of either name flips it once
         self._use_max_completion_tokens = self.thinking_control == "reasoning_effort"
@@ -486,8 +617,12 @@ class OpenAIBackend(VLMBackend):
 
         def once():  # the body is built for each attempt: _on_bad_request may change it
             body = self.request_body(messages, request)
-            sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
-            response = read_completion(self._client.post("/chat/completions", cast_to=bytes, **sent))
+            if self._plain is not None:
+                raw = self._plain.post("/chat/completions", body_bytes(body))
+            else:
+                sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
+                raw = self._client.post("/chat/completions", cast_to=bytes, **sent)
+            response = read_completion(raw)
             if not isinstance(response, _Fields) or not isinstance(response.choices, list) \
                     or not response.choices or not isinstance(response.choices[0], _Fields):
                 raise _Retryable("the server answered with no choices")
@@ -514,6 +649,8 @@ class OpenAIBackend(VLMBackend):
             reasoning=join_reasoning(server_reasoning(message), inline))
 
     def close(self) -> None:
+        if self._plain is not None:
+            self._plain.close()
         self._client.close()
 
 
