@@ -10,6 +10,7 @@ content) goes to `GenerationResult.reasoning`, the answer alone to `text` (backe
 """
 from __future__ import annotations
 
+import base64
 import email.utils
 import inspect
 import json
@@ -24,7 +25,7 @@ from backends import thinking as thinking_wire
 from backends.base import EncodedImage, GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.config import HUNG_AFTER_TIMEOUTS, HUNG_PAUSE_S, TIMEOUT_ENV, ApiSettings
-from backends.images import DataURL, encoded_data_url, jpeg_data_url
+from backends.images import DataURL, data_url, encoded_data_url, jpeg_data_url
 from backends.reasoning import join_reasoning, split_reasoning
 
 T = TypeVar("T")
@@ -410,10 +411,12 @@ def _spliceable(url: Any) -> bool:
 def body_bytes(body: dict[str, Any]) -> bytes:
     """`body` as the JSON bytes the openai SDK posts for it (`openai._utils._json.openapi_dumps`:
     compact separators, ensure_ascii=False, no NaN), byte for byte, without the JSON encoder
-    walking the images: each image part's data URL (megabytes of base64 a request, which JSON
-    writes as it is) is spliced into the encoded rest of the body."""
+    walking the images: each image part (megabytes of base64 a request, which JSON writes as it
+    is) stands as a short mark while the rest is encoded, then its bytes are spliced in; a part
+    of the usual shape ({"type": "image_url", "image_url": {"url": <DataURL>}}) as a whole, so the
+    encoder sees one string a picture, not two dicts."""
     messages = body.get("messages")
-    urls: list[str] = []
+    spliced: list[tuple[bool, str]] = []   # (the whole part?, its data URL)
     slim_messages = []
     for message in messages if isinstance(messages, list) else ():
         content = message.get("content") if isinstance(message, dict) else None
@@ -422,28 +425,57 @@ def body_bytes(body: dict[str, Any]) -> bytes:
             continue
         parts = []
         for part in content:
-            image = part.get("image_url") if isinstance(part, dict) else None
-            url = image.get("url") if isinstance(image, dict) else None
-            if _spliceable(url):
-                parts.append({**part, "image_url": {**image, "url": _MARK}})
-                urls.append(url)
-            else:
+            image = part.get("image_url") if type(part) is dict else None
+            url = image.get("url") if type(image) is dict else None
+            if not _spliceable(url):
                 parts.append(part)
+            elif len(image) == 1 and tuple(part) == _IMAGE_PART_KEYS:
+                parts.append(_MARK)
+                spliced.append((True, url))
+            else:
+                parts.append({**part, "image_url": {**image, "url": _MARK}})
+                spliced.append((False, url))
         slim_messages.append({**message, "content": parts})
-    if not urls:
+    if not spliced:
         return _dumps(body)
     pieces = _dumps({**body, "messages": slim_messages}).split(_MARK_JSON)
-    if len(pieces) != len(urls) + 1:  # the mark met elsewhere (cannot happen by chance): as a whole
+    if len(pieces) != len(spliced) + 1:  # the mark met elsewhere (cannot happen by chance): as a whole
         return _dumps(body)
     out = [pieces[0]]
-    for url, piece in zip(urls, pieces[1:]):
-        out += [url.encode("ascii"), piece]
+    for (whole, url), piece in zip(spliced, pieces[1:]):
+        out += [_PART_HEAD if whole else b'"', url.encode("ascii"), _PART_TAIL if whole else b'"', piece]
     return b"".join(out)
 
 
-#: stands for a data URL while the rest of a body is encoded (a string no request carries)
+#: stands for a data URL, or a whole image part, while the rest of a body is encoded (a string
+#: no request carries)
 _MARK = "\x00vbe-image-url-7f3a9c\x00"
-_MARK_JSON = json.dumps(_MARK).encode()[1:-1]
+_MARK_JSON = json.dumps(_MARK).encode()
+_IMAGE_PART_KEYS = ("type", "image_url")
+#: an image part of the usual shape as JSON writes it, around its data URL
+_PART_HEAD = b'{"type":"image_url","image_url":{"url":"'
+_PART_TAIL = b'"}}'
+
+
+def _encoded_url(image: EncodedImage) -> str:
+    """`image.data_url`, made once per object as that property makes it, without its lock
+    (`functools.cached_property` takes one lock for every object of the class on a first read:
+    64 threads each reading 96 new pictures a request queue there)."""
+    url = image.__dict__.get("data_url")
+    if url is None:
+        prefix = _PLAIN_PREFIXES.get(image.mime)
+        if prefix is not None:   # images.data_url's result, its prefix checked once per type
+            url = DataURL(prefix + base64.b64encode(image.data).decode("ascii"))
+        else:
+            url = data_url(image.mime, image.data)
+            if type(url) is DataURL:
+                _PLAIN_PREFIXES[image.mime] = url[:url.index(",") + 1]
+        image.__dict__["data_url"] = url
+    return url
+
+
+#: mime type -> its data URL prefix, for the types whose prefix makes a DataURL
+_PLAIN_PREFIXES: dict[str, str] = {}
 
 
 def _dumps(value: Any) -> bytes:
@@ -463,7 +495,8 @@ def to_openai_messages(messages: list[Message], max_side: int | None = None) -> 
             if isinstance(part, str):
                 parts.append({"type": "text", "text": part})
             else:
-                url = (encoded_data_url(part) if isinstance(part, EncodedImage)
+                url = (_encoded_url(part) if type(part) is EncodedImage
+                       else encoded_data_url(part) if isinstance(part, EncodedImage)
                        else jpeg_data_url(part, max_side))
                 parts.append({"type": "image_url", "image_url": {"url": url}})
         out.append({"role": message.role, "content": parts})

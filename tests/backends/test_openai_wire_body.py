@@ -115,3 +115,20 @@ def test_a_clip_sent_by_many_requests_is_base64_encoded_once(monkeypatch):
     second = to_openai_messages(request.messages)
     assert len(calls) == 14                  # only the picture again
     assert first == second
+
+
+def test_an_image_part_of_another_shape_is_spliced_by_its_url_alone():
+    """A part of the usual shape is spliced whole; one with more fields (a `detail`) or its keys in
+    another order only by its data URL: the bytes equal the SDK's encoding either way."""
+    from openai._utils._json import openapi_dumps
+
+    from backends.images import data_url
+    from backends.openai_api import body_bytes
+
+    url = data_url("image/jpeg", _jpeg((5, 6, 7)))
+    parts = [{"type": "image_url", "image_url": {"url": url}},
+             {"type": "image_url", "image_url": {"url": url, "detail": "low"}},
+             {"image_url": {"url": url}, "type": "image_url"},
+             {"type": "text", "text": "which?"}]
+    body = {"model": "m", "messages": [{"role": "user", "content": parts}], "max_tokens": 3}
+    assert body_bytes(body) == openapi_dumps(body)
