@@ -7,6 +7,7 @@
   needs a file name, `atomic_symlink` for a link); `durable=False` for caches.
 - `append_jsonl`: one JSON line, flushed and fsynced before returning; a file whose last line was
   torn (power loss, full disk) is first ended with a newline, so the new line stays readable.
+  `append_lines` the same for lines kept as they came (a torn or repeated line moved aside).
 - `read_jsonl`: every readable line, skipping blank and torn ones.
 - `repair_torn_tail`: before a resume, a torn last line is moved to `<file>.torn` and cut, so the
   item is redone and the file stays readable by the strict loaders of `eval`.
@@ -206,15 +207,21 @@ def atomic_symlink(target: str | Path, path: str | Path) -> Path:
 
 def append_jsonl(path: str | Path, record: dict, *, lock: threading.Lock | None = None) -> None:
     """Append one JSON line and make it durable before returning (see the module docstring)."""
-    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    append_lines(path, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"), lock=lock)
+
+
+def append_lines(path: str | Path, data: bytes, *, lock: threading.Lock | None = None) -> None:
+    """Append whole lines (`data` ends with a newline) and make them durable before returning; a
+    file whose last line was torn is first ended with a newline, so the new lines stay readable.
+    For lines kept as they came (a torn or repeated line moved aside) as for `append_jsonl`'s."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with lock or path_lock(path):
         created = not path.exists()
         with open(path, "ab") as fh:
             if not created and fh.tell() > 0 and _last_byte(path) != b"\n":
-                line = b"\n" + line  # end a torn last line first
-            fh.write(line)
+                data = b"\n" + data  # end a torn last line first
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         if created:

@@ -19,17 +19,16 @@ resumed into unless the run adopts them (`--adopt`: taken as made with this run'
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import TypeVar
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from components.base.errors import UserError
-from components.base.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
-    real_path, repair_torn_tail, torn_path
+from components.base.io import append_jsonl, append_lines, atomic_write_bytes, output_lock, path_lock, \
+    read_jsonl, real_path, repair_torn_tail, torn_path
 
 T = TypeVar("T")
 
@@ -117,35 +116,24 @@ def repair_output(path: str | Path, key_field: str) -> None:
     dups: dict[str, list[int]] = {}
     seen: set[str] = set()
     corrupt, repeated = bytearray(), bytearray()
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                record = None
-            if not isinstance(record, dict):
-                bad.append(number)
-                corrupt += line + b"\n"
-                continue
-            key = str(record.get(key_field))
-            if key in seen:
-                dups.setdefault(key, []).append(number)
-                repeated += line + b"\n"
-                continue
-            seen.add(key)
-            kept.append(line + b"\n")
+    for number, line, record in _lines(path):
+        if record is None:
+            bad.append(number)
+            corrupt += line + b"\n"
+            continue
+        key = str(record.get(key_field))
+        if key in seen:
+            dups.setdefault(key, []).append(number)
+            repeated += line + b"\n"
+            continue
+        seen.add(key)
+        kept.append(line + b"\n")
     if not bad and not dups:
         return
     with path_lock(path):
         for aside, data in ((torn_path(path), corrupt), (duplicates_path(path), repeated)):
             if data:
-                with open(aside, "ab") as fh:
-                    fh.write(bytes(data))
-                    fh.flush()
-                    os.fsync(fh.fileno())
+                append_lines(aside, bytes(data))
         atomic_write_bytes(path, b"".join(kept))
     if bad:
         lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
@@ -201,8 +189,33 @@ def repair_companion(path: str | Path, output: str | Path, keys: Iterable[str], 
     kept, aside = bytearray(), bytearray()
     seen: set[str] = set()
     orphans = repeats = 0
+    for _, line, record in _lines(path):
+        key = str(record.get(key_field)) if record is not None else None
+        if key is not None and key in mine and (key not in done or key in seen):
+            aside += line + b"\n"
+            orphans += key not in done
+            repeats += key in done
+            continue
+        if key is not None:
+            seen.add(key)
+        kept += line + b"\n"
+    if not aside:
+        return
+    with path_lock(path):
+        append_lines(duplicates_path(path), bytes(aside))
+        atomic_write_bytes(path, bytes(kept))
+    parts = ([f"{orphans} {what}(s) of items {output} does not hold (a run stopped between the two "
+              "writes; they are done again)"] if orphans else []) + \
+        ([f"{repeats} repeated {what}(s) of an item (the first is kept)"] if repeats else [])
+    print(f"{path}: {' and '.join(parts)} moved to {duplicates_path(path)}.", file=sys.stderr)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes, dict | None]]:
+    """Each non-blank line of a JSONL file: (its number, its bytes without the line end, the
+    JSON object it holds or None when it holds none: not JSON, not UTF-8, not an object). The
+    one reader of `repair_output` and `repair_companion`."""
     with open(path, "rb") as fh:
-        for raw in fh:
+        for number, raw in enumerate(fh, 1):
             line = raw.strip()
             if not line:
                 continue
@@ -210,27 +223,7 @@ def repair_companion(path: str | Path, output: str | Path, keys: Iterable[str], 
                 record = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
                 record = None
-            key = str(record.get(key_field)) if isinstance(record, dict) else None
-            if key is not None and key in mine and (key not in done or key in seen):
-                aside += line + b"\n"
-                orphans += key not in done
-                repeats += key in done
-                continue
-            if key is not None:
-                seen.add(key)
-            kept += line + b"\n"
-    if not aside:
-        return
-    with path_lock(path):
-        with open(duplicates_path(path), "ab") as fh:
-            fh.write(bytes(aside))
-            fh.flush()
-            os.fsync(fh.fileno())
-        atomic_write_bytes(path, bytes(kept))
-    parts = ([f"{orphans} {what}(s) of items {output} does not hold (a run stopped between the two "
-              "writes; they are done again)"] if orphans else []) + \
-        ([f"{repeats} repeated {what}(s) of an item (the first is kept)"] if repeats else [])
-    print(f"{path}: {' and '.join(parts)} moved to {duplicates_path(path)}.", file=sys.stderr)
+            yield number, line, record if isinstance(record, dict) else None
 
 
 def duplicates_path(path: str | Path) -> Path:
