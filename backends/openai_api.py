@@ -503,6 +503,66 @@ def to_openai_messages(messages: list[Message], max_side: int | None = None) -> 
     return out
 
 
+def _marked_messages(messages: list[Message]) -> tuple[list[dict], list[EncodedImage]] | None:
+    """`to_openai_messages(messages)` with each encoded picture of a plain mime type (one whose
+    data URL is a DataURL) standing as `_MARK` in place of its whole part, and those pictures in
+    order, for `_spliced`; None when there is none (the body is encoded as usual)."""
+    out: list[dict] = []
+    images: list[EncodedImage] = []
+    for message in messages:
+        if all(isinstance(p, str) for p in message.content):
+            out.append({"role": message.role, "content": "".join(message.content)})
+            continue
+        parts: list[Any] = []
+        for part in message.content:
+            if isinstance(part, str):
+                parts.append({"type": "text", "text": part})
+            elif type(part) is EncodedImage and _plain_prefix(part.mime) is not None:
+                parts.append(_MARK)
+                images.append(part)
+            else:
+                url = encoded_data_url(part) if isinstance(part, EncodedImage) else jpeg_data_url(part, None)
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+        out.append({"role": message.role, "content": parts})
+    return (out, images) if images else None
+
+
+def _spliced(encoded: bytes, images: list[EncodedImage]) -> bytes | None:
+    """The JSON `encoded` with each `_MARK` replaced by its picture's image part, as the SDK
+    encodes {"type": "image_url", "image_url": {"url": <its data URL>}}; None when the marks do
+    not match the pictures."""
+    pieces = encoded.split(_MARK_JSON)
+    if len(pieces) != len(images) + 1:
+        return None
+    out = [pieces[0]]
+    for image, piece in zip(images, pieces[1:]):
+        out += [_PART_HEAD, _plain_prefix(image.mime), _base64_of(image), _PART_TAIL, piece]
+    return b"".join(out)
+
+
+def _plain_prefix(mime: str) -> bytes | None:
+    """`data:<mime>;base64,` as bytes when such a data URL is a DataURL (nothing JSON escapes)."""
+    found = _PREFIX_BYTES.get(mime)
+    if found is None and mime not in _PREFIX_BYTES:
+        url = data_url(mime, b"")
+        found = _PREFIX_BYTES[mime] = url.encode("ascii") if type(url) is DataURL else None
+    return found
+
+
+def _base64_of(image: EncodedImage) -> bytes:
+    """The picture's bytes in base64, made once per object (a clip kept in memory is sent by
+    several questions); from its data URL when that was made already."""
+    found = image.__dict__.get("_base64")
+    if found is None:
+        url = image.__dict__.get("data_url")
+        found = url[url.index(",") + 1:].encode("ascii") if url else base64.b64encode(image.data)
+        image.__dict__["_base64"] = found
+    return found
+
+
+_PREFIX_BYTES: dict[str, bytes | None] = {}
+
+
 #: message fields in which servers send reasoning apart from the answer: vLLM's and SGLang's
 #: reasoning parsers and DeepSeek (`reasoning_content`), newer vLLM and OpenRouter (`reasoning`)
 REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -646,13 +706,21 @@ class OpenAIBackend(VLMBackend):
         if self.max_images is not None and sent > self.max_images:
             raise self._too_many(sent, f"accepts at most {self.max_images} image(s) per request")
         _check_cancel(request.cancel)
-        messages = to_openai_messages(request.messages)
+        # posted by PlainHTTP: the encoded pictures' base64 goes into the body as bytes (no data
+        # URL string made, copied and encoded back); else the messages as the SDK takes them
+        marked = _marked_messages(request.messages) if self._plain is not None else None
+        messages = to_openai_messages(request.messages) if marked is None else []
 
         def once():  # the body is built for each attempt: _on_bad_request may change it
-            body = self.request_body(messages, request)
-            if self._plain is not None:
-                raw = self._plain.post("/chat/completions", body_bytes(body))
+            if marked is not None:
+                data = _spliced(_dumps(self.request_body(marked[0], request)), marked[1])
+                if data is None:   # the mark met elsewhere (cannot happen by chance)
+                    data = body_bytes(self.request_body(to_openai_messages(request.messages), request))
+                raw = self._plain.post("/chat/completions", data)
+            elif self._plain is not None:
+                raw = self._plain.post("/chat/completions", body_bytes(self.request_body(messages, request)))
             else:
+                body = self.request_body(messages, request)
                 sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
                 raw = self._client.post("/chat/completions", cast_to=bytes, **sent)
             response = read_completion(raw)

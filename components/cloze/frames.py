@@ -58,11 +58,16 @@ log = logging.getLogger(__name__)
 
 
 def _key(path: Path, kind: str, n: int, max_height: int | None) -> tuple:
-    path = datasource.local(path)  # a repository's clip is fetched here, in the worker decoding it
-    try:
+    try:   # a file on this machine (a batch run asks for six a question): no more is looked up
         st = os.stat(path)
     except OSError:
         st = None
+    if st is None:
+        path = datasource.local(path)  # a repository's clip is fetched here, in the worker decoding it
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
     if st is None or not stat.S_ISREG(st.st_mode):
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     # the path as given (made absolute, not resolved: ~20 us a clip on every question) and the
@@ -125,8 +130,8 @@ def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HE
             yield to_jpeg_bytes(img, JPEG_QUALITY), {"mime": "image/jpeg", "width": img.width,
                                                      "height": img.height}
 
-    def make() -> list[EncodedImage]:
-        stored = DiskCache().get_or_compute_encoded(datasource.local(path), _disk_params(n, max_height), encode)
+    def make() -> list[EncodedImage]:   # the clip is on this machine: _key fetched it
+        stored = DiskCache().get_or_compute_encoded(path, _disk_params(n, max_height), encode)
         return _as_encoded(stored)
 
     return _cached(path, "jpeg", n, max_height, make, caches)
