@@ -27,7 +27,7 @@ from typing import TypeVar
 from collections.abc import Callable, Iterable, Iterator
 
 from components.base.errors import UserError
-from components.base.io import append_jsonl, append_lines, atomic_write_bytes, output_lock, path_lock, \
+from components.base.io import JsonlAppender, append_lines, atomic_write_bytes, output_lock, path_lock, \
     read_jsonl, real_path, repair_torn_tail, torn_path
 
 T = TypeVar("T")
@@ -268,7 +268,6 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
     todo = [item for item in items if key(item) not in done_keys]
     counts = {"done": 0, "skipped": 0, "failed": 0, "stopped": 0}
     counts["skipped"] = len(done_keys)
-    lock = threading.Lock()
     reasons: set[str] = set()
     in_a_row = [0, ""]   # failures since the last success, the last one's reason
     gave_up = threading.Event()
@@ -307,7 +306,7 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
             in_a_row[0] = 0
             record.setdefault(key_field, key(item))
             record.update(extra)
-            append_jsonl(out_path, record, lock=lock)
+            output.append(record)
             counts["done"] += 1
             if on_result:
                 on_result(record)
@@ -317,7 +316,7 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
     def halted() -> bool:
         return gave_up.is_set() or (stop is not None and stop.is_set())
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool, JsonlAppender(out_path) as output:
         pending: dict[Future, T] = {}
         queue = list(todo)
         while queue or pending:

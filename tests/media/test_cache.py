@@ -42,16 +42,17 @@ def test_an_unchanged_file_is_read_for_its_identity_once(tmp_path, monkeypatch):
     p = tmp_path / "clip.bin"
     p.write_bytes(b"x" * (3 * 1024 * 1024))
     opened = []
-    real_open = open
-    monkeypatch.setattr(cache, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k),
-                        raising=False)
+    real_open = os.open
+    monkeypatch.setattr(cache.os, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k))
     first = [file_identity(p) for _ in range(5)]
     assert len(set(first)) == 1 and opened.count(str(p)) == 1
     before = os.stat(p)
+    monkeypatch.setattr(cache.os, "open", real_open)
     with open(p, "r+b") as fh:  # same size, mtime put back: a new ctime
         fh.seek(-10, 2)
         fh.write(b"y" * 10)
     os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    monkeypatch.setattr(cache.os, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k))
     assert [file_identity(p) for _ in range(3)] == [file_identity(p)] * 3 != first[:3]
     assert opened.count(str(p)) == 2
 
