@@ -234,13 +234,16 @@ class JsonlAppender:
     """`append_jsonl` for one writer appending many lines to one file (a batch run, which holds
     the file's `output_lock`): the file is opened at the first line and kept open, and each line
     is written and fsynced before `append` returns (two system calls a line, not ~13: a batch
-    run at high concurrency hands its GIL over on each). A torn last line is ended first, as by
-    `append_jsonl`. Use as a context manager; the file is closed at its end."""
+    run at high concurrency hands its GIL over on each). Thread-safe: lines are written whole
+    one at a time, and each caller's fsync (outside the lock) makes its own line durable, and
+    those written before it, so threads appending at once share the disk's flushes. A torn last
+    line is ended first, as by `append_jsonl`. Use as a context manager; closed at its end."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._fd: int | None = None
         self._ended = True
+        self._lock = threading.Lock()
 
     def __enter__(self) -> JsonlAppender:
         return self
@@ -260,20 +263,23 @@ class JsonlAppender:
         return fd
 
     def append(self, record: dict) -> None:
-        fd = self._fd if self._fd is not None else self._open()
         data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        if not self._ended:
-            data = b"\n" + data  # end a torn last line first
+        with self._lock:
+            fd = self._fd if self._fd is not None else self._open()
+            if not self._ended:
+                data = b"\n" + data  # end a torn last line first
+            self._ended = False       # until the whole line is written
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
             self._ended = True
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
         os.fsync(fd)
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
 
 def torn_path(path: str | Path) -> Path:

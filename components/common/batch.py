@@ -304,9 +304,6 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
                     gave_up.set()
         else:
             in_a_row[0] = 0
-            record.setdefault(key_field, key(item))
-            record.update(extra)
-            output.append(record)
             counts["done"] += 1
             if on_result:
                 on_result(record)
@@ -316,7 +313,16 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
     def halted() -> bool:
         return gave_up.is_set() or (stop is not None and stop.is_set())
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool, JsonlAppender(out_path) as output:
+    def work_and_keep(item: T) -> dict:
+        """The item's record, made durable in its worker thread (the workers' fsyncs overlap,
+        and the loop below, which hands out the next items, never waits for the disk)."""
+        record = work(item)
+        record.setdefault(key_field, key(item))
+        record.update(extra)
+        output.append(record)
+        return record
+
+    with JsonlAppender(out_path) as output, ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         pending: dict[Future, T] = {}
         queue = list(todo)
         while queue or pending:
@@ -327,7 +333,7 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
                     break
             while queue and len(pending) < max(1, concurrency):
                 item = queue.pop(0)
-                pending[pool.submit(work, item)] = item
+                pending[pool.submit(work_and_keep, item)] = item
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 finish(pending.pop(fut), fut)
