@@ -21,7 +21,9 @@ from __future__ import annotations
 import json
 import sys
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from queue import SimpleQueue
 from pathlib import Path
 from typing import TypeVar
 from collections.abc import Callable, Iterable, Iterator
@@ -324,7 +326,8 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
 
     with JsonlAppender(out_path) as output, ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         pending: dict[Future, T] = {}
-        queue = list(todo)
+        finished: SimpleQueue[Future] = SimpleQueue()   # futures as they finish (no scan of all
+        queue = deque(todo)                             # those in flight for each one done)
         while queue or pending:
             if halted() and queue:
                 counts["stopped"] += len(queue)
@@ -332,10 +335,14 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
                 if not pending:
                     break
             while queue and len(pending) < max(1, concurrency):
-                item = queue.pop(0)
-                pending[pool.submit(work_and_keep, item)] = item
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
+                item = queue.popleft()
+                fut = pool.submit(work_and_keep, item)
+                pending[fut] = item
+                fut.add_done_callback(finished.put)
+            done = [finished.get()]
+            while not finished.empty():
+                done.append(finished.get())
+            for fut in done:
                 finish(pending.pop(fut), fut)
     if bar is not None:
         bar.close()
