@@ -10,6 +10,7 @@ content) goes to `GenerationResult.reasoning`, the answer alone to `text` (backe
 """
 from __future__ import annotations
 
+import base64
 import email.utils
 import inspect
 import json
@@ -24,7 +25,7 @@ from backends import thinking as thinking_wire
 from backends.base import EncodedImage, GenerationRequest, GenerationResult, Message, Usage, VLMBackend
 from backends.errors import BackendError, GenerationStopped, TooManyImagesError
 from backends.config import HUNG_AFTER_TIMEOUTS, HUNG_PAUSE_S, TIMEOUT_ENV, ApiSettings
-from backends.images import DataURL, encoded_data_url, jpeg_data_url
+from backends.images import DataURL, data_url, encoded_data_url, jpeg_data_url
 from backends.reasoning import join_reasoning, split_reasoning
 
 T = TypeVar("T")
@@ -272,6 +273,135 @@ def make_client(settings: ApiSettings):
                          timeout=settings.timeout_s, max_retries=0)
 
 
+class PlainHTTP:
+    """Posts a chat request's bytes to a plain `http://` server (vLLM, SGLang, a local proxy) with
+    the standard library's http.client, one keep-alive connection per thread: the openai SDK's
+    request path (options, headers, httpx's connection pool) costs ~2 ms of CPU a request under
+    the GIL, this one ~0.5 ms (docs/benchmarks.md "Cloze at c=64"). The SDK's behaviour is kept:
+    its headers (the key, User-Agent, X-Stainless-*), its timeout on connect, send and each read,
+    and its error types, made by the SDK itself (`_make_status_error_from_response`, APITimeoutError,
+    APIConnectionError), so `call_with_retries` retries, times out and words its errors as before.
+    A kept connection the server closed meanwhile is reopened once at once (it never read the
+    request). Used only where the SDK would connect directly (`for_client`)."""
+
+    def __init__(self, client: Any, base_url: str, timeout_s: float):
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        self._sdk = client
+        self._host, self._port = parts.hostname or "localhost", parts.port or 80
+        self._prefix = parts.path.rstrip("/")
+        self._url = f"http://{self._host}:{self._port}{self._prefix}"
+        self.timeout_s = timeout_s
+        self._httpx = _httpx_of(client)
+        headers = {**client.default_headers, **client.auth_headers}
+        self._headers = {k: v for k, v in headers.items() if isinstance(v, str)}
+        self._headers.update({"x-stainless-retry-count": "0", "x-stainless-read-timeout": str(float(timeout_s))})
+        self._local = threading.local()
+        self._open: set[Any] = set()
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_client(cls, client: Any, settings: ApiSettings) -> PlainHTTP | None:
+        """A PlainHTTP for `client`'s server, or None where the SDK must post: an https or
+        default server, a proxy from the environment, an SDK that authenticates otherwise than by
+        its key (a token provider, custom auth) or lacks what is used here."""
+        import urllib.request
+        from urllib.parse import urlsplit
+
+        url = settings.base_url or ""
+        parts = urlsplit(url)
+        if parts.scheme != "http" or parts.username or parts.password or parts.query:
+            return None
+        proxies = urllib.request.getproxies()
+        if (proxies.get("http") or proxies.get("all")) and not urllib.request.proxy_bypass(parts.hostname or ""):
+            return None
+        if getattr(client, "_provider_runtime", None) is not None or getattr(client, "custom_auth", None) is not None:
+            return None
+        if _httpx_of(client) is None or not hasattr(client, "_make_status_error_from_response"):
+            return None
+        try:
+            return cls(client, url, settings.timeout_s)
+        except Exception:  # noqa: BLE001 - anything unexpected in the SDK's attributes: the SDK posts
+            return None
+
+    def _connection(self) -> tuple[Any, bool]:
+        import http.client
+
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn, True
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout_s)
+        self._local.conn = conn
+        with self._lock:
+            self._open.add(conn)
+        return conn, False
+
+    def _drop(self, conn: Any) -> None:
+        conn.close()
+        self._local.conn = None
+        with self._lock:
+            self._open.discard(conn)
+
+    def post(self, path: str, body: bytes) -> bytes:
+        """The 2xx response's body; an SDK error (openai.APIStatusError and its kinds,
+        APITimeoutError, APIConnectionError) otherwise."""
+        import http.client
+        import openai
+
+        for attempt in range(2):
+            conn, reused = self._connection()
+            try:
+                conn.request("POST", self._prefix + path, body=body, headers=self._headers)
+                response = conn.getresponse()
+                data = response.read()
+            except TimeoutError:
+                self._drop(conn)
+                raise openai.APITimeoutError(request=self._request(path)) from None
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as exc:
+                self._drop(conn)
+                if reused and attempt == 0:  # a kept connection the server had closed: once more
+                    continue
+                if isinstance(exc, http.client.RemoteDisconnected):  # worded as httpx words it
+                    exc = ConnectionError("Server disconnected without sending a response.")
+                raise openai.APIConnectionError(request=self._request(path)) from exc
+            except (OSError, http.client.HTTPException) as exc:
+                self._drop(conn)
+                raise openai.APIConnectionError(request=self._request(path)) from exc
+            if response.will_close:
+                self._drop(conn)
+            encoding = (response.getheader("content-encoding") or "").strip().lower()
+            if encoding in ("gzip", "deflate"):
+                import zlib
+
+                data = zlib.decompress(data, 47 if encoding == "gzip" else 15)
+            if not 200 <= response.status < 300:
+                raise self._sdk._make_status_error_from_response(self._httpx.Response(
+                    response.status, headers=response.getheaders(), content=data, request=self._request(path)))
+            return data
+        raise AssertionError("unreachable")
+
+    def _request(self, path: str) -> Any:
+        return self._httpx.Request("POST", self._url + path)
+
+    def close(self) -> None:
+        with self._lock:
+            conns, self._open = list(self._open), set()
+        for conn in conns:
+            conn.close()
+
+
+def _httpx_of(client: Any) -> Any:
+    """The httpx module the SDK's errors are made of (the SDK's own client's)."""
+    import sys
+
+    for cls in type(getattr(client, "_client", None)).__mro__:
+        root = cls.__module__.split(".")[0]
+        if root.startswith("httpx") and root in sys.modules:
+            return sys.modules[root]
+    return None
+
+
 def _spliceable(url: Any) -> bool:
     """A data URL made here (`backends.images.DataURL`: base64 behind a checked prefix), which
     JSON writes as it is, nothing escaped."""
@@ -281,10 +411,12 @@ def _spliceable(url: Any) -> bool:
 def body_bytes(body: dict[str, Any]) -> bytes:
     """`body` as the JSON bytes the openai SDK posts for it (`openai._utils._json.openapi_dumps`:
     compact separators, ensure_ascii=False, no NaN), byte for byte, without the JSON encoder
-    walking the images: each image part's data URL (megabytes of base64 a request, which JSON
-    writes as it is) is spliced into the encoded rest of the body."""
+    walking the images: each image part (megabytes of base64 a request, which JSON writes as it
+    is) stands as a short mark while the rest is encoded, then its bytes are spliced in; a part
+    of the usual shape ({"type": "image_url", "image_url": {"url": <DataURL>}}) as a whole, so the
+    encoder sees one string a picture, not two dicts."""
     messages = body.get("messages")
-    urls: list[str] = []
+    spliced: list[tuple[bool, str]] = []   # (the whole part?, its data URL)
     slim_messages = []
     for message in messages if isinstance(messages, list) else ():
         content = message.get("content") if isinstance(message, dict) else None
@@ -293,28 +425,57 @@ def body_bytes(body: dict[str, Any]) -> bytes:
             continue
         parts = []
         for part in content:
-            image = part.get("image_url") if isinstance(part, dict) else None
-            url = image.get("url") if isinstance(image, dict) else None
-            if _spliceable(url):
-                parts.append({**part, "image_url": {**image, "url": _MARK}})
-                urls.append(url)
-            else:
+            image = part.get("image_url") if type(part) is dict else None
+            url = image.get("url") if type(image) is dict else None
+            if not _spliceable(url):
                 parts.append(part)
+            elif len(image) == 1 and tuple(part) == _IMAGE_PART_KEYS:
+                parts.append(_MARK)
+                spliced.append((True, url))
+            else:
+                parts.append({**part, "image_url": {**image, "url": _MARK}})
+                spliced.append((False, url))
         slim_messages.append({**message, "content": parts})
-    if not urls:
+    if not spliced:
         return _dumps(body)
     pieces = _dumps({**body, "messages": slim_messages}).split(_MARK_JSON)
-    if len(pieces) != len(urls) + 1:  # the mark met elsewhere (cannot happen by chance): as a whole
+    if len(pieces) != len(spliced) + 1:  # the mark met elsewhere (cannot happen by chance): as a whole
         return _dumps(body)
     out = [pieces[0]]
-    for url, piece in zip(urls, pieces[1:]):
-        out += [url.encode("ascii"), piece]
+    for (whole, url), piece in zip(spliced, pieces[1:]):
+        out += [_PART_HEAD if whole else b'"', url.encode("ascii"), _PART_TAIL if whole else b'"', piece]
     return b"".join(out)
 
 
-#: stands for a data URL while the rest of a body is encoded (a string no request carries)
+#: stands for a data URL, or a whole image part, while the rest of a body is encoded (a string
+#: no request carries)
 _MARK = "\x00vbe-image-url-7f3a9c\x00"
-_MARK_JSON = json.dumps(_MARK).encode()[1:-1]
+_MARK_JSON = json.dumps(_MARK).encode()
+_IMAGE_PART_KEYS = ("type", "image_url")
+#: an image part of the usual shape as JSON writes it, around its data URL
+_PART_HEAD = b'{"type":"image_url","image_url":{"url":"'
+_PART_TAIL = b'"}}'
+
+
+def _encoded_url(image: EncodedImage) -> str:
+    """`image.data_url`, made once per object as that property makes it, without its lock
+    (`functools.cached_property` takes one lock for every object of the class on a first read:
+    64 threads each reading 96 new pictures a request queue there)."""
+    url = image.__dict__.get("data_url")
+    if url is None:
+        prefix = _PLAIN_PREFIXES.get(image.mime)
+        if prefix is not None:   # images.data_url's result, its prefix checked once per type
+            url = DataURL(prefix + base64.b64encode(image.data).decode("ascii"))
+        else:
+            url = data_url(image.mime, image.data)
+            if type(url) is DataURL:
+                _PLAIN_PREFIXES[image.mime] = url[:url.index(",") + 1]
+        image.__dict__["data_url"] = url
+    return url
+
+
+#: mime type -> its data URL prefix, for the types whose prefix makes a DataURL
+_PLAIN_PREFIXES: dict[str, str] = {}
 
 
 def _dumps(value: Any) -> bytes:
@@ -334,11 +495,72 @@ def to_openai_messages(messages: list[Message], max_side: int | None = None) -> 
             if isinstance(part, str):
                 parts.append({"type": "text", "text": part})
             else:
-                url = (encoded_data_url(part) if isinstance(part, EncodedImage)
+                url = (_encoded_url(part) if type(part) is EncodedImage
+                       else encoded_data_url(part) if isinstance(part, EncodedImage)
                        else jpeg_data_url(part, max_side))
                 parts.append({"type": "image_url", "image_url": {"url": url}})
         out.append({"role": message.role, "content": parts})
     return out
+
+
+def _marked_messages(messages: list[Message]) -> tuple[list[dict], list[EncodedImage]] | None:
+    """`to_openai_messages(messages)` with each encoded picture of a plain mime type (one whose
+    data URL is a DataURL) standing as `_MARK` in place of its whole part, and those pictures in
+    order, for `_spliced`; None when there is none (the body is encoded as usual)."""
+    out: list[dict] = []
+    images: list[EncodedImage] = []
+    for message in messages:
+        if all(isinstance(p, str) for p in message.content):
+            out.append({"role": message.role, "content": "".join(message.content)})
+            continue
+        parts: list[Any] = []
+        for part in message.content:
+            if isinstance(part, str):
+                parts.append({"type": "text", "text": part})
+            elif type(part) is EncodedImage and _plain_prefix(part.mime) is not None:
+                parts.append(_MARK)
+                images.append(part)
+            else:
+                url = encoded_data_url(part) if isinstance(part, EncodedImage) else jpeg_data_url(part, None)
+                parts.append({"type": "image_url", "image_url": {"url": url}})
+        out.append({"role": message.role, "content": parts})
+    return (out, images) if images else None
+
+
+def _spliced(encoded: bytes, images: list[EncodedImage]) -> bytes | None:
+    """The JSON `encoded` with each `_MARK` replaced by its picture's image part, as the SDK
+    encodes {"type": "image_url", "image_url": {"url": <its data URL>}}; None when the marks do
+    not match the pictures."""
+    pieces = encoded.split(_MARK_JSON)
+    if len(pieces) != len(images) + 1:
+        return None
+    out = [pieces[0]]
+    for image, piece in zip(images, pieces[1:]):
+        out += [_PART_HEAD, _plain_prefix(image.mime), _base64_of(image), _PART_TAIL, piece]
+    return b"".join(out)
+
+
+def _plain_prefix(mime: str) -> bytes | None:
+    """`data:<mime>;base64,` as bytes when such a data URL is a DataURL (nothing JSON escapes)."""
+    found = _PREFIX_BYTES.get(mime)
+    if found is None and mime not in _PREFIX_BYTES:
+        url = data_url(mime, b"")
+        found = _PREFIX_BYTES[mime] = url.encode("ascii") if type(url) is DataURL else None
+    return found
+
+
+def _base64_of(image: EncodedImage) -> bytes:
+    """The picture's bytes in base64, made once per object (a clip kept in memory is sent by
+    several questions); from its data URL when that was made already."""
+    found = image.__dict__.get("_base64")
+    if found is None:
+        url = image.__dict__.get("data_url")
+        found = url[url.index(",") + 1:].encode("ascii") if url else base64.b64encode(image.data)
+        image.__dict__["_base64"] = found
+    return found
+
+
+_PREFIX_BYTES: dict[str, bytes | None] = {}
 
 
 #: message fields in which servers send reasoning apart from the answer: vLLM's and SGLang's
@@ -396,6 +618,8 @@ class OpenAIBackend(VLMBackend):
         #: the SDK posts given bytes as they are (`content=`, newer SDKs): the body is encoded
         #: here (body_bytes); an older SDK is given the dict, as before
         self._posts_bytes = "content" in inspect.signature(self._client.post).parameters
+        #: a plain http:// server: posted without the SDK's request path (PlainHTTP)
+        self._plain = PlainHTTP.for_client(self._client, self.settings) if self._posts_bytes else None
         self.hung = HungServer(base_url, self.settings.timeout_s)
         # reasoning models want max_completion_tokens; a refusal of either name flips it once
         self._use_max_completion_tokens = self.thinking_control == "reasoning_effort"
@@ -482,12 +706,24 @@ class OpenAIBackend(VLMBackend):
         if self.max_images is not None and sent > self.max_images:
             raise self._too_many(sent, f"accepts at most {self.max_images} image(s) per request")
         _check_cancel(request.cancel)
-        messages = to_openai_messages(request.messages)
+        # posted by PlainHTTP: the encoded pictures' base64 goes into the body as bytes (no data
+        # URL string made, copied and encoded back); else the messages as the SDK takes them
+        marked = _marked_messages(request.messages) if self._plain is not None else None
+        messages = to_openai_messages(request.messages) if marked is None else []
 
         def once():  # the body is built for each attempt: _on_bad_request may change it
-            body = self.request_body(messages, request)
-            sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
-            response = read_completion(self._client.post("/chat/completions", cast_to=bytes, **sent))
+            if marked is not None:
+                data = _spliced(_dumps(self.request_body(marked[0], request)), marked[1])
+                if data is None:   # the mark met elsewhere (cannot happen by chance)
+                    data = body_bytes(self.request_body(to_openai_messages(request.messages), request))
+                raw = self._plain.post("/chat/completions", data)
+            elif self._plain is not None:
+                raw = self._plain.post("/chat/completions", body_bytes(self.request_body(messages, request)))
+            else:
+                body = self.request_body(messages, request)
+                sent = {"content": body_bytes(body)} if self._posts_bytes else {"body": body}
+                raw = self._client.post("/chat/completions", cast_to=bytes, **sent)
+            response = read_completion(raw)
             if not isinstance(response, _Fields) or not isinstance(response.choices, list) \
                     or not response.choices or not isinstance(response.choices[0], _Fields):
                 raise _Retryable("the server answered with no choices")
@@ -514,6 +750,8 @@ class OpenAIBackend(VLMBackend):
             reasoning=join_reasoning(server_reasoning(message), inline))
 
     def close(self) -> None:
+        if self._plain is not None:
+            self._plain.close()
         self._client.close()
 
 

@@ -7,7 +7,7 @@ Those JPEGs are kept twice: in memory (an LRU of this process) and on disk
 (components.media.DiskCache, frames/, keyed by the clip's content identity and `_disk_params`:
 the sampling, size and quality that made them; bounded by APP_FRAME_CACHE_MB). So a second model's
 run, a rerun after a crash and the Cloze tab on the same question decode no video: a request reads
-16 small files a clip, and a grid is drawn from them when the decoded frames are not in memory."""
+one file a clip (its 16 JPEGs packed), and a grid is drawn from them when the decoded frames are not in memory."""
 from __future__ import annotations
 
 import logging
@@ -58,11 +58,16 @@ log = logging.getLogger(__name__)
 
 
 def _key(path: Path, kind: str, n: int, max_height: int | None) -> tuple:
-    path = datasource.local(path)  # a repository's clip is fetched here, in the worker decoding it
-    try:
+    try:   # a file on this machine (a batch run asks for six a question): no more is looked up
         st = os.stat(path)
     except OSError:
         st = None
+    if st is None:
+        path = datasource.local(path)  # a repository's clip is fetched here, in the worker decoding it
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
     if st is None or not stat.S_ISREG(st.st_mode):
         raise MediaError(f"Clip not found: {path}. Restore it or regenerate the instance.")
     # the path as given (made absolute, not resolved: ~20 us a clip on every question) and the
@@ -125,8 +130,8 @@ def clip_jpegs(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HE
             yield to_jpeg_bytes(img, JPEG_QUALITY), {"mime": "image/jpeg", "width": img.width,
                                                      "height": img.height}
 
-    def make() -> list[EncodedImage]:
-        stored = DiskCache().get_or_compute_encoded(datasource.local(path), _disk_params(n, max_height), encode)
+    def make() -> list[EncodedImage]:   # the clip is on this machine: _key fetched it
+        stored = DiskCache().get_or_compute_encoded(path, _disk_params(n, max_height), encode)
         return _as_encoded(stored)
 
     return _cached(path, "jpeg", n, max_height, make, caches)

@@ -19,17 +19,18 @@ resumed into unless the run adopts them (`--adopt`: taken as made with this run'
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from queue import SimpleQueue
 from pathlib import Path
 from typing import TypeVar
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from components.base.errors import UserError
-from components.base.io import append_jsonl, atomic_write_bytes, output_lock, path_lock, read_jsonl, \
-    real_path, repair_torn_tail, torn_path
+from components.base.io import JsonlAppender, append_lines, atomic_write_bytes, output_lock, path_lock, \
+    read_jsonl, real_path, repair_torn_tail, torn_path
 
 T = TypeVar("T")
 
@@ -117,35 +118,24 @@ def repair_output(path: str | Path, key_field: str) -> None:
     dups: dict[str, list[int]] = {}
     seen: set[str] = set()
     corrupt, repeated = bytearray(), bytearray()
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
-                record = None
-            if not isinstance(record, dict):
-                bad.append(number)
-                corrupt += line + b"\n"
-                continue
-            key = str(record.get(key_field))
-            if key in seen:
-                dups.setdefault(key, []).append(number)
-                repeated += line + b"\n"
-                continue
-            seen.add(key)
-            kept.append(line + b"\n")
+    for number, line, record in _lines(path):
+        if record is None:
+            bad.append(number)
+            corrupt += line + b"\n"
+            continue
+        key = str(record.get(key_field))
+        if key in seen:
+            dups.setdefault(key, []).append(number)
+            repeated += line + b"\n"
+            continue
+        seen.add(key)
+        kept.append(line + b"\n")
     if not bad and not dups:
         return
     with path_lock(path):
         for aside, data in ((torn_path(path), corrupt), (duplicates_path(path), repeated)):
             if data:
-                with open(aside, "ab") as fh:
-                    fh.write(bytes(data))
-                    fh.flush()
-                    os.fsync(fh.fileno())
+                append_lines(aside, bytes(data))
         atomic_write_bytes(path, b"".join(kept))
     if bad:
         lines = ", ".join(map(str, bad[:5])) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
@@ -201,8 +191,33 @@ def repair_companion(path: str | Path, output: str | Path, keys: Iterable[str], 
     kept, aside = bytearray(), bytearray()
     seen: set[str] = set()
     orphans = repeats = 0
+    for _, line, record in _lines(path):
+        key = str(record.get(key_field)) if record is not None else None
+        if key is not None and key in mine and (key not in done or key in seen):
+            aside += line + b"\n"
+            orphans += key not in done
+            repeats += key in done
+            continue
+        if key is not None:
+            seen.add(key)
+        kept += line + b"\n"
+    if not aside:
+        return
+    with path_lock(path):
+        append_lines(duplicates_path(path), bytes(aside))
+        atomic_write_bytes(path, bytes(kept))
+    parts = ([f"{orphans} {what}(s) of items {output} does not hold (a run stopped between the two "
+              "writes; they are done again)"] if orphans else []) + \
+        ([f"{repeats} repeated {what}(s) of an item (the first is kept)"] if repeats else [])
+    print(f"{path}: {' and '.join(parts)} moved to {duplicates_path(path)}.", file=sys.stderr)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes, dict | None]]:
+    """Each non-blank line of a JSONL file: (its number, its bytes without the line end, the
+    JSON object it holds or None when it holds none: not JSON, not UTF-8, not an object). The
+    one reader of `repair_output` and `repair_companion`."""
     with open(path, "rb") as fh:
-        for raw in fh:
+        for number, raw in enumerate(fh, 1):
             line = raw.strip()
             if not line:
                 continue
@@ -210,27 +225,7 @@ def repair_companion(path: str | Path, output: str | Path, keys: Iterable[str], 
                 record = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
                 record = None
-            key = str(record.get(key_field)) if isinstance(record, dict) else None
-            if key is not None and key in mine and (key not in done or key in seen):
-                aside += line + b"\n"
-                orphans += key not in done
-                repeats += key in done
-                continue
-            if key is not None:
-                seen.add(key)
-            kept += line + b"\n"
-    if not aside:
-        return
-    with path_lock(path):
-        with open(duplicates_path(path), "ab") as fh:
-            fh.write(bytes(aside))
-            fh.flush()
-            os.fsync(fh.fileno())
-        atomic_write_bytes(path, bytes(kept))
-    parts = ([f"{orphans} {what}(s) of items {output} does not hold (a run stopped between the two "
-              "writes; they are done again)"] if orphans else []) + \
-        ([f"{repeats} repeated {what}(s) of an item (the first is kept)"] if repeats else [])
-    print(f"{path}: {' and '.join(parts)} moved to {duplicates_path(path)}.", file=sys.stderr)
+            yield number, line, record if isinstance(record, dict) else None
 
 
 def duplicates_path(path: str | Path) -> Path:
@@ -275,7 +270,6 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
     todo = [item for item in items if key(item) not in done_keys]
     counts = {"done": 0, "skipped": 0, "failed": 0, "stopped": 0}
     counts["skipped"] = len(done_keys)
-    lock = threading.Lock()
     reasons: set[str] = set()
     in_a_row = [0, ""]   # failures since the last success, the last one's reason
     gave_up = threading.Event()
@@ -312,9 +306,6 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
                     gave_up.set()
         else:
             in_a_row[0] = 0
-            record.setdefault(key_field, key(item))
-            record.update(extra)
-            append_jsonl(out_path, record, lock=lock)
             counts["done"] += 1
             if on_result:
                 on_result(record)
@@ -324,9 +315,19 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
     def halted() -> bool:
         return gave_up.is_set() or (stop is not None and stop.is_set())
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+    def work_and_keep(item: T) -> dict:
+        """The item's record, made durable in its worker thread (the workers' fsyncs overlap,
+        and the loop below, which hands out the next items, never waits for the disk)."""
+        record = work(item)
+        record.setdefault(key_field, key(item))
+        record.update(extra)
+        output.append(record)
+        return record
+
+    with JsonlAppender(out_path) as output, ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         pending: dict[Future, T] = {}
-        queue = list(todo)
+        finished: SimpleQueue[Future] = SimpleQueue()   # futures as they finish (no scan of all
+        queue = deque(todo)                             # those in flight for each one done)
         while queue or pending:
             if halted() and queue:
                 counts["stopped"] += len(queue)
@@ -334,10 +335,14 @@ def _run(items: Iterable[T], *, key: Callable[[T], str], work: Callable[[T], dic
                 if not pending:
                     break
             while queue and len(pending) < max(1, concurrency):
-                item = queue.pop(0)
-                pending[pool.submit(work, item)] = item
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished:
+                item = queue.popleft()
+                fut = pool.submit(work_and_keep, item)
+                pending[fut] = item
+                fut.add_done_callback(finished.put)
+            done = [finished.get()]
+            while not finished.empty():
+                done.append(finished.get())
+            for fut in done:
                 finish(pending.pop(fut), fut)
     if bar is not None:
         bar.close()

@@ -1,13 +1,16 @@
 """The size bound of the disk cache's frames/ folder: least recently used entries are evicted.
 
-An entry's last use is the modification time of its index.json, touched on every read
-(`touch`). After each store the folder's size is checked against `APP_FRAME_CACHE_MB` (default
+An entry is one file, `<key>.pack` (or, as written before packs, a folder `<key>/` of files and
+their index.json). Its last use is the modification time of its pack (of the old layout, of its
+index.json), touched by reads (`touch`). After each store the folder's size is checked against `APP_FRAME_CACHE_MB` (default
 `DEFAULT_FRAME_CACHE_MB`); over it, the least recently used entries are removed until the folder
 is under `LOW_WATER` of the bound, so a full cache is scanned once per ~10% of the bound written,
-not on every store. Never removed: an entry being written (a `.tmp-*` folder; one left over from a
-crash is removed once it is `STALE_TEMP_S` old) and the entry just stored. An entry is removed by
-renaming it away first, so a reader finds it whole or not at all (a reader that already opened
-its index.json and then misses a file recomputes, as for any damaged entry).
+not on every store. Never removed: an entry being written (a temp file or folder, a name starting with a dot: base/io's
+`atomic_write` temp files, `.tmp-*` folders of older versions; one left over from a crash is
+removed once it is `STALE_TEMP_S` old) and the entry just stored. An entry is removed by renaming
+it away first, so a reader finds it whole or not at all (a reader that already opened a pack
+reads it to its end; one that opened an old entry's index.json and then misses a file
+recomputes, as for any damaged entry).
 """
 from __future__ import annotations
 
@@ -26,8 +29,10 @@ LOW_WATER = 0.9
 STALE_TEMP_S = 3600.0
 #: stores between rescans of a folder that is under its bound (other processes write there too)
 RESCAN_EVERY = 512
-TEMP_PREFIX = ".tmp-"
+TEMP_PREFIX = "."
 EVICT_PREFIX = ".evict-"
+#: the suffix of an entry's one file
+PACK_SUFFIX = ".pack"
 log = logging.getLogger(__name__)
 
 
@@ -44,14 +49,21 @@ def frame_cache_limit() -> int:
 
 
 def touch(entry: Path) -> None:
-    """Mark `entry` used now (its index.json's mtime); a read-only cache is left as it is."""
+    """Mark `entry` used now (a pack's mtime; an old entry's index.json's); a read-only cache is
+    left as it is."""
     try:
-        os.utime(entry / "index.json")
+        os.utime(entry if entry.name.endswith(PACK_SUFFIX) else entry / "index.json")
     except OSError:
         pass
 
 
 def entry_size(entry: Path) -> int:
+    """Bytes of an entry: its pack, or every file of an old entry's folder."""
+    if entry.name.endswith(PACK_SUFFIX):
+        try:
+            return entry.stat().st_size
+        except OSError:
+            return 0
     total = 0
     try:
         with os.scandir(entry) as files:
@@ -115,14 +127,21 @@ def scan(folder: Path) -> list[tuple[float, int, Path]]:
     for d in listing:
         path = Path(d.path)
         if d.name.startswith(EVICT_PREFIX):
-            shutil.rmtree(path, ignore_errors=True)
+            _delete(path)
             continue
         if d.name.startswith(TEMP_PREFIX):  # being written (or left by a crash: removed when old)
             try:
                 if now - d.stat(follow_symlinks=False).st_mtime > STALE_TEMP_S:
-                    shutil.rmtree(path, ignore_errors=True)
+                    _delete(path)
             except OSError:
                 pass
+            continue
+        if d.name.endswith(PACK_SUFFIX) and d.is_file(follow_symlinks=False):
+            try:
+                st = d.stat(follow_symlinks=False)
+            except OSError:  # removed meanwhile
+                continue
+            out.append((st.st_mtime, st.st_size, path))
             continue
         if not d.is_dir(follow_symlinks=False):
             continue
@@ -134,6 +153,16 @@ def scan(folder: Path) -> list[tuple[float, int, Path]]:
     return out
 
 
+def _delete(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
 def remove(entry: Path) -> bool:
     """Rename `entry` away (atomic: readers see all of it or none), then delete it."""
     gone = entry.with_name(f"{EVICT_PREFIX}{entry.name}-{uuid.uuid4().hex[:8]}")
@@ -141,7 +170,7 @@ def remove(entry: Path) -> bool:
         os.replace(entry, gone)
     except OSError:  # already removed by another process
         return False
-    shutil.rmtree(gone, ignore_errors=True)
+    _delete(gone)
     return True
 
 

@@ -103,11 +103,9 @@ class Movie:
                 "max_side": self.max_side}
 
     def is_cached(self, start: float, end: float, fps: float = 1.0, cap: int | None = None) -> bool:
-        """True when the frames of this window are already in the disk cache (DiskCache layout:
-        frames/<key>/index.json)."""
+        """True when the frames of this window are already in the disk cache (DiskCache.holds)."""
         start, end = max(0.0, float(start)), min(float(end), self.duration)
-        key = self.cache.key(self.source, kind="frames", **self._params(start, end, fps, cap))
-        return (Path(self.cache.root) / "frames" / key / "index.json").is_file()
+        return self.cache.holds(self.source, "frames", self._params(start, end, fps, cap))
 
     def frames(self, start: float, end: float, fps: float = 1.0, cap: int | None = None) -> list[Frame]:
         """Frames at `fps` over [start, end) clipped to the movie, at most `cap` (cached on disk)."""

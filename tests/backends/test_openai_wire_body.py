@@ -115,3 +115,44 @@ def test_a_clip_sent_by_many_requests_is_base64_encoded_once(monkeypatch):
     second = to_openai_messages(request.messages)
     assert len(calls) == 14                  # only the picture again
     assert first == second
+
+
+def test_an_image_part_of_another_shape_is_spliced_by_its_url_alone():
+    """A part of the usual shape is spliced whole; one with more fields (a `detail`) or its keys in
+    another order only by its data URL: the bytes equal the SDK's encoding either way."""
+    from openai._utils._json import openapi_dumps
+
+    from backends.images import data_url
+    from backends.openai_api import body_bytes
+
+    url = data_url("image/jpeg", _jpeg((5, 6, 7)))
+    parts = [{"type": "image_url", "image_url": {"url": url}},
+             {"type": "image_url", "image_url": {"url": url, "detail": "low"}},
+             {"image_url": {"url": url}, "type": "image_url"},
+             {"type": "text", "text": "which?"}]
+    body = {"model": "m", "messages": [{"role": "user", "content": parts}], "max_tokens": 3}
+    assert body_bytes(body) == openapi_dumps(body)
+
+
+def test_pictures_of_any_mime_type_reach_a_plain_http_server_as_the_sdk_encodes_them(serve):
+    """The plain http path puts an encoded picture's base64 into the body as bytes; a mime type
+    whose data URL JSON must escape (a quote) goes the usual way: the bytes equal the SDK's
+    encoding of the same body either way, and a picture sent twice is base64-encoded once."""
+    from backends.base import EncodedImage
+
+    jpeg = EncodedImage(_jpeg((9, 9, 9)), "image/jpeg", 64, 36)
+    odd = EncodedImage(b"\x00\x01 not really a picture", 'image/x"odd', 2, 2)
+    request = GenerationRequest([Message("user", ["One:", jpeg, "Two:", odd, "One again:", jpeg, "?"])],
+                                GenerationParams(temperature=0.0, max_tokens=8), task="t", ref="r")
+    with serve(["B", "B", "B"]) as server:
+        backend = OpenAIBackend("test-model", ApiSettings(base_url=server.url, api_key=SECRET,
+                                                          timeout_s=5.0), policy=FAST)
+        assert backend._plain is not None
+        assert backend.generate(request).text == "B"
+        assert backend.generate(request).text == "B"
+        sdk = openai.OpenAI(base_url=server.url, api_key=SECRET, max_retries=0)
+        sdk.post("/chat/completions", body=backend.request_body(to_openai_messages(request.messages),
+                                                                request), cast_to=bytes)
+        first, second, theirs = server.raw_bodies
+    assert first == second == theirs
+    assert first.count(b'"url":"data:image/jpeg;base64,') == 2 and b'image/x\\"odd' in first

@@ -106,3 +106,37 @@ def test_another_writer_of_the_output_is_refused_naming_its_process(tmp_path):
     assert f"process {os.getpid()}" in str(info.value) and "p.jsonl" in str(info.value)
     assert not out.exists()
     assert _run(out, ["q1"])["done"] == 1                 # free again once the holder is done
+
+
+def test_lines_moved_aside_are_appended_durably_after_a_torn_last_line_of_the_aside_file(tmp_path, monkeypatch):
+    """The lines a repair moves aside go through base/io's durable append (`append_lines`): a
+    `.duplicates` or `.torn` file whose own last line was cut off (a crash while moving lines
+    aside) is ended first, so the moved lines stay whole lines, and each append is fsynced."""
+    import os
+
+    from components.base import io as base_io
+    from components.common.batch import repair_companion
+
+    out = tmp_path / "p.jsonl"
+    _run(out, ["q1", "q2"])
+    first = out.read_text()
+    out.write_text(first + first.replace('"value": "q', '"value": "again q') + '{"qid": "q3", "val\n[1]\n')
+    (tmp_path / "p.jsonl.duplicates").write_bytes(b'{"qid": "q0", "cut')   # torn earlier
+    (tmp_path / "p.jsonl.torn").write_bytes(b'{"cut')
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(base_io.os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")) or real_fsync(fd))
+    _run(out, ["q1", "q2"])
+    moved = (tmp_path / "p.jsonl.duplicates").read_text().splitlines()
+    assert moved[0] == '{"qid": "q0", "cut'
+    assert [json.loads(line) for line in moved[1:]] == [{"qid": "q1", "value": "again q1"},
+                                                         {"qid": "q2", "value": "again q2"}]
+    assert (tmp_path / "p.jsonl.torn").read_text().splitlines() == ['{"cut', '{"qid": "q3", "val', "[1]"]
+    assert str(tmp_path / "p.jsonl.duplicates") in synced and str(tmp_path / "p.jsonl.torn") in synced
+
+    # a companion file (grounding's traces) the same way
+    traces = tmp_path / "t.jsonl"
+    traces.write_text('{"qid": "q1"}\n{"qid": "q1"}\n')
+    (tmp_path / "t.jsonl.duplicates").write_bytes(b'{"cut')
+    repair_companion(traces, out, ["q1", "q2"], "qid")
+    assert (tmp_path / "t.jsonl.duplicates").read_text().splitlines() == ['{"cut', '{"qid": "q1"}']

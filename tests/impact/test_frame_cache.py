@@ -16,6 +16,7 @@ from components.common import sent_frames as sent_frames_module
 from components.impact.data import load_annotations
 from components.impact.pipeline import annotated_frames, scored_frames
 from components.media import frames_decoded
+from components.media.cache import PACK_MAGIC
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 
@@ -59,6 +60,11 @@ def _entries(cache: Path) -> list[Path]:
     return [p for p in (cache / "frames").iterdir() if not p.name.startswith(".")]
 
 
+def _index(pack: Path) -> list[dict]:
+    """The index line of an entry's pack file (components.media.cache)."""
+    return json.loads(pack.read_bytes()[len(PACK_MAGIC):].split(b"\n", 1)[0])["frames"]
+
+
 def test_a_second_models_run_decodes_no_video_and_sends_the_same_bytes(impact_copy, tmp_path):
     with ScriptedOpenAIServer(_answer) as server:
         before = frames_decoded()
@@ -87,11 +93,10 @@ def test_a_damaged_entry_is_made_again_never_read(impact_copy, tmp_path):
         server.requests.clear()
         cache = tmp_path / "cache"
         damaged = 0
-        for entry in _entries(cache):  # every entry's first picture cut short, as a torn write
-            index = json.loads((entry / "index.json").read_text())["frames"]
+        for entry in _entries(cache):  # every entry's pictures cut short, as a torn write
+            index = _index(entry)
             if index and "mime" in index[0]:
-                picture = entry / index[0]["file"]
-                picture.write_bytes(picture.read_bytes()[: len(picture.read_bytes()) // 2])
+                entry.write_bytes(entry.read_bytes()[: -index[-1]["bytes"] // 2])
                 damaged += 1
         assert damaged >= 2 * _sizes(impact_copy)[0]  # each clip's temporal and annotated frames
 
@@ -116,8 +121,9 @@ def test_a_run_stopped_while_writing_leaves_no_entry(impact_copy, tmp_path, monk
         with pytest.raises(KeyboardInterrupt):
             _run(impact_copy, "model-a", tmp_path / "a", server.url)
         for entry in _entries(tmp_path / "cache") if (tmp_path / "cache" / "frames").exists() else []:
-            index = json.loads((entry / "index.json").read_text())["frames"]  # other clips': whole
-            assert [(entry / i["file"]).stat().st_size for i in index] == [i["bytes"] for i in index]
+            index = _index(entry)                                           # other clips': whole
+            assert entry.stat().st_size == len(PACK_MAGIC) + len(entry.read_bytes().split(b"\n")[1]) + 1 \
+                + sum(i["bytes"] for i in index)
             assert len(index) in (16, *(len(annotated_frames(it)) for it in load_annotations(impact_copy).items))
         monkeypatch.setattr(sent_frames_module, "encode", real)
         server.requests.clear()

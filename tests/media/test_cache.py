@@ -42,16 +42,17 @@ def test_an_unchanged_file_is_read_for_its_identity_once(tmp_path, monkeypatch):
     p = tmp_path / "clip.bin"
     p.write_bytes(b"x" * (3 * 1024 * 1024))
     opened = []
-    real_open = open
-    monkeypatch.setattr(cache, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k),
-                        raising=False)
+    real_open = os.open
+    monkeypatch.setattr(cache.os, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k))
     first = [file_identity(p) for _ in range(5)]
     assert len(set(first)) == 1 and opened.count(str(p)) == 1
     before = os.stat(p)
+    monkeypatch.setattr(cache.os, "open", real_open)
     with open(p, "r+b") as fh:  # same size, mtime put back: a new ctime
         fh.seek(-10, 2)
         fh.write(b"y" * 10)
     os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    monkeypatch.setattr(cache.os, "open", lambda f, *a, **k: opened.append(os.fspath(f)) or real_open(f, *a, **k))
     assert [file_identity(p) for _ in range(3)] == [file_identity(p)] * 3 != first[:3]
     assert opened.count(str(p)) == 2
 
@@ -85,13 +86,15 @@ def test_frames_cache_corrupt_entry_is_recomputed(index_video, tmp_path):
 
     cache.get_or_compute_frames(index_video, {"k": 1}, compute)
     entry = next((tmp_path / "frames").iterdir())
-    (entry / "000001.jpg").write_bytes(b"not a jpeg")
+    whole = entry.read_bytes()
+    last = whole.rindex(b"\xff\xd8")                         # the second JPEG's start
+    entry.write_bytes(whole[:last] + b"not a jpeg".ljust(len(whole) - last, b"."))
     frames = cache.get_or_compute_frames(index_video, {"k": 1}, compute)
     assert len(calls) == 2 and [read_index(f.image) for f in frames] == [0, 24]
-    (entry / "index.json").write_text("{partial")
+    entry.write_bytes(whole.replace(b'"frames"', b'{partial', 1))
     cache.get_or_compute_frames(index_video, {"k": 1}, compute)
     assert len(calls) == 3
-    assert not [p for p in (tmp_path / "frames").iterdir() if p.name.startswith(".tmp")]
+    assert not [p for p in (tmp_path / "frames").iterdir() if p.name.startswith(".")]
 
 
 def test_cache_invalidated_when_video_changes(tmp_path):
@@ -162,4 +165,5 @@ def test_many_threads_making_one_entry_at_once_all_get_it_whole(index_video, tmp
     with ThreadPoolExecutor(8) as pool:
         got = list(pool.map(lambda _: cache.get_or_compute_frames(index_video, {"fps": 2}, compute), range(8)))
     assert all([read_index(f.image) for f in frames] == list(range(0, 120, 12)) for frames in got)
-    assert [p.name for p in (tmp_path / "cache" / "frames").iterdir()] == [DiskCache.key(index_video, kind="frames", fps=2)]
+    assert [p.name for p in (tmp_path / "cache" / "frames").iterdir()] == \
+        [DiskCache.key(index_video, kind="frames", fps=2) + ".pack"]

@@ -33,12 +33,13 @@ class Counted:
 
 
 def _entry(cache: DiskCache, video, name: str):
-    return cache.root / "frames" / cache.key(video, kind="encoded", name=name)
+    """The entry's one file (components.media.cache: `<key>.pack`)."""
+    return cache.root / "frames" / (cache.key(video, kind="encoded", name=name) + ".pack")
 
 
 def _age(entry, seconds_ago: float) -> None:
     t = time.time() - seconds_ago
-    os.utime(entry / "index.json", (t, t))
+    os.utime(entry, (t, t))
 
 
 def test_writing_past_the_bound_evicts_the_least_recently_used_entry(tmp_path, monkeypatch):
@@ -57,7 +58,7 @@ def test_writing_past_the_bound_evicts_the_least_recently_used_entry(tmp_path, m
     cache.get_or_compute_encoded(video, {"name": "d"}, compute("d"))  # 1.2 MB > 1 MiB
     assert not _entry(cache, video, "b").exists()            # least recently used: gone
     for name in ("a", "c", "d"):
-        assert _entry(cache, video, name).is_dir()
+        assert _entry(cache, video, name).is_file()
     used = sum(f.stat().st_size for f in (cache.root / "frames").rglob("*") if f.is_file())
     assert used <= 1024 * KB
     cache.get_or_compute_encoded(video, {"name": "b"}, compute("b"))   # asked again: recomputed
@@ -84,7 +85,7 @@ def test_an_entry_being_written_is_never_evicted_and_a_stale_one_is_cleared(tmp_
     cache.get_or_compute_encoded(video, {"name": "big"}, compute("big", 1200 * KB))
     assert (writing / "000000.bin").is_file()                # in progress: kept
     assert not crashed.exists()                              # an hour old: a crash's leftover
-    assert _entry(cache, video, "big").is_dir()              # the entry just written stays, alone
+    assert _entry(cache, video, "big").is_file()             # the entry just written stays, alone
     assert cache.lookup_encoded(video, {"name": "big"}) is not None
     assert compute.calls == ["big"]
 
@@ -95,21 +96,21 @@ def test_a_truncated_or_unfinished_entry_is_never_read(tmp_path):
     cache, compute = DiskCache(tmp_path / "cache"), Counted()
     first = cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
     entry = _entry(cache, video, "a")
-    data_file = entry / "000000.bin"
-    data_file.write_bytes(data_file.read_bytes()[:1000])      # a write cut short
+    whole = entry.read_bytes()
+    entry.write_bytes(whole[:1000])                           # a write cut short
     assert cache.lookup_encoded(video, {"name": "a"}) is None
     again = cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
     assert compute.calls == ["a", "a"]                        # recomputed ...
-    assert again[0][0] == first[0][0] and data_file.stat().st_size == len(first[0][0])  # ... and replaced
+    assert again[0][0] == first[0][0] and entry.read_bytes() == whole  # ... and replaced
 
-    (entry / "index.json").unlink()                          # files without their index
+    entry.write_bytes(whole[whole.index(b"\n", 20) + 1:])    # the bytes without their index
     assert cache.lookup_encoded(video, {"name": "a"}) is None
     cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
     assert compute.calls == ["a", "a", "a"]
 
     # an entry still under its temp name (a writer that has not renamed it yet) is not read
     other = _entry(cache, video, "b")
-    shutil.copytree(entry, other.with_name(".tmp-" + other.name))
+    shutil.copyfile(entry, other.with_name("." + other.name + ".x1y2.tmp"))
     assert cache.lookup_encoded(video, {"name": "b"}) is None
 
 
@@ -121,7 +122,7 @@ def test_a_file_longer_than_its_index_says_is_not_read(tmp_path):
     cache, compute = DiskCache(tmp_path / "cache"), Counted()
     first = cache.get_or_compute_encoded(video, {"name": "a"}, compute("a"))
     assert [d for d, _ in cache.lookup_encoded(video, {"name": "a"})] == [d for d, _ in first]
-    data_file = _entry(cache, video, "a") / "000000.bin"
+    data_file = _entry(cache, video, "a")
     data_file.write_bytes(data_file.read_bytes() + b"z")
     assert cache.lookup_encoded(video, {"name": "a"}) is None
 
@@ -137,8 +138,7 @@ def test_a_truncated_picture_entry_is_recomputed(tmp_path, index_video):
 
     first = cache.get_or_compute_frames(index_video, {"fps": 2}, compute)
     entry = next((cache.root / "frames").iterdir())
-    jpeg = entry / "000001.jpg"
-    jpeg.write_bytes(jpeg.read_bytes()[:200])
+    entry.write_bytes(entry.read_bytes()[:-200])              # the last picture cut short
     again = cache.get_or_compute_frames(index_video, {"fps": 2}, compute)
     assert len(calls) == 2 and len(again) == len(first)
 
