@@ -71,7 +71,7 @@ def test_importing_the_painting_module_loads_no_gl():
 
 
 def test_render_keeps_only_gl_and_the_painting_maths_is_painting_s():
-    maths = {"vertex_colors", "color_legend", "region_colors", "hex_to_rgba", "camera_for", "vertex_normals",
+    maths = {"vertex_colors", "color_legend", "hex_to_rgba", "camera_for", "vertex_normals",
              "paint_frame", "paint_key", "painted_mask", "body_normals", "PaintedFrame"}
     assert maths <= _defined(IMPACT / "painting.py")
     assert not maths & _defined(IMPACT / "render.py"), "render.py defines painting maths"

@@ -21,16 +21,13 @@ KNOWN = {
     "components.datasource.mounts:mounts": "the mounts open now (tests inspect them)",
     # extension points, public by design
     "backends.registry:register": "how a new backend family is added (docs/architecture.md)",
+    "components.base.tabs:reload": "the registry read again (a tab added by APP_EXTRA_TABS)",
     # another change of issue 36 moves these (impact's role table, the batch rate, the study page)
-    "components.impact.regions:parse_region_labels": "moves with impact's reply parsers",
-    "components.impact.render:region_colors": "moves with impact's painting maths",
     "components.impact.geodesic:distance_matrix": "full geodesic rows for small meshes, impact",
     "components.impact.metrics.spatial:spatial_metrics": "impact's metrics",
     "components.impact.metrics.spatial:spatial_metrics_from_records": "impact's metrics",
     "components.impact.metrics.temporal:recall_matches_at_k": "impact's metrics",
     "components.impact.solvers:baseline_regions": "impact's solvers",
-    "components.impact.ui.__main__:build_demo": "ui/__main__ is generated from the tab registry",
-    "components.impact.ui.__main__:build_parser": "ui/__main__ is generated from the tab registry",
     "backends.openai_api:hung_worst_case_s": "the batch rate's change",
     "components.cloze.study.design:export_assignment": "the study page's design export",
     "components.cloze.study.protocol:load_set_folder": "the study protocol",

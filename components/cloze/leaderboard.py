@@ -17,9 +17,11 @@ import math
 import os
 import threading
 from collections import Counter
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from collections.abc import Mapping, Sequence
+from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from components.cloze.metrics import DIMS, as_released, score_results, stem_columns
 from components.common import stats
@@ -31,9 +33,6 @@ PAPER_DATA = "TempCloze (paper)"
 TIE_HEADER = "≈"
 #: row shading of such groups (alternating, so two neighbouring groups stay apart)
 TIE_COLOURS = ("#fff1c2", "#dbeafe")
-#: the columns after "Model", in the table's order (`table`)
-HEADERS = ("acc", "acc 95 % CI", *(k for k in COLUMNS if k != "acc"), "Stems", "acc vs next row",
-           "Data (size)", "Source")
 
 
 @lru_cache(maxsize=1)
@@ -332,13 +331,10 @@ def table(rows: list[dict], *, ndigits: int = 2, tests: list[dict | None] | None
     shows its data set and size, the accuracy's 95 % interval over stems and its test against the
     next row (`significance`). The score and its interval come first, where a narrow window shows
     them; what only tells rows apart (data, source) comes last."""
-    headers = ["Model", *HEADERS]
     order = ordered(rows)
-    body = [[r["name"], _value(r, "acc", ndigits), _acc_interval(r, ndigits),
-             *[_value(r, k, ndigits) for k in COLUMNS if k != "acc"],
-             r.get("stems", ""), _mark(test), f"{r.get('data', '?')} ({r.get('size', '?')})", r.get("source", "")]
+    body = [[column.cell(r, test, ndigits) for column in TABLE_COLUMNS]
             for r, test in zip(order, significance(rows) if tests is None else tests)]
-    return headers, body
+    return [column.header for column in TABLE_COLUMNS], body
 
 
 def board(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list], list[str]]:
@@ -353,6 +349,46 @@ def board(rows: list[dict], *, ndigits: int = 2) -> tuple[list[str], list[list],
 
 def _value(row: Mapping, key: str, ndigits: int) -> float | None:
     return None if row.get(key) is None else round(row[key], ndigits)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the leaderboard: its header, its width in px at 1440 (the layout's
+    `column_widths`) and its cell, `cell(row, test against the next row, ndigits)`. A new column
+    is one row of `TABLE_COLUMNS`."""
+
+    header: str
+    width: int
+    cell: Callable[[Mapping, dict | None, int], Any]
+
+
+def _score(key: str) -> Column:
+    return Column(key, 56, lambda r, test, nd: _value(r, key, nd))
+
+
+#: the table's columns in order (`table`; `board` adds the tie column after Model): the score and
+#: its interval first, what only tells rows apart last. 1,368 px in all with the tie column: at
+#: 1440 px every header is on at most two lines in the page's proportional font (ui/style.css), and
+#: the interval's column holds a paper row's "[87.62, 89.47] binomial" on one line
+TABLE_COLUMNS: tuple[Column, ...] = (
+    Column("Model", 200, lambda r, test, nd: r["name"]),
+    _score("acc"),
+    Column("acc 95 % CI", 188, lambda r, test, nd: _acc_interval(r, nd)),
+    *(_score(k) for k in COLUMNS if k != "acc"),
+    Column("Stems", 72, lambda r, test, nd: r.get("stems", "")),
+    Column("acc vs next row", 144, lambda r, test, nd: _mark(test)),
+    Column("Data (size)", 256, lambda r, test, nd: f"{r.get('data', '?')} ({r.get('size', '?')})"),
+    Column("Source", 80, lambda r, test, nd: r.get("source", "")),
+)
+#: the columns after "Model", in the table's order
+HEADERS = tuple(column.header for column in TABLE_COLUMNS[1:])
+#: the tie column's width (`board`)
+TIE_WIDTH = 36
+
+
+def column_widths() -> list[int]:
+    """The shown table's column widths in px (`board`'s columns: Model, the tie column, the rest)."""
+    return [TABLE_COLUMNS[0].width, TIE_WIDTH, *(column.width for column in TABLE_COLUMNS[1:])]
 
 
 def tie_groups(tests: Sequence[dict | None]) -> list[str]:

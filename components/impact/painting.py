@@ -15,7 +15,7 @@ import numpy as np
 from components.base.lru import SingleFlightLRU
 from components.impact.body import vertex_mask_from_annotation
 from components.impact.metrics.spatial import prf
-from components.impact.regions import LEGEND_TEXT, PALETTE, REGION_COLORS, REGION_LABELS
+from components.impact.regions import LEGEND_TEXT, PALETTE
 
 if TYPE_CHECKING:
     from components.impact.body import BodyModel
@@ -65,12 +65,6 @@ def vertex_colors(body: BodyModel, pred_mask: np.ndarray | None,
     elif gt is not None:
         colors[gt] = hex_to_rgba(PALETTE["truth"])
     return colors
-
-
-def region_colors(body: BodyModel) -> np.ndarray:
-    """(N, 4) uint8: each vertex in its region's colour (the 18-label map, Figure 13 style)."""
-    table = np.stack([hex_to_rgba(REGION_COLORS[label]) for label in REGION_LABELS])
-    return table[body.vertex_region]
 
 
 def paint_key(colors: np.ndarray, body_id: str) -> str:

@@ -26,7 +26,7 @@ Reading what the model meant (docs/decisions.md, "Impact"):
 - dates (2024-05-01, 2024/05/01, 01/05/2024, with an optional clock time) are not times, and a
   dash chain (``1-2-3``) is no interval.
 
-Region lists (A.6.3). Parser choices (`read_region_answer`, `parse_region_labels`; docs/decisions.md, "Impact"):
+Region lists (A.6.3). Parser choices (`read_region_answer`; docs/decisions.md, "Impact"):
 - Only the answer is read: closed `<think>` blocks are dropped; a reply whose reasoning never
   closed, or one longer than components.common.replies.MAX_REPLY_CHARS, is unparsed.
 - The answer may carry the paper's answer format ("The affected body regions are ..."); that
@@ -629,12 +629,3 @@ def read_region_answer(text: str | None) -> RegionReading:
     else:
         why = "no body-region label found in the reply"
     return RegionReading([], unmapped, UNPARSED, dedupe(reader.negated), why)
-
-
-def parse_region_labels(text: str | None) -> tuple[list[str], list[str]]:
-    """Free text -> (labels among REGION_LABELS in order of mention, phrases that mapped to nothing).
-
-    An explicit "None" gives ([], []); an unparsed reply gives no labels. See the module docstring.
-    """
-    reading = read_region_answer(text)
-    return reading.labels, reading.unmapped

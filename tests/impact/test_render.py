@@ -11,11 +11,19 @@ import pytest
 
 from components.impact.body import load_body, region_vertex_mask
 from components.impact.regions import PALETTE
-from components.impact.painting import color_legend, hex_to_rgba, region_colors, rotation_y, vertex_colors
+from components.impact.painting import color_legend, hex_to_rgba, rotation_y, vertex_colors
+from components.impact.regions import REGION_COLORS, REGION_LABELS
 from components.impact.render import RenderUnavailable, render_turntable, render_views
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+
+
+def region_colors(body) -> np.ndarray:
+    """(N, 4) uint8: each vertex in its region's colour (the 18-label map): a painting to render."""
+    table = np.stack([hex_to_rgba(REGION_COLORS[label]) for label in REGION_LABELS])
+    return table[body.vertex_region]
 
 @pytest.fixture(scope="module")
 def body():
@@ -82,14 +90,14 @@ def test_gif_turntable(body, tmp_path):
 _SCRIPT = """
 import sys
 import numpy as np
-from components.impact import painting, render
+from components.impact import render
 from components.impact.body import BodyModel
 body = BodyModel(vertices=np.eye(3, dtype=np.float32), faces=np.array([[0, 1, 2]]),
                  vertex_region=np.zeros(3, dtype=np.int64), kind="mannequin", note="")
 if sys.argv[1] == "probe":
     render.PLATFORMS = ("no-such-platform",)
 try:
-    render.render_views(body, painting.region_colors(body), [0], 32)
+    render.render_views(body, np.full((3, 4), 200, dtype=np.uint8), [0], 32)
 except render.RenderUnavailable as exc:
     print("UNAVAILABLE:", exc)
     sys.exit(0)

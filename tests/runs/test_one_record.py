@@ -164,8 +164,8 @@ def test_a_result_file_in_cloze_results_is_a_leaderboard_row(tmp_path, cloze_exa
         board = view.leaderboard["value"]
         names = [r[0] for r in board["data"]]
         # one width per column, as the layout gives them
-        from components.cloze.ui.layout import LEADERBOARD_WIDTHS
-        assert len(LEADERBOARD_WIDTHS) == len(board["headers"]) == len(board["data"][0])
+        from components.cloze.leaderboard import column_widths
+        assert len(column_widths()) == len(board["headers"]) == len(board["data"][0])
         for path in (released, extra):
             assert path.stem in names
             row = board["data"][names.index(path.stem)]

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.cloze import runs_view
+from components.cloze import leaderboard, runs_view
 from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
 from components.cloze.ui import views as v
@@ -211,17 +211,10 @@ def _model_panel(ui: SimpleNamespace) -> None:
                                            elem_id="cloze-prompt-style")
 
 
-#: the leaderboard's columns (Model, ≈, acc, its interval, S A P, >=1 >=2 3/3, Stems, vs next, Data,
-#: Source) in px, 1,368 in all: at 1440 px the score and its interval are on screen and every header
-#: on at most two lines (the table's text in the page's proportional font: ui/style.css); the interval's
-#: column holds a paper row's "[87.62, 89.47] binomial" on one line
-LEADERBOARD_WIDTHS = [200, 36, 56, 188, 56, 56, 56, 56, 56, 56, 72, 144, 256, 80]
-
-
 def _compare_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=False, elem_id="cloze-compare") as ui.compare_group:
         ui.leaderboard = gr.Dataframe(label="Leaderboard", interactive=False, elem_id="cloze-leaderboard", wrap=True,
-                                      column_widths=LEADERBOARD_WIDTHS, max_height=640)
+                                      column_widths=leaderboard.column_widths(), max_height=640)
         # a run's row opens it: every question, its answers, the wrong ones alone (handlers/compare_panel.py)
         with gr.Row(equal_height=True):
             ui.run_name = gr.Textbox("", label="Run opened (click its leaderboard row)", interactive=False,
