@@ -118,6 +118,11 @@ HEAD = """
     if (views[slug] && (query === undefined || shown(slug))) write(views[slug]);
   };
   window.__setPresent(window.__presentWanted());
+  // a dropdown's value cut with "…" (theme.py) shows whole as the box's tooltip
+  document.addEventListener('pointerover', (e) => {
+    const box = e.target;
+    if (box instanceof HTMLInputElement && box.getAttribute('role') === 'combobox') box.title = box.value;
+  }, true);
 })();
 </script>
 """.replace("PRESENT_KEY", PRESENT_KEY)
