@@ -57,7 +57,10 @@ if (!window.__impactKeys) {
 ADDRESS_JS = """
 (clip, frame) => {
   const params = new URLSearchParams({tab: 'impact'});
-  const f = Number(frame);
+  // the frame the page shows: the clip's change of an answer that sets both can carry the frame
+  // box's value from before that answer (a deep link's frame=70 written as frame=1 after it)
+  const box = document.querySelector('#impact-frame input[type="number"]');
+  const f = Number(box && box.value !== '' ? box.value : frame);
   if (clip) params.set('clip', clip);
   if (clip && Number.isInteger(f) && f >= 1) params.set('frame', String(f));
   params.sort();
