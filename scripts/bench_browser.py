@@ -1,7 +1,7 @@
 """Benchmark: the response time of each main action of each tab in headless Chromium (not a test).
 
     python scripts/bench_browser.py [--data-dir data] [--repeats 5] [--only window-search,cloze,impact]
-                                    [--alone]
+                                    [--alone] [--loads]
 
 The app runs in this process on the given data (the example data by default; the real-size data of
 scripts/make_realsize.py with --data-dir data/realsize) with the baseline backend (no model); a
@@ -15,7 +15,8 @@ to its reference and the goal (issue 21). The bare app's button is
 also added at the end of the explorer's page: its round trip there is what gradio itself spends on
 one trivial event on a page of this size. The goals: every click <= 0.3 s to its result (a long
 run: to its first progress, and it stops when asked), page load <= 2.5x the bare page, the 3D body
-drawn <= 1.5 s after the page load.
+drawn <= 1.5 s after the page load. --loads times the page loads alone (the bare page's, before
+and after, and each tab's to its content shown, with --alone the tab on a page of its own too).
 """
 from __future__ import annotations
 
