@@ -111,8 +111,8 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
     from components.common.links import shows_first
-    from components.common.page import address_box, follow_view, open_from_link, presentation_toggle, \
-        sync_presentation
+    from components.common.page import address_box, follow_view, link_tab_head, open_from_link, \
+        presentation_toggle, sync_presentation
     from components.common.progress import busy_on_one_component
     from components.common.ui import TabContext, message_line
     from components.common.model_panel import build_settings_panel, model_badge
@@ -132,17 +132,19 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
         # outside the tabs: a box in a tab not shown yet may not be in the page
         addresses = {slug: address_box(slug) for slug in own_keys}
         with gr.Tabs(elem_id="app-tabs") as tabs:
-            for i, spec in enumerate(registry.tabs()):
+            for spec in registry.tabs():
                 slug = spec.url
                 with gr.Tab(spec.title, id=slug, elem_id=f"tab-{slug}") as tab:
                     shown_first = functools.partial(shows_first, slug, own_keys)
+                    # the tab mounted first is the one the link shows (page.link_tab_head)
                     spec.load("ui").build_tab(
-                        dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=i == 0,
+                        dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=shown_first,
                                             address=addresses[slug]))
                 follow_view(slug, tab, addresses[slug])
         open_from_link(demo, tabs, link_note, own_keys)
         sync_presentation(demo, present)
     busy_on_one_component(demo)
+    demo.link_head = link_tab_head(own_keys)   # launch() puts it in the page's head
     return demo
 
 
@@ -189,7 +191,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     start_runs(data_dir, tuple(args.runs))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
-                theme=THEME, css=page_css(registry.tabs()), head=HEAD, allowed_paths=allowed,
+                theme=THEME, css=page_css(registry.tabs()), head=HEAD + getattr(demo, "link_head", ""), allowed_paths=allowed,
                 max_file_size=max_upload(),
                 prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     demo.warm_up = warm_in_background(warm_up_tasks(data_dir))

@@ -1,7 +1,7 @@
 """Benchmark: the response time of each main action of each tab in headless Chromium (not a test).
 
     python scripts/bench_browser.py [--data-dir data] [--repeats 5] [--only window-search,cloze,impact]
-                                    [--alone]
+                                    [--alone] [--loads]
 
 The app runs in this process on the given data (the example data by default; the real-size data of
 scripts/make_realsize.py with --data-dir data/realsize) with the baseline backend (no model); a
@@ -15,7 +15,8 @@ to its reference and the goal (issue 21). The bare app's button is
 also added at the end of the explorer's page: its round trip there is what gradio itself spends on
 one trivial event on a page of this size. The goals: every click <= 0.3 s to its result (a long
 run: to its first progress, and it stops when asked), page load <= 2.5x the bare page, the 3D body
-drawn <= 1.5 s after the page load.
+drawn <= 1.5 s after the page load. --loads times the page loads alone (the bare page's, before
+and after, and each tab's to its content shown, with --alone the tab on a page of its own too).
 """
 from __future__ import annotations
 
@@ -416,6 +417,22 @@ def bench_impact(context, url: str, n: int) -> list[Timing]:
 
 
 BENCHES = {"window-search": bench_window_search, "cloze": bench_cloze, "impact": bench_impact}
+LOAD_READY = {"window-search": WS_READY, "cloze": CLOZE_READY, "impact": IMPACT_READY}
+
+
+def bench_load_only(context, url: str, tab: str, n: int) -> list[Timing]:
+    """--loads: the tab's page load alone, timed as its full bench times it (the same link, the
+    same wait for the tab's content), without the actions after it."""
+    load = Timing(tab, "page load to the tab shown", "page load", goal=LOAD)
+    page = context.new_page()
+    try:
+        for _ in range(n):
+            with timing(load.seconds):
+                goto(page, url + f"?tab={tab}")
+                wait_js(page, LOAD_READY[tab])
+    finally:
+        page.close()
+    return [load]
 
 
 # -- one tab on a page of its own (--alone) ---------------------------------------------------------
@@ -494,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     parser.add_argument("--alone", action="store_true",
                         help="also time each tab's page load on a page of its own (its standalone app)")
+    parser.add_argument("--loads", action="store_true",
+                        help="time the page loads only (the bare page's and each tab's), no actions")
     args = parser.parse_args(argv)
     tabs = [t.strip() for t in args.only.split(",") if t.strip()]
     unknown = [t for t in tabs if t not in BENCHES]
@@ -519,20 +538,25 @@ def main(argv: list[str] | None = None) -> int:
             url = app_demo.local_url.rstrip("/") + "/"
             for tab in tabs:
                 try:
-                    timings += BENCHES[tab](context, url, args.repeats)
+                    timings += (bench_load_only(context, url, tab, args.repeats) if args.loads
+                                else BENCHES[tab](context, url, args.repeats))
                     if args.alone:
                         timings.append(bench_alone(context, tab, args.data_dir, args.repeats))
                 except Exception as exc:  # noqa: BLE001 - one tab failing still prints the others
                     where = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == __file__]
                     timings.append(Timing(tab, "(the tab's run stopped)", "-",
                                           error=f"{type(exc).__name__} at lines {where}: {exc}"))
-            timings.append(Timing("reference", "bare Blocks: button round trip, again at the end", "-"))
-            timings[-1].seconds = bench_bare(context, bare_demo.local_url, args.repeats)[1].seconds
-            # the same button on the explorer's page: gradio's own cost of one event on a page of
-            # ~260 components, the floor under every click above
-            timings.append(Timing("reference", "the bare button on the explorer page: round trip", "-"))
-            timings[-1].seconds = bench_bare(context, url + "?tab=window-search", args.repeats,
-                                             "explorer page")[1].seconds
+            if args.loads:   # the reference again: the machine's speed may have moved meanwhile
+                timings.append(Timing("reference", "bare Blocks: page load, again at the end", "-"))
+                timings[-1].seconds = bench_bare(context, bare_demo.local_url, args.repeats)[0].seconds
+            else:
+                timings.append(Timing("reference", "bare Blocks: button round trip, again at the end", "-"))
+                timings[-1].seconds = bench_bare(context, bare_demo.local_url, args.repeats)[1].seconds
+                # the same button on the explorer's page: gradio's own cost of one event on a page
+                # of ~260 components, the floor under every click above
+                timings.append(Timing("reference", "the bare button on the explorer page: round trip", "-"))
+                timings[-1].seconds = bench_bare(context, url + "?tab=window-search", args.repeats,
+                                                 "explorer page")[1].seconds
             browser.close()
     finally:
         app_demo.close()

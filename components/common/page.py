@@ -17,6 +17,7 @@ tabs and a reload. The mode lives in the page only: the server never knows it.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -119,9 +120,46 @@ HEAD = """
     if (views[slug] && (query === undefined || shown(slug))) write(views[slug]);
   };
   window.__setPresent(window.__presentWanted());
+  // a dropdown's value cut with "…" (theme.py) shows whole as the box's tooltip
+  document.addEventListener('pointerover', (e) => {
+    const box = e.target;
+    if (box instanceof HTMLInputElement && box.getAttribute('role') === 'combobox') box.title = box.value;
+  }, true);
 })();
 </script>
 """.replace("PRESENT_KEY", PRESENT_KEY)
+
+
+# The tab a link shows is the one gradio mounts as the page starts: this head script, run before
+# gradio builds the page from its configuration (window.gradio_config, embedded in the page),
+# selects it in the Tabs' configuration. gradio mounts only the selected tab's components, so a
+# link to Cloze or Impact no longer builds the window-search tab first (its ~45 components and
+# their modules) only to hide it when the page's load event selects the linked tab. The rule is
+# links.tab_in_link's (the `tab` parameter, else the first tab whose own parameters the link
+# carries; the last value of a repeated parameter, as the server reads it); a link naming no tab
+# of the app leaves the first tab, and open_from_link says why.
+LINK_TAB_JS = """
+<script>
+(() => {
+  const KEYS = OWN_KEYS;
+  const cfg = window.gradio_config;
+  const tabs = cfg && (cfg.components || []).find(c => c.type === 'tabs' && c.props && c.props.elem_id === 'app-tabs');
+  if (!tabs) return;
+  const params = new URLSearchParams(window.location.search);
+  const value = (k) => { const all = params.getAll(k); return all.length ? all[all.length - 1] : ''; };
+  const asked = value('tab').trim().toLowerCase();
+  const slug = asked ? (Object.hasOwn(KEYS, asked) ? asked : null)
+                     : Object.keys(KEYS).find(s => KEYS[s].some(k => value(k))) || null;
+  if (slug) tabs.props.selected = slug;
+})();
+</script>
+"""
+
+
+def link_tab_head(own_keys: Mapping[str, Sequence[str]]) -> str:
+    """The page head's script that mounts the tab a link shows first (the tabs `own_keys` names,
+    slug -> its link parameters, in order). launch() adds it to HEAD."""
+    return LINK_TAB_JS.replace("OWN_KEYS", json.dumps({slug: list(keys) for slug, keys in own_keys.items()}))
 
 
 def presentation_toggle() -> gr.Checkbox:

@@ -130,6 +130,19 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
 .gradio-container button.label-wrap > .icon {flex: none; width: 1.25em; height: 1.25em; line-height: 1;
   display: inline-flex; align-items: center; justify-content: center;}
 
+/* ---- dropdowns: a value longer than its box ends in "…" before the arrow ---------------------
+   A picker's value is "id · more words" (the window-search query: qid · contrast · query; the
+   Impact clip: qid · query): the id and the start of the words show, then "…"; the whole value is
+   the option list's (its entries wrap) and the box's tooltip (page.py HEAD sets `title` on hover).
+   gradio draws the arrow over the input's right end: the padding keeps the text out from under it.
+   tests/browser/test_text_fits.py measures it at 390, 1440 and 1920 px. */
+.gradio-container .wrap-inner input[role="combobox"] {text-overflow: ellipsis; padding-right: 24px;}
+/* window search (the movie and query pickers) and Impact (the clip picker): on a phone each picker
+   takes the row's whole width (.tab-controls wrap under 900 px), so the ellipsis cuts least */
+@media (max-width: 640px) {
+  #ws-movie-pick, #ws-query-pick, #impact-clip {flex: 1 1 100% !important; min-width: 0 !important;}
+}
+
 /* text that names a control only where it shows: Start in the configuration, keys in presentation */
 .present-only {display: none;}
 body.present .present-only, body.present .gradio-container .contain .present-only {display: inline;}

@@ -54,8 +54,9 @@ class TabContext:
     settings: gr.State  # value: SessionSettings.to_state() dict; read it with settings.session.backend_for
     demo: gr.Blocks | None = None  # the whole app, for load/unload events
     tab: gr.Tab | None = None  # the tab itself, when the app has several
-    #: the tab the page's Tabs show as they mount (gradio sends it a select event then, every page)
-    selected_at_mount: bool = False
+    #: the tab the page's Tabs show as they mount (gradio sends it a select event then, every page):
+    #: a bool, or a function of the page's query parameters (the explorer mounts the link's tab)
+    selected_at_mount: bool | Callable[[Mapping[str, str]], bool] = False
     #: whether a page opened with these query parameters shows this tab first (None: it always does)
     shown_first: Callable[[Mapping[str, str]], bool] | None = None
     #: a hidden box the tab writes the query string of its view into; the page puts it in the
@@ -473,7 +474,10 @@ class TabEvents:
 
         def on_shown(request: gr.Request, *args):
             res = resources(request)
-            if ctx.selected_at_mount and not res.mount_select_seen:
+            mounted = ctx.selected_at_mount
+            if callable(mounted):
+                mounted = mounted(params_of(request))
+            if mounted and not res.mount_select_seen:
                 res.mount_select_seen = True   # the mount's select, not the visitor's: on_load decides
                 return untouched
             if res.opened:

@@ -1,6 +1,8 @@
 """The whole app loads in headless Chromium with three tabs and no JavaScript errors."""
 from __future__ import annotations
 
+import pytest
+
 from tests.browser.conftest import open_tab, snap
 
 
@@ -53,3 +55,33 @@ def test_the_page_keeps_no_run_history_in_the_browser(page):
     page.wait_for_timeout(500)   # the event's last messages have been handled
     keys = page.evaluate("() => Object.keys(window.localStorage)")
     assert not [k for k in keys if k.startswith("gradio:run-history")], keys
+
+
+# set before the page's own scripts run: whether a window-search component was ever in the page
+EVER_MOUNTED = """window.__wsMounted = false;
+new MutationObserver((_, o) => { if (document.querySelector('#ws-query-pick, #ws-timeline')) {
+  window.__wsMounted = true; o.disconnect(); } }).observe(document, {subtree: true, childList: true});"""
+CLOZE_DRAWN = "() => document.querySelectorAll('#cloze-grid img').length >= 6"
+
+
+@pytest.mark.parametrize("link, drawn", [("?tab=cloze&stem=bar_fill&q=P", CLOZE_DRAWN),
+                                         ("?clip=h0007&frame=46", IMPACT_DRAWN)])
+def test_a_link_mounts_the_tab_it_shows_and_never_the_first_tab(browser, app_url, link, drawn):
+    """The link's tab is the one gradio builds as the page starts (components/common/page.py,
+    link_tab_head): the first tab's components are never built on such a page until the visitor
+    opens it, which then draws it as before. The rule is the server's, a tab's own parameters
+    alone (`clip=`) included."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = context.new_page()
+        page.add_init_script(EVER_MOUNTED)
+        page.goto(app_url.rstrip("/") + "/" + link, wait_until="load", timeout=120_000)
+        page.wait_for_function(drawn, timeout=60_000)
+        assert page.evaluate("() => document.querySelector('[role=tab][aria-selected=true]')?.innerText.trim()") \
+            == ("Cloze" if "cloze" in link else "Impact")
+        assert page.evaluate("() => window.__wsMounted") is False, "the window-search tab was built"
+        open_tab(page, "Window search")
+        page.wait_for_function(WS_DRAWN, timeout=60_000)
+        assert page.evaluate("() => window.__wsMounted") is True
+    finally:
+        context.close()

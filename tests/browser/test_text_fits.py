@@ -1,8 +1,9 @@
 """Text fits its box and is readable outside presentation (headless Chromium): no visible text
 under 12 px in the tabs at 1440x900 and on the study page at 1440x900 and 390x844 (its navigator's
-numbers and legend included), and the model badge with two methods keeps its text inside its pill
+numbers and legend included); the model badge with two methods keeps its text inside its pill
 (scrollWidth vs clientWidth) without running onto the Present switch, the sidebar open or closed,
-at 1440x900 and 1920x1080."""
+at 1440x900 and 1920x1080; every dropdown's value, the badge and chips fit their boxes in each tab
+at 390x844, 1440x900 and 1920x1080 (a long value ends in "…" before its arrow)."""
 from __future__ import annotations
 
 import pytest
@@ -87,23 +88,51 @@ def test_the_badge_of_two_methods_keeps_its_text_in_its_pill(sized_page, app_url
     _badge_fits(page, f"{size}, the sidebar closed")
 
 
-# each drawn picker's value: its text's width in its own font against the room its box gives it (an
-# <input>'s scrollWidth does not grow with its text, so the text is measured)
-PICKER_TEXT_JS = """() => [...document.querySelectorAll('.gradio-container .wrap-inner input')]
-  .filter(e => e.offsetParent && e.value).map(e => { const cs = getComputedStyle(e);
-    const c = document.createElement('canvas').getContext('2d'); c.font = cs.font;
-    return [e.closest('[id]')?.id, Math.ceil(c.measureText(e.value).width),
-            Math.floor(e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight))]; })"""
+# every dropdown value on screen (the closed sidebar's are off it): its text's width in its own font
+# (an ellipsised <input>'s scrollWidth is its whole text's, so the text is measured), the room its
+# box gives the text (inside its padding), the width of its id (the value up to " · "), whether it
+# ends in "…" when cut, and how far its text area runs under the dropdown's arrow
+PICKER_TEXT_JS = """() => [...document.querySelectorAll('.gradio-container .wrap-inner input')].filter(e => {
+    const r = e.getBoundingClientRect(); return e.offsetParent && e.value && r.width > 0 && r.left >= 0 && r.right <= innerWidth + 1; })
+  .map(e => { const cs = getComputedStyle(e); const c = document.createElement('canvas').getContext('2d'); c.font = cs.font;
+    const room = Math.floor(e.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight));
+    const end = e.getBoundingClientRect().left + e.clientLeft + e.clientWidth - parseFloat(cs.paddingRight);
+    const arrow = e.closest('.wrap-inner')?.querySelector('.icon-wrap');
+    return {id: e.closest('[id]')?.id, value: e.value, text: Math.ceil(c.measureText(e.value).width), room,
+            head: Math.ceil(c.measureText(e.value.split(' · ')[0]).width), ellipsis: cs.textOverflow === 'ellipsis',
+            under_arrow: arrow ? Math.round(end - arrow.getBoundingClientRect().left) : 0}; })"""
+# the model badge and every chip (a multiselect's tokens, chips) on screen: [id, text, scrollWidth, clientWidth]
+BADGE_CHIPS_JS = """() => [...document.querySelectorAll('#backend-badge, #backend-badge .prose, .token, [class*=chip]')]
+  .filter(e => { const r = e.getBoundingClientRect(); return e.offsetParent && r.width > 0 && r.left >= 0 && r.right <= innerWidth + 1; })
+  .map(e => [e.id || e.className.toString().slice(0, 24), e.innerText.trim().slice(0, 30), e.scrollWidth, e.clientWidth])"""
 
 
-@pytest.mark.parametrize("size", [(1440, 900), (1920, 1080)])
-@pytest.mark.parametrize("tab", ["window-search", "impact"])
-def test_the_pickers_values_fit_their_boxes_on_a_laptop_and_a_projector(sized_page, app_url, tab, size):
+@pytest.mark.parametrize("size", [(390, 844), (1440, 900), (1920, 1080)])
+@pytest.mark.parametrize("tab", ["window-search", "impact", "cloze"])
+def test_dropdown_values_the_badge_and_chips_fit_their_boxes(sized_page, app_url, tab, size):
+    """No value runs past its box or under its arrow, on a phone, a laptop and a projector: a value
+    fits whole, or (a long window-search query, an Impact clip's words on a phone) its id and the
+    start of its words show and it ends in "…" before the arrow, the whole value being the box's
+    tooltip (components/common/theme.py, page.py); the badge and chips fit (scrollWidth)."""
     page = sized_page(f"{app_url}{LINKS[tab]}", size, TAB_READY[tab])
+    picker = {"window-search": "ws-query-pick", "impact": "impact-clip"}.get(tab)
+    if picker:   # the tab's ready before its picker has its value
+        page.wait_for_function("(s) => !!document.querySelector(s)?.value", arg=f"#{picker} .wrap-inner input")
     pickers = page.evaluate(PICKER_TEXT_JS)
-    assert pickers, "no picker with a value on screen"
-    cut = [(name, text, room) for name, text, room in pickers if text > room]
-    assert cut == [], f"{tab} at {size}: picker values wider than their boxes (id, text px, room px): {cut}"
+    assert not picker or picker in {p["id"] for p in pickers}, pickers
+    under = [(p["id"], p["under_arrow"]) for p in pickers if p["under_arrow"] > 1]
+    assert under == [], f"{tab} at {size}: values whose text runs under the arrow (id, px): {under}"
+    cut = [(p["id"], p["text"], p["room"]) for p in pickers
+           if p["text"] > p["room"] + 1 and not (p["ellipsis"] and p["head"] <= p["room"])]
+    assert cut == [], f"{tab} at {size}: picker values cut without '…' or their id (id, text px, room px): {cut}"
+    for p in pickers:
+        if p["text"] > p["room"] + 1:   # cut with "…": the whole value on hover
+            box = page.locator(f"#{p['id']} .wrap-inner input").first
+            box.hover()
+            assert box.get_attribute("title") == p["value"], f"{tab} at {size}: {p['id']} has no tooltip"
+    wide = [(name, text, scroll, client) for name, text, scroll, client in page.evaluate(BADGE_CHIPS_JS)
+            if scroll > client + 1]
+    assert wide == [], f"{tab} at {size}: badge or chips wider than their box (id, text, scrollWidth, clientWidth): {wide}"
 
 
 # drawn buttons (the folds' titles included) and chips on the screen's width whose text is wider

@@ -63,8 +63,12 @@ COPY_JS = """
 }
 """
 
-# the page-load view has arrived (the tab may still be closed): a mark for tests and scripts
-READY_JS = "() => { document.documentElement.dataset.impactReady = '1'; }"
+# the page-load view has arrived (the tab may still be closed): a mark for tests and scripts, set
+# once the page shows it (the clip box holds its clip: the tab, built before the view arrives on
+# its own links, draws the values a frame or more after the event ends; at most ~2 s of frames)
+READY_JS = """() => { let n = 0; const mark = () => { const box = document.querySelector('#impact-clip input');
+  if ((box && box.value) || ++n > 120) document.documentElement.dataset.impactReady = '1';
+  else requestAnimationFrame(mark); }; requestAnimationFrame(mark); }"""
 
 STEP_BACK_JS = "() => { window.impactStep && window.impactStep(-1); }"
 STEP_ON_JS = "() => { window.impactStep && window.impactStep(1); }"
