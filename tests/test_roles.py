@@ -101,7 +101,7 @@ def test_protocol_s_unused_discover_stems_is_gone():
 # -- replies -------------------------------------------------------------------------------------
 
 def test_every_impact_reply_parser_is_in_replies_py():
-    parsers = {"read_region_answer", "parse_region_labels", "RegionReading", "parse_intervals", "read_regions"}
+    parsers = {"read_region_answer", "RegionReading", "parse_intervals", "read_regions"}
     assert parsers <= _defined(IMPACT / "replies.py")
     for path in sorted(IMPACT.rglob("*.py")):
         if path.name == "replies.py":

@@ -7,7 +7,7 @@ import pytest
 
 from components.impact.prompts.regions import ANSWER_FORMAT, PROMPT_FILE, region_prompt
 from components.impact.regions import GROUPS, REGION_LABELS
-from components.impact.replies import parse_region_labels
+from tests.helpers.regions import parse_region_labels
 from components.impact.solvers import BASELINE_NAME, BaselineRegionSolver, ModelRegionSolver, baseline_answer, \
     baseline_regions, solvers_for
 from tests.helpers.prompt_pins import assert_pinned

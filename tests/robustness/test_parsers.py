@@ -10,7 +10,7 @@ import pytest
 from components.cloze.replies import normalise_recorded_answer, parse_answer
 from components.impact.replies import NONE, OK, UNPARSED, parse_intervals
 from components.impact.regions import REGION_LABELS
-from components.impact.replies import read_region_answer
+from tests.helpers.regions import parse_region_labels
 from components.window_search.localizer import fit_interval
 from components.window_search.replies import IntervalParseError, parse_interval
 from components.window_search.replies import ReplyParseError, extract_json_object, \
@@ -49,12 +49,6 @@ REGION_VALID = ["The affected body regions are left hand, right calf.", "head an
 REGIONS = corpus(REGION_VALID, seed=5)
 
 
-
-
-def parse_region_labels(text):
-    """(labels in order of mention, phrases that mapped to nothing) of a region reply."""
-    reading = read_region_answer(text)
-    return reading.labels, reading.unmapped
 
 def test_corpora_are_large_enough():
     for name, c in [("cloze", CLOZE), ("replies", REPLIES), ("localizer", LOCALIZER),
