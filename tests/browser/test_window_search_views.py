@@ -216,7 +216,7 @@ def test_errors_are_one_message_line_that_never_covers_a_control(page, tmp_path)
 def _next_to(page, line: str, button: str) -> None:
     """The message line is on screen with the button, just under it (not above the player)."""
     page.wait_for_function("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-        return r.top >= 0 && r.bottom <= window.innerHeight + 1; }""", arg=line, timeout=10_000)
+        return r.top >= 0 && r.bottom <= window.innerHeight + 1; }""", arg=line, timeout=60_000)
     b, m = page.locator(button).bounding_box(), page.locator(line).bounding_box()
     assert 0 <= b["y"] and 0 <= m["y"] - (b["y"] + b["height"]) <= 40, (m, b)
 
