@@ -26,8 +26,9 @@ def app_url(example_data_dir, tmp_path_factory):
             yield url
 
 
-# Installed in every page before its scripts run: counts the page's requests to the app that are
-# still open (the heartbeat aside), a queue's event stream until its last message has been read,
+# Installed in every page before its scripts run: counts the page's requests for events of the app
+# that are still open (not the heartbeat, nor files: a file's load is the page's own business, and
+# a test may hold one back), a queue's event stream until its last message has been read,
 # so a test can wait until no event of the page is pending (`idle`), however slowly a busy machine
 # answers, instead of sleeping for a guessed time.
 PENDING_JS = """(() => {
@@ -37,7 +38,9 @@ PENDING_JS = """(() => {
   const fetch0 = window.fetch;
   window.fetch = function (input, init) {
     const url = String((input && input.url) || input);
-    if (!url.includes('gradio_api/') || url.includes('/heartbeat')) return fetch0.apply(this, arguments);
+    if (!url.includes('gradio_api/') || url.includes('/heartbeat') || url.includes('gradio_api/file=')) {
+      return fetch0.apply(this, arguments);
+    }
     open += 1;
     let ended = false;
     const end = () => { if (!ended) { ended = true; open -= 1; } };
