@@ -216,8 +216,9 @@ def fill_steady(page, locator, text: str, tries: int = 6) -> None:
     opens, and a box filled in that instant can be drawn again empty (or with its old value).
     Fill until the box keeps the text, as a person would see it and type again."""
     for _ in range(tries):
+        settle(page)        # the fold's components mounted and drawn, the page's events answered
         locator.fill(text)
-        page.wait_for_timeout(250)
+        settle(page)
         if locator.input_value() == text:
             return
     raise AssertionError(f"the box never kept {text!r}: it holds {locator.input_value()!r}")
