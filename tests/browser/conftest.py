@@ -39,12 +39,12 @@ PENDING_JS = """(() => {
   window.fetch = function (input, init) {
     const url = String((input && input.url) || input);
     if (!url.includes('gradio_api/') || url.includes('/heartbeat') || url.includes('gradio_api/file=')) {
-      return fetch0.apply(this, arguments);
+      return fetch0.apply(window, arguments);
     }
     open += 1;
     let ended = false;
     const end = () => { if (!ended) { ended = true; open -= 1; } };
-    return fetch0.apply(this, arguments).then((reply) => {
+    return fetch0.apply(window, arguments).then((reply) => {
       if (url.includes('queue/data') && reply.body) {
         const reader = reply.clone().body.getReader();
         const pump = () => reader.read().then((r) => (r.done ? end() : pump()), end);
