@@ -26,29 +26,62 @@ def app_url(example_data_dir, tmp_path_factory):
             yield url
 
 
-# Installed in every page before its scripts run: counts the page's requests for events of the app
-# that are still open (not the heartbeat, nor files: a file's load is the page's own business, and
-# a test may hold one back), a queue's event stream until its last message has been read,
-# so a test can wait until no event of the page is pending (`idle`), however slowly a busy machine
-# answers, instead of sleeping for a guessed time.
+# Installed in every page before its scripts run: counts the page's events that have not answered,
+# so a test can wait until none is pending (`idle`), however slowly a busy machine answers, instead
+# of sleeping for a guessed time. An event is pending from its request until its
+# `process_completed` message has been read from the queue's stream (a copy of it: the page reads
+# its own); other requests to the app count while open. Not counted: the heartbeat, and files (a
+# file's load is the page's own business, and a test may hold one back). The stream itself is not
+# waited for: with a timer ticking it can stay open for good.
 PENDING_JS = """(() => {
   if (window.__appPending) return;
   let open = 0;
-  window.__appPending = () => open;
+  const events = new Set(), finished = new Set();
+  window.__appPending = () => open + events.size;
+  const messages = (reply, each) => {
+    const reader = reply.clone().body.getReader(), text = new TextDecoder();
+    let buffer = '';
+    const pump = () => reader.read().then(({done, value}) => {
+      if (done) return;
+      buffer += text.decode(value, {stream: true});
+      const parts = buffer.split('\\n\\n');
+      buffer = parts.pop();
+      for (const part of parts) {
+        for (const line of part.split('\\n')) {
+          if (line.startsWith('data:')) { try { each(JSON.parse(line.slice(5))); } catch (e) { /* not JSON */ } }
+        }
+      }
+      return pump();
+    });
+    return pump().catch(() => {});
+  };
   const fetch0 = window.fetch;
   window.fetch = function (input, init) {
     const url = String((input && input.url) || input);
     if (!url.includes('gradio_api/') || url.includes('/heartbeat') || url.includes('gradio_api/file=')) {
       return fetch0.apply(window, arguments);
     }
+    if (url.includes('queue/data')) {
+      return fetch0.apply(window, arguments).then((reply) => {
+        const carried = new Set();   // the events this stream spoke of are over when it ends
+        if (reply.body) {
+          messages(reply, (m) => {
+            if (!m.event_id) return;
+            carried.add(m.event_id);
+            if (m.msg === 'process_completed') { finished.add(m.event_id); events.delete(m.event_id); }
+          }).then(() => carried.forEach((id) => { finished.add(id); events.delete(id); }));
+        }
+        return reply;
+      });
+    }
     open += 1;
     let ended = false;
     const end = () => { if (!ended) { ended = true; open -= 1; } };
     return fetch0.apply(window, arguments).then((reply) => {
-      if (url.includes('queue/data') && reply.body) {
-        const reader = reply.clone().body.getReader();
-        const pump = () => reader.read().then((r) => (r.done ? end() : pump()), end);
-        pump();
+      if (url.includes('queue/join') && reply.ok) {
+        reply.clone().json().then((j) => {
+          if (j && j.event_id && !finished.has(j.event_id)) events.add(j.event_id);
+        }).catch(() => {}).finally(end);
       } else { end(); }
       return reply;
     }, (error) => { end(); throw error; });

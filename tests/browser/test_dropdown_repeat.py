@@ -51,6 +51,7 @@ def choose(page, dropdown: str, option: str) -> None:
     page.get_by_role("option", name=option).click()
     page.wait_for_function("(v) => document.querySelector('#shown textarea').value.endsWith(v)", arg=option)
     idle(page)   # the copy, if any, has been answered
+    page.wait_for_function("() => !document.querySelector('[role=\"option\"]')")   # the list has closed
 
 
 def test_one_click_on_an_option_runs_the_picker_once(browser, pickers):
