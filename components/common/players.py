@@ -22,6 +22,7 @@ import gradio as gr
 from gradio import processing_utils
 from gradio.data_classes import FileData
 
+from components.base.io import atomic_write_bytes
 from components.base.lru import SingleFlightLRU
 
 _VERDICTS: SingleFlightLRU[tuple, bool] = SingleFlightLRU(4096)
@@ -59,9 +60,28 @@ def serve_in_place(folders: list[str]) -> None:
 
 
 def probe_videos_once() -> None:
-    """Make every gr.Video of this process use `playable` (idempotent). Called by the pages that
-    build players (the explorer and the study page), before they serve."""
+    """Make every gr.Video of this process use `playable`, and every image gradio sends be
+    written once (`save_image_once`) (idempotent). Called by the pages that build players (the
+    explorer and the study page), before they serve."""
     processing_utils.video_is_playable = playable
+    processing_utils.save_pil_to_cache = save_image_once
+
+
+def save_image_once(img: Any, cache_dir: str, name: str = "image", format: str = "webp") -> str:
+    """gradio's `save_pil_to_cache`, without rewriting a file the page may be reading. gradio names
+    the file by its bytes' hash and writes it again, truncated first, every time the same image is
+    sent: a browser fetching it meanwhile (another page showing the same Cloze question, or a
+    second event of the same page) got a file that changed size under the server ("Too much data
+    for declared Content-Length") and a broken image. Written once, by a rename of a whole file."""
+    data = processing_utils.encode_pil_to_bytes(img, format)
+    path = (Path(cache_dir) / processing_utils.hash_bytes(data) / f"{name}.{format}").resolve()
+    try:
+        whole = path.stat().st_size == len(data)
+    except OSError:
+        whole = False
+    if not whole:
+        atomic_write_bytes(path, data, durable=False)
+    return str(path)
 
 
 def _serve_as_is(value: str | Path | None, original: Callable[[Any], Any]) -> FileData | None:

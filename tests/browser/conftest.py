@@ -26,14 +26,92 @@ def app_url(example_data_dir, tmp_path_factory):
             yield url
 
 
+# Installed in every page before its scripts run: counts the page's events that have not answered,
+# so a test can wait until none is pending (`idle`), however slowly a busy machine answers, instead
+# of sleeping for a guessed time. An event is pending from its request until its
+# `process_completed` message has been read from the queue's stream (a copy of it: the page reads
+# its own); other requests to the app count while open. Not counted: the heartbeat, and files (a
+# file's load is the page's own business, and a test may hold one back). The stream itself is not
+# waited for: with a timer ticking it can stay open for good.
+PENDING_JS = """(() => {
+  if (window.__appPending) return;
+  let open = 0;
+  const events = new Set(), finished = new Set();
+  window.__appPending = () => open + events.size;
+  const messages = (reply, each) => {
+    const reader = reply.clone().body.getReader(), text = new TextDecoder();
+    let buffer = '';
+    const pump = () => reader.read().then(({done, value}) => {
+      if (done) return;
+      buffer += text.decode(value, {stream: true});
+      const parts = buffer.split('\\n\\n');
+      buffer = parts.pop();
+      for (const part of parts) {
+        for (const line of part.split('\\n')) {
+          if (line.startsWith('data:')) { try { each(JSON.parse(line.slice(5))); } catch (e) { /* not JSON */ } }
+        }
+      }
+      return pump();
+    });
+    return pump().catch(() => {});
+  };
+  const fetch0 = window.fetch;
+  window.fetch = function (input, init) {
+    const url = String((input && input.url) || input);
+    if (!url.includes('gradio_api/') || url.includes('/heartbeat') || url.includes('gradio_api/file=')) {
+      return fetch0.apply(window, arguments);
+    }
+    if (url.includes('queue/data')) {
+      return fetch0.apply(window, arguments).then((reply) => {
+        const carried = new Set();   // the events this stream spoke of are over when it ends
+        if (reply.body) {
+          messages(reply, (m) => {
+            if (!m.event_id) return;
+            carried.add(m.event_id);
+            if (m.msg === 'process_completed') { finished.add(m.event_id); events.delete(m.event_id); }
+          }).then(() => carried.forEach((id) => { finished.add(id); events.delete(id); }));
+        }
+        return reply;
+      });
+    }
+    open += 1;
+    let ended = false;
+    const end = () => { if (!ended) { ended = true; open -= 1; } };
+    return fetch0.apply(window, arguments).then((reply) => {
+      if (url.includes('queue/join') && reply.ok) {
+        reply.clone().json().then((j) => {
+          if (j && j.event_id && !finished.has(j.event_id)) events.add(j.event_id);
+        }).catch(() => {}).finally(end);
+      } else { end(); }
+      return reply;
+    }, (error) => { end(); throw error; });
+  };
+})();"""
+
+
 @pytest.fixture(scope="session")
 def browser():
+    """Headless Chromium; each page it opens (browser.new_page, or a page of browser.new_context)
+    has PENDING_JS installed, for `idle`."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():
         pytest.fail(f"Chromium not found at {CHROMIUM}; run scripts/install_system_deps.sh as root")
     with sync_playwright() as pw:
         launched = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        new_context, new_page = launched.new_context, launched.new_page
+
+        def context_with_pending(*args, **kwargs):
+            context = new_context(*args, **kwargs)
+            context.add_init_script(PENDING_JS)
+            return context
+
+        def page_with_pending(*args, **kwargs):
+            page = new_page(*args, **kwargs)
+            page.add_init_script(PENDING_JS)
+            return page
+
+        launched.new_context, launched.new_page = context_with_pending, page_with_pending
         yield launched
         launched.close()
 
@@ -82,9 +160,35 @@ SETTLED_JS = """([sel, ms]) => new Promise(resolve => {
   requestAnimationFrame(step); })"""
 
 
+# resolves once no request of the page to the app has been open for 5 drawn frames in a row (an
+# event's answer is drawn, and what it chains has started, within those frames); false after `ms`
+IDLE_JS = """(ms) => new Promise(resolve => {
+  let same = 0; const end = performance.now() + ms;
+  const step = () => {
+    if (!window.__appPending) return resolve(null);
+    if (window.__appPending() === 0) { if (++same >= 5) return resolve(true); } else { same = 0; }
+    if (performance.now() > end) return resolve(false);
+    requestAnimationFrame(step);
+  };
+  requestAnimationFrame(step); })"""
+
+
+def idle(page, timeout_ms: int = 120_000) -> None:
+    """Wait until no event of the page is pending: every request to the app answered and every
+    queue stream read to its end, for 5 frames in a row. What a test then reads is the events'
+    last word: use it where a test checks that something did NOT happen (a late write, a second
+    copy), instead of a fixed sleep that a loaded machine outlasts."""
+    done = page.evaluate(IDLE_JS, timeout_ms)
+    if done is None:
+        raise AssertionError("the page has no request counter: open it from the `browser` fixture")
+    assert done, f"the page's events were still pending after {timeout_ms / 1000:.0f} s"
+
+
 def settle(page, selector: str | None = None, timeout_ms: int = 30_000) -> bool:
     """Wait until the page's layout has settled around `selector` (its box and the page's height
-    unchanged for 5 frames, the images loaded): what a test measures then stays put."""
+    unchanged for 5 frames, the images loaded), after the page's pending events have answered (an
+    answer still on its way would move it again): what a test measures then stays put."""
+    page.evaluate(IDLE_JS, timeout_ms)
     return page.evaluate(SETTLED_JS, [selector, timeout_ms])
 
 
@@ -145,8 +249,9 @@ def fill_steady(page, locator, text: str, tries: int = 6) -> None:
     opens, and a box filled in that instant can be drawn again empty (or with its old value).
     Fill until the box keeps the text, as a person would see it and type again."""
     for _ in range(tries):
+        settle(page)        # the fold's components mounted and drawn, the page's events answered
         locator.fill(text)
-        page.wait_for_timeout(250)
+        settle(page)
         if locator.input_value() == text:
             return
     raise AssertionError(f"the box never kept {text!r}: it holds {locator.input_value()!r}")

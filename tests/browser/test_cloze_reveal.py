@@ -13,7 +13,7 @@ from collections import Counter
 from components.cloze.data import clip_dim
 from components.cloze.ui.handlers import questions_for
 from components.cloze.ui.session import HUMAN, ClozeSession
-from tests.browser.conftest import TAB_READY, snap
+from tests.browser.conftest import TAB_READY, idle, snap
 
 WORDS = {"S": "Semantic", "A": "Alignment", "C": "Progression"}
 FEEDBACK = "#cloze-feedback"
@@ -99,7 +99,7 @@ def test_a_blind_playthrough_keeps_runs_across_questions_shut(browser, app_url):
         page.locator("#cloze-runs-overview input").check()
         page.wait_for_function("() => document.querySelector('#cloze-runs-list .runs-panel')?.dataset.state === 'shut'",
                                timeout=60_000)
-        page.wait_for_timeout(1500)   # a late list (the runs read meanwhile) would replace the note: it must not
+        idle(page)   # a late list (the runs read meanwhile) would replace the note: it must not
         assert page.locator("#cloze-runs-list tr[data-stem]").count() == 0
         assert page.locator("#cloze-runs-grid a.runs-cell").count() == 0
         assert page.locator("#cloze-runs-across a[href*='mode=model']").count() == 0

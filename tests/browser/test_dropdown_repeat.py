@@ -11,6 +11,7 @@ import pytest
 from components.common.page import LAUNCH_OPTIONS
 from components.common.sessions import Resources, SessionRegistry
 from components.common.ui import TabEvents
+from tests.browser.conftest import idle
 from tests.common.test_views import Shown
 
 
@@ -50,7 +51,8 @@ def choose(page, dropdown: str, option: str) -> None:
     page.locator(f"#{dropdown} input").click()
     page.get_by_role("option", name=option).click()
     page.wait_for_function("(v) => document.querySelector('#shown textarea').value.endsWith(v)", arg=option)
-    page.wait_for_timeout(1200)   # the copy, if any, has been answered
+    idle(page)   # the copy, if any, has been answered
+    page.wait_for_function("() => !document.querySelector('[role=\"option\"]')")   # the list has closed
 
 
 def test_one_click_on_an_option_runs_the_picker_once(browser, pickers):

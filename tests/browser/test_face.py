@@ -109,7 +109,7 @@ def test_an_offline_talk_asks_no_other_host(visit, app_url):
         page = visit(tab, PROJECTOR, "&present=1")
         for label in ("Window search", "Cloze", "Impact"):
             page.get_by_role("tab", name=label).click()
-            page.wait_for_timeout(600)
+            settle(page)   # the tab drawn, its events answered, its images loaded
         seen += page.requests
     foreign = sorted({u for u in seen if urlsplit(u).hostname not in (host, None) and not u.startswith("data:")
                       and not u.startswith("blob:")})

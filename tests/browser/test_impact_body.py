@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from tests.browser.conftest import open_tab, snap
+from tests.browser.conftest import idle, open_tab, snap
 
 
 def test_scrubbing_to_an_impact_frame_paints_the_body(page, example_data_dir):
@@ -55,7 +55,7 @@ def test_the_body_view_appears_on_a_page_that_loads_the_body_mesh_slowly(browser
             page.locator("#impact-run-spatial").click()
             page.wait_for_function("(n) => (document.querySelector('#impact-status')?.innerText"
                                    " || '').includes('Spatial')", arg=run, timeout=90_000)
-            page.wait_for_timeout(1500)  # the second answer reaches the viewer too
+            idle(page)   # the run's answer has reached the viewer (the second one's too)
         assert held, "the body's mesh was never requested, so nothing was held back"
         assert page.locator("#impact-body3d canvas[data-draws]").count() == 0
         for route in held:

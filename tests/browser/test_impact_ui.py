@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import ROOT, open_tab, snap
+from tests.browser.conftest import ROOT, idle, open_tab, snap
 
 BACKGROUND = (247, 247, 250)  # the 3D view's clear colour, (0.97, 0.97, 0.98)
 
@@ -34,24 +34,37 @@ def new_page(browser, url: str, width: int = 1440, height: int = 900):
 
 
 def show_impact(page) -> None:
-    """Open the tab once its page-load view has arrived (a frame typed before would be replaced)."""
+    """Open the tab and wait until its view is drawn and every event of the page has answered.
+    A page that opened on another tab draws Impact when it is first opened (impactReady is set
+    as the page loads either way): a frame typed before that view arrives would be replaced by
+    it, and on a loaded machine it arrives seconds after the tab shows."""
     page.wait_for_function("() => document.documentElement.dataset.impactReady === '1'", timeout=120_000)
     if not page.locator("#impact-frame").is_visible():
         open_tab(page, "Impact")
     page.wait_for_selector("#impact-frame", state="visible")
+    page.wait_for_function("() => (document.querySelector('#impact-timeline')?.innerText || '').includes('truth')",
+                           timeout=120_000)
+    idle(page)
 
 
 def frame_box(page):
     return page.locator("#impact-frame input[type='number']").first
 
 
+# the view has drawn the last painting it was given (body_view.py: data-want, data-key, data-draws)
+DRAWN_JS = """() => { const c = document.querySelector('#impact-body3d canvas');
+    return !!c && !!c.dataset.draws && !!c.dataset.want && c.dataset.key === c.dataset.want; }"""
+
+
 def canvas_image(page):
-    """The 3D view's canvas as a PIL image, once the body has been drawn on it."""
+    """The 3D view's canvas as a PIL image, once the body has been drawn on it with the last
+    painting (and camera) the page gave it: the page-load view's painting can be drawn first."""
     from PIL import Image
 
     canvas = page.locator("#impact-body3d canvas").first
     canvas.wait_for(timeout=120_000)  # software WebGL on a loaded 2-core machine can take a minute
     canvas.scroll_into_view_if_needed()
+    page.wait_for_function(DRAWN_JS, timeout=120_000)
     for _ in range(60):  # the mesh loads and the body is drawn after the canvas appears
         image = Image.open(io.BytesIO(canvas.screenshot())).convert("RGB")
         if body_pixels(image) > 0.02 * image.width * image.height:
@@ -130,10 +143,14 @@ def test_a_deep_link_opens_the_clip_and_frame_and_the_camera_faces_the_hit(brows
         page.wait_for_function("() => document.querySelector('#impact-regions')?.innerText.includes('[butt]')")
         behind = painted_pixels(canvas_image(page))
         assert behind > 400, f"the hit (buttocks) is not in view: {behind} painted pixels"
+        facing = float(page.locator("#impact-body3d canvas").first.get_attribute("data-alpha"))
         # turn the body half way round by dragging, then the reset control faces the hit again
         turned = drag_until(page, lambda n: n < behind * 0.6)
         assert turned < behind * 0.6, (turned, behind)
         page.locator("#impact-reset-view").click()
+        # the reset's camera has arrived and been drawn (the painting is the same one)
+        page.wait_for_function("(a) => { const c = document.querySelector('#impact-body3d canvas');"
+                               " return Math.abs(+c.dataset.alpha - a) < 1; }", arg=facing)
         reset = drawn_until(page, lambda n: n > behind * 0.8)
         assert reset > behind * 0.8, (reset, behind)
     finally:
@@ -277,6 +294,7 @@ def test_presentation_keys_step_frames_and_play_the_clip(page):
     box.click()
     box.press(".")  # typing in the box is not a shortcut
     page.locator("#impact-intro").click()
+    idle(page)   # the frame's video position has arrived: a later one would interrupt the playing
     assert page.evaluate("() => document.querySelector('#impact-video video').paused")
     page.keyboard.press(" ")
     page.wait_for_function("() => !document.querySelector('#impact-video video').paused")

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from tests.browser.conftest import open_tab
+from tests.browser.conftest import idle, open_tab
 from tests.helpers.live_app import running_app
 
 NO_PREDICTION = "no prediction yet"
@@ -81,7 +81,7 @@ def _remove_ref(page, ref_id: str) -> None:
             timeout=60_000)
         if ref_id in page.locator("#ws-memory-confirm-text").inner_text():
             break
-        page.wait_for_timeout(500)
+        idle(page)   # the select event has answered: the next click sees it
     page.locator("#ws-memory-confirm-yes").click()
     page.wait_for_function(
         "(r) => ![...document.querySelectorAll('#ws-memory-refs .caption-label')].some(c => c.innerText.includes(r))",
@@ -123,13 +123,13 @@ def _leaderboard(page) -> str:
     page.locator("#cloze-refresh").click()
     page.wait_for_function("() => (document.querySelector('#cloze-leaderboard')?.innerText || '').includes('paper')",
                            timeout=60_000)
-    page.wait_for_timeout(500)
+    idle(page)
     seen: list[str] = []
     port = page.locator("#cloze-leaderboard .virtual-table-viewport").first
     height = port.evaluate("e => e.scrollHeight")
     for top in range(0, height + 200, 200):
-        port.evaluate("(e, t) => { e.scrollTop = t; }", top)
-        page.wait_for_timeout(50)
+        port.evaluate("(e, t) => new Promise(r => { e.scrollTop = t;"   # the rows in view drawn
+                      " requestAnimationFrame(() => requestAnimationFrame(r)); })", top)
         seen.append(page.locator("#cloze-leaderboard").inner_text())
     return "\n".join(seen)
 
@@ -157,7 +157,7 @@ def _reload(page) -> None:
     page.wait_for_function("""() => { const want = new URLSearchParams(location.search).get('tab') || 'window-search';
         return document.querySelector(`#app-tabs [role="tab"][data-tab-id="${want}"]`)
             ?.getAttribute('aria-selected') === 'true'; }""", timeout=120_000)
-    page.wait_for_timeout(500)   # the page's load events answered
+    idle(page)   # the page's load events answered
 
 
 def _memory_file_refs(data) -> set[str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import open_tab, snap
+from tests.browser.conftest import idle, open_tab, snap
 
 
 def test_three_tabs_load_without_console_errors(page):
@@ -27,14 +27,14 @@ def test_a_page_draws_the_tab_it_shows_and_each_other_tab_when_it_is_opened(page
     after a round trip through the other tabs."""
     page.goto(app_url.rstrip("/") + "/?tab=impact", wait_until="load")
     page.wait_for_function(IMPACT_DRAWN, timeout=60_000)
-    page.wait_for_timeout(1500)   # every load and mount event of the page answered
+    idle(page)   # every load and mount event of the page answered
     assert page.evaluate("() => document.querySelector('#ws-query textarea')?.value || ''") == ""
     open_tab(page, "Window search")
     page.wait_for_function(WS_DRAWN, timeout=30_000)
     query = page.locator("#ws-query textarea").input_value()
     open_tab(page, "Cloze")
     open_tab(page, "Window search")
-    page.wait_for_timeout(800)
+    idle(page)
     assert page.locator("#ws-query textarea").input_value() == query
 
 
@@ -52,7 +52,7 @@ def test_the_page_keeps_no_run_history_in_the_browser(page):
     page.wait_for_function("() => (document.querySelector('#impact-regions')?.innerText || '').includes('truth')")
     page.locator("#impact-step-on").click()
     page.wait_for_function("() => (document.querySelector('#impact-timeline')?.innerText || '').includes('frame ')")
-    page.wait_for_timeout(500)   # the event's last messages have been handled
+    idle(page)   # the event's last messages have been handled
     keys = page.evaluate("() => Object.keys(window.localStorage)")
     assert not [k for k in keys if k.startswith("gradio:run-history")], keys
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import TAB_READY, settle
+from tests.browser.conftest import TAB_READY, idle, settle
 
 PHONE, LAPTOP = (390, 844), (1440, 900)
 ROOT = Path(__file__).resolve().parents[2]
@@ -155,7 +155,7 @@ def test_a_refused_model_choice_is_said_on_the_model_panels_line_next_to_apply_n
     line, apply = box(page, "#settings-message"), box(page, "#settings-apply")
     assert page.locator("#app-sidebar #settings-message").count() == 1          # inside the sidebar
     assert apply["y"] + apply["height"] <= line["y"] + 1 and line["y"] - (apply["y"] + apply["height"]) <= 40
-    page.wait_for_timeout(500)
+    idle(page)   # the Apply's events have answered: a toast would be up
     assert page.locator(".toast-body").count() == 0
     assert "opneai" not in page.locator("#backend-badge").inner_text()          # nothing was applied
     spec.fill("baseline")

@@ -55,7 +55,7 @@ def test_stop_says_stopping_until_the_run_has_stopped(sized_page, app_url):
         while len(server.requests) < 2:           # the run is under way: answers come every second
             page.wait_for_timeout(100)
         page.locator("#cloze-stop").click()
-        page.wait_for_function(f"() => {STOP} === 'Stopping…'", timeout=5_000)
+        page.wait_for_function(f"() => {STOP} === 'Stopping…'")
         page.wait_for_function(f"() => {STOP} === 'Stop'", timeout=120_000)
         asked = len(server.requests)
         page.wait_for_function("() => (document.querySelector('#cloze-model-summary')?.innerText || '')"

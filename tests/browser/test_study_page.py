@@ -21,7 +21,7 @@ from components.cloze.study import handlers as h
 from components.cloze.study.app import launch_study
 from components.cloze.study.practice import ANSWER
 from components.base.io import read_jsonl
-from tests.browser.conftest import ARTIFACTS, settle, settled_text
+from tests.browser.conftest import ARTIFACTS, idle, settle, settled_text
 from tests.cloze.test_study_flow import make_study
 from tests.helpers.live_app import free_port
 
@@ -263,7 +263,7 @@ def test_a_refused_action_is_said_on_the_pages_message_line_never_a_toast(browse
     assert page.locator("#study-message").inner_text().startswith("⚠")
     line = page.locator("#study-message").first.bounding_box()
     assert 0 <= line["y"] and line["y"] + line["height"] <= 844               # on the screen, where Begin was
-    page.wait_for_timeout(300)
+    idle(page)   # the click's event has answered: a toast would be up
     assert page.locator(".toast-body").count() == 0
     page.locator(f"#study-practice-{ANSWER}").click()                    # the next action that works clears it
     page.wait_for_function("() => !(document.querySelector('#study-message')?.innerText || '').trim()")
@@ -399,10 +399,10 @@ def test_the_clock_runs_in_the_page_and_an_answered_question_stays_locked(browse
     _through_intro(page, annotator)
     first = _wait_question(page, annotator)
     clock = page.locator("#study-progress .study-clock")
-    page.wait_for_timeout(1000)
+    idle(page)   # the question's events have answered
     before, calls = clock.inner_text(), len(page.urls)
-    page.wait_for_timeout(2500)
-    assert clock.inner_text() != before                      # it ticks ...
+    page.wait_for_function("(b) => document.querySelector('#study-progress .study-clock')?.innerText !== b",
+                           arg=before)                      # it ticks ...
     # ... with no event sent to the server (the question's image may still be loading then)
     assert [u for u in page.urls[calls:] if "/queue/join" in u] == []
     page.locator("#study-choice-A").click()

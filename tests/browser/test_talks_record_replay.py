@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from tests.browser.conftest import open_model_panel, open_tab, snap
+from tests.browser.conftest import idle, open_model_panel, open_tab, snap
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
 ANSWER = json.dumps({"answer": "C", "reason": "the motion continues"})
@@ -55,7 +55,7 @@ def _run_cloze_question(page) -> tuple[str, str]:
 def _pick_replay(page, name_part: str) -> None:
     page.locator("#settings-refresh").click()
     box = page.locator("#settings-replay input").first
-    page.wait_for_timeout(800)  # the refreshed list arrives
+    idle(page)  # the refreshed list has arrived
     box.click()
     page.get_by_role("option", name=re.compile(re.escape(name_part))).first.click()
     page.wait_for_function(

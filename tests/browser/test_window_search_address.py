@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl, urlparse
 
-from tests.browser.conftest import open_tab, pick_query
+from tests.browser.conftest import idle, open_tab, pick_query
 
 
 def _address(page) -> dict[str, str]:
@@ -33,7 +33,8 @@ def test_run_leaves_the_query_and_the_window_in_the_address(browser, app_url, ex
         # the page writes the address at most every 200 ms: wait until the run's last view is in it
         page.wait_for_function("""(q) => { const p = new URLSearchParams(location.search);
             return p.get('qid') === q && p.has('t'); }""", arg=qid, timeout=30_000)
-        page.wait_for_timeout(600)   # a later write would drop it again (the bug): it must stay
+        idle(page)   # the run's events have answered; what is left is the page's own write, once per
+        page.wait_for_timeout(600)   # 200 ms: a later write would drop it again (the bug): it must stay
         after = _address(page)
         assert after.get("tab") == "window-search" and after.get("movie") == movie and after.get("qid") == qid, after
         slider = page.locator("#ws-scrub input[type='number']").first

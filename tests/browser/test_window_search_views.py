@@ -8,7 +8,7 @@ import os
 import re
 import shutil
 
-from tests.browser.conftest import ARTIFACTS, ROOT, fill_steady, open_tab
+from tests.browser.conftest import ARTIFACTS, ROOT, fill_steady, idle, open_tab, settle
 
 DOCS = ROOT / "docs"
 STAGE = ("#ws-movie", "#ws-timeline", "#ws-checklist")
@@ -30,7 +30,7 @@ def _goto(page, url: str) -> None:
     try:
         page.goto(url, wait_until="load")
     except Error:
-        page.wait_for_timeout(1000)
+        page.wait_for_load_state("load")      # the navigation that aborted ours has finished
         page.goto(url, wait_until="load")
 
 
@@ -121,7 +121,7 @@ def test_one_playhead_drives_player_timeline_slider_and_checklist(page):
     _checklist_has(page, "Window rank #1 ")
     _video_at(page, accepted)
     assert _slider(page) == accepted
-    page.wait_for_timeout(500)
+    settle(page)
     assert all(_in_viewport(page, s) for s in STAGE), [page.locator(s).bounding_box() for s in STAGE]
     page.evaluate("() => { document.querySelector('#ws-movie video').currentTime = 250; }")
     _video_at(page, 250)
@@ -216,7 +216,7 @@ def test_errors_are_one_message_line_that_never_covers_a_control(page, tmp_path)
 def _next_to(page, line: str, button: str) -> None:
     """The message line is on screen with the button, just under it (not above the player)."""
     page.wait_for_function("""(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-        return r.top >= 0 && r.bottom <= window.innerHeight + 1; }""", arg=line, timeout=10_000)
+        return r.top >= 0 && r.bottom <= window.innerHeight + 1; }""", arg=line, timeout=60_000)
     b, m = page.locator(button).bounding_box(), page.locator(line).bounding_box()
     assert 0 <= b["y"] and 0 <= m["y"] - (b["y"] + b["height"]) <= 40, (m, b)
 
@@ -300,7 +300,7 @@ def test_n_and_p_at_the_last_window_do_not_swallow_later_presses(page, app_url):
     page.locator("#ws-intro").click()                      # the focus away from any text field
     for _ in range(4):                                     # at the last window: nothing to step to
         page.keyboard.press("n")
-    page.wait_for_timeout(500)
+    idle(page)
     page.keyboard.press("p")
     page.keyboard.press("p")
     _checklist_has(page, f"Window rank #{ranks[-3]} ")     # both presses counted (not swallowed)

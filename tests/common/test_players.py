@@ -66,3 +66,28 @@ def test_the_data_folders_files_are_served_where_they_lie(tmp_path, counted_prob
     from gradio.data_classes import _StaticFiles
     assert _StaticFiles.all_paths.count(data.resolve()) == 1
     assert counted_probe == [str(movie)]  # one probe for three sends
+
+
+def test_an_image_sent_again_leaves_the_file_a_page_may_be_reading(tmp_path, monkeypatch):
+    """gradio rewrote the cached file of an image (truncated, then written) each time the same
+    image was sent: a browser reading it meanwhile got a broken image (the Cloze question's clips
+    on a loaded machine). The file is written once, by a rename, and left alone after."""
+    from PIL import Image
+
+    monkeypatch.setattr(processing_utils, "save_pil_to_cache", processing_utils.save_pil_to_cache)
+    monkeypatch.setattr(processing_utils, "video_is_playable", processing_utils.video_is_playable)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    players.probe_videos_once()
+    picture = Image.new("RGB", (64, 48), (200, 30, 30))
+    image = gr.Image(type="pil", format="jpeg")
+    first = Path(image.postprocess(picture).path)
+    os.utime(first, ns=(1, 1))                          # a distinct mtime even on a coarse clock
+    before = first.stat()
+    second = Path(image.postprocess(picture).path)
+    assert second == first
+    after = first.stat()
+    assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, 1, before.st_size)
+    whole = first.read_bytes()
+    first.write_bytes(whole[:10])                        # a file cut short (a write that was killed)
+    assert Path(image.postprocess(picture).path).read_bytes() == whole
+    assert not [p.name for p in first.parent.iterdir() if p.name != first.name]   # no temp file left
