@@ -137,11 +137,7 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
    gradio draws the arrow over the input's right end: the padding keeps the text out from under it.
    tests/browser/test_text_fits.py measures it at 390, 1440 and 1920 px. */
 .gradio-container .wrap-inner input[role="combobox"] {text-overflow: ellipsis; padding-right: 24px;}
-/* window search (the movie and query pickers) and Impact (the clip picker): on a phone each picker
-   takes the row's whole width (.tab-controls wrap under 900 px), so the ellipsis cuts least */
-@media (max-width: 640px) {
-  #ws-movie-pick, #ws-query-pick, #impact-clip {flex: 1 1 100% !important; min-width: 0 !important;}
-}
+/* a tab's long pickers take the row's whole width on a phone: its own ui/style.css */
 
 /* text that names a control only where it shows: Start in the configuration, keys in presentation */
 .present-only {display: none;}
