@@ -22,13 +22,11 @@ ORDER_HUMAN = "human"  # Random(f"{seed}:{stem}:{dim}:options")
 MIXED_PICKS = ("S", "A", "P")  # one distractor per dimension, in the order the shuffle starts from
 
 
-@dataclass(frozen=True)
-class Question:
-    stem: str
-    dim: str                  # S | A | C | Mixed
-    options: tuple[str, ...]  # clip names in letter order A..D
-    seed: int = DEFAULT_SEED
-    order_rule: str = ORDER_EVAL
+class Lettered:
+    """A question's options in letter order (`options`, one of them "GT"): its letter map and the
+    letter of the true middle."""
+
+    options: tuple[str, ...]
 
     @property
     def option_map(self) -> dict[str, str]:
@@ -37,6 +35,15 @@ class Question:
     @property
     def expected(self) -> str:
         return LETTERS[self.options.index("GT")]
+
+
+@dataclass(frozen=True)
+class Question(Lettered):
+    stem: str
+    dim: str                  # S | A | C | Mixed
+    options: tuple[str, ...]  # clip names in letter order A..D
+    seed: int = DEFAULT_SEED
+    order_rule: str = ORDER_EVAL
 
     @property
     def key(self) -> str:

@@ -100,6 +100,16 @@ def _refuse_other(name: str, found: set, value: str | None, source: str | Path) 
                     f"or rerun with {name} {other}.")
 
 
+def _tail_repaired(path: Path, then: str = "") -> bool:
+    """A torn last line moved to `<file>.torn` (said on stderr, with `then`); whether the file
+    is there to read."""
+    moved = repair_torn_tail(path)
+    if moved:
+        print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
+              f"{torn_path(path)}{then}.", file=sys.stderr)
+    return path.exists()
+
+
 def repair_output(path: str | Path, key_field: str) -> None:
     """Make an output safe to resume and to score, saying on stderr what was done: a torn last
     line is moved to `<file>.torn` (io.repair_torn_tail); a line in the middle that is not a
@@ -107,11 +117,7 @@ def repair_output(path: str | Path, key_field: str) -> None:
     that once wrote one file at the same time) keeps its first line, the later ones go to
     `<file>.duplicates`. Every item moved aside is asked again only if no line of it remains."""
     path = real_path(path)   # rewritten in place of the file a symlink names, never of the link
-    moved = repair_torn_tail(path)
-    if moved:
-        print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
-              f"{torn_path(path)}, that item is done again.", file=sys.stderr)
-    if not path.exists():
+    if not _tail_repaired(path, ", that item is done again"):
         return
     kept: list[bytes] = []
     bad: list[int] = []
@@ -180,11 +186,7 @@ def repair_companion(path: str | Path, output: str | Path, keys: Iterable[str], 
     are moved to `<file>.duplicates`, as `repair_output` does with a repeated output line; lines of
     other items are left alone. Said on stderr."""
     path = real_path(path)
-    moved = repair_torn_tail(path)
-    if moved:
-        print(f"{path}: its last line was cut off mid-write ({moved} bytes); moved to "
-              f"{torn_path(path)}.", file=sys.stderr)
-    if not path.exists():
+    if not _tail_repaired(path):
         return
     mine = set(map(str, keys))
     done = {str(r.get(key_field)) for r in read_jsonl(output)}

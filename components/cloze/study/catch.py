@@ -14,24 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components.cloze.data import ClozeDataset
-from components.cloze.questions import LETTERS, Question
+from components.cloze.questions import Lettered, Question
 
 OTHER = "other:"
 
 
 @dataclass(frozen=True)
-class CatchQuestion:
+class CatchQuestion(Lettered):
     number: int                      # the annotator's n-th check, from 1
     stem: str                        # the video whose BEGINNING, END and true middle it shows
     options: tuple[str, ...]         # per letter: "GT" or "other:<stem>" (that video's true middle)
-
-    @property
-    def option_map(self) -> dict[str, str]:
-        return dict(zip(LETTERS, self.options))
-
-    @property
-    def expected(self) -> str:
-        return LETTERS[self.options.index("GT")]
 
     @property
     def others(self) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
+from typing import Any
+from collections.abc import Callable
 
 from components.cloze.human import load_study_files
 from components.cloze.questions import Question
@@ -127,18 +129,17 @@ def _aside_name(path: Path, kind: str) -> Path:
 
 def set_aside(path: str | Path, kind: str = "legacy") -> Path:
     """Move the file to `<name>.<kind>-<UTC stamp>.json` (the released app's legacy copy)."""
-    path = Path(path)
-    target = _aside_name(path, kind)
-    os.replace(path, target)
-    fsync_dir(path.parent)
-    return target
+    return _aside(Path(path), kind, os.replace)
 
 
 def copy_aside(path: str | Path, kind: str = "legacy") -> Path:
     """A copy of the file beside it, the original left in place (about to be rewritten)."""
-    path = Path(path)
+    return _aside(Path(path), kind, shutil.copy2)
+
+
+def _aside(path: Path, kind: str, put: Callable[[Path, Path], Any]) -> Path:
     target = _aside_name(path, kind)
-    shutil.copy2(path, target)
+    put(path, target)
     fsync_dir(path.parent)
     return target
 
