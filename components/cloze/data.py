@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 from typing import NotRequired
 
 from components import datasource
+from components.cloze.spec import SPEC
 from components.base.errors import UserError
 from components.base.io import load_json
 from components.base.lru import SingleFlightLRU
@@ -152,7 +153,7 @@ def find_root(path: str | Path) -> Path:
     """The folder holding choices/: `path` itself, `path/cloze`, or one level below. `path` may be
     a repository spec (`hf://datasets/...`), opened here (listed once, nothing else fetched)."""
     path = datasource.open_data_dir(path)
-    for cand in (path, path / "cloze"):
+    for cand in (path, path / SPEC.data):
         if datasource.is_dir(cand / "choices"):
             return cand
     if datasource.is_dir(path):

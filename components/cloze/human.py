@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
 
+from components.cloze.spec import SPEC
 from components.base.io import append_jsonl, path_lock, read_jsonl
 from components.cloze.data import ClozeDataset
 from components.cloze.questions import (DEFAULT_SEED, ORDER_HUMAN, Question, QuestionSet, build_set,
@@ -47,7 +48,7 @@ def study_dir(data_dir: str | Path | None = None) -> Path:
         return Path(env)
     if data_dir is None:
         raise UserError("Set APP_HUMAN_STUDY_DIR or a data directory for human-study files.")
-    return Path(data_dir) / "cloze" / "human_study"
+    return Path(data_dir) / SPEC.data / "human_study"
 
 
 def annotator_file(folder: str | Path, annotator: str) -> Path:

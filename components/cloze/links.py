@@ -18,7 +18,7 @@ from components.common.links import view_link
 
 TAB = SPEC.url   # the link's ?tab= (the tab's registry row)
 OWN_KEYS = SPEC.link_keys
-DEFAULT_FOLDER = "cloze"
+DEFAULT_FOLDER = SPEC.data
 DEFAULT_DIMS = ("S", "A", "P")
 DEFAULT_SEED = 42
 MODES = {"human": "practice", "practice": "practice", "model": "model",

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from components.cloze.spec import SPEC
 from components.cloze.leaderboard import board_ahead
 from components.cloze.metrics import DIMS, PAPER_KEYS, check_results, entry_correct, invalid_kind, scorable
 from components.cloze.human import study_dir
@@ -182,7 +183,7 @@ def loader_for(data_dir: str | Path | None, named: Sequence[str] = (), *, rechec
     """The one loader of the tab's runs (these folders, the study's Human row) in this process,
     started on first use; `recheck`: read again when the files changed since."""
     folders = os.pathsep.join(map(str, CLOZE_READER.folders(data_dir)))   # APP_CLOZE_RUNS_DIR's too
-    return runs_loader("cloze", f"{data_dir}{os.pathsep}{folders}", tuple(named),
+    return runs_loader(SPEC.data, f"{data_dir}{os.pathsep}{folders}", tuple(named),
                        lambda: cloze_runs_loader(data_dir, named, study_folder=_study_folder(data_dir)),
                        recheck=recheck)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from components import datasource
+from components.cloze.spec import SPEC
 from components.cloze.study.protocol import set_folders, set_seed
 from components.base.errors import UserError
 from components.base.io import load_json
@@ -82,7 +83,7 @@ def _read_source(data_dir: Path) -> tuple[dict, Path] | None:
             return json.loads(env), data_dir
         except json.JSONDecodeError as exc:
             raise UserError(f"APP_STUDY is not valid JSON ({exc}).") from None
-    path = Path(env) if env else data_dir / "cloze" / "study.json"
+    path = Path(env) if env else data_dir / SPEC.data / "study.json"
     if not datasource.is_file(path):
         if env:
             raise UserError(f"APP_STUDY points at {path}, which does not exist.")

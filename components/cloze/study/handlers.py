@@ -18,6 +18,7 @@ from typing import Any
 import gradio as gr
 
 from components import datasource
+from components.cloze.spec import SPEC
 from components.cloze.questions import distractor_type
 from components.cloze.study import catch as checks
 from components.cloze.study import practice as practice_mod
@@ -74,7 +75,7 @@ class Study:
 
     def _source_key(self) -> tuple:
         env = os.environ.get("APP_STUDY", "").strip()
-        path = Path(env) if env and not env.startswith("{") else Path(self.data_dir) / "cloze" / "study.json"
+        path = Path(env) if env and not env.startswith("{") else Path(self.data_dir) / SPEC.data / "study.json"
         try:
             stamp = path.stat().st_mtime_ns
         except OSError:

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
+from components.cloze.spec import SPEC
 from components.cloze import leaderboard, runs_view
 from components.cloze.human import PRACTICE_NOTE
 from components.cloze.ui import handlers as h
@@ -242,7 +243,7 @@ def _setup(ui: SimpleNamespace) -> None:
     with gr.Accordion("Set-up: data folder, set, dimension, seed, your own video", open=False,
                       elem_id="cloze-setup", elem_classes=["tab-config"]):
         with gr.Row():
-            ui.root = gr.Textbox("cloze", label="Data folder (inside the app's data folder; holds choices/)",
+            ui.root = gr.Textbox(SPEC.data, label="Data folder (inside the app's data folder; holds choices/)",
                                  elem_id="cloze-root", scale=2)
             ui.set_name = gr.Dropdown(["all"], value="all", label="Set", allow_custom_value=True, elem_id="cloze-set")
             ui.dims = gr.Dropdown(DIM_CHOICES, value="S, A, P", label="Dimension", elem_id="cloze-dims")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from components import datasource
+from components.cloze.spec import SPEC
 from components.base.admin import admin_mode
 from components.base.errors import UserError
 from components.common.fields import whole
@@ -85,7 +86,7 @@ def resolve_root(root: str | None, data_dir: str, own: tuple[str, ...] = ()) -> 
     if datasource.is_hub_spec((root or "").strip()):
         return _allowed_repository(root.strip())
     base = Path(os.path.abspath(data_dir))
-    typed = Path((root or "").strip() or "cloze")
+    typed = Path((root or "").strip() or SPEC.data)
     path = Path(os.path.abspath(typed if typed.is_absolute() else base / typed))
     if not path.is_relative_to(base):
         raise UserError(f"The data folder must be inside the app's data folder; give a path relative "

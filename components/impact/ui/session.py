@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from components.impact.spec import SPEC
 from components.base.errors import UserError
 from components.common.sessions import Resources, SessionRegistry
 from components.common.watched import WatchedFile
@@ -121,11 +122,11 @@ class ImpactTab:
 def tab_source(data_dir: Path, runs: tuple[str, ...] = ()) -> WatchedFile[ImpactTab]:
     """The tab's data as each page reads it: the annotation file, read again when it changes
     (`runs`: more runs folders, the app's `--runs`)."""
-    return WatchedFile(Path(data_dir) / "impact" / "annotations.json", lambda: load_tab(data_dir, runs))
+    return WatchedFile(Path(data_dir) / SPEC.data / "annotations.json", lambda: load_tab(data_dir, runs))
 
 
 def load_tab(data_dir: Path, runs: tuple[str, ...] = ()) -> ImpactTab:
-    path = Path(data_dir) / "impact" / "annotations.json"
+    path = Path(data_dir) / SPEC.data / "annotations.json"
     where = {"data_dir": Path(data_dir), "runs": tuple(runs)}
     if not path.exists():
         return ImpactTab(None, "No impact annotations in the data folder (impact/annotations.json). Run "

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from components.window_search.spec import SPEC
 from components.base.errors import UserError
 from components.base.lru import SingleFlightLRU
 from components.common.sessions import Resources, SessionRegistry
@@ -132,12 +133,12 @@ class WindowSearchTab:
 
 def tab_source(data_dir: Path) -> WatchedFile[WindowSearchTab]:
     """The tab's data as each page reads it: the annotation file, read again when it changes."""
-    path = Path(data_dir) / "grounding" / "annotations.json"
+    path = Path(data_dir) / SPEC.data / "annotations.json"
     return WatchedFile(path, lambda: load_tab(data_dir))
 
 
 def load_tab(data_dir: Path) -> WindowSearchTab:
-    path = Path(data_dir) / "grounding" / "annotations.json"
+    path = Path(data_dir) / SPEC.data / "annotations.json"
     if not path.is_file():
         return WindowSearchTab(None, "No annotation file in the data folder's grounding/ (generate the examples "
                              "with `python -m examples.generate`), or upload a movie.")

@@ -11,6 +11,7 @@ from pathlib import Path
 import gradio as gr
 
 from backends.pair import partner_id
+from components.cloze.spec import SPEC
 from components.cloze import view
 from components.cloze.data import ClozeDataset
 from components.cloze.metrics import PAPER_KEYS, score_results
@@ -39,7 +40,7 @@ def safe_name(text: str) -> str:
 def runs_dir(data_dir: str | Path) -> Path:
     """The shared runs folder (what every visitor's leaderboard lists)."""
     env = os.environ.get("APP_CLOZE_RUNS_DIR")
-    return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "runs", "cloze-runs")
+    return writable_dir(Path(env) if env else Path(data_dir) / SPEC.data / "runs", "cloze-runs")
 
 
 def visitor_folder(res: ClozeResources, parent: Path) -> Path:

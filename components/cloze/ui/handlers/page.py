@@ -10,6 +10,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from components.cloze.spec import SPEC
 from components.cloze import links
 from components.cloze.frames import prefetch
 from components.cloze.questions import set_names
@@ -91,7 +92,7 @@ def open_page(tab: ClozeTab, res: ClozeResources, session: ClozeSession, display
     """Page load: the question a link names (`?tab=cloze&stem=&q=`), else nothing changes (and the
     default sets' first questions are drawn ahead). While the tab's data is still being made, only
     that is said, and the page asks again."""
-    note = preparing_note("cloze")
+    note = preparing_note(SPEC.data)
     if note is not None:
         return LinkView(session=session, poll=poll(True), message=note)
     if not links.is_for_this_tab(params):
@@ -117,14 +118,14 @@ def warm(data_dir: str | Path) -> None:
     ~60 ms, plus ~130 ms the first time a process checks a meta.json against its schema) and
     draw the default sets' first questions, as a page load would."""
     session = ClozeSession(data_dir=str(data_dir))
-    load_root(ClozeTab(str(data_dir)), RESOURCES.get("warm"), session, "cloze")
+    load_root(ClozeTab(str(data_dir)), RESOURCES.get("warm"), session, SPEC.data)
     RESOURCES.release("warm")
     thread = draw_first_ahead(session, "frames")
     if thread is not None:
         thread.join()
 
 
-def draw_first_ahead(session: ClozeSession, display: str, root: str = "cloze") -> threading.Thread | None:
+def draw_first_ahead(session: ClozeSession, display: str, root: str = SPEC.data) -> threading.Thread | None:
     """While a visitor reads the page, build the default question sets (practice and model order)
     and draw their first questions in the background, so that Start / resume shows one at once (at
     1,521 stems: ~85 ms for a set, ~0.4 s to decode a question's six clips). Kept across visitors:

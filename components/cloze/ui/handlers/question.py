@@ -11,6 +11,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from components.cloze.spec import SPEC
 from components.cloze.data import ClozeDataset, folder_stamp, shared_dataset
 from components.cloze.frames import clip_grids, prefetch
 from components.cloze.human import latest_records, study_questions
@@ -53,7 +54,7 @@ def practice_dir(data_dir: str | Path) -> Path:
     """Where practice playthroughs are recorded ($APP_PRACTICE_DIR, else <data>/cloze/practice):
     apart from a real study's answers (the study page's), so practice never counts as a study."""
     env = os.environ.get("APP_PRACTICE_DIR")
-    return writable_dir(Path(env) if env else Path(data_dir) / "cloze" / "practice", "cloze-practice")
+    return writable_dir(Path(env) if env else Path(data_dir) / SPEC.data / "practice", "cloze-practice")
 
 
 def _runs_table(session: ClozeSession) -> ClozeRuns:
@@ -166,7 +167,7 @@ def prefetch_around(ds: ClozeDataset, questions: list[Question], index: int, dis
 
 def media_cache(data_dir: str | Path) -> Path:
     """Where the playthrough's opaque-named links to its clips live (under the served data folder)."""
-    return writable_dir(Path(data_dir) / "cloze" / ".study-media", "cloze-study-media")
+    return writable_dir(Path(data_dir) / SPEC.data / ".study-media", "cloze-study-media")
 
 
 NAVIGATOR_MARKS_MAX = 300

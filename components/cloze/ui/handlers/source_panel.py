@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from components.cloze.spec import SPEC
 from components.cloze.build import build_instance
 from components.cloze.data import find_root, load_dataset, safe_extract_zip, shared_dataset
 from components.cloze.questions import set_names
@@ -25,7 +26,7 @@ def upload(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file) -> S
     if file is None:
         return SourceView(session=session)
     path = Path(file if isinstance(file, str) else file.name)
-    dest = visitor_folder(res, Path(session.data_dir) / "cloze" / "uploads")
+    dest = visitor_folder(res, Path(session.data_dir) / SPEC.data / "uploads")
     try:
         safe_extract_zip(path, dest)
         root = find_root(dest)
@@ -65,7 +66,7 @@ def build(tab: ClozeTab, res: ClozeResources, session: ClozeSession, file, gap_s
         raise UserError("Upload a video first.")
     path = Path(file if isinstance(file, str) else file.name)
     gap = requested_gap(gap_start, gap_end)
-    out_root = visitor_folder(res, Path(session.data_dir) / "cloze" / "built")
+    out_root = visitor_folder(res, Path(session.data_dir) / SPEC.data / "built")
     if progress is not None:
         progress(0.1, desc="cutting clips")
     stem = safe_name(path.stem)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from components import datasource
+from components.impact.spec import SPEC
 from components.base.errors import UserError
 from components.common.ui import poll, preparing_note
 from components.impact import links, view
@@ -33,7 +34,7 @@ def on_clip(tab: ImpactTab, res: ImpactResources, session: ImpactSession, typed:
 def on_load(tab: ImpactTab, res: ImpactResources, session: ImpactSession, params: dict[str, str]) -> LoadView:
     """The page opened: the clip and frame a deep link names (`?tab=impact&clip=&frame=`), else
     the first clip at its first moment, with one line about a link value that was not understood."""
-    note = preparing_note("impact")
+    note = preparing_note(SPEC.data)
     if note is not None:
         return LoadView(poll=poll(True), message=note)
     if tab.first is None:

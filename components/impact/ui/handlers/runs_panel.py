@@ -10,6 +10,7 @@ from typing import Literal
 
 import gradio as gr
 
+from components.impact.spec import SPEC
 from components.common.runs import RunsLoader, reading_line, runs_loader
 from components.impact import runs_view
 from components.impact.data import ImpactAnnotations
@@ -19,7 +20,7 @@ from components.impact.ui.views import RunsPanelView
 
 
 def loader_for(data_dir: str | Path, named: Sequence[str] = ()) -> RunsLoader:
-    return runs_loader("impact", data_dir, named, lambda: impact_runs_loader(data_dir, named))
+    return runs_loader(SPEC.data, data_dir, named, lambda: impact_runs_loader(data_dir, named))
 
 
 def _frame_number(value) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from components.window_search.spec import SPEC
 from components.common.runs import RunsLoader, reading_line, runs_loader
 from components.window_search import runs_view
 from components.window_search.runs import GroundingRuns, grounding_runs_loader
@@ -17,7 +18,7 @@ from components.window_search.ui.views import RunsPanelView
 
 
 def loader_for(data_dir: str | Path, named: Sequence[str] = ()) -> RunsLoader:
-    return runs_loader("grounding", data_dir, named, lambda: grounding_runs_loader(data_dir, named))
+    return runs_loader(SPEC.data, data_dir, named, lambda: grounding_runs_loader(data_dir, named))
 
 
 def query_panel(tab: WindowSearchTab, data_dir: str | Path, session: WindowSearchSession | None, qid: str | None,

@@ -22,6 +22,7 @@ from gradio import processing_utils
 
 from backends.registry import resolve_embedder
 from components import datasource
+from components.window_search.spec import SPEC
 from components.base.errors import DataFormatError, UserError
 from components.common import outcome
 from components.common.fields import number, whole
@@ -251,7 +252,7 @@ def open_page(tab: WindowSearchTab, res: WindowSearchResources, session: WindowS
     """A new page: the first movie and its first query, or what a deep link names
     (`?tab=window-search&movie=m01&qid=p0005_t&t=400`), with one line about any value not understood.
     While the tab's data is still being made, only that is said, and the page asks again."""
-    note = preparing_note("grounding")
+    note = preparing_note(SPEC.data)
     if note is not None:
         return PageView(poll=poll(True), message=note)
     queries = {q.qid: q.movie_id for q in tab.annotations.queries} if tab.annotations else {}
