@@ -4,7 +4,7 @@ an unknown model, a refused key and no server each get one line just under Apply
 failed, before any question is run; a backend that answers says so."""
 from __future__ import annotations
 
-from tests.browser.conftest import TAB_READY, open_model_panel
+from tests.browser.conftest import TAB_READY, idle, open_model_panel
 from tests.helpers.live_app import free_port
 from tests.helpers.openai_server import ScriptedOpenAIServer
 
@@ -20,6 +20,7 @@ def _apply(page, spec: str, url: str, key: str, expect: str) -> str:
     page.locator("#settings-api-key input, #settings-api-key textarea").first.fill(key)
     page.locator("#settings-apply").click()
     page.wait_for_function(f"(s) => {LINE}.includes(s)", arg=expect, timeout=30_000)
+    idle(page)   # the event's last word: its busy timer ("0.2s") off the line
     line, apply = (page.locator(s).bounding_box() for s in ("#settings-message", "#settings-apply"))
     below = line["y"] - (apply["y"] + apply["height"])
     assert -1 <= below <= 40, ("the line is not just under Apply", line, apply)
