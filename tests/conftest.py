@@ -23,16 +23,25 @@ if "APP_CACHE_DIR" not in os.environ:
     os.environ["APP_CACHE_DIR"] = _SESSION_CACHE
 else:
     _SESSION_CACHE = None
+# the turntables and the body's mesh file of this session (default: one folder under /tmp that
+# every server and test session on the machine shares): a test that counts the frames drawn is
+# never answered by a turntable another session drew
+if "IMPACT_RENDER_DIR" not in os.environ:
+    _SESSION_RENDER = tempfile.mkdtemp(prefix="vbe-test-render-")
+    os.environ["IMPACT_RENDER_DIR"] = _SESSION_RENDER
+else:
+    _SESSION_RENDER = None
 
 ROOT = Path(__file__).resolve().parents[1]
 SLOW_FOLDERS = ("system", "browser")
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
-    if _SESSION_CACHE:
-        import shutil
+    import shutil
 
-        shutil.rmtree(_SESSION_CACHE, ignore_errors=True)
+    for folder in (_SESSION_CACHE, _SESSION_RENDER):
+        if folder:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items) -> None:

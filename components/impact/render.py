@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from components.base.errors import UserError
+from components.base.io import atomic_temp_path, commit_temp
 # the poses are painting.py's maths; examples/impact_clips.py reaches them here too (render._look_at)
 from components.impact.painting import look_at as _look_at, rotation_y, turntable_angles
 from components.media import write_frames
@@ -327,5 +328,12 @@ def turntable_for(body: BodyModel, painted: PaintedFrame, frames: int = TURNTABL
     while it is drawn). Raises RenderUnavailable."""
     out = turntable_path(painted)
     if not out.exists():
-        render_turntable(body, painted.colors, out, frames=frames, size=size, on_frame=on_frame)
+        # drawn under a temp name, then renamed: another visitor (or server) asking for the same
+        # painting meanwhile never gets a half-written video
+        tmp = atomic_temp_path(out)
+        try:
+            render_turntable(body, painted.colors, tmp, frames=frames, size=size, on_frame=on_frame)
+            commit_temp(tmp, out)
+        finally:
+            tmp.unlink(missing_ok=True)
     return out
