@@ -445,6 +445,7 @@ def test_in_video_display_each_clip_is_named_on_a_chip_and_a_phone_shows_them_tw
         assert name["size"] >= 14 and name["background"] == "rgb(255, 255, 255)", name
         assert name["color"] == "rgb(31, 37, 51)", name
     if size[0] < 600:
+        settle(page, "#study-cand-D")   # the four videos' boxes where their layout has put them
         boxes = [page.locator(f"#study-cand-{x}").bounding_box() for x in "ABCD"]
         assert boxes[0]["y"] == pytest.approx(boxes[1]["y"], abs=2) and boxes[2]["y"] > boxes[0]["y"] + 20, boxes
         assert all(b["width"] >= 0.35 * size[0] for b in boxes), boxes      # half the screen each, not a quarter
