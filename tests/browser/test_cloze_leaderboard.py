@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from components.cloze.metrics import as_released, score_results
-from tests.browser.conftest import snap
+from tests.browser.conftest import TAB_READY, idle, snap
 
 ROWS_JS = """() => [...document.querySelectorAll('#cloze-leaderboard .virtual-row')].map(tr => {
   const cells = [...tr.querySelectorAll('.body-cell')];
@@ -40,6 +40,9 @@ def test_the_leaderboard_lists_the_result_files_and_a_row_opens_its_run(browser,
     try:
         page.goto(f"{app_url}?tab=cloze", wait_until="load", timeout=120_000)
         page.wait_for_selector("#app-tabs", timeout=120_000)
+        # the tab's first view drawn: a late one would put the page back in its first mode
+        page.wait_for_function(TAB_READY["cloze"], timeout=120_000)
+        idle(page)
         page.locator("#cloze-mode").get_by_text("Compare", exact=True).click()
         names = json.dumps(sorted(expected))
         page.wait_for_function(f"() => {names}.every(n => (document.querySelector('#cloze-leaderboard')?.innerText "

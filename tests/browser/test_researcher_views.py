@@ -4,7 +4,7 @@ lines, ten rows and more, the paper's Human row among them), and "compare with" 
 methods side by side offline (Cloze's Edge-1 beside Edge-4), each side labelled as a method."""
 from __future__ import annotations
 
-from tests.browser.conftest import open_model_panel, open_tab, settle, snap
+from tests.browser.conftest import TAB_READY, idle, open_model_panel, open_tab, settle, snap
 from tests.browser.test_compare import close_model_panel
 from tests.browser.test_talks_record_replay import _apply_and_wait, _type_backend
 
@@ -40,6 +40,9 @@ def test_the_leaderboard_fits_1440x900_with_its_interval_and_the_papers_human_ro
     try:
         page.goto(f"{app_url}?tab=cloze", wait_until="load", timeout=120_000)
         page.wait_for_selector("#app-tabs", timeout=120_000)
+        # the tab's first view drawn: a late one would put the page back in its first mode
+        page.wait_for_function(TAB_READY["cloze"], timeout=120_000)
+        idle(page)
         page.locator("#cloze-mode").get_by_text("Compare", exact=True).click()
         page.wait_for_function("() => (document.querySelector('#cloze-leaderboard')?.innerText || '')"
                                ".includes('1,521 videos')", timeout=120_000)
