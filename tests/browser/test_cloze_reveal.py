@@ -27,6 +27,7 @@ def _page(browser, app_url):
     page.wait_for_selector("#app-tabs", timeout=120_000)
     page.get_by_role("tab", name="Cloze").click()
     page.wait_for_function(TAB_READY["cloze"], timeout=120_000)
+    idle(page)   # the tab's first view has answered: nothing late resets the boxes filled next
     return context, page
 
 
