@@ -94,6 +94,7 @@ def test_a_blind_playthrough_keeps_runs_across_questions_shut(browser, app_url):
     context, page = _page(browser, app_url)
     try:
         _start(page, f"blind-{uuid.uuid4().hex[:6]}", blind=True)
+        idle(page)   # Start's events have answered (blind shuts the fold: it is opened after that)
         across = page.locator("#cloze-runs-across")
         # the fold opened by a visitor shows no list, no grid and no link into Model mode
         across.locator("button, .label-wrap").first.click()
