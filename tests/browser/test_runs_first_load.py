@@ -115,6 +115,19 @@ def _wait_count(page, panel: str, least: int, timeout_s: float = 60) -> tuple[in
     return shown
 
 
+
+def _counts_one_more(page, gate, kind: str, panel: str) -> int:
+    """The panel says "Reading run files… k of N" while the read is held, and its count follows
+    one more file let through; returns N."""
+    page.wait_for_function(f"() => /Reading run files/.test(document.querySelector('{panel}')?.innerText || '')",
+                           timeout=120_000)
+    page.locator(panel).scroll_into_view_if_needed()
+    k, n = _wait_count(page, panel, 0)
+    assert n >= 2 and k < n
+    gate.let(kind, 1)
+    assert _wait_count(page, panel, k + 1)[0] >= k + 1
+    return n
+
 def test_a_runs_panel_opened_before_the_runs_are_read_counts_them_then_shows_them(browser, gated_app,
                                                                                    example_data_dir):
     url, gate, root = gated_app
@@ -154,13 +167,7 @@ def test_the_impact_panel_counts_its_run_files_at_the_linked_frame_then_shows_th
         page.goto(f"{url.rstrip('/')}/?tab=impact&clip={item.qid}&frame={frame}", wait_until="load",
                   timeout=120_000)
         panel = "#impact-runs-panel"
-        page.wait_for_function(f"() => /Reading run files/.test(document.querySelector('{panel}')?.innerText || '')",
-                               timeout=120_000)
-        page.locator(panel).scroll_into_view_if_needed()
-        k, n = _wait_count(page, panel, 0)
-        assert n >= 2 and k < n
-        gate.let("impact", 1)
-        assert _wait_count(page, panel, k + 1)[0] >= k + 1
+        n = _counts_one_more(page, gate, "impact", panel)
         gate.let("impact", n)
         page.wait_for_selector(f"{panel} .impact-runs-frame[data-frame='{frame}']", timeout=60_000)
         assert "Reading run files" not in page.locator(panel).inner_text()
@@ -175,13 +182,7 @@ def test_the_cloze_panel_counts_its_run_files_then_shows_the_runs(browser, gated
     try:
         page.goto(url.rstrip("/") + "/?tab=cloze&stem=bar_fill&q=P&mode=model", wait_until="load", timeout=120_000)
         panel = "#cloze-runs-panel"
-        page.wait_for_function(f"() => /Reading run files/.test(document.querySelector('{panel}')?.innerText || '')",
-                               timeout=120_000)
-        page.locator(panel).scroll_into_view_if_needed()
-        k, n = _wait_count(page, panel, 0)
-        assert n >= 2 and k < n
-        gate.let("cloze", 1)
-        assert _wait_count(page, panel, k + 1)[0] >= k + 1
+        _counts_one_more(page, gate, "cloze", panel)
         gate.open()
         page.wait_for_function(f"() => document.querySelector('{panel} .runs-panel')?.dataset.state === 'ready'",
                                timeout=120_000)

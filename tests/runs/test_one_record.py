@@ -29,6 +29,16 @@ def _record(answer, **kw) -> dict:
     return {"answer": answer, "option_map": ITS, "expected": "B", **kw}
 
 
+
+def _cloze_without_runs(tmp_path, cloze_examples):
+    """A data folder holding the example Cloze data without its run files, and its stems."""
+    data = tmp_path / "data"
+    (data / "cloze").mkdir(parents=True)
+    for child in cloze_examples.iterdir():
+        if child.name not in ("results", "runs"):
+            (data / "cloze" / child.name).symlink_to(child)
+    return data, sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
+
 def test_a_runs_own_letter_is_shown_beside_the_letter_on_screen():
     run = {"s1": {"A": _record("B", correct=True, reason="Candidate B correctly shows the middle.")}}
     table_ = ClozeRuns({"gemini": compact_results(run)})
@@ -288,12 +298,7 @@ def test_a_pages_own_run_and_an_imported_file_open_from_their_rows(tmp_path, clo
     from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab
 
     monkeypatch.delenv("APP_ADMIN", raising=False)
-    data = tmp_path / "data"
-    (data / "cloze").mkdir(parents=True)
-    for child in cloze_examples.iterdir():
-        if child.name not in ("results", "runs"):
-            (data / "cloze" / child.name).symlink_to(child)
-    stems = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
+    data, stems = _cloze_without_runs(tmp_path, cloze_examples)
     runs_panel.forget_loaders()
     res = RESOURCES.get("t-own-run")
     try:
@@ -335,12 +340,7 @@ def test_a_result_record_is_read_validated_and_scored_once_on_its_way_to_the_lea
     from components.cloze.ui.session import RESOURCES, ClozeSession, ClozeTab
 
     monkeypatch.setenv("APP_CACHE_DIR", str(tmp_path / "cache"))   # every file read, none from a cache
-    data = tmp_path / "data"
-    (data / "cloze").mkdir(parents=True)
-    for child in cloze_examples.iterdir():
-        if child.name not in ("results", "runs"):
-            (data / "cloze" / child.name).symlink_to(child)
-    stems = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())
+    data, stems = _cloze_without_runs(tmp_path, cloze_examples)
     files = write_released_runs(stems, data / "cloze" / "results", 3, prefix="walk", quirks=False)
     calls: dict[str, int] = {}
 
