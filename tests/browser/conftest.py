@@ -35,9 +35,25 @@ def app_url(example_data_dir, tmp_path_factory):
 # waited for: with a timer ticking it can stay open for good.
 PENDING_JS = """(() => {
   if (window.__appPending) return;
-  let open = 0;
-  const events = new Set(), finished = new Set();
-  window.__appPending = () => open + events.size;
+  const open = new Map();    // request number -> what it asked for and when (for `idle`'s report)
+  const events = new Map(), finished = new Set();
+  let n = 0;
+  window.__appPending = () => open.size + events.size;
+  const asked = (url, init) => {
+    let what = url.replace(/^.*gradio_api\\//, '');
+    try { const b = JSON.parse(init && init.body); if (b && b.fn_index !== undefined) what += ' fn_index=' + b.fn_index; }
+    catch (e) { /* not JSON */ }
+    return what;
+  };
+  window.__appPendingWhat = () => {
+    const deps = (window.gradio_config && window.gradio_config.dependencies) || [];
+    const name = (what) => what.replace(/fn_index=(\\d+)/, (m, i) => {
+      const d = deps.find((x) => String(x.id) === i) || deps[Number(i)];
+      return m + (d ? ' (' + (d.api_name || d.js && 'js' || '?') + ')' : '');
+    });
+    const now = performance.now();
+    return [...open.values(), ...events.values()].map((x) => name(x.what) + ' for ' + ((now - x.t) / 1000).toFixed(1) + ' s');
+  };
   const messages = (reply, each) => {
     const reader = reply.clone().body.getReader(), text = new TextDecoder();
     let buffer = '';
@@ -74,13 +90,13 @@ PENDING_JS = """(() => {
         return reply;
       });
     }
-    open += 1;
-    let ended = false;
-    const end = () => { if (!ended) { ended = true; open -= 1; } };
+    const id = n++, what = asked(url, init);
+    open.set(id, {what, t: performance.now()});
+    const end = () => { open.delete(id); };
     return fetch0.apply(window, arguments).then((reply) => {
       if (url.includes('queue/join') && reply.ok) {
         reply.clone().json().then((j) => {
-          if (j && j.event_id && !finished.has(j.event_id)) events.add(j.event_id);
+          if (j && j.event_id && !finished.has(j.event_id)) events.set(j.event_id, {what, t: performance.now()});
         }).catch(() => {}).finally(end);
       } else { end(); }
       return reply;
@@ -181,7 +197,9 @@ def idle(page, timeout_ms: int = 120_000) -> None:
     done = page.evaluate(IDLE_JS, timeout_ms)
     if done is None:
         raise AssertionError("the page has no request counter: open it from the `browser` fixture")
-    assert done, f"the page's events were still pending after {timeout_ms / 1000:.0f} s"
+    if not done:
+        pending = page.evaluate("() => window.__appPendingWhat ? window.__appPendingWhat() : []")
+        raise AssertionError(f"the page's events were still pending after {timeout_ms / 1000:.0f} s: {pending}")
 
 
 def settle(page, selector: str | None = None, timeout_ms: int = 30_000) -> bool:
