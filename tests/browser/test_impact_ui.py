@@ -294,7 +294,11 @@ def test_presentation_keys_step_frames_and_play_the_clip(page):
     box.click()
     box.press(".")  # typing in the box is not a shortcut
     page.locator("#impact-intro").click()
-    idle(page)   # the frame's video position has arrived: a later one would interrupt the playing
+    assert box.input_value() == "59"
+    # frame 59's view (its timeline, and the video's position beside it) was the last frame event:
+    # no later position can interrupt the playing once the video has finished seeking to it
+    page.wait_for_function("() => { const v = document.querySelector('#impact-video video');"
+                           " return !!v && !v.seeking && v.readyState >= 1 && v.currentTime > 0; }")
     assert page.evaluate("() => document.querySelector('#impact-video video').paused")
     page.keyboard.press(" ")
     page.wait_for_function("() => !document.querySelector('#impact-video video').paused")

@@ -187,9 +187,12 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> TabEvents:
     on(c.timeline.click, h.on_timeline_click, [c.session, c.clip], SeekView, kind="data",
        api_name="on_timeline_click")
     if ctx.address is not None:   # the address follows the clip and frame shown (links.frame_link writes it)
+        # queued: gradio's page holds back a repeat of an always_last event only while a queued one
+        # runs; unqueued, a clip change and a frame change ran side by side and the one reading
+        # the frame box before the link's frame arrived could answer last (a stale address)
         ev.over(SimpleNamespace(address=ctx.address)).on(
             [c.clip.change, c.frame.change], h.follow_address, [c.clip, c.frame], AddressView, addressed=False,
-            queue=False, preprocess=False, show_progress="hidden", trigger_mode="always_last",
+            preprocess=False, show_progress="hidden", trigger_mode="always_last", concurrency_limit=None,
             api_name="_impact_address")
     c.step_back.click(None, js=page.STEP_BACK_JS)
     c.step_on.click(None, js=page.STEP_ON_JS)
