@@ -110,7 +110,6 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
     import gradio as gr
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
-    from components.common.links import shows_first
     from components.common.page import address_box, follow_view, link_tab_head, open_from_link, \
         presentation_toggle, sync_presentation
     from components.common.progress import busy_on_one_component
@@ -135,11 +134,9 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
             for spec in registry.tabs():
                 slug = spec.url
                 with gr.Tab(spec.title, id=slug, elem_id=f"tab-{slug}") as tab:
-                    shown_first = functools.partial(shows_first, slug, own_keys)
-                    # the tab mounted first is the one the link shows (page.link_tab_head)
-                    spec.load("ui").build_tab(
-                        dataclasses.replace(ctx, tab=tab, shown_first=shown_first, selected_at_mount=shown_first,
-                                            address=addresses[slug]))
+                    # the tab mounted first is the one the link shows (page.link_tab_head): its
+                    # select event, sent as it mounts, draws its view (TabEvents.on_open)
+                    spec.load("ui").build_tab(dataclasses.replace(ctx, tab=tab, address=addresses[slug]))
                 follow_view(slug, tab, addresses[slug])
         open_from_link(demo, tabs, link_note, own_keys)
         sync_presentation(demo, present)

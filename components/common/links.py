@@ -31,10 +31,3 @@ def tab_in_link(params: Mapping[str, str], slugs: Sequence[str],
         if any(params.get(k) for k in keys):
             return slug, ""
     return None, ""
-
-
-def shows_first(slug: str, own_keys: Mapping[str, Sequence[str]], params: Mapping[str, str]) -> bool:
-    """Whether a page opened with `params` shows the tab `slug` first (of the tabs `own_keys`
-    names, in order: the first one when the link names none)."""
-    return (tab_in_link(params, tuple(own_keys), own_keys)[0] or next(iter(own_keys), None)) == slug
-

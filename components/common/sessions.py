@@ -41,10 +41,8 @@ class Resources:
 
     stop: threading.Event = field(default_factory=threading.Event)
     folders: list[Path] = field(default_factory=list)
-    #: the tab's page view was drawn for this visitor; the select gradio sends for the tab its
-    #: Tabs show at mount has come (TabEvents.on_open)
+    #: the tab's page view was drawn for this visitor (TabEvents.on_open)
     opened: bool = False
-    mount_select_seen: bool = False
     _running: int = field(default=0, repr=False)
     _stop_asked: float = field(default=float("-inf"), repr=False)
     _stop_for_next: bool = field(default=False, repr=False)

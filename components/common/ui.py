@@ -54,11 +54,6 @@ class TabContext:
     settings: gr.State  # value: SessionSettings.to_state() dict; read it with settings.session.backend_for
     demo: gr.Blocks | None = None  # the whole app, for load/unload events
     tab: gr.Tab | None = None  # the tab itself, when the app has several
-    #: the tab the page's Tabs show as they mount (gradio sends it a select event then, every page):
-    #: a bool, or a function of the page's query parameters (the explorer mounts the link's tab)
-    selected_at_mount: bool | Callable[[Mapping[str, str]], bool] = False
-    #: whether a page opened with these query parameters shows this tab first (None: it always does)
-    shown_first: Callable[[Mapping[str, str]], bool] | None = None
     #: a hidden box the tab writes the query string of its view into; the page puts it in the
     #: address bar while the tab is shown (components/common/page.py, `view_address`)
     address: gr.Textbox | None = None
@@ -449,47 +444,29 @@ class TabEvents:
         return [message or self.message, *([self.address[0]] if addressed and self.address is not None else [])]
 
     def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: type[View], *,
-                api_name: str, **kw) -> list[Any]:
+                api_name: str, **kw) -> Any:
         """The tab's page view, `handler(tab, res, session, *inputs, params)`, drawn once per
-        visitor: on page load when the page shows this tab first, else the first time the visitor
-        opens the tab. A page never draws the tabs it does not show (each cost the page load
-        0.1-0.3 s of server time beside the browser's own work). gradio sends the tab its Tabs
-        show at mount a select event on every page, the visitor's or not; that one is left to the
-        load. Returns the events (load, then the tab's select), to chain on."""
+        visitor, when the tab is first shown. gradio sends the tab its Tabs show as the page mounts
+        a select event (the link's tab: page.link_tab_head), with the page's query parameters, and
+        another tab its select when the visitor opens it; so a page draws only the tab it shows and
+        sends no request at all for the others (a load event per tab cost the page load a request
+        each, ~30 % of it on a busy machine). A tab on a page of its own (no Tabs) draws on the
+        page's load. Returns the event, to chain on."""
         components = self.outputs_of(outs)
         draw = self.fn(handler, outs, kind="params", addressed=True)
-        untouched = [SKIP] * (len(components) + len(self._tail()))
-
-        def params_of(request: gr.Request) -> dict:
-            return dict(getattr(request, "query_params", None) or {})
-
-        def resources(request: gr.Request) -> Any:
-            return self.registry.get(getattr(request, "session_hash", None))
-
-        def on_load(request: gr.Request, *args):
-            if ctx.shown_first is not None and not ctx.shown_first(params_of(request)):
-                return untouched
-            resources(request).opened = True
-            return draw(request, *args)
+        targets = [*components, *self._tail()]
+        if ctx.tab is None:
+            return ctx.demo.load(draw, inputs, targets, api_name=api_name, **kw)
+        untouched = [SKIP] * len(targets)
 
         def on_shown(request: gr.Request, *args):
-            res = resources(request)
-            mounted = ctx.selected_at_mount
-            if callable(mounted):
-                mounted = mounted(params_of(request))
-            if mounted and not res.mount_select_seen:
-                res.mount_select_seen = True   # the mount's select, not the visitor's: on_load decides
-                return untouched
+            res = self.registry.get(getattr(request, "session_hash", None))
             if res.opened:
                 return untouched
             res.opened = True
             return draw(request, *args)
 
-        targets = [*components, *self._tail()]
-        events = [ctx.demo.load(_named(on_load, handler), inputs, targets, api_name=api_name, **kw)]
-        if ctx.tab is not None:
-            events.append(ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=f"{api_name}_shown", **kw))
-        return events
+        return ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=api_name, **kw)
 
     def over(self, components: Any) -> TabEvents:
         """This adapter naming its outputs from `components` instead (a control wired alike in

@@ -324,7 +324,7 @@ def _wire(ui: SimpleNamespace) -> None:
     if ui.demo is not None:
         ev.release_on(ui.demo)
         loaded = ev.on_open(ui.ctx, h.open_page, [ui.session, ui.display], v.LinkView,
-                            api_name="on_open_cloze_link", show_progress="hidden")[0]
+                            api_name="on_open_cloze_link", show_progress="hidden")
         on(ui.poll.tick, h.open_page, [ui.session, ui.display], v.LinkView, kind="params",
            api_name="on_open_cloze_prepared", show_progress="hidden")
         restore = "(kept) => [(kept && kept.annotator) || '', !!(kept && kept.blind)]"

@@ -212,8 +212,7 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> TabEvents:
     on(c.metrics_button.click, h.set_metrics, [c.session, c.split, ctx.settings, c.prompt_style], MetricsView,
        kind="progress", api_name="on_metrics")
     if ctx.demo is not None:
-        for opened in ev.on_open(ctx, h.on_load, [c.session], LoadView, api_name="on_load_impact"):
-            opened.then(None, js=page.READY_JS)
+        ev.on_open(ctx, h.on_load, [c.session], LoadView, api_name="on_load_impact").then(None, js=page.READY_JS)
         on(c.poll.tick, h.on_load, [c.session], LoadView, kind="params", api_name="on_load_impact_prepared",
            show_progress="hidden")
         ev.release_on(ctx.demo)
