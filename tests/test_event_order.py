@@ -16,10 +16,14 @@ def test_every_always_last_event_that_calls_python_is_queued(example_data_dir):
     assert unqueued == []
 
 
-def test_the_impact_address_follows_clip_and_frame_through_one_queued_event(example_data_dir):
+def test_the_impact_address_is_written_once_each_view_moving_clip_or_frame_has_answered(example_data_dir):
+    """Chained after the views (their boxes then hold the view's clip and frame), never on the
+    boxes' own change events (the clip's change read the frame box before the same answer set it)."""
     demo = app.build_app(example_data_dir)
     config = demo.get_config_file()
-    [address] = [d for d in config["dependencies"] if d.get("api_name") == "_impact_address"]
-    ids = {c["id"]: c["props"].get("elem_id") for c in config["components"]}
-    assert sorted((ids[t], e) for t, e in address["targets"]) == [("impact-clip", "change"), ("impact-frame", "change")]
-    assert address["queue"] is not False and address["trigger_mode"] == "always_last"
+    names = {d["id"]: d.get("api_name") for d in config["dependencies"]}
+    address = [d for d in config["dependencies"] if (d.get("api_name") or "").startswith("_impact_address")]
+    after = sorted(names[d["trigger_after"]] for d in address)
+    assert after == ["on_clip", "on_frame", "on_load_impact", "on_load_impact_prepared"]
+    assert all(d["targets"][0][1] == "then" and d["queue"] is not False and d["trigger_mode"] == "always_last"
+               for d in address)

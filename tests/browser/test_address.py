@@ -7,7 +7,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from tests.browser.conftest import open_tab, pick_query
+from tests.browser.conftest import idle, open_tab, pick_query
 
 
 @pytest.fixture
@@ -73,11 +73,33 @@ def test_switching_to_impact_puts_it_in_the_address_and_a_reload_shows_it(visit)
     assert selected_tab(page) == "Impact"
     page.wait_for_function("(f) => document.querySelector('#impact-frame input[type=\"number\"]')?.value === f",
                            arg=shown["frame"])
-    # the address follows the view within the page's 200 ms write spacing: the clip's change may
-    # have written the first frame an instant before the linked frame arrived
+    # every event of the reloaded page answered: the address events of the tab's mount (its first
+    # frame, an instant before the linked frame arrived) included; then the address follows the
+    # view within the page's 200 ms write spacing. (Read earlier, the address could still be the
+    # reload's own, with that first frame's write on its way.)
+    idle(page)
     assert wait_address(page, **shown) == shown
     assert page.evaluate("() => history.length") == history        # rewritten in place, never pushed
     assert page.console_errors == []
+
+
+def test_an_impact_link_never_writes_another_frame_into_the_address(browser, app_url):
+    """Every address the page writes while an Impact link opens names the link's frame: none
+    names the frame box's value from before the link's frame arrived (it wrote `frame=1` first)."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    context.add_init_script("""(() => { window.__written = []; const put = history.replaceState.bind(history);
+        history.replaceState = (s, t, u) => { window.__written.push(String(u)); return put(s, t, u); }; })();""")
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url.rstrip('/')}/?clip=h0001&frame=70&tab=impact", wait_until="load", timeout=120_000)
+        page.wait_for_function(f"() => {FRAME_BOX} === '70'", timeout=120_000)
+        idle(page)   # every address event answered (a write then follows within 200 ms, if any)
+        linked = {"clip": "h0001", "frame": "70", "tab": "impact"}
+        assert wait_address(page, **linked) == linked
+        written = [dict(parse_qsl(url.split("?", 1)[1])) for url in page.evaluate("() => window.__written")]
+        assert all(w == linked for w in written), written   # none (the address was the link) or the link
+    finally:
+        context.close()
 
 
 def test_from_a_window_search_link_each_tab_and_each_pick_rewrites_the_address(visit):

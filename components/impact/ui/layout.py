@@ -179,21 +179,14 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> TabEvents:
     on = ev.on
     raw = {"preprocess": False}
     # .input: only the user's choice; a deep link sets the dropdown without resetting the frame
-    on(c.clip.input, h.on_clip, [c.session, c.clip, c.body3d], ClipView, api_name="on_clip", drop_repeat=True)
-    on(c.frame.change, h.on_frame, [c.session, c.clip, c.frame, c.body3d], FrameMoveView,
-       trigger_mode="always_last", show_progress="hidden", api_name="on_frame", **raw)
+    views = [on(c.clip.input, h.on_clip, [c.session, c.clip, c.body3d], ClipView, api_name="on_clip",
+                drop_repeat=True),
+             on(c.frame.change, h.on_frame, [c.session, c.clip, c.frame, c.body3d], FrameMoveView,
+                trigger_mode="always_last", show_progress="hidden", api_name="on_frame", **raw)]
     on(c.reset_view.click, h.reset_view, [c.session, c.clip, c.frame], CameraView, show_progress="hidden",
        api_name="on_reset_view", **raw)
     on(c.timeline.click, h.on_timeline_click, [c.session, c.clip], SeekView, kind="data",
        api_name="on_timeline_click")
-    if ctx.address is not None:   # the address follows the clip and frame shown (links.frame_link writes it)
-        # queued: gradio's page holds back a repeat of an always_last event only while a queued one
-        # runs; unqueued, a clip change and a frame change ran side by side and the one reading
-        # the frame box before the link's frame arrived could answer last (a stale address)
-        ev.over(SimpleNamespace(address=ctx.address)).on(
-            [c.clip.change, c.frame.change], h.follow_address, [c.clip, c.frame], AddressView, addressed=False,
-            preprocess=False, show_progress="hidden", trigger_mode="always_last", concurrency_limit=None,
-            api_name="_impact_address")
     c.step_back.click(None, js=page.STEP_BACK_JS)
     c.step_on.click(None, js=page.STEP_ON_JS)
     on(c.copy_link.click, h.copy_link, [c.session, c.clip, c.frame], LinkView, api_name="on_copy_link",
@@ -212,11 +205,28 @@ def _wire(ctx: TabContext, source, c: ImpactComponents) -> TabEvents:
     on(c.metrics_button.click, h.set_metrics, [c.session, c.split, ctx.settings, c.prompt_style], MetricsView,
        kind="progress", api_name="on_metrics")
     if ctx.demo is not None:
-        ev.on_open(ctx, h.on_load, [c.session], LoadView, api_name="on_load_impact").then(None, js=page.READY_JS)
-        on(c.poll.tick, h.on_load, [c.session], LoadView, kind="params", api_name="on_load_impact_prepared",
-           show_progress="hidden")
+        opened = ev.on_open(ctx, h.on_load, [c.session], LoadView, api_name="on_load_impact")
+        opened.then(None, js=page.READY_JS)
+        views += [opened, on(c.poll.tick, h.on_load, [c.session], LoadView, kind="params",
+                             api_name="on_load_impact_prepared", show_progress="hidden")]
         ev.release_on(ctx.demo)
+    if ctx.address is not None:
+        _follow_address(ev, ctx.address, c, views)
     return ev
+
+
+def _follow_address(ev: TabEvents, address: gr.Textbox, c: ImpactComponents, views: list) -> None:
+    """The address follows the clip and frame shown (links.frame_link writes it), written once each
+    view that moves them has answered: its boxes then hold the view's clip and frame. (Triggered by
+    the boxes' own change events, the clip's change read the frame box before the same answer had
+    set it: every Impact link first wrote `frame=1`.) Queued and always_last: gradio's page holds
+    back a repeat only while a queued run of the event is open, then sends it with the values of
+    that moment."""
+    follow = ev.over(SimpleNamespace(address=address))
+    for view in views:
+        follow.on(view.then, h.follow_address, [c.clip, c.frame], AddressView, addressed=False,
+                  preprocess=False, show_progress="hidden", trigger_mode="always_last", concurrency_limit=None,
+                  api_name="_impact_address")
 
 
 def _runs_fold() -> tuple[gr.HTML, gr.Checkbox]:
