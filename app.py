@@ -110,10 +110,10 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
     import gradio as gr
 
     # these build gradio components: imported here so `app.py --help` never loads gradio
-    from components.common.page import address_box, follow_view, link_tab_head, open_from_link, \
-        presentation_toggle, sync_presentation
+    from components.common.page import address_box, follow_view, link_tab_head, presentation_toggle, \
+        sync_presentation
     from components.common.progress import busy_on_one_component
-    from components.common.ui import TabContext, message_line
+    from components.common.ui import TabContext
     from components.common.model_panel import build_settings_panel, model_badge
 
     with gr.Blocks(title=TITLE, analytics_enabled=False, fill_width=True) as demo:
@@ -124,13 +124,12 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
             gr.HTML(f"<span class='app-name'>{TITLE}</span>", elem_id="app-name", container=False)
             badge = model_badge(SessionSettings(backend=backend))
             present = presentation_toggle()
-        link_note = message_line("app-link-note")
         settings = build_settings_panel(SessionSettings(backend=backend), badge)
         ctx = TabContext(data_dir=Path(data_dir), settings=settings, demo=demo, runs=tuple(runs))
         own_keys = {spec.url: spec.link_keys for spec in registry.tabs()}
         # outside the tabs: a box in a tab not shown yet may not be in the page
         addresses = {slug: address_box(slug) for slug in own_keys}
-        with gr.Tabs(elem_id="app-tabs") as tabs:
+        with gr.Tabs(elem_id="app-tabs"):
             for spec in registry.tabs():
                 slug = spec.url
                 with gr.Tab(spec.title, id=slug, elem_id=f"tab-{slug}") as tab:
@@ -138,7 +137,6 @@ def build_app(data_dir: Path, backend: str = "baseline", concurrency: int = 4, r
                     # select event, sent as it mounts, draws its view (TabEvents.on_open)
                     spec.load("ui").build_tab(dataclasses.replace(ctx, tab=tab, address=addresses[slug]))
                 follow_view(slug, tab, addresses[slug])
-        open_from_link(demo, tabs, link_note, own_keys)
         sync_presentation(demo, present)
     busy_on_one_component(demo)
     demo.link_head = link_tab_head(own_keys)   # launch() puts it in the page's head

@@ -19,12 +19,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import gradio as gr
-
-from components.common.links import tab_in_link
-from components.common.ui import UNCHANGED, TabEvents, View
 
 PRESENT_KEY = "vbe-present"
 
@@ -133,24 +129,33 @@ HEAD = """
 # The tab a link shows is the one gradio mounts as the page starts: this head script, run before
 # gradio builds the page from its configuration (window.gradio_config, embedded in the page),
 # selects it in the Tabs' configuration. gradio mounts only the selected tab's components, so a
-# link to Cloze or Impact no longer builds the window-search tab first (its ~45 components and
-# their modules) only to hide it when the page's load event selects the linked tab. The rule is
-# links.tab_in_link's (the `tab` parameter, else the first tab whose own parameters the link
-# carries; the last value of a repeated parameter, as the server reads it); a link naming no tab
-# of the app leaves the first tab, and open_from_link says why.
+# link to Cloze or Impact never builds the window-search tab first. The rule: the `tab` parameter,
+# else the first tab whose own parameters the link carries (the last value of a repeated
+# parameter, as the server reads it). A link naming no tab of the app leaves the first tab, and one
+# line at the top of the page says why. The page sends no request for any of it.
 LINK_TAB_JS = """
 <script>
 (() => {
   const KEYS = OWN_KEYS;
-  const cfg = window.gradio_config;
-  const tabs = cfg && (cfg.components || []).find(c => c.type === 'tabs' && c.props && c.props.elem_id === 'app-tabs');
-  if (!tabs) return;
   const params = new URLSearchParams(window.location.search);
   const value = (k) => { const all = params.getAll(k); return all.length ? all[all.length - 1] : ''; };
   const asked = value('tab').trim().toLowerCase();
   const slug = asked ? (Object.hasOwn(KEYS, asked) ? asked : null)
                      : Object.keys(KEYS).find(s => KEYS[s].some(k => value(k))) || null;
-  if (slug) tabs.props.selected = slug;
+  if (asked && !slug) {
+    const say = () => {
+      const note = document.createElement('div');
+      note.id = 'link-note';
+      note.setAttribute('role', 'status');
+      note.textContent = "⚠ The link's tab “" + asked + "” is not one of "
+        + Object.keys(KEYS).join(', ') + '; showing the first tab.';
+      document.body.prepend(note);
+    };
+    if (document.body) say(); else document.addEventListener('DOMContentLoaded', say, {once: true});
+  }
+  const cfg = window.gradio_config;
+  const tabs = cfg && (cfg.components || []).find(c => c.type === 'tabs' && c.props && c.props.elem_id === 'app-tabs');
+  if (tabs && slug) tabs.props.selected = slug;
 })();
 </script>
 """
@@ -186,25 +191,3 @@ def follow_view(slug: str, tab: gr.Tab, box: gr.Textbox) -> None:
     when the visitor switches to the tab (both in the page alone: no request)."""
     box.change(None, [box], None, js=f"(q) => {{ window.__viewAddress('{slug}', q); }}", queue=False)
     tab.select(None, None, None, js=f"() => {{ window.__viewAddress('{slug}'); }}", queue=False)
-
-
-@dataclass
-class LinkOpened(View):
-    """The tab a link names, selected (UNCHANGED: the page's first tab); the note says when the
-    link names no tab of this app."""
-
-    tabs: gr.Tabs
-
-
-def opened_tab(own_keys: Mapping[str, Sequence[str]], params: Mapping[str, str]) -> LinkOpened:
-    tab, problem = tab_in_link(dict(params), tuple(own_keys), own_keys)
-    return LinkOpened(tabs=gr.Tabs(selected=tab) if tab else UNCHANGED,
-                      message=f"⚠ {problem}" if problem else "")
-
-
-def open_from_link(demo: gr.Blocks, tabs: gr.Tabs, note: gr.Markdown,
-                   own_keys: Mapping[str, Sequence[str]]) -> None:
-    """On load, select the tab a link names (`?tab=impact`, or a tab's own parameters) and say so
-    when the link names no tab of this app. Each tab reads its own parameters itself."""
-    TabEvents(own_keys, None, note, components={"tabs": tabs}).on(
-        demo.load, opened_tab, [], LinkOpened, kind="params", api_name="open_from_link", show_progress="hidden")

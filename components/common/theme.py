@@ -120,8 +120,9 @@ body:has(#app-sidebar.open) .tab-controls > .form {flex: 1 1 100% !important;}
   .tab-controls > .form > * {flex: 1 1 100% !important; min-width: 0 !important;}
 }
 
-/* a phone asked for presentation: the normal layout, and this line says why (common/page.py) */
-#present-fallback {margin: 0; padding: 8px 12px; font-size: 15px; line-height: 1.35; color: #5c3d00;
+/* a phone asked for presentation: the normal layout, and this line says why; a link naming no tab of
+   the app: the first tab, and this line says why (common/page.py) */
+#present-fallback, #link-note {margin: 0; padding: 8px 12px; font-size: 15px; line-height: 1.35; color: #5c3d00;
   background: #fff4d6; border-bottom: 1px solid #f0d48a;}
 #present-fallback[hidden] {display: none;}
 

@@ -1,6 +1,8 @@
 """The whole app loads in headless Chromium with three tabs and no JavaScript errors."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.browser.conftest import idle, open_tab, snap
@@ -83,5 +85,53 @@ def test_a_link_mounts_the_tab_it_shows_and_never_the_first_tab(browser, app_url
         open_tab(page, "Window search")
         page.wait_for_function(WS_DRAWN, timeout=60_000)
         assert page.evaluate("() => window.__wsMounted") is True
+    finally:
+        context.close()
+
+
+SELECTED = "() => document.querySelector('#app-tabs [role=tab][aria-selected=true]')?.innerText.trim()"
+
+
+@pytest.mark.parametrize("link, tab", [("?tab=impact&clip=h0007", "Impact"), ("?tab=Cloze", "Cloze"),
+                                       ("?clip=h0007&frame=46", "Impact"), ("?tab=nope&tab=cloze", "Cloze"),
+                                       ("", "Window search")])
+def test_a_link_opens_its_tab_with_no_note(sized_page, app_url, link, tab):
+    """The rule (page.link_tab_head): `tab=` (any case; the last of repeated ones), else the first
+    tab whose own parameters the link carries, else the first tab."""
+    page = sized_page(app_url.rstrip("/") + "/" + link, (1440, 900), "() => !!document.querySelector('#app-tabs')")
+    assert page.evaluate(SELECTED) == tab
+    assert page.locator("#link-note").count() == 0
+
+
+def test_a_link_naming_no_tab_shows_the_first_tab_and_one_line_saying_why(sized_page, app_url):
+    page = sized_page(app_url.rstrip("/") + "/?tab=nope", (1440, 900), WS_DRAWN)
+    assert page.evaluate(SELECTED) == "Window search"
+    note = page.locator("#link-note")
+    assert note.is_visible()
+    text = note.inner_text()
+    assert "nope" in text and "window-search, cloze, impact" in text and "first tab" in text, text
+    box = note.bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= 120 and box["width"] >= 1400, box   # the page's top line
+    assert float(note.evaluate("e => getComputedStyle(e).fontSize").rstrip("px")) >= 12
+
+
+def test_a_page_load_asks_the_server_for_the_shown_tabs_view_only(browser, app_url):
+    """Which tab a link opens, and the line saying a link names no tab, are the page's own work (its
+    head script): the only requests a page load sends are the shown tab's view (its select event)
+    and Cloze's runs link (an open fold the link asks for), never one to choose the tab."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        page = context.new_page()
+        sent: list[int] = []
+        page.on("request", lambda r: sent.append(json.loads(r.post_data or "{}").get("fn_index"))
+                if "/queue/join" in r.url else None)
+        page.goto(app_url.rstrip("/") + "/?tab=nope&clip=h0007", wait_until="load", timeout=120_000)
+        page.wait_for_function(WS_DRAWN, timeout=60_000)
+        names = page.evaluate("() => Object.fromEntries(window.gradio_config.dependencies.map(d => [d.id, d.api_name]))")
+        loads = page.evaluate("() => window.gradio_config.dependencies.filter(d => d.targets.some(t => t[1] === 'load')"
+                              " && d.backend_fn).map(d => d.api_name)")
+        assert loads == ["_cloze_runs_link"], loads
+        first = [names[str(i)] for i in sent]
+        assert "open_page" in first and "open_from_link" not in first, first
     finally:
         context.close()
