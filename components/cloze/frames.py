@@ -23,7 +23,7 @@ from components import datasource
 from components.cloze.prompts import JPEG_QUALITY, MAX_HEIGHT
 from components.base.errors import MediaError
 from components.base.lru import SingleFlightLRU
-from components.media import DiskCache, open_video, to_jpeg_bytes
+from components.media import DiskCache, mark_kept, open_video, to_jpeg_bytes
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -163,7 +163,7 @@ def clip_grid(path: str | Path, n: int = 16, *, max_height: int | None = MAX_HEI
                 images = [_small(e, GRID_TILE_HEIGHT) for e in stored]
         if images is None:
             images = _sampled(path, n, min(max_height or GRID_TILE_HEIGHT, GRID_TILE_HEIGHT), in_decoder=True)
-        return [frame_grid(images, tile_height=GRID_TILE_HEIGHT)]
+        return [mark_kept(frame_grid(images, tile_height=GRID_TILE_HEIGHT))]
     return _cached(path, "grid", n, max_height, make, caches)[0]
 
 

@@ -14,6 +14,8 @@ still converted by gradio. `trusting_own_media` goes further for media this app 
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,14 @@ from gradio.data_classes import FileData
 
 from components.base.io import atomic_write_bytes
 from components.base.lru import SingleFlightLRU
+from components.media import is_kept
 
 _VERDICTS: SingleFlightLRU[tuple, bool] = SingleFlightLRU(4096)
 _PROBE: Callable[[str], bool] = processing_utils.video_is_playable
 _STATIC: set[str] = set()
+#: (id of a kept image, cache folder, name, format) -> (the file it was written to, its size)
+_SENT: dict[tuple, tuple[str, int]] = {}
+_SENT_LOCK = threading.Lock()
 
 
 def _identity(path: str) -> tuple | None:
@@ -72,7 +78,15 @@ def save_image_once(img: Any, cache_dir: str, name: str = "image", format: str =
     the file by its bytes' hash and writes it again, truncated first, every time the same image is
     sent: a browser fetching it meanwhile (another page showing the same Cloze question, or a
     second event of the same page) got a file that changed size under the server ("Too much data
-    for declared Content-Length") and a broken image. Written once, by a rename of a whole file."""
+    for declared Content-Length") and a broken image. Written once, by a rename of a whole file.
+    An image a cache keeps unchanged (media.mark_kept: a Cloze clip's frame grid) is encoded once:
+    gradio encodes every image it sends (~3 ms a grid, six a question) only to name its file."""
+    key = (id(img), str(cache_dir), name, format) if is_kept(img) else None
+    if key is not None:
+        with _SENT_LOCK:
+            sent = _SENT.get(key)
+        if sent is not None and _size(sent[0]) == sent[1]:   # the file still whole
+            return sent[0]
     data = processing_utils.encode_pil_to_bytes(img, format)
     path = (Path(cache_dir) / processing_utils.hash_bytes(data) / f"{name}.{format}").resolve()
     try:
@@ -81,7 +95,24 @@ def save_image_once(img: Any, cache_dir: str, name: str = "image", format: str =
         whole = False
     if not whole:
         atomic_write_bytes(path, data, durable=False)
+    if key is not None:
+        with _SENT_LOCK:
+            if key not in _SENT:   # forgotten with the image (its id may then be reused)
+                weakref.finalize(img, _forget_sent, key)
+            _SENT[key] = (str(path), len(data))
     return str(path)
+
+
+def _size(path: str) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def _forget_sent(key: tuple) -> None:
+    with _SENT_LOCK:
+        _SENT.pop(key, None)
 
 
 def _serve_as_is(value: str | Path | None, original: Callable[[Any], Any]) -> FileData | None:

@@ -123,6 +123,21 @@ def resize_max_height_opencv(image: Image.Image, max_height: int) -> Image.Image
     return PILImage.fromarray(array)
 
 
+#: `Image.info` key of an image that is kept (a cache holds it) and never changed afterwards: the
+#: page's image writer encodes such an image once, not each time it is sent (common/players.py)
+KEPT = "vbe-kept"
+
+
+def mark_kept(image: Image.Image) -> Image.Image:
+    """Say that `image` is kept and will not change (see KEPT); returns it."""
+    image.info[KEPT] = True
+    return image
+
+
+def is_kept(image: object) -> bool:
+    return bool(getattr(image, "info", None) and image.info.get(KEPT) is True)
+
+
 def to_jpeg_bytes(image: Image.Image, quality: int = 85) -> bytes:
     """Encode as JPEG (RGB) with the given quality."""
     buf = io.BytesIO()

@@ -91,3 +91,37 @@ def test_an_image_sent_again_leaves_the_file_a_page_may_be_reading(tmp_path, mon
     first.write_bytes(whole[:10])                        # a file cut short (a write that was killed)
     assert Path(image.postprocess(picture).path).read_bytes() == whole
     assert not [p.name for p in first.parent.iterdir() if p.name != first.name]   # no temp file left
+
+
+def test_a_kept_image_is_encoded_once_and_forgotten_with_it(tmp_path, monkeypatch):
+    """A Cloze clip's frame grid, kept by the frame cache, is sent on every view of its question:
+    encoded once (gradio encodes every image it sends only to name its file), into the same file.
+    Any other image is encoded each time (it may have changed); a kept one's entry goes with it."""
+    import gc
+
+    from PIL import Image
+
+    from components.media import mark_kept
+
+    monkeypatch.setattr(processing_utils, "save_pil_to_cache", processing_utils.save_pil_to_cache)
+    monkeypatch.setattr(processing_utils, "video_is_playable", processing_utils.video_is_playable)
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "cache"))
+    players.probe_videos_once()
+    encoded = []
+    encode = processing_utils.encode_pil_to_bytes
+    monkeypatch.setattr(processing_utils, "encode_pil_to_bytes", lambda im, fmt="png": encoded.append(im) or encode(im, fmt))
+    image = gr.Image(type="pil", format="jpeg")
+    grid = mark_kept(Image.new("RGB", (64, 48), (20, 130, 30)))
+    first = image.postprocess(grid).path
+    assert image.postprocess(grid).path == first and len(encoded) == 1
+    Path(first).write_bytes(b"cut")                      # the file damaged: written again, whole
+    assert image.postprocess(grid).path == first and len(encoded) == 2
+    assert Path(first).stat().st_size > 100
+    plain = Image.new("RGB", (64, 48), (20, 30, 130))
+    image.postprocess(plain)
+    image.postprocess(plain)
+    assert len(encoded) == 4
+    before = len(players._SENT)
+    del grid, encoded[:]
+    gc.collect()
+    assert len(players._SENT) == before - 1
