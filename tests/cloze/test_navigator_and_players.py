@@ -68,3 +68,30 @@ def test_the_same_display_sends_media_only_and_a_new_display_sets_the_players(ex
     video = h.redisplay(TAB, RES, nxt.session, "video")
     assert all(isinstance(c, dict) and "visible" in c for c in video.question.clips)
     assert [c["visible"] for c in video.question.clips] == [False, False, True, True] + [False] * 4 + [True] * 4
+
+
+def test_a_visitors_first_question_sends_its_pictures_bare_into_the_players_the_tab_is_built_with(
+        example_data_dir, tmp_path, monkeypatch):
+    """The tab is built showing the pictures (the videos hidden), and its first session says so:
+    the page's first question in that display is sent as plain values; a link's video display
+    still sets the players."""
+    import gradio as gr
+
+    import app
+
+    monkeypatch.setenv("APP_PRACTICE_DIR", str(tmp_path / "study"))
+    demo = app.build_app(example_data_dir)
+    blocks = list(demo.blocks.values())
+    first = next(b.value for b in blocks if isinstance(b, gr.State) and isinstance(b.value, ClozeSession))
+    slots = {b.elem_id: b.visible for b in blocks if b.elem_id in
+             {f"cloze-{slot}-{kind}" for slot in ("beginning", "end", "cand-A", "cand-B", "cand-C", "cand-D")
+              for kind in ("img", "video")}}
+    assert len(slots) == 12
+    assert first.players == "frames"
+    assert all(shown for slot, shown in slots.items() if slot.endswith("-img"))
+    assert not any(shown for slot, shown in slots.items() if slot.endswith("-video"))
+    clips = h.open_page(TAB, RES, first, "frames", {}).question.clips
+    assert all(isinstance(clips[i], Image.Image) for i in (0, 1, 4, 5, 6, 7)), clips
+    assert all(clips[i] is UNCHANGED for i in (2, 3, 8, 9, 10, 11))
+    video = h.open_page(TAB, RES, first, "video", {}).question.clips
+    assert [c["visible"] for c in video] == [False, False, True, True] + [False] * 4 + [True] * 4

@@ -59,11 +59,16 @@ a made-up id starts with the first answer) and the keys step the questions.
 ORDER_CHOICES = [("Questions in the set's order", ""),
                  *[(f"Questions: {label[0].lower()}{label[1:]}", key) for key, (label, _) in runs_view.SORTS.items()]]
 SLOTS = (("BEGINNING", "beginning"), ("END", "end"), *[(f"Candidate {x}", f"cand-{x}") for x in LETTERS])
+#: the players the question grid is built showing (its images; the videos hidden): a visitor's
+#: first question in this display sends its clips as plain values, not as updates that also set
+#: `visible` (each costs gradio a new component)
+BUILT_PLAYERS = "frames"
 
 
 def build_tab(ctx: TabContext) -> None:
-    ui = SimpleNamespace(session=gr.State(ClozeSession(data_dir=str(ctx.data_dir), runs=tuple(ctx.runs or ()))), settings=ctx.settings,
-                         demo=ctx.demo, ctx=ctx, data_dir=Path(ctx.data_dir))
+    first = ClozeSession(data_dir=str(ctx.data_dir), runs=tuple(ctx.runs or ()), players=BUILT_PLAYERS)
+    ui = SimpleNamespace(session=gr.State(first), settings=ctx.settings, demo=ctx.demo, ctx=ctx,
+                         data_dir=Path(ctx.data_dir))
     ui.kept = gr.BrowserState({"annotator": "", "blind": False}, storage_key="vbe-cloze-practice")
     _controls(ui)
     _question_panel(ui)
@@ -124,7 +129,7 @@ def _question_panel(ui: SimpleNamespace) -> None:
         with gr.Row(elem_id="cloze-grid"):
             # JPEG, not gradio's default WebP: six grids encode in ~10 ms instead of ~200 ms a question
             images = [_clip(gr.Image, label, f"{slug}-img", type="pil", format="jpeg") for label, slug in SLOTS]
-            videos = [_clip(gr.Video, label, f"{slug}-video", visible=False) for label, slug in SLOTS]
+            videos = [_clip(gr.Video, label, f"{slug}-video", visible=False) for label, slug in SLOTS]   # BUILT_PLAYERS
         # the handlers' order: BEGINNING/END images, their videos, A-D images, A-D videos
         ui.clips = [*images[:2], *videos[:2], *images[2:], *videos[2:]]
         with gr.Row(elem_id="cloze-answer", equal_height=True):
