@@ -41,8 +41,8 @@ class Resources:
 
     stop: threading.Event = field(default_factory=threading.Event)
     folders: list[Path] = field(default_factory=list)
-    #: the tab's page view was drawn for this visitor (TabEvents.on_open)
-    opened: bool = False
+    #: the tab's views drawn for this visitor, by name (TabEvents.on_open: "page", ...)
+    opened: set[str] = field(default_factory=set)
     _running: int = field(default=0, repr=False)
     _stop_asked: float = field(default=float("-inf"), repr=False)
     _stop_for_next: bool = field(default=False, repr=False)

@@ -444,26 +444,27 @@ class TabEvents:
         return [message or self.message, *([self.address[0]] if addressed and self.address is not None else [])]
 
     def on_open(self, ctx: TabContext, handler: Callable[..., Any], inputs: list, outs: type[View], *,
-                api_name: str, **kw) -> Any:
-        """The tab's page view, `handler(tab, res, session, *inputs, params)`, drawn once per
-        visitor, when the tab is first shown. gradio sends the tab its Tabs show as the page mounts
-        a select event (the link's tab: page.link_tab_head), with the page's query parameters, and
-        another tab its select when the visitor opens it; so a page draws only the tab it shows and
-        sends no request at all for the others (a load event per tab cost the page load a request
-        each, ~30 % of it on a busy machine). A tab on a page of its own (no Tabs) draws on the
-        page's load. Returns the event, to chain on."""
+                api_name: str, view: str = "page", addressed: bool = True, **kw) -> Any:
+        """A view of the tab drawn once per visitor, when the tab is first shown: `handler(tab,
+        res, *inputs, params)`, `view` naming it (the tab's page view; a second one, e.g. Cloze's
+        runs link, draws beside it). gradio sends the tab its Tabs show as the page mounts a select
+        event (the link's tab: page.link_tab_head), with the page's query parameters, and another
+        tab its select when the visitor opens it; so a page draws only the tab it shows and sends
+        no request at all for the others (a load event per tab cost the page load a request each,
+        ~30 % of it on a busy machine). A tab on a page of its own (no Tabs) draws on the page's
+        load. `addressed`: as `on`'s. Returns the event, to chain on."""
         components = self.outputs_of(outs)
-        draw = self.fn(handler, outs, kind="params", addressed=True)
-        targets = [*components, *self._tail()]
+        draw = self.fn(handler, outs, kind="params", addressed=addressed)
+        targets = [*components, *self._tail(addressed=addressed)]
         if ctx.tab is None:
             return ctx.demo.load(draw, inputs, targets, api_name=api_name, **kw)
         untouched = [SKIP] * len(targets)
 
         def on_shown(request: gr.Request, *args):
             res = self.registry.get(getattr(request, "session_hash", None))
-            if res.opened:
+            if view in res.opened:
                 return untouched
-            res.opened = True
+            res.opened.add(view)
             return draw(request, *args)
 
         return ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=api_name, **kw)
