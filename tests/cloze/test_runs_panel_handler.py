@@ -71,3 +71,28 @@ def test_a_blind_playthrough_never_opens_the_panel_not_even_after_the_answer(clo
     assert 'data-state="shut"' in html and "Blind playthrough" in html
     assert "true middle" not in html                                   # nothing names it
     assert "data-run=" not in html
+
+
+def test_a_runs_link_opens_the_fold_with_its_list_drawn_in_the_same_answer(cloze_examples, extra):
+    """`?tab=cloze&sort=hardest&overview=1&find=...`: one answer opens the fold, sets its controls
+    and draws the list; a blind playthrough gets the fold's shut note; a link asking for no runs
+    view changes nothing."""
+    from components.cloze.ui.session import ClozeTab
+    from components.common.sessions import Resources
+    from components.common.ui import UNCHANGED
+
+    named = (str(extra),)
+    tab, res = ClozeTab(str(cloze_examples.parent)), Resources()
+    session = ClozeSession(data_dir=str(cloze_examples.parent), mode=MODEL)
+    runs_panel.loader_for(session.data_dir, named).wait(120)
+    stem = sorted(p.name for p in (cloze_examples / "choices").iterdir() if p.is_dir())[0]
+    view = runs_panel.open_view(tab, res, session, False, {"tab": "cloze", "sort": "hardest", "overview": "1",
+                                                         "find": stem}, named=named)
+    assert view.runs_across["open"] is True and (view.runs_sort, view.runs_overview, view.runs_find) == \
+        ("hardest", True, stem)
+    assert stem in view.lists.runs_list and view.lists.runs_grid
+    shut = runs_panel.open_view(tab, res, ClozeSession(data_dir=str(cloze_examples.parent), mode=HUMAN), True,
+                                {"sort": "hardest"}, named=named)
+    assert 'data-state="shut"' in shut.lists.runs_list and shut.lists.runs_grid == ""
+    nothing = runs_panel.open_view(tab, res, session, False, {"tab": "cloze", "q": "1"}, named=named)
+    assert nothing.runs_across is UNCHANGED and nothing.lists is UNCHANGED and nothing.message is None

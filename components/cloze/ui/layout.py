@@ -370,10 +370,8 @@ def _wire_runs(ui: SimpleNamespace) -> None:
        [ui.session, ui.run_name, ui.run_wrong, ui.run_page, ui.imports], v.RunOpened,
        api_name="on_open_run", show_progress="hidden", trigger_mode="always_last")
     if ui.demo is not None:
-        # beside the tab's page view, on the same select (chained after it, the find box, mounted
-        # by the update that opened its fold, lost the value it was given)
-        linked = ui.events.on_open(ui.ctx, runs_panel.open_view, [], v.RunsLinkView, view="runs-link",
-                                   api_name="_cloze_runs_link", **hidden)
-        on(linked.then, functools.partial(runs_panel.across_for_link, named=named),
-           [ui.session, ui.blind, ui.runs_sort, ui.runs_overview, ui.runs_find], v.AcrossView, kind="params",
-           api_name="_cloze_runs_link_list", **hidden)
+        # beside the tab's page view, on the same select, the list drawn in the same answer
+        # (chained after the page view, the find box, mounted by the update that opened its fold,
+        # lost the value it was given)
+        ui.events.on_open(ui.ctx, functools.partial(runs_panel.open_view, named=named), [ui.session, ui.blind],
+                          v.RunsLinkView, view="runs-link", api_name="_cloze_runs_link", **hidden)

@@ -241,6 +241,7 @@ class RunsLinkView(View):
     runs_sort: str
     runs_overview: bool
     runs_find: str
+    lists: AcrossView          # the list (and overview) it asks for, drawn in the same answer
     message: str | None = None
 
 

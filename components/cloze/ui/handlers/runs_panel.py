@@ -136,19 +136,14 @@ def _linked_view(params: Mapping[str, str]) -> tuple[str, bool, str] | None:
     return (sort if sort in runs_view.SORTS else runs_view.DEFAULT_SORT), overview, find
 
 
-def open_view(tab: ClozeTab, res: ClozeResources, params: Mapping[str, str]) -> RunsLinkView:
-    """A link's view opens the across-questions fold with it; any other page is left as it is."""
+def open_view(tab: ClozeTab, res: ClozeResources, session: ClozeSession, blind: bool, params: Mapping[str, str], *,
+              named: Sequence[str] = ()) -> RunsLinkView:
+    """A link's view opens the across-questions fold with it, its list drawn (shut in a blind
+    playthrough); any other page is left as it is."""
     linked = _linked_view(params)
     if linked is None:
         return RunsLinkView(message=None)
-    return RunsLinkView(runs_across=gr.update(open=True), runs_sort=linked[0], runs_overview=linked[1],
-                        runs_find=linked[2], message=None)
-
-
-def across_for_link(tab: ClozeTab, res: ClozeResources, session: ClozeSession, blind: bool, sort: str,
-                    overview: bool, find: str, params: Mapping[str, str], *,
-                    named: Sequence[str] = ()) -> AcrossView:
-    """`across` for a page whose link asks for a view (the fold's own events draw it otherwise)."""
-    if _linked_view(params) is None:
-        return AcrossView()
-    return _unless_blind(session, blind, lambda: across_lists(tab.data_dir, sort, overview, find, named=named))
+    sort, overview, find = linked
+    lists = _unless_blind(session, blind, lambda: across_lists(tab.data_dir, sort, overview, find, named=named))
+    return RunsLinkView(runs_across=gr.update(open=True), runs_sort=sort, runs_overview=overview, runs_find=find,
+                        lists=lists, message=None)
