@@ -77,9 +77,9 @@ def test_no_tab_draws_its_view_on_the_page_load(app_url):
     walk(config["layout"], False)
     on_load = [d for d in config["dependencies"] if any(t[1] == "load" for t in d["targets"]) and d.get("backend_fn")]
     drawing = [d.get("api_name") for d in on_load if len(set(d["outputs"]) & in_tab) > 2]
-    # the one left: a link's runs view (sort=, overview=1, find=) sets the Cloze fold's boxes on
-    # load (set later, after the tab's view, a box the same update mounts lost its value)
-    assert drawing == ["_cloze_runs_link"], drawing
+    # Cloze's runs link (sort=, overview=1, find=) too is a view on the tab's select since
+    # 2026-12-05 (TabEvents.on_open, view="runs-link")
+    assert drawing == [], drawing
 
 
 def test_backend_choice_applies_to_its_own_session_only(app_url, example_data_dir):
