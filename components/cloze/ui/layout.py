@@ -128,8 +128,9 @@ def _question_panel(ui: SimpleNamespace) -> None:
     with gr.Column(visible=True, elem_id="cloze-question") as ui.question_group:
         with gr.Row(elem_id="cloze-grid"):
             # JPEG, not gradio's default WebP: six grids encode in ~10 ms instead of ~200 ms a question
-            images = [_clip(gr.Image, label, f"{slug}-img", type="pil", format="jpeg") for label, slug in SLOTS]
-            videos = [_clip(gr.Video, label, f"{slug}-video", visible=False) for label, slug in SLOTS]   # BUILT_PLAYERS
+            images = [_clip(gr.Image, label, f"{slug}-img", type="pil", format="jpeg",
+                            visible=BUILT_PLAYERS != "video") for label, slug in SLOTS]
+            videos = [_clip(gr.Video, label, f"{slug}-video", visible=BUILT_PLAYERS == "video") for label, slug in SLOTS]
         # the handlers' order: BEGINNING/END images, their videos, A-D images, A-D videos
         ui.clips = [*images[:2], *videos[:2], *images[2:], *videos[2:]]
         with gr.Row(elem_id="cloze-answer", equal_height=True):
