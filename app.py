@@ -166,6 +166,7 @@ def served_paths(data: Path | str, folder: Path) -> list[str]:
 
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.idle import quiet_when_idle
+    from components.common.session_start import start_sessions_lazily
     from components.common.page import HEAD, LAUNCH_OPTIONS
     from components.common.players import serve_in_place
     from components.common.warm import warm_in_background
@@ -185,6 +186,7 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     demo = build_app(data_dir, args.backend, int(os.environ.get("APP_CONCURRENCY", "4")), tuple(args.runs))
     start_runs(data_dir, tuple(args.runs))
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
+    start_sessions_lazily()  # a page's first request builds no component's configuration (session_start.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
                 theme=THEME, css=page_css(registry.tabs()), head=HEAD + getattr(demo, "link_head", ""), allowed_paths=allowed,
                 max_file_size=max_upload(),

@@ -448,11 +448,13 @@ def start_alone(tab: str, data_dir: Path):
     from components.common import standalone
     from components.common.page import LAUNCH_OPTIONS
     from components.common.players import serve_in_place
+    from components.common.session_start import start_sessions_lazily
     from components.common.theme import THEME, page_css
     from components.base.tabs import tab as registry_tab
 
     spec = registry_tab(tab)
     serve_in_place(standalone.served(data_dir))
+    start_sessions_lazily()   # as standalone.serve
     demo = standalone.build_demo(spec, data_dir)
     demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True,
                 theme=THEME, css=page_css([spec]), allowed_paths=standalone.served(data_dir), **LAUNCH_OPTIONS)
@@ -505,7 +507,8 @@ def print_table(timings: list[Timing], refs: dict[str, float | None]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data",
-                        help="example data (the app generates it when missing; default data)")
+                        help="the data folder served (default data: the example data, made by "
+                             "python -m examples.generate --out data)")
     parser.add_argument("--repeats", type=int, default=5, help="tries per action (the median is shown)")
     parser.add_argument("--only", default=",".join(TABS), help=f"comma list of {', '.join(TABS)}")
     parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
@@ -519,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or args.repeats < 1:
         parser.error(f"--only takes {', '.join(TABS)} (got {', '.join(unknown)})" if unknown
                      else "--repeats must be at least 1")
+    if not args.data_dir.is_dir():   # the tabs would each wait WAIT_MS for content that never comes
+        parser.error(f"no data folder at {args.data_dir}; make the example data with "
+                     f"python -m examples.generate --out {args.data_dir}, or pass --data-dir")
     if not Path(args.chromium).exists():
         parser.error(f"no Chromium at {args.chromium}; install it (scripts/install_system_deps.sh) or pass --chromium")
     from playwright.sync_api import sync_playwright

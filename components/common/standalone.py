@@ -13,6 +13,7 @@ import gradio as gr
 
 from components.common.cli import BACKEND_HELP, HelpFormatter
 from components.common.idle import quiet_when_idle
+from components.common.session_start import start_sessions_lazily
 from components.common.page import LAUNCH_OPTIONS
 from components.common.players import serve_in_place
 from components.base import tabs as registry
@@ -68,6 +69,7 @@ def served(data_dir: Path) -> list[str]:
 
 def serve(demo: gr.Blocks, args: argparse.Namespace, spec: TabSpec) -> None:
     quiet_when_idle(demo)
+    start_sessions_lazily()
     demo.launch(server_name=args.host, server_port=args.port, theme=THEME, css=page_css([spec]),
                 allowed_paths=served(args.data_dir), max_file_size=max_upload(), show_error=True,
                 **LAUNCH_OPTIONS)

@@ -33,6 +33,7 @@ from components.cloze.study.practice import INSTRUCTION, practice_image
 from components.cloze.study.store import hub_push
 from components.base.errors import UserError
 from components.common.idle import quiet_when_idle
+from components.common.session_start import start_sessions_lazily
 from components.common.page import LAUNCH_OPTIONS
 from components.common.players import trusting_own_media
 from components.common.progress import BUSY_CLASS, busy_on_one_component
@@ -305,6 +306,7 @@ def launch_study(data_dir: str | Path, *, host: str = "127.0.0.1", port: int = 7
             push.start()
     demo = build_study_app(data_dir)
     quiet_when_idle(demo, poll=0.05)   # an answer after a quiet spell waits <= 50 ms to be picked up
+    start_sessions_lazily()            # an annotator's first request builds no component's configuration
     # the page has no upload control: gradio's upload routes are closed to everyone and every
     # request body is bounded (components/common/uploads.py); max_file_size bounds gradio's own parser
     demo.launch(server_name=host, server_port=port, theme=THEME, css=CSS, head=HEAD, allowed_paths=allowed,
