@@ -167,7 +167,7 @@ def served_paths(data: Path | str, folder: Path) -> list[str]:
 def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     from components.common.idle import quiet_when_idle
     from components.common.session_start import start_sessions_lazily
-    from components.common.page import HEAD, LAUNCH_OPTIONS
+    from components.common.page import HEAD, LAUNCH_OPTIONS, view_wait_css
     from components.common.players import serve_in_place
     from components.common.warm import warm_in_background
     from components.common.theme import THEME, page_css
@@ -188,7 +188,8 @@ def launch(args: argparse.Namespace, *, prevent_thread_lock: bool = False):
     quiet_when_idle(demo)  # gradio polls its queue every 1 ms otherwise (components/common/idle.py)
     start_sessions_lazily()  # a page's first request builds no component's configuration (session_start.py)
     demo.launch(server_name=args.host, server_port=args.port, share=args.share,
-                theme=THEME, css=page_css(registry.tabs()), head=HEAD + getattr(demo, "link_head", ""), allowed_paths=allowed,
+                theme=THEME, css=page_css(registry.tabs()) + "\n" + view_wait_css(getattr(demo, "views_awaited", [])),
+                head=HEAD + getattr(demo, "link_head", ""), allowed_paths=allowed,
                 max_file_size=max_upload(),
                 prevent_thread_lock=True, show_error=True, quiet=prevent_thread_lock, **LAUNCH_OPTIONS)
     demo.warm_up = warm_in_background(warm_up_tasks(data_dir))

@@ -191,3 +191,31 @@ def follow_view(slug: str, tab: gr.Tab, box: gr.Textbox) -> None:
     when the visitor switches to the tab (both in the page alone: no request)."""
     box.change(None, [box], None, js=f"(q) => {{ window.__viewAddress('{slug}', q); }}", queue=False)
     tab.select(None, None, None, js=f"() => {{ window.__viewAddress('{slug}'); }}", queue=False)
+
+
+# -- a tab takes no click before its first view ------------------------------------------------------
+# A click sent before the tab's first view has answered races it, and the view, answering last,
+# overwrites what the click did (on a slow server a Cloze mode picked at once came back as
+# Practice). So until then the tab takes no click (its children let the pointer through), shows
+# the busy cursor and, past 0.4 s (a slow server, never a normal load), dims.
+VIEW_WAIT_CSS = """
+html:not([data-drawn~="{id}"]) #{id} {{cursor: progress}}
+html:not([data-drawn~="{id}"]) #{id} * {{pointer-events: none}}
+html:not([data-drawn~="{id}"]) #{id} > * {{animation: vbe-view-wait 0s .4s forwards}}
+"""
+VIEW_WAIT_KEYFRAMES = "@keyframes vbe-view-wait {to {opacity: .55}}"
+
+
+def view_wait_css(elem_ids: Sequence[str]) -> str:
+    """The page's CSS holding each tab (by its element id) until `view_drawn_js` marks it drawn."""
+    if not elem_ids:
+        return ""
+    return "\n".join([VIEW_WAIT_KEYFRAMES, *(VIEW_WAIT_CSS.format(id=i) for i in elem_ids)])
+
+
+def view_drawn_js(elem_id: str) -> str:
+    """Marks the page once the tab `elem_id`'s first view has answered (`<html data-drawn>`, a
+    space-separated list: the mark stays when gradio draws the tab's element again)."""
+    return ("() => { const d = document.documentElement.dataset; "
+            "const drawn = new Set((d.drawn || '').split(' ').filter(Boolean)); "
+            f"drawn.add({json.dumps(elem_id)}); d.drawn = [...drawn].join(' '); }}")

@@ -36,6 +36,7 @@ import gradio as gr
 from backends.errors import BackendError
 from components.common import preparing
 from components.base.errors import UserError
+from components.common.page import view_drawn_js
 from components.common.progress import BUSY_CLASS
 from components.common.sessions import SessionRegistry, held_anywhere
 from components.settings.session import release_backends
@@ -467,7 +468,12 @@ class TabEvents:
             res.opened.add(view)
             return draw(request, *args)
 
-        return ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=api_name, **kw)
+        event = ctx.tab.select(_named(on_shown, handler), inputs, targets, api_name=api_name, **kw)
+        if view == "page" and ctx.tab.elem_id and ctx.demo is not None:
+            # the tab takes clicks once this has answered (page.view_wait_css, in the page's CSS)
+            event.then(None, js=view_drawn_js(ctx.tab.elem_id))
+            ctx.demo.views_awaited = [*getattr(ctx.demo, "views_awaited", []), ctx.tab.elem_id]
+        return event
 
     def over(self, components: Any) -> TabEvents:
         """This adapter naming its outputs from `components` instead (a control wired alike in

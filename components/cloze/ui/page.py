@@ -4,8 +4,9 @@ key, **a**-**d** or **1**-**4**, presses that letter's button (it answers the qu
 or selects the letter when the answer flow is "Select, then Submit") and the page says which key
 did what on the line under the letters, so a presenter who has hidden the configuration
 (`?present=1`) plays with the keys alone. Keys typed into a text box, and keys with Ctrl / Alt /
-Cmd / Shift, are left alone. A string of browser code handed to a gr.HTML's js_on_load; installed
-once per page."""
+Cmd / Shift, are left alone. Until the tab's first view has answered, these keys only say, on that
+line, that the question is still on its way. A string of browser code handed to a gr.HTML's
+js_on_load; installed once per page."""
 from __future__ import annotations
 
 KEYS_JS = """
@@ -29,6 +30,10 @@ if (!window.__clozeKeys) {
   document.addEventListener('click', (event) => {
     if (event.isTrusted && event.target instanceof Element && event.target.closest('#cloze-answer')) { say(''); }
   }, true);
+  // until the tab's first view has answered, a key would race it, as a click would (the explorer's
+  // page holds the tab's clicks till then: components/common/page.py, VIEW_WAIT_CSS)
+  const held = () => !!document.getElementById('tab-cloze')
+    && !(document.documentElement.dataset.drawn || '').split(' ').includes('tab-cloze');
   document.addEventListener('keydown', (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) { return; }
     if (!shown(document.querySelector('#cloze-question'))) { return; }
@@ -36,6 +41,11 @@ if (!window.__clozeKeys) {
     if (target && target.closest('input, textarea, select, [contenteditable=""], [contenteditable="true"]')) { return; }
     const key = (event.key || '').toLowerCase();
     const letter = LETTERS[key];
+    if ((letter || ['arrowright', 'arrowleft', 'n', 'p'].includes(key)) && held()) {
+      event.preventDefault();
+      say('Key ' + event.key.toUpperCase() + ': the question is still on its way; press it again in a moment.');
+      return;
+    }
     if (letter) {
       const choice = document.querySelector('#cloze-choice-' + letter);
       if (!shown(choice)) { return; }
