@@ -70,3 +70,26 @@ def test_every_tab_of_the_page_is_drawn_and_takes_clicks(page):
         page.wait_for_function(DRAWN, arg=tab, timeout=60_000)
         cursor = page.evaluate("(id) => getComputedStyle(document.getElementById(id)).cursor", tab)
         assert cursor != "progress", (tab, cursor)
+
+
+def test_a_tab_whose_first_view_fails_still_takes_clicks(browser, example_data_dir, monkeypatch):
+    """A view that fails must not leave its tab held for good."""
+    real = handlers.open_page
+
+    @functools.wraps(real)
+    def broken(*args, **kwargs):
+        raise RuntimeError("the view broke")
+
+    monkeypatch.setattr(handlers, "open_page", broken)
+    context = browser.new_context(viewport=VIEW)
+    try:
+        with running_app(example_data_dir) as url:
+            page = context.new_page()
+            page.goto(url.rstrip("/") + "/?tab=cloze", wait_until="load", timeout=120_000)
+            page.wait_for_function(DRAWN, arg="tab-cloze", timeout=120_000)
+            model = page.locator("#tab-cloze").get_by_role("radio", name="Model", exact=True)
+            assert page.evaluate(HIT, model.element_handle())
+            model.click()
+            page.get_by_role("button", name="Run this question").wait_for(timeout=60_000)
+    finally:
+        context.close()
