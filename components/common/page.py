@@ -1,6 +1,6 @@
 """What every page of the explorer shares: the one-line header (name, tabs, model badge,
-presentation switch), opening the tab a link names, the address that follows the view, and
-presentation mode.
+presentation switch), opening the tab a link names, the address that follows the view,
+presentation mode, and a tab holding its clicks until its first view has answered.
 
 The address is the view: each tab writes the query string of what it shows (the same link its
 "Copy link" makes) into a hidden box of its own, from the server's answer to the event that
