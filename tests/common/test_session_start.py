@@ -51,6 +51,7 @@ def test_reading_every_component_gives_what_gradio_built(lazy):
     assert list(session.components) == [c for c in _every_config(demo).values() if c]
 
 
+@pytest.mark.slow  # a live app (tests/test_slow_marks.py)
 def test_a_live_page_answers_and_keeps_what_its_events_set(lazy):
     from gradio_client import Client
 
