@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from contextlib import contextmanager
 
 from components.cloze.ui import handlers
 from tests.browser.conftest import idle, snap
@@ -23,21 +24,30 @@ HIT = """(el) => { const r = el.getBoundingClientRect();
   return el.contains(hit) || hit.contains(el) && hit !== document.getElementById('tab-cloze'); }"""
 
 
+@contextmanager
+def cloze_page(browser, data_dir, monkeypatch, view):
+    """A Cloze link opened on an app of its own whose page view is `view` (in place of the
+    handler, wrapping it), and that page's Model radio."""
+    monkeypatch.setattr(handlers, "open_page", functools.wraps(handlers.open_page)(view))
+    context = browser.new_context(viewport=VIEW)
+    try:
+        with running_app(data_dir) as url:
+            page = context.new_page()
+            page.goto(url.rstrip("/") + "/?tab=cloze", wait_until="load", timeout=120_000)
+            yield page, page.locator("#tab-cloze").get_by_role("radio", name="Model", exact=True)
+    finally:
+        context.close()
+
+
 def test_a_tab_takes_clicks_once_its_first_view_has_answered(browser, example_data_dir, monkeypatch):
     gate, real = threading.Event(), handlers.open_page
 
-    @functools.wraps(real)
     def held(*args, **kwargs):
         gate.wait(120)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(handlers, "open_page", held)
-    context = browser.new_context(viewport=VIEW)
-    try:
-        with running_app(example_data_dir) as url:
-            page = context.new_page()
-            page.goto(url.rstrip("/") + "/?tab=cloze", wait_until="load", timeout=120_000)
-            model = page.locator("#tab-cloze").get_by_role("radio", name="Model", exact=True)
+    with cloze_page(browser, example_data_dir, monkeypatch, held) as (page, model):
+        try:
             model.wait_for(timeout=120_000)
             # the view is held: a click at Model reaches the tab behind it, which says it is busy
             assert not page.evaluate(HIT, model.element_handle())
@@ -58,9 +68,8 @@ def test_a_tab_takes_clicks_once_its_first_view_has_answered(browser, example_da
             # the view answered before the mode was sent: the mode picked is the mode shown
             assert model.is_checked()
             assert not page.get_by_text("Practice playthrough: answers are kept").is_visible()
-    finally:
-        gate.set()
-        context.close()
+        finally:
+            gate.set()   # before the app closes: its held view returns
 
 
 def test_every_tab_of_the_page_is_drawn_and_takes_clicks(page):
@@ -74,22 +83,11 @@ def test_every_tab_of_the_page_is_drawn_and_takes_clicks(page):
 
 def test_a_tab_whose_first_view_fails_still_takes_clicks(browser, example_data_dir, monkeypatch):
     """A view that fails must not leave its tab held for good."""
-    real = handlers.open_page
-
-    @functools.wraps(real)
     def broken(*args, **kwargs):
         raise RuntimeError("the view broke")
 
-    monkeypatch.setattr(handlers, "open_page", broken)
-    context = browser.new_context(viewport=VIEW)
-    try:
-        with running_app(example_data_dir) as url:
-            page = context.new_page()
-            page.goto(url.rstrip("/") + "/?tab=cloze", wait_until="load", timeout=120_000)
-            page.wait_for_function(DRAWN, arg="tab-cloze", timeout=120_000)
-            model = page.locator("#tab-cloze").get_by_role("radio", name="Model", exact=True)
-            assert page.evaluate(HIT, model.element_handle())
-            model.click()
-            page.get_by_role("button", name="Run this question").wait_for(timeout=60_000)
-    finally:
-        context.close()
+    with cloze_page(browser, example_data_dir, monkeypatch, broken) as (page, model):
+        page.wait_for_function(DRAWN, arg="tab-cloze", timeout=120_000)
+        assert page.evaluate(HIT, model.element_handle())
+        model.click()
+        page.get_by_role("button", name="Run this question").wait_for(timeout=60_000)
