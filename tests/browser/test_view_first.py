@@ -1,10 +1,10 @@
-"""A tab takes no click (and Cloze no key) until its first view has answered. A click sent before
-raced the view, which answered last and overwrote it: on a slow server, a Cloze mode picked as the
-page appeared came back as Practice (components/common/page.py, VIEW_WAIT_CSS; the keys:
-components/cloze/ui/page.py).
+"""A tab takes no click (and Cloze and Impact no key) until its first view has answered. A click
+sent before raced the view, which answered last and overwrote it: on a slow server, a Cloze mode
+picked as the page appeared came back as Practice (components/common/page.py, VIEW_WAIT_CSS; the
+keys: components/cloze/ui/page.py, components/impact/ui/page.py).
 
-The slow server is the test's own app, whose Cloze page view waits until the test lets it (a
-gate around the view's handler, put in before that app is built; the session's other app is
+The slow server is the test's own app, whose Cloze or Impact page view waits until the test lets
+it (a gate around the view's handler, put in before that app is built; the session's other app is
 untouched). 1440x900."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import threading
 from contextlib import contextmanager
 
 from components.cloze.ui import handlers
+from components.impact.ui import handlers as impact_handlers
 from tests.browser.conftest import idle, snap
 from tests.helpers.live_app import running_app
 
@@ -25,28 +26,38 @@ HIT = """(el) => { const r = el.getBoundingClientRect();
 
 
 @contextmanager
-def cloze_page(browser, data_dir, monkeypatch, view):
-    """A Cloze link opened on an app of its own whose page view is `view` (in place of the
-    handler, wrapping it), and that page's Model radio."""
-    monkeypatch.setattr(handlers, "open_page", functools.wraps(handlers.open_page)(view))
+def app_page(browser, data_dir, monkeypatch, module, name: str, view, link: str):
+    """`link` opened on an app of its own whose page view `module.name` is `view` (in place of
+    the handler, wrapping it)."""
+    monkeypatch.setattr(module, name, functools.wraps(getattr(module, name))(view))
     context = browser.new_context(viewport=VIEW)
     try:
         with running_app(data_dir) as url:
             page = context.new_page()
-            page.goto(url.rstrip("/") + "/?tab=cloze", wait_until="load", timeout=120_000)
-            yield page, page.locator("#tab-cloze").get_by_role("radio", name="Model", exact=True)
+            page.goto(url.rstrip("/") + link, wait_until="load", timeout=120_000)
+            yield page
     finally:
         context.close()
 
 
-def test_a_tab_takes_clicks_once_its_first_view_has_answered(browser, example_data_dir, monkeypatch):
-    gate, real = threading.Event(), handlers.open_page
+@contextmanager
+def cloze_page(browser, data_dir, monkeypatch, view):
+    """A Cloze link on an app whose Cloze page view is `view`, and that page's Model radio."""
+    with app_page(browser, data_dir, monkeypatch, handlers, "open_page", view, "/?tab=cloze") as page:
+        yield page, page.locator("#tab-cloze").get_by_role("radio", name="Model", exact=True)
 
+
+def held_until(gate: threading.Event, real):
+    """`real`, once the test opens `gate`."""
     def held(*args, **kwargs):
         gate.wait(120)
         return real(*args, **kwargs)
+    return held
 
-    with cloze_page(browser, example_data_dir, monkeypatch, held) as (page, model):
+
+def test_a_tab_takes_clicks_once_its_first_view_has_answered(browser, example_data_dir, monkeypatch):
+    gate = threading.Event()
+    with cloze_page(browser, example_data_dir, monkeypatch, held_until(gate, handlers.open_page)) as (page, model):
         try:
             model.wait_for(timeout=120_000)
             # the view is held: a click at Model reaches the tab behind it, which says it is busy
@@ -70,6 +81,31 @@ def test_a_tab_takes_clicks_once_its_first_view_has_answered(browser, example_da
             assert not page.get_by_text("Practice playthrough: answers are kept").is_visible()
         finally:
             gate.set()   # before the app closes: its held view returns
+
+
+def test_impact_frame_keys_wait_for_the_first_view(browser, example_data_dir, monkeypatch):
+    """A frame key before the view would step the frame box the view is about to set, and its
+    frame's answer could land after the view's (components/impact/ui/page.py)."""
+    gate = threading.Event()
+    link = "/?tab=impact&clip=h0007&frame=46"
+    with app_page(browser, example_data_dir, monkeypatch, impact_handlers, "on_load",
+                  held_until(gate, impact_handlers.on_load), link) as page:
+        try:
+            frame = page.locator("#impact-frame input[type=range]")
+            frame.wait_for(timeout=120_000)
+            before = frame.input_value()
+            page.keyboard.press(".")   # the key's handler runs within the press
+            assert frame.input_value() == before
+            assert not page.evaluate(DRAWN, "tab-impact")
+            gate.set()
+            page.wait_for_function(DRAWN, arg="tab-impact", timeout=60_000)
+            page.wait_for_function("() => document.querySelector('#impact-frame input[type=range]').value === '46'",
+                                   timeout=60_000)
+            page.keyboard.press(".")
+            page.wait_for_function("() => document.querySelector('#impact-frame input[type=range]').value === '47'",
+                                   timeout=60_000)
+        finally:
+            gate.set()
 
 
 def test_every_tab_of_the_page_is_drawn_and_takes_clicks(page):

@@ -20,9 +20,13 @@ HOOKS_JS = """
 if (!window.__impactKeys) {
   window.__impactKeys = true;
   const shown = (el) => !!el && el.offsetParent !== null;
+  // until the tab's first view has answered, a step would race it (the view sets the link's frame)
+  // as a click would: the explorer's page holds the tab till then (components/common/page.py)
+  const held = () => !!document.getElementById('tab-impact')
+    && !(document.documentElement.dataset.drawn || '').split(' ').includes('tab-impact');
   window.impactStep = (delta) => {
     const range = document.querySelector('#impact-frame input[type="range"]');
-    if (!shown(range)) { return false; }
+    if (!shown(range) || held()) { return false; }
     const now = Math.round(Number(range.value) || 1);
     const next = Math.min(Number(range.max), Math.max(Number(range.min), now + delta));
     range.value = String(next);
@@ -32,7 +36,7 @@ if (!window.__impactKeys) {
   };
   window.impactPlay = () => {
     const video = document.querySelector('#impact-video video');
-    if (!shown(video)) { return false; }
+    if (!shown(video) || held()) { return false; }
     if (video.paused) { video.play().catch(() => {}); } else { video.pause(); }
     return true;
   };
