@@ -88,11 +88,19 @@ def test_decoders_are_kept_between_requests(movie, monkeypatch):
         opened.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(pool, "PyAVReader", counting)
-    src = VideoSource(movie, workers=2)
-    for start in (0, 10, 20, 5):
+    def sampled(start: int) -> None:
         frames = src.sample_fps(start, start + 10, fps=1)
         assert [read_index(f.image) for f in frames] == [24 * (start + k) for k in range(10)]
-    assert len(opened) == 2
+
+    monkeypatch.setattr(pool, "PyAVReader", counting)
+    src = VideoSource(movie, workers=2)
+    for start in (0, 10, 20):   # one group each: one decoder, opened once
+        sampled(start)
+    assert len(opened) == 1
+    # two groups, two workers: the second worker opens a decoder of its own, unless the first has
+    # already given the kept one back (on a busy machine the second thread may start that late)
+    sampled(5)
+    assert len(opened) in (1, 2)
+    before = len(opened)
     src.sample_fps(0, 10, fps=1, max_side=80)  # another size: a new decoder (one group)
-    assert len(opened) == 3
+    assert len(opened) == before + 1
