@@ -219,3 +219,11 @@ def view_drawn_js(elem_id: str) -> str:
     return ("() => { const d = document.documentElement.dataset; "
             "const drawn = new Set((d.drawn || '').split(' ').filter(Boolean)); "
             f"drawn.add({json.dumps(elem_id)}); d.drawn = [...drawn].join(' '); }}")
+
+
+def view_held_js(elem_id: str) -> str:
+    """A browser expression, true while the tab `elem_id` is on the page and its first view has not
+    answered (`view_drawn_js` not yet run): for a tab's keys, which click in script past the CSS.
+    A page without the tab (the tab on a page of its own) is never held."""
+    return (f"(!!document.getElementById({json.dumps(elem_id)}) && "
+            f"!(document.documentElement.dataset.drawn || '').split(' ').includes({json.dumps(elem_id)}))")

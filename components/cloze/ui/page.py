@@ -9,6 +9,8 @@ line, that the question is still on its way. A string of browser code handed to 
 js_on_load; installed once per page."""
 from __future__ import annotations
 
+from components.common.page import view_held_js
+
 KEYS_JS = """
 if (!window.__clozeKeys) {
   window.__clozeKeys = true;
@@ -32,8 +34,7 @@ if (!window.__clozeKeys) {
   }, true);
   // until the tab's first view has answered, a key would race it, as a click would (the explorer's
   // page holds the tab's clicks till then: components/common/page.py, VIEW_WAIT_CSS)
-  const held = () => !!document.getElementById('tab-cloze')
-    && !(document.documentElement.dataset.drawn || '').split(' ').includes('tab-cloze');
+  const held = () => VIEW_HELD;
   document.addEventListener('keydown', (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) { return; }
     if (!shown(document.querySelector('#cloze-question'))) { return; }
@@ -66,4 +67,4 @@ if (!window.__clozeKeys) {
     button.click();
   });
 }
-"""
+""".replace("VIEW_HELD", view_held_js("tab-cloze"))

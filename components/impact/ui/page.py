@@ -3,6 +3,8 @@ presentation shortcuts and the copy-link step (strings handed to gradio); the ta
 ui/style.css."""
 from __future__ import annotations
 
+from components.common.page import view_held_js
+
 SHORTCUTS = ("Presentation keys (when no text box has the focus): **.** / **,** next / previous "
              "frame, **space** play / pause the clip.")
 
@@ -21,9 +23,8 @@ if (!window.__impactKeys) {
   window.__impactKeys = true;
   const shown = (el) => !!el && el.offsetParent !== null;
   // until the tab's first view has answered, a step would race it (the view sets the link's frame)
-  // as a click would: the explorer's page holds the tab till then (components/common/page.py)
-  const held = () => !!document.getElementById('tab-impact')
-    && !(document.documentElement.dataset.drawn || '').split(' ').includes('tab-impact');
+  // as a click would: the explorer's page holds the tab till then (common/page.py, view_held_js)
+  const held = () => VIEW_HELD;
   window.impactStep = (delta) => {
     const range = document.querySelector('#impact-frame input[type="range"]');
     if (!shown(range) || held()) { return false; }
@@ -55,7 +56,7 @@ if (!window.__impactKeys) {
     if (done) { event.preventDefault(); }
   });
 }
-"""
+""".replace("VIEW_HELD", view_held_js("tab-impact"))
 
 # after Python built the link's query string: prefix this page's address, copy it, show it
 COPY_JS = """
